@@ -1,0 +1,139 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Apply plans through the driver's knobs, journaled and idempotent.
+
+For every action: skip it when the knob already has the value (cached last
+write, so an unchanged plan costs no reads); otherwise read the current
+value, journal (before, after), write. A failed write is logged and the
+other actions still run. ``restore_all`` writes the journaled originals
+back in reverse order.
+"""
+
+from oslo_log import log as logging
+
+from host_agent.actuators import base
+from host_agent.actuators import journal as journal_mod
+from host_agent.drivers import base as driver_base
+from host_agent import model
+
+LOG = logging.getLogger(__name__)
+
+
+class DriverActuator(base.Actuator):
+    name = 'driver'
+
+    def __init__(self, driver, journal=None):
+        self.driver = driver
+        self.journal = journal if journal is not None else journal_mod.Journal()
+        self._written = {}    # key -> value we last wrote
+        self._decided = {}    # key -> (action, change or None)
+        self.errors = []
+
+    def recover(self):
+        """Restore what a previous (crashed) run left in the journal."""
+        pending = self.journal.pending()
+        if pending:
+            LOG.warning('journal holds %d changes from a previous run; '
+                        'restoring them', len(pending))
+        return self.restore_all()
+
+    def apply(self, plan, ts):
+        self.errors = []
+        knobs = set(self.driver.knobs())
+        changes = []
+        for action in plan.actions:
+            key = action.key
+            if action.kind not in knobs:
+                self._decided[key] = (action, None)
+                continue
+            if self._written.get(key, object()) == action.value:
+                self._decided[key] = (action, self._decided.get(
+                    key, (None, None))[1])
+                continue
+            try:
+                before = self.driver.read_knob(action.kind,
+                                               action.instance_uuid,
+                                               action.target)
+                if before == action.value:
+                    self._written[key] = action.value
+                    self._decided[key] = (action, None)
+                    continue
+                change = model.Change(
+                    kind=action.kind, instance_uuid=action.instance_uuid,
+                    target=action.target, before=before, after=action.value,
+                    rule=action.rule, ts=ts)
+                self.journal.record(change)
+                self.driver.write_knob(action.kind, action.instance_uuid,
+                                       action.target, action.value)
+            except driver_base.DriverError as e:
+                LOG.warning('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                            {'k': action.kind, 'u': action.instance_uuid,
+                             't': action.target, 'v': action.value,
+                             'err': e})
+                self.errors.append('%s %s/%s: %s' % (
+                    action.kind, action.instance_uuid, action.target, e))
+                continue
+            LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
+                     '%(reason)s)', {'k': action.kind,
+                                     'u': action.instance_uuid,
+                                     't': action.target, 'b': before,
+                                     'a': action.value, 'rule': action.rule,
+                                     'reason': action.reason})
+            self._written[key] = action.value
+            self._decided[key] = (action, change)
+            changes.append(change)
+        return changes
+
+    def forget_instances(self, uuids):
+        gone = set(uuids)
+        for key in list(self.journal.pending()):
+            if key[1] in gone:
+                self.journal.forget(key)
+        for cache in (self._written, self._decided):
+            for key in [k for k in cache if k[1] in gone]:
+                del cache[key]
+
+    def restore_all(self):
+        """Write originals back; keep in the journal what could not be."""
+        restored = 0
+        for key, before in reversed(list(self.journal.pending().items())):
+            kind, uuid, target = key
+            try:
+                self.driver.write_knob(kind, uuid, target, before)
+            except driver_base.DriverError as e:
+                if self._instance_gone(uuid):
+                    LOG.info('not restoring %(k)s %(u)s/%(t)s: the instance '
+                             'is gone', {'k': kind, 'u': uuid, 't': target})
+                    self.journal.forget(key)
+                else:
+                    LOG.error('cannot restore %(k)s %(u)s/%(t)s = %(v)s, '
+                              'kept in the journal: %(err)s',
+                              {'k': kind, 'u': uuid, 't': target,
+                               'v': before, 'err': e})
+                continue
+            restored += 1
+            self.journal.forget(key)
+            LOG.info('restored %(k)s %(u)s/%(t)s = %(v)s',
+                     {'k': kind, 'u': uuid, 't': target, 'v': before})
+        if not self.journal.pending():
+            self.journal.clear()
+        self._written.clear()
+        return restored
+
+    def _instance_gone(self, uuid):
+        try:
+            return uuid not in {i.uuid for i in self.driver.list_instances()}
+        except Exception:
+            return False
+
+    def decisions(self):
+        return dict(self._decided)

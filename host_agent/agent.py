@@ -1,0 +1,176 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent: one tick = measure -> decide -> act -> (every N ticks) report.
+
+``run()`` is wait + ``tick()``; a tick never raises: a bad VM is logged and
+skipped, a failing policy is skipped, a failing report is retried next
+time, and the host's regulation goes on. ``stop()`` restores every knob the
+agent changed (from the journal).
+"""
+
+import collections
+import threading
+import time
+
+from oslo_log import log as logging
+
+from host_agent.collectors import disk as disk_collector
+from host_agent.collectors import rates
+from host_agent.collectors import vcpu_io_strength
+from host_agent import model
+from host_agent.reporter import build
+
+LOG = logging.getLogger(__name__)
+
+
+def merge_plans(plans):
+    """Later policies override earlier actions on the same knob."""
+    by_key = collections.OrderedDict()
+    notes = []
+    facts = {}
+    for plan in plans:
+        for action in plan.actions:
+            by_key[action.key] = action
+        notes.extend(plan.notes)
+        facts.update(plan.facts)
+    return model.Plan(policy='+'.join(p.policy for p in plans),
+                      actions=tuple(by_key.values()), notes=tuple(notes),
+                      facts=facts)
+
+
+class Agent(object):
+
+    def __init__(self, conf, driver, policies, actuator, reporter=None,
+                 collectors=None):
+        self.conf = conf
+        self.driver = driver
+        self.policies = list(policies)
+        self.actuator = actuator
+        self.reporter = reporter
+        self.vcpu_collector, self.disk_collector = collectors or (
+            vcpu_io_strength.VcpuIoStrengthCollector(conf),
+            disk_collector.DiskCollector(conf))
+        self.host = conf.host_agent.host or driver.host_name()
+        self.ticks = 0
+        self.seq = 0
+        self.last_snapshot = None
+        self.last_plan = None
+        self.last_report = None
+        self._known = set()
+        self._disk_latency = collections.deque(maxlen=600)
+        self._stop = threading.Event()
+
+    @property
+    def report_interval(self):
+        c = self.conf.host_agent
+        return c.tick_interval * c.report_every_ticks
+
+    def start(self):
+        """Undo what a crashed previous run left (journal), then go."""
+        recover = getattr(self.actuator, 'recover', None)
+        if recover is not None:
+            restored = recover()
+            if restored:
+                LOG.warning('restored %d knobs left by a previous run',
+                            restored)
+
+    def tick(self):
+        """One control step. Never raises."""
+        errors = []
+        try:
+            self._tick(errors)
+        except Exception as e:  # the loop must survive anything
+            LOG.exception('tick %d failed', self.ticks)
+            errors.append('tick: %s' % e)
+        self.ticks += 1
+        if self.ticks % self.conf.host_agent.report_every_ticks == 0:
+            self._report(errors)
+
+    def _tick(self, errors):
+        instances = self.driver.list_instances()
+        current = {i.uuid for i in instances}
+        gone = self._known - current
+        if gone:
+            self.vcpu_collector.forget(gone)
+            self.disk_collector.forget(gone)
+            self.actuator.forget_instances(gone)
+        self._known = current
+        vcpus = self.vcpu_collector.collect(self.driver, instances)
+        disks = self.disk_collector.collect(self.driver, instances)
+        errors.extend(self.vcpu_collector.errors)
+        errors.extend(self.disk_collector.errors)
+        self.vcpu_collector.errors = []
+        self.disk_collector.errors = []
+        for d in disks:
+            if d.iops > 0:
+                self._disk_latency.append(d.mean_latency_ms)
+        prev_ts = self.last_snapshot.ts if self.last_snapshot else None
+        now = self.driver.now()
+        snapshot = model.HostSnapshot(
+            host=self.host, ts=now,
+            window_s=(now - prev_ts) if prev_ts is not None else 0.0,
+            pcpus=tuple(self.driver.pcpus()),
+            instances={i.uuid: i for i in instances},
+            vcpus=vcpus, disks=disks)
+        self.last_snapshot = snapshot
+        plans = []
+        for policy in self.policies:
+            try:
+                plans.append(policy.decide(snapshot))
+            except Exception as e:
+                LOG.exception('policy %s failed; its actions are skipped',
+                              policy.name)
+                errors.append('policy %s: %s' % (policy.name, e))
+        plan = merge_plans(plans)
+        for note in plan.notes:
+            LOG.warning('%s', note)
+        self.last_plan = plan
+        self.actuator.apply(plan, now)
+        errors.extend(getattr(self.actuator, 'errors', ()))
+
+    def _report(self, errors):
+        if self.last_snapshot is None:
+            return
+        lat = list(self._disk_latency)
+        try:
+            report = build.build_report(
+                self.last_snapshot, self.seq, self.report_interval,
+                lsvm=(self.last_plan.facts.get('lsvm')
+                      if self.last_plan else None),
+                disk_latency_p50_ms=rates.percentile(lat, 50),
+                disk_latency_p99_ms=rates.percentile(lat, 99),
+                errors=errors)
+            self.last_report = report
+            self.seq += 1
+            if self.reporter is not None:
+                self.reporter.report_host_io(report)
+        except Exception:
+            LOG.exception('report %d not sent; next one will be', self.seq)
+
+    def run(self):
+        """Tick every ``tick_interval`` seconds until ``stop()``."""
+        self.start()
+        interval = self.conf.host_agent.tick_interval
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            self.tick()
+            self._stop.wait(max(0.0, interval - (time.monotonic() - t0)))
+        self.shutdown()
+
+    def stop(self):
+        self._stop.set()
+
+    def shutdown(self):
+        """Restore every knob this agent changed."""
+        restored = self.actuator.restore_all()
+        LOG.info('agent stopped; restored %d knobs', restored)
+        return restored

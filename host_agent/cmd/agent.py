@@ -1,0 +1,81 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``io-host-agent``: the iosched agent daemon of a compute node.
+
+Usage::
+
+    io-host-agent --config-file /etc/iosched/host-agent.conf
+
+It logs its effective configuration, restores whatever a crashed previous
+run left changed (journal), ticks until SIGTERM/SIGINT, then restores every
+knob it changed and exits.
+"""
+
+import signal
+import sys
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from host_agent.actuators import journal as journal_mod
+from host_agent import agent as agent_mod
+from host_agent import conf as agent_conf
+from host_agent import plugins
+from host_agent.reporter import messaging
+from host_agent.reporter import rpcapi
+
+LOG = logging.getLogger(__name__)
+CONF = agent_conf.CONF
+
+
+def build_agent(conf, driver, reporter=None):
+    """An Agent wired from configuration around an existing driver."""
+    journal = journal_mod.Journal(conf.host_agent.journal_path or None)
+    actuator = plugins.load_actuator(conf, conf.host_agent.actuator, driver,
+                                     journal)
+    return agent_mod.Agent(conf, driver, plugins.load_policies(conf),
+                           actuator, reporter=reporter)
+
+
+def build_reporter(conf):
+    if not conf.reporter.enabled:
+        return None
+    transport = messaging.get_transport(conf, conf.reporter.transport_url)
+    return rpcapi.ReportAPI(transport, conf.reporter.topic)
+
+
+def main(argv=None):
+    logging.register_options(CONF)
+    CONF(sys.argv[1:] if argv is None else argv, project='iosched',
+         prog='io-host-agent')
+    logging.setup(CONF, 'iosched')
+    CONF.log_opt_values(LOG, logging.DEBUG)
+    try:
+        driver_cls = plugins.load_class(plugins.DRIVERS,
+                                        CONF.host_agent.driver)
+        driver = driver_cls.from_conf(CONF)
+    except (plugins.PluginError, NotImplementedError, ValueError) as e:
+        LOG.error('cannot start the %s driver: %s', CONF.host_agent.driver,
+                  e)
+        return 2
+    agent = build_agent(CONF, driver, build_reporter(CONF))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: agent.stop())
+    LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
+             agent.host, CONF.host_agent.tick_interval,
+             ','.join(CONF.host_agent.policies), CONF.host_agent.actuator)
+    try:
+        agent.run()
+    finally:
+        messaging.cleanup()
+        driver.close()
+    return 0

@@ -1,0 +1,106 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the agent daemon itself: the tick loop, plugins, state."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('host_agent', title='iosched host agent',
+                     help='The iosched agent on a compute node.')
+
+OPTS = [
+    cfg.StrOpt('host',
+               help="""
+Compute host name the agent reports as.
+
+Must equal the ``host`` of the nova-compute service on this node, since the
+Nova plugin looks reports up by HostState.host.
+
+Possible values:
+
+* A host name. Empty (default) means this machine's hostname.
+"""),
+    cfg.FloatOpt('tick_interval', default=1.0, min=0.05, max=60.0,
+                 help="""
+Seconds between two ticks (measure, decide, act).
+
+Each tick's measurements are rates over the time since the previous tick,
+so this is also the measurement window of the I/O strength.
+
+Possible values:
+
+* 0.05 to 60 seconds.
+
+Related options:
+
+* ``report_every_ticks``
+"""),
+    cfg.IntOpt('report_every_ticks', default=1, min=1, max=3600,
+               help="""
+Send a HostReport to the schedulers every N ticks.
+
+Possible values:
+
+* 1 to 3600. The report interval is tick_interval * report_every_ticks.
+"""),
+    cfg.StrOpt('driver', default='libvirt',
+               help="""
+Hypervisor driver to measure and act through.
+
+Loaded from the ``iosched.host_agent.drivers`` entry point namespace.
+
+Possible values:
+
+* ``libvirt``: the local libvirt daemon (issue 3).
+* ``simulated``: a simulated host (tests, the embedded default).
+"""),
+    cfg.ListOpt('policies', default=['vslicer'],
+                help="""
+Policies run every tick, in order; later ones override earlier actions on
+the same knob.
+
+Loaded from the ``iosched.host_agent.policies`` namespace.
+
+Possible values:
+
+* A list of policy names, e.g. ``vslicer``.
+"""),
+    cfg.StrOpt('actuator', default='driver',
+               help="""
+How plans are applied.
+
+Possible values:
+
+* ``driver``: write through the driver's knobs, journaled.
+* ``noop``: dry run: log the plan, write nothing.
+"""),
+    cfg.StrOpt('journal_path', default='/var/lib/iosched/journal.jsonl',
+               help="""
+File where every change the agent makes is journaled (before/after).
+
+On stop the agent restores every journaled knob; after a crash it restores
+them at the next start, before its first tick.
+
+Possible values:
+
+* A writable file path. Empty keeps the journal in memory only (tests);
+  then a crash cannot be undone.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]

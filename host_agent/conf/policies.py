@@ -1,0 +1,87 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the agent's policies, one group per policy."""
+
+from oslo_config import cfg
+
+VSLICER_GROUP = cfg.OptGroup(
+    'host_agent_policy.vslicer', title='vSlicer-style slicing policy',
+    help='Short, frequent slices for latency-sensitive VMs (LSVMs), long '
+         'slices for the others, equal weights.')
+
+VSLICER_OPTS = [
+    cfg.IntOpt('nlsvm_slice_us', default=12000, min=100, max=100000,
+               help="""
+EEVDF slice (request size) given to vCPUs of ordinary VMs, microseconds.
+
+vSlicer's T_NLSVM. Longer slices mean fewer context switches for CPU-bound
+vCPUs; the kernel clamps slices to 100..100000 us.
+
+Possible values:
+
+* 100 to 100000.
+"""),
+    cfg.IntOpt('lsvm_max_slice_us', default=1000, min=100, max=100000,
+               help="""
+Largest microslice T_m given to an LSVM vCPU, microseconds.
+
+The microslice is min(this, latency_ms / LSVM vCPUs per pCPU).
+
+Possible values:
+
+* 100 to 100000.
+"""),
+    cfg.IntOpt('min_slice_us', default=100, min=100, max=100000,
+               help="""
+Smallest slice ever set, microseconds (the kernel's lower clamp is 100).
+
+Possible values:
+
+* 100 to 100000.
+"""),
+    cfg.FloatOpt('default_latency_ms', default=2.0, min=0.1, max=1000.0,
+                 help="""
+Latency bound assumed for an LSVM flavor without ``iosched:latency_ms``.
+
+Possible values:
+
+* 0.1 to 1000 ms.
+"""),
+    cfg.IntOpt('max_lsvm_per_pcpu', default=3, min=1, max=64,
+               help="""
+LSVM vCPUs one pCPU may serve (vSlicer expects at most 3).
+
+Used for the ``lsvm.capacity`` the agent reports to the Nova plugin.
+
+Possible values:
+
+* 1 to 64.
+"""),
+    cfg.IntOpt('vcpu_weight', default=100, min=1, max=10000,
+               help="""
+Weight every vCPU gets (cgroup v2 cpu.weight scale; 100 is the kernel's
+default). vSlicer keeps weights equal so that LSVMs get no extra share.
+
+Possible values:
+
+* 1 to 10000.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(VSLICER_GROUP)
+    conf.register_opts(VSLICER_OPTS, group=VSLICER_GROUP)
+
+
+def list_opts():
+    return [(VSLICER_GROUP, VSLICER_OPTS)]

@@ -1,0 +1,54 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the reporter: where HostReports go."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('reporter', title='iosched reporter',
+                     help='HostReports to the Nova scheduler plugin.')
+
+OPTS = [
+    cfg.StrOpt('topic', default='iosched-reports',
+               help="""
+oslo.messaging topic the reports are cast to (fanout).
+
+Must equal ``[iosched] report_topic`` in nova.conf of the schedulers.
+
+Possible values:
+
+* A topic name.
+"""),
+    cfg.StrOpt('transport_url', secret=True,
+               help="""
+Messaging URL for reports, e.g. ``rabbit://user:pass@ctl:5672/``.
+
+Possible values:
+
+* An oslo.messaging transport URL. Unset (default) uses
+  ``[DEFAULT] transport_url``, the same bus as Nova.
+* ``fake:/`` keeps reports in the process (tests, the embedded default).
+"""),
+    cfg.BoolOpt('enabled', default=True,
+                help="""
+Send reports at all. Disable to run the agent as a pure host-side
+regulator without a Nova plugin.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]

@@ -1,0 +1,116 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Driver over ``simulator.host.SimHost``: the agent on a simulated host.
+
+Used by the embedded default (``iosched-demo``), the reproductions and the
+tests. The simulator exposes what a real host does (schedstat-like run and
+wait times, wake-ups, per-disk counters, tracepoint-like I/O event
+timestamps) and the same knobs (slice, weight, affinity, iotune).
+"""
+
+from host_agent.drivers import base
+from host_agent import model
+
+
+class SimulatedDriver(base.Driver):
+    name = 'simulated'
+
+    def __init__(self, sim_host, instances=None):
+        """``instances``: uuid -> model.InstanceInfo (Nova's metadata)."""
+        self.sim = sim_host
+        self._instances = dict(instances or {})
+
+    # -- inventory -------------------------------------------------------
+    def host_name(self):
+        return self.sim.spec.name
+
+    def pcpus(self):
+        return tuple(range(self.sim.spec.pcpus))
+
+    def now(self):
+        return self.sim.now_us / 1e6
+
+    def add_instance(self, info):
+        """Record Nova's metadata for a VM already added to the simulator."""
+        self._instances[info.uuid] = info
+
+    def remove_instance(self, uuid):
+        self._instances.pop(uuid, None)
+
+    def list_instances(self):
+        present = set(self.sim.vm_uuids())
+        return [i for u, i in self._instances.items() if u in present]
+
+    # -- counters --------------------------------------------------------
+    def vcpu_samples(self, instance):
+        ts = self.now()
+        samples = []
+        for vcpu in range(instance.vcpus):
+            c = self.sim.vcpu_counters(instance.uuid, vcpu)
+            events = self.sim.drain_io_events(instance.uuid, vcpu)
+            samples.append(model.VcpuSample(
+                instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=c.pcpu,
+                run_ns=c.run_us * 1000, wait_ns=c.wait_us * 1000,
+                wakeups=c.wakeups,
+                io_events_ns=tuple(t * 1000 for t in events)))
+        return samples
+
+    def disk_samples(self, instance):
+        ts = self.now()
+        samples = []
+        for disk in instance.disks:
+            c = self.sim.disk_counters(instance.uuid, disk.target)
+            samples.append(model.DiskSample(
+                instance_uuid=instance.uuid, target=disk.target, ts=ts,
+                rd_reqs=c.rd_reqs, wr_reqs=c.wr_reqs, rd_bytes=c.rd_bytes,
+                wr_bytes=c.wr_bytes, total_time_ns=c.total_time_us * 1000))
+        return samples
+
+    # -- knobs -----------------------------------------------------------
+    def knobs(self):
+        return model.ACTION_KINDS
+
+    def read_knob(self, kind, instance_uuid, target):
+        try:
+            if kind == model.ACTION_VCPU_SLICE:
+                return self.sim.get_vcpu_slice(instance_uuid, int(target))
+            if kind == model.ACTION_VCPU_WEIGHT:
+                return self.sim.get_vcpu_weight(instance_uuid, int(target))
+            if kind == model.ACTION_VCPU_PIN:
+                pcpus = self.sim.get_vcpu_affinity(instance_uuid, int(target))
+                return None if pcpus is None else tuple(pcpus)
+            if kind == model.ACTION_DISK_IOTUNE:
+                return dict(self.sim.get_disk_iotune(instance_uuid, target))
+        except ValueError as e:
+            raise base.DriverError(str(e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(model.ACTION_KINDS)))
+
+    def write_knob(self, kind, instance_uuid, target, value):
+        try:
+            if kind == model.ACTION_VCPU_SLICE:
+                return self.sim.set_vcpu_slice(instance_uuid, int(target),
+                                               int(value))
+            if kind == model.ACTION_VCPU_WEIGHT:
+                return self.sim.set_vcpu_weight(instance_uuid, int(target),
+                                                int(value))
+            if kind == model.ACTION_VCPU_PIN:
+                return self.sim.set_vcpu_affinity(
+                    instance_uuid, int(target),
+                    None if value is None else tuple(value))
+            if kind == model.ACTION_DISK_IOTUNE:
+                return self.sim.set_disk_iotune(instance_uuid, target,
+                                                 dict(value))
+        except ValueError as e:
+            raise base.DriverError(str(e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(model.ACTION_KINDS)))

@@ -1,0 +1,181 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Data types that flow through the host agent: measure -> decide -> act.
+
+Standard library only. Every stage exchanges these frozen dataclasses, so a
+stage can be tested with literal values and no other stage's code:
+
+* drivers return ``InstanceInfo``, ``VcpuSample`` and ``DiskSample``
+  (cumulative raw counters, like the kernel and libvirt expose them);
+* collectors turn two samples into a ``HostSnapshot`` of rates
+  (``VcpuIoStrength``, ``DiskRates``);
+* policies turn a snapshot into a ``Plan`` of ``Action``s;
+* actuators apply actions and journal ``Change``s.
+
+Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
+``_us`` microseconds. Timestamps (``ts``) are seconds on the driver's clock.
+"""
+
+import dataclasses
+import typing
+
+# vCPU classes, shared with the HostReport payload.
+KLASS_IO = 'io'
+KLASS_CPU = 'cpu'
+KLASS_MIXED = 'mixed'
+KLASS_IDLE = 'idle'
+KLASSES = (KLASS_IO, KLASS_CPU, KLASS_MIXED, KLASS_IDLE)
+
+# Flavor extra-spec keys read by the agent (validated by Nova, see
+# nova_plugin.validators).
+SPEC_LATENCY_SENSITIVE = 'iosched:latency_sensitive'
+SPEC_LATENCY_MS = 'iosched:latency_ms'
+SPEC_IO_PROFILE = 'iosched:io_profile'
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskInfo:
+    target: str                      # guest device name, e.g. 'vda'
+    serial: str = ''                 # Cinder volume id for volumes
+    qos: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceInfo:
+    uuid: str                        # Nova instance uuid
+    name: str                        # libvirt domain name
+    flavor: str = ''
+    vcpus: int = 1
+    extra_specs: typing.Mapping[str, str] = dataclasses.field(
+        default_factory=dict)        # flavor extra specs (iosched:* keys)
+    disks: tuple = ()                # tuple[DiskInfo]
+
+    @property
+    def latency_sensitive(self):
+        return str(self.extra_specs.get(
+            SPEC_LATENCY_SENSITIVE, 'false')).lower() in ('true', '1', 'yes')
+
+    @property
+    def latency_ms(self):
+        value = self.extra_specs.get(SPEC_LATENCY_MS)
+        return float(value) if value not in (None, '') else None
+
+
+@dataclasses.dataclass(frozen=True)
+class VcpuSample:
+    """Cumulative counters of one vCPU thread at time ``ts``."""
+    instance_uuid: str
+    vcpu: int
+    ts: float
+    pcpu: typing.Optional[int]       # where it last ran
+    run_ns: int                      # schedstat field 1: time on a CPU
+    wait_ns: int                     # schedstat field 2: runnable, waiting
+    wakeups: int                     # wake-ups (I/O events, estimate)
+    # Exact I/O response event timestamps (ns, driver clock) since the
+    # previous sample, when the driver has them (tracepoints, simulator);
+    # None when only counters exist.
+    io_events_ns: typing.Optional[tuple] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskSample:
+    """Cumulative counters of one guest disk at time ``ts``."""
+    instance_uuid: str
+    target: str
+    ts: float
+    rd_reqs: int
+    wr_reqs: int
+    rd_bytes: int
+    wr_bytes: int
+    total_time_ns: int               # sum of request latencies
+
+
+@dataclasses.dataclass(frozen=True)
+class VcpuIoStrength:
+    """One vCPU over one window (blueprint 4.1)."""
+    instance_uuid: str
+    vcpu: int
+    pcpu: typing.Optional[int]
+    events: int                      # E_n
+    mean_gap_ns: float               # I-bar: EMA of gaps <= 10 ms
+    io_strength: float               # E_n * I-bar / window, 0..~1
+    ivcredit: float                  # io_strength * consumed / mean consumed
+    run_share: float                 # run time / window, 0..1
+    wait_share: float                # runnable-but-waiting / window
+    klass: str                       # one of KLASSES
+    exact: bool                      # True: from event timestamps
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskRates:
+    instance_uuid: str
+    target: str
+    iops: float
+    bytes_per_s: float
+    mean_latency_ms: float
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSnapshot:
+    host: str
+    ts: float
+    window_s: float
+    pcpus: tuple                     # guest-usable pCPU ids
+    instances: typing.Mapping[str, InstanceInfo]
+    vcpus: tuple                     # tuple[VcpuIoStrength]
+    disks: tuple = ()                # tuple[DiskRates]
+
+
+# Action kinds: what an actuator knows how to change.
+ACTION_VCPU_SLICE = 'vcpu_slice'     # value: slice in us (EEVDF request)
+ACTION_VCPU_WEIGHT = 'vcpu_weight'   # value: weight (cgroup v2 scale)
+ACTION_VCPU_PIN = 'vcpu_pin'         # value: tuple of pCPU ids or None
+ACTION_DISK_IOTUNE = 'disk_iotune'   # value: dict of iotune keys
+ACTION_KINDS = (ACTION_VCPU_SLICE, ACTION_VCPU_WEIGHT, ACTION_VCPU_PIN,
+                ACTION_DISK_IOTUNE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    kind: str
+    instance_uuid: str
+    target: str                      # vCPU index as str, or disk target
+    value: typing.Any
+    rule: str                        # the policy rule that chose it
+    reason: str                      # inputs that led to it, for humans
+
+    @property
+    def key(self):
+        return (self.kind, self.instance_uuid, self.target)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    policy: str
+    actions: tuple = ()              # tuple[Action]
+    notes: tuple = ()                # tuple[str]: refusals, warnings
+    # Derived state a policy computed that the report carries, e.g.
+    # {'lsvm': policies.vslicer.LsvmState}.
+    facts: typing.Mapping[str, typing.Any] = dataclasses.field(
+        default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """A journaled write: what it was before and what we set."""
+    kind: str
+    instance_uuid: str
+    target: str
+    before: typing.Any
+    after: typing.Any
+    rule: str
+    ts: float

@@ -1,0 +1,68 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Pure: a HostReport from a snapshot, the policies' facts and health."""
+
+from host_agent import model
+from host_agent.reporter import payload
+
+IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
+
+
+def reserved_iops(instances):
+    """Sum of the SLO throughputs B of attached volumes (iosched:min_iops)."""
+    total = 0.0
+    for inst in instances:
+        for disk in inst.disks:
+            try:
+                total += float(disk.qos.get('iosched:min_iops', 0) or 0)
+            except ValueError:
+                pass
+    return total
+
+
+def build_report(snapshot, seq, report_interval, lsvm=None,
+                 disk_latency_p50_ms=0.0, disk_latency_p99_ms=0.0,
+                 errors=()):
+    """Aggregate a HostSnapshot into the payload the schedulers read."""
+    n_pcpus = max(1, len(snapshot.pcpus))
+    entries = []
+    per_pcpu = {}
+    for v in snapshot.vcpus:
+        entries.append(payload.VcpuEntry(
+            instance_uuid=v.instance_uuid, vcpu=v.vcpu, pcpu=v.pcpu,
+            io_strength=round(v.io_strength, 6), klass=v.klass,
+            run_share=round(min(1.0, v.run_share), 6)))
+        if v.pcpu is not None:
+            per_pcpu[v.pcpu] = per_pcpu.get(v.pcpu, 0.0) + v.io_strength
+    total = sum(v.io_strength for v in snapshot.vcpus)
+    if lsvm is not None:
+        lsvm_state = payload.LsvmState(
+            supported=True, count=lsvm.count, per_pcpu=lsvm.per_pcpu,
+            capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms)
+    else:
+        lsvm_state = payload.LsvmState(supported=False)
+    status = 'ok' if not errors else 'degraded'
+    return payload.HostReport(
+        host=snapshot.host, ts=snapshot.ts, seq=seq,
+        report_interval=report_interval, pcpus=n_pcpus,
+        vcpus=tuple(entries),
+        io_vcpus=sum(1 for v in snapshot.vcpus if v.klass in IO_KLASSES),
+        io_strength_total=total, io_strength_per_pcpu=total / n_pcpus,
+        io_strength_max_pcpu=max(per_pcpu.values(), default=0.0),
+        lsvm=lsvm_state,
+        disk=payload.DiskState(
+            capacity_iops=0.0,
+            reserved_iops=reserved_iops(snapshot.instances.values()),
+            latency_p50_ms=disk_latency_p50_ms,
+            latency_p99_ms=disk_latency_p99_ms),
+        health=payload.Health(status=status,
+                              errors=tuple(e[:200] for e in errors[:10])))

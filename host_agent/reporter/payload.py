@@ -1,0 +1,273 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""HostReport: the versioned payload an agent sends to every scheduler.
+
+Standard library only: nova-scheduler imports this module without importing
+the rest of the agent. ``HostReport.from_dict`` rejects a malformed payload
+with ``PayloadError`` naming the field, what it got and what is accepted.
+
+Versioning: ``VERSION`` is ``MAJOR.MINOR``. A reader accepts any payload of
+its own major version; fields it does not know (a newer minor) are ignored,
+and fields added after 1.0 must have defaults.
+
+Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
+
+  version          str    "1.0"
+  host             str    compute host name, as Nova's HostState.host
+  ts               float  seconds since the epoch (agent clock) when measured
+  seq              int    per-agent counter, +1 per report; restarts at 0
+  report_interval  float  seconds between reports (store TTL is a multiple)
+  pcpus            int    guest-usable pCPUs (Nova's cpu_shared_set size)
+  vcpus            list   one entry per vCPU on the host:
+    instance_uuid  str
+    vcpu           int    vCPU index in the guest
+    pcpu           int?   pCPU it last ran on (null if unknown)
+    io_strength    float  ISACS E_n * I-bar per window, 0..~1 (4.1)
+    klass          str    io | cpu | mixed | idle
+    run_share      float  fraction of the window spent running, 0..1
+  io_vcpus              int    vCPUs of klass io or mixed
+  io_strength_total     float  sum of io_strength over vCPUs
+  io_strength_per_pcpu  float  io_strength_total / pcpus
+  io_strength_max_pcpu  float  max over pCPUs of the io_strength on it
+  lsvm                  object
+    supported           bool   the host can give LSVMs short slices
+    count               int    LSVM vCPUs on the host
+    per_pcpu            float  LSVM vCPUs per pCPU
+    capacity            int    LSVM vCPUs the host can still take
+    latency_bound_ms    float  current worst-case scheduling latency
+                               bound for an LSVM vCPU (0 if none)
+  disk                  object
+    capacity_iops       float  measured device capacity (0 = unknown)
+    reserved_iops       float  sum of attached SLO throughputs B
+    latency_p50_ms      float  request latency over all disks
+    latency_p99_ms      float
+  health                object
+    status              str    ok | degraded | error
+    errors              list[str]  the last tick's problems, short
+"""
+
+import dataclasses
+import math
+
+VERSION = '1.0'
+KLASSES = ('io', 'cpu', 'mixed', 'idle')
+HEALTH_STATES = ('ok', 'degraded', 'error')
+
+
+class PayloadError(ValueError):
+    """A payload that does not match this module's schema."""
+
+    def __init__(self, field, problem):
+        self.field = field
+        self.problem = problem
+        super().__init__("invalid HostReport field '%s': %s" % (field, problem))
+
+
+def _get(data, name, path, kind, default=dataclasses.MISSING, check=None,
+         accepted=None):
+    """Fetch data[name], check its type (and an optional predicate)."""
+    field = path + name
+    if name not in data:
+        if default is dataclasses.MISSING:
+            raise PayloadError(field, 'missing (required)')
+        return default
+    value = data[name]
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value)
+        value = float(value) if ok else value
+        want = 'a finite number'
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        want = 'an integer'
+    elif kind is bool:
+        ok = isinstance(value, bool)
+        want = 'true or false'
+    elif kind is str:
+        ok = isinstance(value, str)
+        want = 'a string'
+    elif kind is dict:
+        ok = isinstance(value, dict)
+        want = 'an object'
+    elif kind is list:
+        ok = isinstance(value, (list, tuple))
+        want = 'a list'
+    else:  # pragma: no cover - programming error
+        raise TypeError(kind)
+    if value is None and default is None:
+        return None
+    if not ok:
+        raise PayloadError(field, 'expected %s, got %r' % (want, value))
+    if check is not None and not check(value):
+        raise PayloadError(field, 'got %r, accepted: %s' % (value, accepted))
+    return value
+
+
+def _nonneg(v):
+    return v >= 0
+
+
+@dataclasses.dataclass(frozen=True)
+class VcpuEntry:
+    instance_uuid: str
+    vcpu: int
+    pcpu: object           # int or None
+    io_strength: float
+    klass: str
+    run_share: float
+
+    @classmethod
+    def from_dict(cls, data, path):
+        if not isinstance(data, dict):
+            raise PayloadError(path.rstrip('.'), 'expected an object')
+        return cls(
+            instance_uuid=_get(data, 'instance_uuid', path, str,
+                               check=bool, accepted='a non-empty uuid'),
+            vcpu=_get(data, 'vcpu', path, int, check=_nonneg,
+                      accepted='an integer >= 0'),
+            pcpu=_get(data, 'pcpu', path, int, default=None),
+            io_strength=_get(data, 'io_strength', path, float,
+                             check=_nonneg, accepted='a number >= 0'),
+            klass=_get(data, 'klass', path, str,
+                       check=lambda v: v in KLASSES,
+                       accepted=' | '.join(KLASSES)),
+            run_share=_get(data, 'run_share', path, float,
+                           check=lambda v: 0 <= v <= 1.0001,
+                           accepted='a number in [0, 1]'),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class LsvmState:
+    supported: bool = True
+    count: int = 0
+    per_pcpu: float = 0.0
+    capacity: int = 0
+    latency_bound_ms: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data, path):
+        return cls(
+            supported=_get(data, 'supported', path, bool),
+            count=_get(data, 'count', path, int, check=_nonneg,
+                       accepted='an integer >= 0'),
+            per_pcpu=_get(data, 'per_pcpu', path, float, check=_nonneg,
+                          accepted='a number >= 0'),
+            capacity=_get(data, 'capacity', path, int, check=_nonneg,
+                          accepted='an integer >= 0'),
+            latency_bound_ms=_get(data, 'latency_bound_ms', path, float,
+                                  check=_nonneg, accepted='a number >= 0'),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskState:
+    capacity_iops: float = 0.0
+    reserved_iops: float = 0.0
+    latency_p50_ms: float = 0.0
+    latency_p99_ms: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data, path):
+        kw = {}
+        for name in ('capacity_iops', 'reserved_iops', 'latency_p50_ms',
+                     'latency_p99_ms'):
+            kw[name] = _get(data, name, path, float, check=_nonneg,
+                            accepted='a number >= 0')
+        return cls(**kw)
+
+
+@dataclasses.dataclass(frozen=True)
+class Health:
+    status: str = 'ok'
+    errors: tuple = ()
+
+    @classmethod
+    def from_dict(cls, data, path):
+        errors = _get(data, 'errors', path, list, default=[])
+        for i, e in enumerate(errors):
+            if not isinstance(e, str):
+                raise PayloadError('%serrors[%d]' % (path, i),
+                                   'expected a string, got %r' % (e,))
+        return cls(status=_get(data, 'status', path, str,
+                               check=lambda v: v in HEALTH_STATES,
+                               accepted=' | '.join(HEALTH_STATES)),
+                   errors=tuple(errors))
+
+
+@dataclasses.dataclass(frozen=True)
+class HostReport:
+    host: str
+    ts: float
+    seq: int
+    report_interval: float
+    pcpus: int
+    vcpus: tuple = ()
+    io_vcpus: int = 0
+    io_strength_total: float = 0.0
+    io_strength_per_pcpu: float = 0.0
+    io_strength_max_pcpu: float = 0.0
+    lsvm: LsvmState = LsvmState()
+    disk: DiskState = DiskState()
+    health: Health = Health()
+    version: str = VERSION
+
+    def to_dict(self):
+        """A JSON-ready dict (lists, not tuples)."""
+        data = dataclasses.asdict(self)
+        data['vcpus'] = [dict(v) for v in data['vcpus']]
+        data['health']['errors'] = list(data['health']['errors'])
+        return data
+
+    @classmethod
+    def from_dict(cls, data):
+        """Validate and build; raise PayloadError naming the bad field."""
+        if not isinstance(data, dict):
+            raise PayloadError('<root>', 'expected an object, got %s'
+                               % type(data).__name__)
+        version = _get(data, 'version', '', str)
+        major = version.split('.', 1)[0]
+        if major != VERSION.split('.', 1)[0]:
+            raise PayloadError('version', 'got %r, accepted: %s.x'
+                               % (version, VERSION.split('.', 1)[0]))
+        vcpus = _get(data, 'vcpus', '', list)
+        sub = {}
+        for name, klass in (('lsvm', LsvmState), ('disk', DiskState),
+                            ('health', Health)):
+            sub[name] = klass.from_dict(_get(data, name, '', dict),
+                                        name + '.')
+        return cls(
+            version=version,
+            host=_get(data, 'host', '', str, check=bool,
+                      accepted='a non-empty host name'),
+            ts=_get(data, 'ts', '', float, check=_nonneg,
+                    accepted='seconds >= 0'),
+            seq=_get(data, 'seq', '', int, check=_nonneg,
+                     accepted='an integer >= 0'),
+            report_interval=_get(data, 'report_interval', '', float,
+                                 check=lambda v: v > 0,
+                                 accepted='seconds > 0'),
+            pcpus=_get(data, 'pcpus', '', int, check=lambda v: v > 0,
+                       accepted='an integer > 0'),
+            vcpus=tuple(VcpuEntry.from_dict(v, 'vcpus[%d].' % i)
+                        for i, v in enumerate(vcpus)),
+            io_vcpus=_get(data, 'io_vcpus', '', int, check=_nonneg,
+                          accepted='an integer >= 0'),
+            io_strength_total=_get(data, 'io_strength_total', '', float,
+                                   check=_nonneg, accepted='a number >= 0'),
+            io_strength_per_pcpu=_get(data, 'io_strength_per_pcpu', '',
+                                      float, check=_nonneg,
+                                      accepted='a number >= 0'),
+            io_strength_max_pcpu=_get(data, 'io_strength_max_pcpu', '',
+                                      float, check=_nonneg,
+                                      accepted='a number >= 0'),
+            **sub)

@@ -1,0 +1,216 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the iosched Nova plugin, in the ``[iosched]`` group.
+
+The plugin runs inside nova-scheduler, so its options live in nova.conf::
+
+    [iosched]
+    listen_for_reports = true
+    report_topic = iosched-reports
+    report_ttl_intervals = 3.0
+    missing_report_policy = pass
+    missing_report_weight = lowest
+    max_io_vcpus_per_pcpu = 1.0
+    io_strength_weight_multiplier = 1.0
+
+``list_opts()`` feeds oslo-config-generator (entry point
+``oslo.config.opts: nova_plugin = nova_plugin.conf:list_opts``).
+This module imports oslo.config only, never nova.
+"""
+
+from oslo_config import cfg
+
+GROUP = 'iosched'
+
+iosched_group = cfg.OptGroup(
+    GROUP,
+    title='iosched Nova plugin options',
+    help="""
+Options of the iosched filter (``IoDensityFilter``), weigher
+(``IoStrengthWeigher``) and the report listener that feeds them with the
+``HostReport`` of every compute host.
+""")
+
+OPTS = [
+    cfg.StrOpt('report_topic',
+        default='iosched-reports',
+        help="""
+Message topic the iosched host agents cast their reports to.
+
+Every scheduler worker listens on this topic with a fanout consumer, so
+each worker holds the latest report of every compute host.
+
+Possible values:
+
+* A topic name; it must match the agents' reporter topic.
+
+Related options:
+
+* ``[DEFAULT] transport_url``
+"""),
+    cfg.BoolOpt('listen_for_reports',
+        default=False,
+        help="""
+Start the report listener inside each nova-scheduler worker.
+
+When enabled, the first use of ``IoDensityFilter`` or ``IoStrengthWeigher``
+in a scheduler worker process starts an oslo.messaging server on
+``report_topic`` (on ``[DEFAULT] transport_url``) that feeds the worker's
+report store; a forked worker starts its own. Leave it disabled when
+something else feeds the store (the iosched demo, tests); then every host
+counts as missing.
+
+Possible values:
+
+* True: listen (set this in nova.conf of nova-scheduler).
+* False (default): do not listen.
+
+Related options:
+
+* ``report_topic``
+* ``[DEFAULT] transport_url``
+"""),
+    cfg.FloatOpt('report_ttl_intervals',
+        default=3.0,
+        min=1.0,
+        help="""
+Age, in report intervals, after which a host report counts as missing.
+
+A report is stale when the scheduler has not received a newer one from the
+same host for this many of the host's own ``report_interval`` seconds. A
+stale report is handled like a missing one.
+
+Possible values:
+
+* A number of report intervals, at least 1.
+
+Related options:
+
+* ``missing_report_policy``
+* ``missing_report_weight``
+"""),
+    cfg.StrOpt('missing_report_policy',
+        default='pass',
+        choices=[
+            ('pass', 'A host without a fresh report passes the filter'),
+            ('reject', 'A host without a fresh report is filtered out'),
+        ],
+        help="""
+What ``IoDensityFilter`` does with a host that has no fresh report.
+
+``pass`` keeps such hosts schedulable (a broken agent does not take the
+host out of the cloud); ``reject`` places requests that depend on the agent
+(I/O vCPUs, or ``iosched:latency_sensitive=true``) only on hosts with a
+fresh report. Other requests always pass.
+
+Possible values:
+
+* ``pass`` (default)
+* ``reject``
+
+Related options:
+
+* ``report_ttl_intervals``
+* ``missing_report_weight``
+"""),
+    cfg.StrOpt('missing_report_weight',
+        default='lowest',
+        choices=[
+            ('lowest', 'Below every host that has a fresh report'),
+            ('neutral', 'Midway between the best and the worst reported '
+                        'host'),
+        ],
+        help="""
+The ``IoStrengthWeigher`` value of a host that has no fresh report.
+
+``lowest`` gives such a host a weight strictly below every host with a fresh
+report, whatever the sign of the multiplier, without flattening the spread
+among the reported hosts. ``neutral`` puts it midway between the best and
+the worst reported host.
+
+Possible values:
+
+* ``lowest`` (default)
+* ``neutral``
+
+Related options:
+
+* ``report_ttl_intervals``
+* ``io_strength_weight_multiplier``
+"""),
+    cfg.FloatOpt('max_io_vcpus_per_pcpu',
+        default=1.0,
+        min=0.0,
+        help="""
+Upper bound on I/O-intensive vCPUs per pCPU after placement.
+
+``IoDensityFilter`` rejects a host if its I/O vCPUs (reported, plus
+placements made since its last report, plus the request's) divided by its
+guest-usable pCPUs would exceed this bound. Requests with no I/O vCPUs
+(``iosched:io_profile`` unset or ``cpu``) are never rejected.
+
+Possible values:
+
+* A number of vCPUs per pCPU, 0 or more; 0 admits no I/O-intensive request.
+
+Related options:
+
+* ``[filter_scheduler] enabled_filters`` must list ``IoDensityFilter``.
+"""),
+    cfg.FloatOpt('io_strength_weight_multiplier',
+        default=1.0,
+        help="""
+I/O strength weight multiplier ratio.
+
+The ``IoStrengthWeigher`` rates a host by the I/O strength per pCPU it would
+carry after placement. Positive values prefer hosts with less I/O strength
+(spread I/O-bound vCPUs across hosts); negative values pack them. The
+absolute value sets how strong this weigher is relative to the others. An
+aggregate's ``io_strength_weight_multiplier`` metadata overrides it.
+
+Possible values:
+
+* A float, the multiplier ratio for this weigher.
+
+Related options:
+
+* ``[filter_scheduler] weight_classes``
+"""),
+    cfg.IntOpt('store_max_hosts',
+        default=100000,
+        min=1,
+        help="""
+Maximum number of hosts whose report a scheduler worker keeps.
+
+Bounds the memory of the report store: beyond it, the host whose report
+was received longest ago is evicted.
+
+Possible values:
+
+* A number of hosts, at least 1.
+
+Related options:
+
+* None
+"""),
+]
+
+
+def register_opts(conf):
+    """Register the ``[iosched]`` options on ``conf`` (idempotent)."""
+    conf.register_group(iosched_group)
+    conf.register_opts(OPTS, group=iosched_group)
+
+
+def list_opts():
+    """oslo-config-generator hook: ``[('iosched', OPTS)]``."""
+    return [(GROUP, OPTS)]

@@ -1,0 +1,158 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The message endpoint that feeds the report store, and its RPC server.
+
+Agents cast every report to every scheduler worker (fanout)::
+
+    client = oslo_messaging.get_rpc_client(transport, oslo_messaging.Target(
+        topic='iosched-reports', namespace='iosched', version='1.0'))
+    client.prepare(fanout=True).cast({}, 'report_host_io',
+                                     report=report.to_dict())
+
+and each worker runs ``start_listener(CONF)`` (inside nova-scheduler:
+``ensure_listener(CONF)``, called by the filter and the weigher when
+``[iosched] listen_for_reports`` is set), whose server dispatches the cast to
+``ReportEndpoint.report_host_io``. A malformed report is dropped and
+logged at WARNING with the reason ``HostReport.from_dict`` gives.
+
+API version history (of the ``iosched`` namespace):
+
+* 1.0 - ``report_host_io(report)``
+
+No nova import: this module runs (and is tested) without Nova.
+"""
+
+import os
+import socket
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging
+
+from host_agent.reporter import payload
+from nova_plugin import conf as iosched_conf
+from nova_plugin import store as report_store
+
+LOG = logging.getLogger(__name__)
+
+NAMESPACE = 'iosched'
+VERSION = '1.0'
+
+
+class ReportEndpoint(object):
+    """RPC endpoint: validate a HostReport dict and store it."""
+
+    target = oslo_messaging.Target(namespace=NAMESPACE, version=VERSION)
+
+    def __init__(self, store):
+        self.store = store
+        self.counts = {'stored': 0, 'ignored': 0, 'dropped': 0}
+        self._lock = threading.Lock()
+
+    def _count(self, what):
+        with self._lock:
+            self.counts[what] += 1
+
+    def report_host_io(self, ctxt, report):
+        """Take one report (a dict, ``HostReport.to_dict()``)."""
+        try:
+            parsed = payload.HostReport.from_dict(report)
+        except payload.PayloadError as e:
+            self._count('dropped')
+            host = report.get('host') if isinstance(report, dict) else None
+            LOG.warning('Dropped a malformed host report from %(host)s: '
+                        '%(reason)s', {'host': host or '<unknown>',
+                                       'reason': e})
+            return
+        if self.store.update(parsed):
+            self._count('stored')
+            LOG.debug('Stored the report of %(host)s (seq %(seq)d, '
+                      'ts %(ts).3f): %(io_vcpus)d I/O vCPUs, I/O strength '
+                      '%(strength).3f on %(pcpus)d pCPUs',
+                      {'host': parsed.host, 'seq': parsed.seq,
+                       'ts': parsed.ts, 'io_vcpus': parsed.io_vcpus,
+                       'strength': parsed.io_strength_total,
+                       'pcpus': parsed.pcpus})
+        else:
+            self._count('ignored')
+            LOG.debug('Ignored an out-of-order report of %(host)s '
+                      '(seq %(seq)d, ts %(ts).3f)',
+                      {'host': parsed.host, 'seq': parsed.seq,
+                       'ts': parsed.ts})
+
+
+def start_listener(conf, transport_url=None, store=None, host=None,
+                   transport=None):
+    """Start and return an RPC server that feeds ``store``.
+
+    :param conf: the ConfigOpts holding ``[iosched]`` (registered here).
+    :param transport_url: overrides ``[DEFAULT] transport_url``; the
+        transport is always built on the global ``cfg.CONF``, which is the
+        only ConfigOpts oslo.messaging 18 fully registers its options on.
+    :param store: the ReportStore to feed; default ``store.get_store(conf)``.
+    :param host: the server name; default ``conf.host`` (Nova's) or the
+        host name. Fanout casts reach every server whatever its name.
+    :param transport: an existing transport to listen on instead (an
+        in-process ``fake:/`` bus is private to its transport object, so a
+        demo shares one between the agents' clients and this server).
+
+    Stop it with ``server.stop(); server.wait()``; the transport is
+    ``server.transport``.
+    """
+    iosched_conf.register_opts(conf)
+    if store is None:
+        store = report_store.get_store(conf)
+    if host is None:
+        host = getattr(conf, 'host', None) or socket.gethostname()
+    if transport is None:
+        transport = oslo_messaging.get_rpc_transport(cfg.CONF,
+                                                     url=transport_url)
+    target = oslo_messaging.Target(topic=conf.iosched.report_topic,
+                                   server=host)
+    # NOTE(iosched): oslo.messaging 18 deprecates the executor argument
+    # (threading is the future only model), but without it a process that
+    # eventlet monkey-patched gets the deprecated eventlet executor. Drop the
+    # argument once oslo.messaging removes the eventlet executor.
+    server = oslo_messaging.get_rpc_server(
+        transport, target, [ReportEndpoint(store)], executor='threading',
+        access_policy=oslo_messaging.DefaultRPCAccessPolicy)
+    server.start()
+    LOG.info('Listening for iosched host reports on topic %(topic)s as '
+             '%(server)s', {'topic': target.topic, 'server': host})
+    return server
+
+
+_LISTENER = {'pid': None, 'server': None, 'warned': False}
+_LISTENER_LOCK = threading.Lock()
+
+
+def ensure_listener(conf, transport_url=None):
+    """Start this process's listener once, if ``listen_for_reports`` is set.
+
+    Nova builds the filters and weighers before it forks its scheduler
+    workers, and threads do not survive a fork, so the listener starts on
+    first use and again in every new process. Returns the server or None.
+    """
+    if not conf.iosched.listen_for_reports:
+        if not _LISTENER['warned'] and not report_store.get_store().hosts():
+            _LISTENER['warned'] = True
+            LOG.warning('[iosched] listen_for_reports is off and no host '
+                        'report is held: every host counts as missing until '
+                        'something feeds the report store')
+        return None
+    with _LISTENER_LOCK:
+        if _LISTENER['pid'] != os.getpid():
+            _LISTENER['server'] = start_listener(conf,
+                                                 transport_url=transport_url)
+            _LISTENER['pid'] = os.getpid()
+        return _LISTENER['server']

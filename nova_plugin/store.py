@@ -1,0 +1,174 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The latest HostReport of every compute host, as one scheduler worker has it.
+
+Fed by ``nova_plugin.endpoint`` (one fanout consumer per scheduler worker),
+read by the filter and the weigher through ``get_store()``. Thread-safe:
+the RPC server's threads write while the scheduler reads.
+
+* Order. A report replaces the held one if its ``ts`` is newer, or equal with
+  a higher ``seq``; an older one is ignored (out-of-order delivery), unless
+  the held report is already stale (an agent whose clock stepped back
+  recovers after one TTL instead of never).
+* Staleness. A report is stale once ``ttl_intervals * report_interval``
+  seconds have passed since this store *received* it, on the store's clock
+  (injectable: the demo runs on a simulated clock). The agent's ``ts`` is
+  only used for ordering, so clock skew between hosts cannot make a live
+  host look dead. ``get()`` returns None for a stale report.
+* In-flight estimate. ``note_placement()`` adds up placements made since the
+  host's last report; a newer report clears them (it is assumed to include
+  them).
+* Bounded memory. Beyond ``max_hosts`` the host whose report was received
+  longest ago is evicted.
+"""
+
+import collections
+import threading
+import time
+
+from nova_plugin import scoring
+
+
+class _Entry(object):
+    __slots__ = ('report', 'received_at', 'pending')
+
+    def __init__(self, report, received_at):
+        self.report = report
+        self.received_at = received_at
+        self.pending = scoring.NO_PENDING
+
+
+class ReportStore(object):
+    """Latest report per host, with staleness and an in-flight estimate."""
+
+    def __init__(self, clock=time.time, ttl_intervals=3.0, max_hosts=100000):
+        self._clock = clock
+        self._lock = threading.Lock()
+        # host -> _Entry, least recently received first
+        self._entries = collections.OrderedDict()
+        self._counts = {'stored': 0, 'ignored': 0, 'evicted': 0}
+        self.ttl_intervals = float(ttl_intervals)
+        self.max_hosts = int(max_hosts)
+
+    def configure(self, ttl_intervals=None, max_hosts=None):
+        """Apply new settings (from ``[iosched]``); None keeps the current."""
+        with self._lock:
+            if ttl_intervals is not None:
+                self.ttl_intervals = float(ttl_intervals)
+            if max_hosts is not None:
+                self.max_hosts = int(max_hosts)
+                self._evict_locked()
+
+    def _is_stale(self, entry, now):
+        ttl = self.ttl_intervals * entry.report.report_interval
+        return now - entry.received_at > ttl
+
+    def _evict_locked(self):
+        while len(self._entries) > max(self.max_hosts, 0):
+            self._entries.popitem(last=False)
+            self._counts['evicted'] += 1
+
+    def update(self, report):
+        """Store ``report`` unless the held one is newer; True if stored."""
+        now = self._clock()
+        with self._lock:
+            held = self._entries.get(report.host)
+            if held is not None and not self._is_stale(held, now):
+                old = held.report
+                newer = (report.ts > old.ts or
+                         (report.ts == old.ts and report.seq > old.seq))
+                if not newer:
+                    self._counts['ignored'] += 1
+                    return False
+            self._entries.pop(report.host, None)
+            self._entries[report.host] = _Entry(report, now)
+            self._counts['stored'] += 1
+            self._evict_locked()
+            return True
+
+    def get(self, host):
+        """The host's latest report, or None if missing or stale."""
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(host)
+            if entry is None or self._is_stale(entry, now):
+                return None
+            return entry.report
+
+    def note_placement(self, host, io_vcpus, lsvm_vcpus=0, io_strength=None):
+        """Count a placement on ``host`` until its next report arrives.
+
+        ``io_strength`` defaults to 1.0 per I/O vCPU (see
+        ``scoring.request_io_strength`` for a request's estimate). A host
+        without a held report has nothing to correct: the note is dropped.
+        Returns whether it was recorded.
+        """
+        if io_strength is None:
+            io_strength = float(io_vcpus)
+        with self._lock:
+            entry = self._entries.get(host)
+            if entry is None:
+                return False
+            p = entry.pending
+            entry.pending = scoring.Pending(
+                placements=p.placements + 1,
+                io_vcpus=p.io_vcpus + int(io_vcpus),
+                lsvm_vcpus=p.lsvm_vcpus + int(lsvm_vcpus),
+                io_strength=p.io_strength + float(io_strength))
+            return True
+
+    def pending(self, host):
+        """Placements noted on ``host`` since its last report."""
+        with self._lock:
+            entry = self._entries.get(host)
+            return entry.pending if entry is not None else scoring.NO_PENDING
+
+    def hosts(self):
+        """Sorted names of the hosts held, fresh or stale."""
+        with self._lock:
+            return sorted(self._entries)
+
+    def stats(self):
+        """Counts and staleness, for logs, the CLI and the demo."""
+        now = self._clock()
+        with self._lock:
+            stale = [h for h, e in self._entries.items()
+                     if self._is_stale(e, now)]
+            ages = [now - e.received_at for e in self._entries.values()]
+            return dict(
+                self._counts,
+                hosts=len(self._entries),
+                fresh=len(self._entries) - len(stale),
+                stale=len(stale),
+                stale_hosts=sorted(stale),
+                pending_hosts=sum(1 for e in self._entries.values()
+                                  if e.pending.placements),
+                oldest_age=max(ages) if ages else None,
+                ttl_intervals=self.ttl_intervals,
+                max_hosts=self.max_hosts)
+
+    def clear(self):
+        """Forget every report and counter (tests, resync)."""
+        with self._lock:
+            self._entries.clear()
+            self._counts = dict.fromkeys(self._counts, 0)
+
+
+STORE = ReportStore()
+
+
+def get_store(conf=None):
+    """The process-wide store; applies ``conf.iosched`` settings if given."""
+    if conf is not None:
+        STORE.configure(ttl_intervals=conf.iosched.report_ttl_intervals,
+                        max_hosts=conf.iosched.store_max_hosts)
+    return STORE

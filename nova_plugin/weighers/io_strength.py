@@ -1,0 +1,99 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""IoStrengthWeigher: weigh hosts by the I/O strength they would carry.
+
+The raw value is ``nova_plugin.scoring.score``: minus the I/O strength per
+pCPU after placement, so with a positive multiplier (the default) hosts with
+less I/O strength win and I/O-bound vCPUs spread across hosts; a negative
+multiplier packs them. Config (an aggregate's metadata key of the same name
+overrides the multiplier)::
+
+    [iosched]
+    io_strength_weight_multiplier = 1.0
+    missing_report_weight = lowest
+
+A host without a fresh report gets the value ``scoring.missing_weights``
+gives it, computed over all the hosts being weighed, because Nova
+normalises each weigher's raw values over those hosts.
+"""
+
+from oslo_log import log as logging
+
+import nova.conf
+from nova.scheduler import utils
+from nova.scheduler import weights
+
+from nova_plugin import conf as iosched_conf
+from nova_plugin import endpoint
+from nova_plugin import explain
+from nova_plugin import request_spec
+from nova_plugin import scoring
+from nova_plugin import store
+
+LOG = logging.getLogger(__name__)
+
+CONF = nova.conf.CONF
+iosched_conf.register_opts(CONF)
+
+
+class IoStrengthWeigher(weights.BaseHostWeigher):
+    """Prefer hosts with less I/O strength per pCPU after placement."""
+
+    # NOTE(iosched): minval/maxval stay None. A fixed minval would clamp a
+    # host without a report to the same value as the worst reported host;
+    # weigh_objects() places it just outside the reported range instead.
+    minval = None
+    maxval = None
+
+    def weight_multiplier(self, host_state):
+        """Override the weight multiplier."""
+        return utils.get_weight_multiplier(
+            host_state, 'io_strength_weight_multiplier',
+            CONF.iosched.io_strength_weight_multiplier)
+
+    def _assess(self, host_state, request):
+        """(raw value, reason); the value is None without a fresh report."""
+        reports = store.get_store(CONF)
+        report = reports.get(host_state.host)
+        if report is None:
+            return None, 'no fresh report'
+        pending = reports.pending(host_state.host)
+        return (scoring.score(report, pending, request),
+                scoring.score_reason(report, pending, request))
+
+    def _weigh_object(self, host_state, weight_properties):
+        """Higher weights win: less I/O strength per pCPU after placement."""
+        request = request_spec.to_request(weight_properties)
+        return self._assess(host_state, request)[0]
+
+    def weigh_objects(self, weighed_obj_list, weight_properties):
+        """Raw values of all hosts, with the missing ones filled in."""
+        endpoint.ensure_listener(CONF)
+        request = request_spec.to_request(weight_properties)
+        label = request_spec.label(weight_properties)
+        mode = CONF.iosched.missing_report_weight
+        host_states = [w.obj for w in weighed_obj_list]
+        assessed = [self._assess(h, request) for h in host_states]
+        filled = scoring.missing_weights(
+            [value for value, _ in assessed],
+            [self.weight_multiplier(h) for h in host_states], mode)
+        for host_state, (value, reason), weight in zip(
+                host_states, assessed, filled):
+            if value is None:
+                reason = '%s: missing_report_weight=%s' % (reason, mode)
+            explain.record('weigher', host_state.host, label, weight=weight,
+                           reason=reason)
+            LOG.debug('%(host_state)s raw I/O strength weight %(weight).4f '
+                      'for %(request)s: %(reason)s',
+                      {'host_state': host_state, 'weight': weight,
+                       'request': label, 'reason': reason})
+        return filled

@@ -1,0 +1,67 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""iosched: I/O-aware scheduling for OpenStack Nova and Cinder on KVM."""
+
+import setuptools
+
+
+def _reqs(path):
+    with open(path) as fh:
+        return [line.split('#')[0].strip() for line in fh
+                if line.split('#')[0].strip()]
+
+
+setuptools.setup(
+    name='iosched',
+    version='0.1.0',
+    description='I/O-aware VM scheduling for OpenStack Nova/Cinder on KVM',
+    long_description=open('README.md').read(),
+    long_description_content_type='text/markdown',
+    license='Apache-2.0',
+    python_requires='>=3.11',
+    packages=setuptools.find_packages(
+        include=['host_agent*', 'nova_plugin*', 'cinder_qos*',
+                 'simulator*', 'iosched_demo*']),
+    package_data={'iosched_demo': ['scenarios/*.yaml']},
+    install_requires=_reqs('requirements.txt'),
+    extras_require={
+        # nova-scheduler hosts have Nova already; the demo needs it too.
+        'nova': ['nova>=30.0.0'],
+    },
+    entry_points={
+        'console_scripts': [
+            'io-host-agent = host_agent.cmd.agent:main',
+            'iosched-demo = iosched_demo.cmd:main',
+            'iosched-slo = cinder_qos.cmd.slo:main',
+        ],
+        'oslo.config.opts': [
+            'iosched.host_agent = host_agent.conf.opts:list_opts',
+            'iosched.nova_plugin = nova_plugin.conf:list_opts',
+            'iosched.cinder_qos = cinder_qos.conf:list_opts',
+        ],
+        'iosched.host_agent.drivers': [
+            'simulated = host_agent.drivers.simulated:SimulatedDriver',
+        ],
+        'iosched.host_agent.policies': [
+            'vslicer = host_agent.policies.vslicer:VSlicerPolicy',
+        ],
+        'iosched.host_agent.actuators': [
+            'driver = host_agent.actuators.driver:DriverActuator',
+            'noop = host_agent.actuators.noop:NoopActuator',
+        ],
+    },
+    classifiers=[
+        'Environment :: OpenStack',
+        'License :: OSI Approved :: Apache Software License',
+        'Programming Language :: Python :: 3.11',
+    ],
+)

@@ -1,0 +1,229 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The plugin through Nova's own filter and weight handlers.
+
+Loads the plugin by function path as nova-scheduler does
+(``get_matching_classes(['nova_plugin.filters.all_filters'])``), runs it
+on ``FakeHostState`` hosts with a real ``RequestSpec`` and ``Flavor``, and
+reads the reports from a ``ReportStore`` on a test clock.
+"""
+
+from oslo_utils.fixture import uuidsentinel as uuids
+
+from nova import objects
+from nova.scheduler import filters
+from nova.scheduler import weights
+from nova import test
+from nova.tests.unit.scheduler import fakes
+
+from nova_plugin import explain
+from nova_plugin.filters import io_density
+from nova_plugin import store
+from nova_plugin.weighers import io_strength
+from tests.unit.nova_plugin import reports
+
+
+def _spec(vcpus=2, io_profile='io', **extra):
+    extra_specs = dict(extra)
+    if io_profile:
+        extra_specs['iosched:io_profile'] = io_profile
+    flavor = objects.Flavor(name='flavor-%s' % io_profile, vcpus=vcpus,
+                            memory_mb=512, root_gb=1, ephemeral_gb=0,
+                            swap=0, extra_specs=extra_specs)
+    return objects.RequestSpec(flavor=flavor, instance_uuid=uuids.instance,
+                               num_instances=1, instance_group=None)
+
+
+class _PluginTestCase(test.NoDBTestCase):
+
+    def setUp(self):
+        super(_PluginTestCase, self).setUp()
+        self.clock = reports.FakeClock(1000.0)
+        self.store = store.ReportStore(clock=self.clock)
+        self.stub_out('nova_plugin.store.STORE', self.store)
+        explain.RING.clear()
+        self.addCleanup(explain.RING.clear)
+
+    def report(self, host, **kw):
+        kw.setdefault('ts', self.clock.now)
+        self.assertTrue(self.store.update(reports.report(host=host, **kw)))
+
+    @staticmethod
+    def hosts(*names, **attrs):
+        return [fakes.FakeHostState(name, name + '-node', dict(attrs))
+                for name in names]
+
+
+class FilterTestCase(_PluginTestCase):
+
+    def setUp(self):
+        super(FilterTestCase, self).setUp()
+        self.handler = filters.HostFilterHandler()
+        self.filters = [cls() for cls in self.handler.get_matching_classes(
+            ['nova_plugin.filters.all_filters'])]
+
+    def passing(self, spec, hosts):
+        return [h.host for h in self.handler.get_filtered_objects(
+            self.filters, hosts, spec)]
+
+    def test_function_path_loads_the_filter(self):
+        self.assertEqual([io_density.IoDensityFilter],
+                         [type(f) for f in self.filters])
+
+    def test_host_over_io_density_bound_is_filtered_out(self):
+        # (3 + 2) / 4 = 1.25 > 1.0, (0 + 2) / 4 = 0.5, (2 + 2) / 4 = 1.0
+        self.report('busy', pcpus=4, io_vcpus=3)
+        self.report('idle', pcpus=4, io_vcpus=0)
+        self.report('full', pcpus=4, io_vcpus=2)
+        hosts = self.hosts('busy', 'idle', 'full')
+        self.assertEqual(['idle', 'full'], self.passing(_spec(2), hosts))
+        why = explain.recent(host='busy', stage='filter')[-1]
+        self.assertFalse(why.passed)
+        self.assertEqual(uuids.instance, why.request)
+        self.assertIn('1.250 > 1.000', why.reason)
+        # a tighter bound takes 'full' out too; a cpu request passes all
+        self.flags(max_io_vcpus_per_pcpu=0.9, group='iosched')
+        self.assertEqual(['idle'], self.passing(_spec(2), hosts))
+        self.assertEqual(['busy', 'idle', 'full'],
+                         self.passing(_spec(2, 'cpu'), hosts))
+
+    def test_placements_since_last_report_count(self):
+        self.report('h1', pcpus=4, io_vcpus=1)
+        hosts = self.hosts('h1')
+        self.assertEqual(['h1'], self.passing(_spec(2), hosts))
+        self.store.note_placement('h1', 2)          # (1 + 2 + 2) / 4 > 1
+        self.assertEqual([], self.passing(_spec(2), hosts))
+        self.report('h1', pcpus=4, io_vcpus=1, ts=self.clock.now + 1)
+        self.assertEqual(['h1'], self.passing(_spec(2), hosts))
+
+    def test_stale_report_passes_by_default_rejected_by_policy(self):
+        self.report('fresh', pcpus=4)
+        self.report('stale', pcpus=4, report_interval=1.0, ts=900.0)
+        self.clock.now += 3.5            # 'stale' is 3.5 intervals old
+        self.report('fresh', pcpus=4, ts=self.clock.now)
+        hosts = self.hosts('fresh', 'stale')
+        self.assertEqual(['fresh', 'stale'], self.passing(_spec(), hosts))
+        self.flags(missing_report_policy='reject', group='iosched')
+        self.assertEqual(['fresh'], self.passing(_spec(), hosts))
+        self.assertIn('missing_report_policy=reject',
+                      explain.recent(host='stale')[-1].reason)
+        # a request that needs no agent still lands anywhere
+        self.assertEqual(['fresh', 'stale'],
+                         self.passing(_spec(io_profile=None), hosts))
+        self.assertEqual(['fresh'], self.passing(
+            _spec(io_profile='cpu', **{'iosched:latency_sensitive': 'true'}),
+            hosts))
+
+
+class WeigherTestCase(_PluginTestCase):
+
+    def setUp(self):
+        super(WeigherTestCase, self).setUp()
+        self.handler = weights.HostWeightHandler()
+        self.weighers = [cls() for cls in self.handler.get_matching_classes(
+            ['nova_plugin.weighers.all_weighers'])]
+
+    def weighed(self, spec, hosts, weighers=None):
+        return [(w.obj.host, w.weight) for w in
+                self.handler.get_weighed_objects(
+                    weighers or self.weighers, hosts, spec)]
+
+    def test_function_path_loads_the_weigher(self):
+        self.assertEqual([io_strength.IoStrengthWeigher],
+                         [type(w) for w in self.weighers])
+
+    def test_less_io_strength_weighs_highest(self):
+        # after placing 2 io vCPUs (+2.0): 4.0/4, 2.4/4, 3.0/4 per pCPU
+        self.report('heavy', pcpus=4, io_strength_total=2.0)
+        self.report('light', pcpus=4, io_strength_total=0.4)
+        self.report('middle', pcpus=4, io_strength_total=1.0)
+        got = self.weighed(_spec(2), self.hosts('heavy', 'light', 'middle'))
+        self.assertEqual(['light', 'middle', 'heavy'], [h for h, _ in got])
+        # normalised: -0.6 -> 1, -0.75 -> 0.625, -1.0 -> 0
+        self.assertEqual([1.0, 0.625, 0.0], [w for _, w in got])
+        why = explain.recent(host='light', stage='weigher')[-1]
+        self.assertAlmostEqual(-0.6, why.weight)
+        self.assertIn('0.600 (reported 0.400', why.reason)
+
+    def test_negative_multiplier_packs(self):
+        self.flags(io_strength_weight_multiplier=-1.0, group='iosched')
+        self.report('heavy', pcpus=4, io_strength_total=2.0)
+        self.report('light', pcpus=4, io_strength_total=0.4)
+        got = self.weighed(_spec(2), self.hosts('heavy', 'light'))
+        self.assertEqual('heavy', got[0][0])
+
+    def test_aggregate_metadata_overrides_multiplier(self):
+        self.report('heavy', pcpus=4, io_strength_total=2.0)
+        self.report('light', pcpus=4, io_strength_total=0.4)
+        agg = objects.Aggregate(
+            id=1, name='pack', hosts=['heavy', 'light'],
+            metadata={'io_strength_weight_multiplier': '-2.0'})
+        hosts = self.hosts('heavy', 'light', aggregates=[agg])
+        self.assertEqual(-2.0, self.weighers[0].weight_multiplier(hosts[0]))
+        self.assertEqual('heavy', self.weighed(_spec(2), hosts)[0][0])
+
+    def _with_stale_host(self):
+        self.report('stale', pcpus=4, report_interval=1.0, ts=900.0)
+        self.clock.now += 10.0
+        self.report('heavy', pcpus=4, io_strength_total=2.0)
+        self.report('light', pcpus=4, io_strength_total=0.4)
+        self.report('middle', pcpus=4, io_strength_total=1.0)
+        return self.hosts('stale', 'heavy', 'light', 'middle')
+
+    def test_stale_report_weighs_lowest(self):
+        got = dict(self.weighed(_spec(2), self._with_stale_host()))
+        self.assertEqual(0.0, got['stale'])
+        reported = [got['heavy'], got['light'], got['middle']]
+        self.assertGreater(min(reported), got['stale'])
+        # the reported hosts keep > 90 % of their spread
+        self.assertGreater(max(reported) - min(reported), 0.9)
+        self.assertIn('missing_report_weight=lowest',
+                      explain.recent(host='stale')[-1].reason)
+
+    def test_stale_report_weighs_lowest_with_negative_multiplier(self):
+        self.flags(io_strength_weight_multiplier=-1.0, group='iosched')
+        got = self.weighed(_spec(2), self._with_stale_host())
+        self.assertEqual('stale', got[-1][0])
+        self.assertEqual('heavy', got[0][0])
+        self.assertLess(got[-1][1], got[-2][1])
+
+    def test_stale_report_neutral(self):
+        self.flags(missing_report_weight='neutral', group='iosched')
+        got = dict(self.weighed(_spec(2), self._with_stale_host()))
+        self.assertAlmostEqual(0.5, got['stale'])
+
+    def test_changes_winner_among_default_weighers(self):
+        # Nova's default weighers prefer 'roomy' (more free RAM, disk and
+        # vCPUs): 3.0 against 0.75. It also carries the most I/O strength,
+        # and with two hosts Nova's normalisation turns any difference into
+        # 1 vs 0, so the I/O weigher adds its multiplier to 'small': 1.0 is
+        # not enough to change the winner, 10.0 is.
+        self.report('roomy', pcpus=8, io_strength_total=6.0)
+        self.report('small', pcpus=8, io_strength_total=0.5)
+        attrs = dict(vcpus_total=16, cpu_allocation_ratio=1.0,
+                     numa_topology=None)
+        roomy = fakes.FakeHostState('roomy', 'n1', dict(
+            attrs, free_ram_mb=32768, free_disk_mb=500000, vcpus_used=2))
+        small = fakes.FakeHostState('small', 'n2', dict(
+            attrs, free_ram_mb=4096, free_disk_mb=100000, vcpus_used=10))
+        default = [cls() for cls in self.handler.get_matching_classes(
+            ['nova.scheduler.weights.all_weighers'])]
+        both = default + self.weighers
+        spec = _spec(2)
+        self.assertEqual('roomy',
+                         self.weighed(spec, [roomy, small], default)[0][0])
+        self.flags(io_strength_weight_multiplier=1.0, group='iosched')
+        self.assertEqual('roomy',
+                         self.weighed(spec, [roomy, small], both)[0][0])
+        self.flags(io_strength_weight_multiplier=10.0, group='iosched')
+        self.assertEqual('small',
+                         self.weighed(spec, [roomy, small], both)[0][0])

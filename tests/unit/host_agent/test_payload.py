@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""HostReport round trip and rejection of malformed payloads."""
+
+import ast
+import copy
+import json
+import os
+
+import pytest
+
+from host_agent.reporter import payload
+
+
+def _report():
+    return payload.HostReport(
+        host='compute-1', ts=100.5, seq=7, report_interval=1.0, pcpus=4,
+        vcpus=(payload.VcpuEntry('u1', 0, 2, 0.8, 'io', 0.05),
+               payload.VcpuEntry('u2', 1, None, 0.0, 'cpu', 0.97)),
+        io_vcpus=1, io_strength_total=0.8, io_strength_per_pcpu=0.2,
+        io_strength_max_pcpu=0.8,
+        lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0),
+        disk=payload.DiskState(0.0, 500.0, 1.2, 4.5),
+        health=payload.Health('degraded', ('disk: vda: gone',)))
+
+
+def test_round_trip_through_json():
+    r = _report()
+    assert payload.HostReport.from_dict(json.loads(json.dumps(
+        r.to_dict()))) == r
+
+
+def test_newer_minor_fields_are_ignored():
+    d = _report().to_dict()
+    d['version'] = '1.7'
+    d['some_future_field'] = {'x': 1}
+    assert payload.HostReport.from_dict(d).host == 'compute-1'
+
+
+def _mutate(path, value):
+    d = _report().to_dict()
+    target = d
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return d
+
+
+@pytest.mark.parametrize('path,value,field,says', [
+    (('host',), KeyError, 'host', 'missing'),
+    (('host',), '', 'host', 'non-empty'),
+    (('version',), '2.0', 'version', '1.x'),
+    (('seq',), -1, 'seq', '>= 0'),
+    (('seq',), 1.5, 'seq', 'integer'),
+    (('seq',), True, 'seq', 'integer'),
+    (('pcpus',), 0, 'pcpus', '> 0'),
+    (('ts',), float('nan'), 'ts', 'finite'),
+    (('report_interval',), 0, 'report_interval', '> 0'),
+    (('vcpus',), {}, 'vcpus', 'a list'),
+    (('vcpus', 1, 'klass'), 'heavy', 'vcpus[1].klass',
+     'io | cpu | mixed | idle'),
+    (('vcpus', 0, 'run_share'), 1.5, 'vcpus[0].run_share', '[0, 1]'),
+    (('vcpus', 0, 'instance_uuid'), KeyError, 'vcpus[0].instance_uuid',
+     'missing'),
+    (('vcpus', 0), 'x', 'vcpus[0]', 'object'),
+    (('lsvm', 'supported'), 'yes', 'lsvm.supported', 'true or false'),
+    (('disk', 'reserved_iops'), -3, 'disk.reserved_iops', '>= 0'),
+    (('health', 'status'), 'fine', 'health.status', 'ok | degraded'),
+    (('health', 'errors', 0), 3, 'health.errors[0]', 'string'),
+    (('lsvm',), KeyError, 'lsvm', 'missing'),
+])
+def test_malformed_is_rejected_naming_the_field(path, value, field, says):
+    with pytest.raises(payload.PayloadError) as exc:
+        payload.HostReport.from_dict(_mutate(path, value))
+    assert exc.value.field == field
+    assert says in str(exc.value)
+
+
+def test_not_a_dict():
+    with pytest.raises(payload.PayloadError, match='expected an object'):
+        payload.HostReport.from_dict([1, 2])
+
+
+def test_payload_module_is_standard_library_only():
+    path = payload.__file__
+    tree = ast.parse(open(path).read())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(a.name.split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or '').split('.')[0])
+    import sys
+    assert imported <= set(sys.stdlib_module_names), imported
+    assert os.path.basename(path) == 'payload.py'
+
+
+def test_to_dict_does_not_alias():
+    r = _report()
+    d = r.to_dict()
+    d2 = copy.deepcopy(d)
+    d['vcpus'][0]['klass'] = 'cpu'
+    assert r.to_dict() == d2

@@ -1,0 +1,96 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Table-driven tests of the vSlicer-on-EEVDF policy (pure)."""
+
+import pytest
+
+from host_agent import model
+from host_agent.policies import vslicer
+
+P = vslicer.Params(nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
+                   min_slice_us=100, default_latency_ms=2.0,
+                   max_lsvm_per_pcpu=3, vcpu_weight=100)
+
+
+def inst(uuid, vcpus=1, lsvm=False, latency_ms=None):
+    specs = {}
+    if lsvm:
+        specs['iosched:latency_sensitive'] = 'true'
+    if latency_ms is not None:
+        specs['iosched:latency_ms'] = str(latency_ms)
+    return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
+                              extra_specs=specs)
+
+
+def slices(actions):
+    return {(a.instance_uuid, a.target): a.value for a in actions
+            if a.kind == model.ACTION_VCPU_SLICE}
+
+
+# name, instances, pcpus, want slices, want (count, capacity, bound_ms),
+# want number of refusal notes
+CASES = [
+    ('no LSVM: every vCPU gets T_NLSVM',
+     [inst('a', 2), inst('b')], (0, 1),
+     {('a', '0'): 12000, ('a', '1'): 12000, ('b', '0'): 12000},
+     (0, 6, 0.0), 0),
+    ('one LSVM, L=2ms, k=1: T_m = min(1000, 2000) = 1000',
+     [inst('l', lsvm=True, latency_ms=2), inst('c', 2)], (0, 1),
+     {('l', '0'): 1000, ('c', '0'): 12000, ('c', '1'): 12000},
+     (1, 5, 1.0), 0),
+    ('tight bound: L=0.5ms, k=1: T_m = 500',
+     [inst('l', lsvm=True, latency_ms=0.5)], (0, 1, 2, 3),
+     {('l', '0'): 500}, (1, 11, 0.5), 0),
+    ('5 LSVM vCPUs on 2 pCPUs: k=3, L=1.5ms: T_m = 500',
+     [inst('l1', 2, True, 1.5), inst('l2', 3, True, 1.5)], (0, 1),
+     {('l1', '0'): 500, ('l1', '1'): 500, ('l2', '0'): 500,
+      ('l2', '1'): 500, ('l2', '2'): 500}, (5, 1, 1.5), 0),
+    ('default latency when the flavor has none',
+     [inst('l', lsvm=True)], (0,), {('l', '0'): 1000}, (1, 2, 1.0), 0),
+    ('impossible bound: L=0.1ms with k=2 -> min slice and a refusal',
+     [inst('l', 2, True, 0.1)], (0,), {('l', '0'): 100, ('l', '1'): 100},
+     (2, 1, 0.2), 1),
+]
+
+
+@pytest.mark.parametrize('name,instances,pcpus,want,state,notes', CASES,
+                         ids=[c[0] for c in CASES])
+def test_plan_slices(name, instances, pcpus, want, state, notes):
+    actions, got_notes, lsvm = vslicer.plan_slices(instances, pcpus, P)
+    assert slices(actions) == want
+    assert (lsvm.count, lsvm.capacity, lsvm.latency_bound_ms) == \
+        pytest.approx(state)
+    assert len(got_notes) == notes
+    # Equal weights for every vCPU: no extra share for anyone.
+    weights = {a.value for a in actions
+               if a.kind == model.ACTION_VCPU_WEIGHT}
+    assert weights <= {100}
+    # Every action carries its explanation.
+    assert all(a.rule and a.reason for a in actions)
+
+
+def test_bound_never_exceeds_latency_when_feasible():
+    for m in range(1, 10):
+        for n_pcpus in (1, 2, 4):
+            for lat in (0.5, 1, 2, 5, 20):
+                insts = [inst('l%d' % i, 1, True, lat) for i in range(m)]
+                _, notes, st = vslicer.plan_slices(insts,
+                                                   tuple(range(n_pcpus)), P)
+                if not notes:
+                    assert st.latency_bound_ms <= lat + 1e-9
+
+
+def test_policy_is_pure_and_deterministic():
+    insts = [inst('b'), inst('a', 1, True, 2)]
+    a1 = vslicer.plan_slices(insts, (0, 1), P)
+    a2 = vslicer.plan_slices(list(reversed(insts)), (0, 1), P)
+    assert a1 == a2

@@ -1,0 +1,174 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Tests of nova_plugin.store.ReportStore on an injected clock."""
+
+import threading
+
+from oslo_config import cfg
+import pytest
+
+from nova_plugin import conf as iosched_conf
+from nova_plugin import scoring
+from nova_plugin import store
+from tests.unit.nova_plugin import reports
+
+
+@pytest.fixture
+def clock():
+    return reports.FakeClock(1000.0)
+
+
+@pytest.fixture
+def st(clock):
+    return store.ReportStore(clock=clock, ttl_intervals=3.0, max_hosts=3)
+
+
+def test_missing_host_is_none(st):
+    assert st.get('nowhere') is None
+    assert st.pending('nowhere') == scoring.NO_PENDING
+
+
+@pytest.mark.parametrize('interval, age, fresh', [
+    (1.0, 0.0, True),
+    (1.0, 3.0, True),       # exactly 3 intervals old: still fresh
+    (1.0, 3.01, False),
+    (10.0, 29.0, True),     # the TTL scales with the host's own interval
+    (10.0, 31.0, False),
+])
+def test_ttl_by_own_interval(st, clock, interval, age, fresh):
+    r = reports.report(report_interval=interval)
+    assert st.update(r)
+    clock.now += age
+    assert (st.get('host1') is r) is fresh
+    assert st.stats()['stale'] == (0 if fresh else 1)
+
+
+def test_ttl_uses_receive_time_not_agent_ts(st, clock):
+    # the agent's clock is an hour behind the scheduler's: still fresh
+    r = reports.report(ts=clock.now - 3600)
+    assert st.update(r)
+    assert st.get('host1') is r
+
+
+@pytest.mark.parametrize('second, stored', [
+    (dict(ts=101.0, seq=2), True),
+    (dict(ts=99.0, seq=0), False),      # older ts: delivered out of order
+    (dict(ts=99.0, seq=9), False),      # older ts, higher seq: still older
+    (dict(ts=100.0, seq=1), False),     # duplicate
+    (dict(ts=100.0, seq=0), False),     # same ts, lower seq
+    (dict(ts=100.0, seq=2), True),      # same ts, higher seq
+    (dict(ts=101.0, seq=0), True),      # agent restarted: seq back to 0
+])
+def test_older_reports_are_ignored(st, second, stored):
+    first = reports.report(ts=100.0, seq=1)
+    assert st.update(first)
+    r = reports.report(**second)
+    assert st.update(r) is stored
+    assert st.get('host1') is (r if stored else first)
+    assert st.stats()['ignored'] == (0 if stored else 1)
+
+
+def test_older_report_accepted_once_held_one_is_stale(st, clock):
+    assert st.update(reports.report(ts=100.0, seq=7))
+    clock.now += 3.5
+    assert st.get('host1') is None
+    # the agent's clock stepped back
+    r = reports.report(ts=50.0, seq=8)
+    assert st.update(r)
+    assert st.get('host1') is r
+
+
+def test_note_placement_until_newer_report(st):
+    assert not st.note_placement('host1', 2)      # no report: nothing
+    assert st.update(reports.report(ts=100.0, seq=1))
+    assert st.note_placement('host1', 2, lsvm_vcpus=1)
+    assert st.note_placement('host1', 1, io_strength=0.5)
+    assert st.pending('host1') == scoring.Pending(
+        placements=2, io_vcpus=3, lsvm_vcpus=1, io_strength=2.5)
+    assert st.stats()['pending_hosts'] == 1
+    # an older report does not clear the estimate...
+    assert not st.update(reports.report(ts=99.0, seq=0))
+    assert st.pending('host1').placements == 2
+    # ...a newer one does
+    assert st.update(reports.report(ts=101.0, seq=2))
+    assert st.pending('host1') == scoring.NO_PENDING
+
+
+def test_max_hosts_evicts_least_recently_received(st, clock):
+    for i, host in enumerate(['a', 'b', 'c']):
+        st.update(reports.report(host=host, ts=100.0 + i))
+    # 'a' reports again, so 'b' is now the oldest received
+    st.update(reports.report(host='a', ts=200.0))
+    st.update(reports.report(host='d', ts=100.0))
+    assert st.hosts() == ['a', 'c', 'd']
+    assert st.stats()['evicted'] == 1
+    st.configure(max_hosts=1)
+    assert st.hosts() == ['d']
+
+
+def test_stats(st, clock):
+    st.update(reports.report(host='a', report_interval=1.0))
+    clock.now += 2.0
+    st.update(reports.report(host='b', report_interval=1.0))
+    clock.now += 2.0
+    stats = st.stats()
+    assert stats['hosts'] == 2
+    assert stats['fresh'] == 1
+    assert stats['stale_hosts'] == ['a']
+    assert stats['oldest_age'] == 4.0
+    assert stats['stored'] == 2
+    st.clear()
+    assert st.stats()['hosts'] == 0 and st.stats()['stored'] == 0
+
+
+def test_get_store_applies_conf():
+    conf = cfg.ConfigOpts()
+    iosched_conf.register_opts(conf)
+    conf([], default_config_files=[])
+    conf.set_override('report_ttl_intervals', 7.0, group='iosched')
+    conf.set_override('store_max_hosts', 42, group='iosched')
+    saved = (store.STORE.ttl_intervals, store.STORE.max_hosts)
+    try:
+        s = store.get_store(conf)
+        assert s is store.STORE
+        assert (s.ttl_intervals, s.max_hosts) == (7.0, 42)
+    finally:
+        store.STORE.configure(*saved)
+
+
+def test_thread_safety_smoke(clock):
+    st = store.ReportStore(clock=clock, max_hosts=1000)
+    n_threads, n_reports = 8, 300
+    errors = []
+
+    def writer(i):
+        host = 'host%d' % i
+        try:
+            for seq in range(n_reports):
+                st.update(reports.report(host=host, ts=float(seq), seq=seq))
+                st.note_placement(host, 1)
+                st.get(host)
+                st.stats()
+        except Exception as e:      # pragma: no cover - the failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(i,))
+               for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    assert st.stats()['stored'] == n_threads * n_reports
+    for i in range(n_threads):
+        assert st.get('host%d' % i).seq == n_reports - 1
+        assert st.pending('host%d' % i).placements == 1

@@ -1,0 +1,69 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The layering rules of docs/architecture.md, checked on the source.
+
+* policies import only host_agent.model, their own base and the stdlib;
+* the simulator imports only itself and the stdlib;
+* only actuators (and drivers, which they call) write: collectors and
+  policies never import the actuators;
+* nova_plugin imports nothing of host_agent but the payload module.
+"""
+
+import ast
+import glob
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+STDLIB = set(sys.stdlib_module_names)
+
+
+def imports(path):
+    tree = ast.parse(open(path).read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module
+
+
+def files(pattern):
+    return sorted(glob.glob(os.path.join(ROOT, pattern), recursive=True))
+
+
+RULES = [
+    ('host_agent/policies/*.py',
+     lambda m: m.split('.')[0] in STDLIB or m in (
+         'host_agent', 'host_agent.model', 'host_agent.policies',
+         'host_agent.policies.base')),
+    ('simulator/**/*.py',
+     lambda m: m.split('.')[0] in STDLIB or m.startswith('simulator')),
+    ('host_agent/collectors/*.py',
+     lambda m: not m.startswith('host_agent.actuators')),
+    ('nova_plugin/**/*.py',
+     lambda m: not m.startswith('host_agent') or
+     m == 'host_agent.reporter.payload' or m == 'host_agent.reporter'),
+    ('host_agent/reporter/payload.py', lambda m: m.split('.')[0] in STDLIB),
+]
+
+
+@pytest.mark.parametrize('pattern,allowed', RULES, ids=[r[0] for r in RULES])
+def test_layering(pattern, allowed):
+    paths = files(pattern)
+    assert paths, pattern
+    bad = ['%s imports %s' % (os.path.relpath(p, ROOT), m)
+           for p in paths for m in imports(p) if not allowed(m)]
+    assert not bad, bad

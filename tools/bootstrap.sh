@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Create or refresh the project's virtualenv (.venv) with everything the
+# demo and the tests need. Idempotent: does nothing when the requirement
+# files did not change since the last successful run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+stamp="$VENV/.iosched-bootstrap"
+want=$(cat setup.py requirements.txt test-requirements.txt | sha256sum | cut -c1-16)
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+    exit 0
+fi
+log=$(mktemp /tmp/iosched-bootstrap.XXXXXX.log)
+echo "==> bootstrap: Python venv in $VENV (log: $log)"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), sys.version' || {
+    echo "iosched needs Python >= 3.11; found $("$PYTHON" --version 2>&1)" >&2; exit 1; }
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+echo "==> bootstrap: installing iosched, Nova and test requirements (about a minute on a fresh machine)"
+if ! { "$VENV/bin/pip" install -q -U pip &&
+       "$VENV/bin/pip" install -q -e '.[nova]' -r test-requirements.txt; } >"$log" 2>&1; then
+    grep -v "is ignored: it is neither" "$log" | tail -30 >&2
+    echo "bootstrap failed; full log: $log" >&2
+    exit 1
+fi
+echo "$want" > "$stamp"
+echo "==> bootstrap: done"

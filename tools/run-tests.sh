@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole test suite: bootstrap the venv, start the services the tests
+# need (and stop them afterwards if we started them), then run the suites
+# in separate processes (Nova and Cinder both register global options and
+# cannot share an interpreter) and print one combined summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+tools/bootstrap.sh || exit 1
+# shellcheck source=tools/services.sh
+. tools/services.sh
+trap stop_started EXIT
+ensure_rabbitmq || { [ "${CI:-}" = true ] && echo "RabbitMQ unavailable" >&2; }
+export IOSCHED_RABBIT_URL=${IOSCHED_RABBIT_URL:-rabbit://guest:guest@127.0.0.1:5672/}
+
+results=$(mktemp -d /tmp/iosched-tests.XXXXXX)
+status=0
+run_suite() {  # name, pytest args...
+    local name=$1; shift
+    echo "==> tests: $name"
+    "$VENV/bin/python" -m pytest -p no:cacheprovider -q \
+        --junitxml="$results/$name.xml" "$@"
+    local rc=$?
+    # 5 = no tests collected in this suite: not a failure by itself.
+    if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then status=1; fi
+}
+run_suite main tests/unit tests/functional tests/e2e "$@"
+run_suite nova tests/nova "$@"
+
+"$VENV/bin/python" - "$results" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+t = {'tests': 0, 'failures': 0, 'errors': 0, 'skipped': 0}
+for path in glob.glob(sys.argv[1] + '/*.xml'):
+    root = ET.parse(path).getroot()
+    for suite in ([root] if root.tag == 'testsuite' else root.iter('testsuite')):
+        for k in t:
+            t[k] += int(suite.get(k, 0))
+passed = t['tests'] - t['failures'] - t['errors'] - t['skipped']
+print('iosched: %d passed, %d failed, %d skipped'
+      % (passed, t['failures'] + t['errors'], t['skipped']))
+PY
+exit $status
