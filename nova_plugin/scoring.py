@@ -151,15 +151,27 @@ def io_strength_after(report, pending, request):
              + request_io_strength(request)) / float(report.pcpus))
 
 
-# score(h, r) := -strength_after(h, r)   (larger is better: less I/O wins)
+# score(h, r) := -strength_after(h, r)   if r has I/O vCPUs
+#                                        (larger is better: less I/O wins)
+#              := 0                      otherwise (indifferent)
+# A request without I/O vCPUs does not suffer from its neighbours' I/O, so
+# the weigher gives every host the same value (Nova normalises that to 0)
+# and Nova's own weighers decide. Preferring I/O-light hosts for CPU-bound
+# requests would pile CPU-bound VMs together against the CPUWeigher
+# (measured on the embedded default: -32 % CPU-bound throughput).
 def score(report, pending, request):
     """Raw weigher value for a host with a report."""
+    if request_io_strength(request) <= 0:
+        return 0.0
     return -io_strength_after(report, pending, request)
 
 
 def score_reason(report, pending, request):
     """The numbers behind ``score()``, for logs and explanations."""
     pending = pending or NO_PENDING
+    if request_io_strength(request) <= 0:
+        return ('request has no I/O vCPUs (io_profile=%s): same value for '
+                'every host' % (request.io_profile,))
     return ('I/O strength per pCPU after placement %.3f (reported %.3f + '
             'pending %.3f + request %.3f on %d pCPUs)' % (
                 io_strength_after(report, pending, request),

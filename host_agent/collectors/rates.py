@@ -37,19 +37,28 @@ def rate(prev, cur, dt):
 #   I_bar = w * I_e + (1 - w) * I_bar          (w = 0.9: newest weighs most)
 #   a gap > cutoff (10 ms) is not used, and the interval clock restarts at t_e
 #   E_n   = number of events in the window (all of them)
+# NOTE(iosched): events with the same timestamp are one delivery: a Xen
+# event channel is a pending bit (notifications coalesce until the upcall)
+# and a virtio interrupt hands over every completed request of the used
+# ring. Counting them apart adds zero gaps that, at w = 0.9, drive I_bar to
+# ~0 for throttled disks whose completions arrive in clumps (measured on the
+# embedded default: a 970 IOPS vCPU classed idle).
 # NOTE(iosched): the paper leaves I_bar's start value unstated; starting at 0
 # would report 0.9 of the gap for a window with two events, so the first
 # usable gap seeds the average. The window restarts the average, as ISACS
 # re-initialises the event data at every credit reallocation.
 def ema_gap(events_ns, weight=0.9, cutoff_ns=10_000_000):
     """Return (E_n, I_bar in ns) for sorted event timestamps of a window."""
-    n = len(events_ns)
+    n = 0
     ibar = None
     last = None
     for t in events_ns:
+        if t == last:
+            continue          # same delivery
+        n += 1
         if last is not None:
             gap = t - last
-            if 0 <= gap <= cutoff_ns:
+            if 0 < gap <= cutoff_ns:
                 ibar = gap if ibar is None else (
                     weight * gap + (1.0 - weight) * ibar)
         last = t

@@ -42,7 +42,7 @@ KERNEL_MAX_SLICE_US = 100000
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    nlsvm_slice_us: int = 12000
+    nlsvm_slice_us: int = 3000
     lsvm_max_slice_us: int = 1000
     min_slice_us: int = 100
     default_latency_ms: float = 2.0

@@ -13,6 +13,7 @@
 """Property tests: every valid SLO gives a QEMU-valid, reversible spec."""
 
 import dataclasses
+import fractions
 import math
 
 from hypothesis import given
@@ -72,7 +73,10 @@ def test_ceiling_never_below_b_or_little(s, headroom, threshold):
     d = translate.derive(s, headroom=headroom,
                          latency_class_threshold=threshold)
     assert d.total_iops_sec >= s.min_iops * headroom * (1 - 1e-12)
-    assert d.total_iops_sec >= d.little_iops * headroom
+    # exact: the derivation works in fractions, so compare in fractions
+    # (100000 * 1.1 is 110000.00000000001 in floats)
+    assert d.total_iops_sec >= d.little_iops * fractions.Fraction(
+        str(headroom))
     # ... and at most one operation above h * max(B, N/L).
     assert d.total_iops_sec < headroom * max(s.min_iops,
                                              float(d.little_iops)) + 1 + 1e-6

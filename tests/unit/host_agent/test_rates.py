@@ -42,6 +42,8 @@ def test_rate(name, prev, cur, dt, want):
      3 * MS),
     ('only long gaps', (0, 11 * MS, 30 * MS), 3, 0.0),
     ('exactly the cutoff is kept', (0, 10 * MS), 2, 10 * MS),
+    ('simultaneous events are one delivery', (0, 0, 0, 2 * MS, 2 * MS), 2,
+     2 * MS),
     ('four events, gaps 1, 2, 3 ms', (0, 1 * MS, 3 * MS, 6 * MS), 4,
      0.9 * 3 * MS + 0.1 * (0.9 * 2 * MS + 0.1 * 1 * MS)),
 ])

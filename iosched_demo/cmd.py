@@ -1,0 +1,113 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``iosched-demo``: the main job on the embedded default.
+
+Runs a scenario (hosts, flavors, SLO volume types, server requests) twice
+on a simulated cloud: once stock (Nova's default filters and weighers, no
+agent) and once with iosched (the host agent on every host, reports over
+oslo.messaging, the Nova plugin's filter and weigher), then prints where
+each VM went and why, I/O-intensive vCPUs per host, LSVM latency, CPU
+share per VM and SLO attainment side by side, and writes report.json and
+report.png.
+"""
+
+import argparse
+import logging as py_logging
+import os
+import sys
+import time
+import warnings
+
+EPILOG = """examples:
+  iosched-demo                                # embedded default
+  iosched-demo --scenario my.yaml -o out/my   # your own scenario
+  iosched-demo --transport-url rabbit://guest:guest@127.0.0.1:5672/
+"""
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog='iosched-demo', description=__doc__.split('\n\n')[1],
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--scenario', help='scenario YAML (default: the embedded '
+                   'default, iosched_demo/scenarios/default.yaml)')
+    p.add_argument('-o', '--output-dir', default='out/demo',
+                   help='where report.json and report.png go '
+                   '(default: %(default)s)')
+    p.add_argument('--transport-url', default='fake:/',
+                   help='oslo.messaging URL for agent reports: fake:/ keeps '
+                   'them in the process (default), rabbit://... uses a '
+                   'broker')
+    p.add_argument('-q', '--quiet', action='store_true',
+                   help='no progress lines')
+    p.add_argument('-v', '--verbose', action='store_true',
+                   help='log the agents and the plugin at DEBUG')
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    warnings.filterwarnings('ignore', category=DeprecationWarning)
+    warnings.filterwarnings('ignore', message='.*Eventlet is deprecated')
+    py_logging.basicConfig(
+        level=py_logging.DEBUG if args.verbose else py_logging.ERROR,
+        format='%(levelname)s %(name)s: %(message)s')
+
+    def progress(msg):
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    from iosched_demo import scenario as scenario_mod
+    try:
+        scenario = scenario_mod.load(args.scenario)
+    except scenario_mod.ScenarioError as e:
+        print('iosched-demo: %s' % e, file=sys.stderr)
+        return 2
+    progress('iosched-demo: scenario %s: %d hosts, %d servers, %.0f s '
+             'measured' % (scenario.name, len(scenario.hosts),
+                           len(scenario.servers), scenario.measure_s))
+    progress('loading Nova, the agent and the simulator ...')
+    from iosched_demo import cloud as cloud_mod
+    from iosched_demo import metrics
+    from iosched_demo import report
+    cloud_mod.set_defaults()
+    start = time.monotonic()
+    results = {}
+    for label, with_iosched in (('stock', False), ('iosched', True)):
+        progress('== %s: %s' % (label, 'Nova default weighers, no agent'
+                                if not with_iosched else
+                                'agents + Nova plugin over %s'
+                                % args.transport_url))
+        cloud, t0, t1 = cloud_mod.run_variant(
+            scenario, with_iosched, args.transport_url, progress)
+        try:
+            results[label] = metrics.summarize(cloud, t0, t1)
+        finally:
+            cloud.close()
+    elapsed = time.monotonic() - start
+    stock, iosched = results['stock'], results['iosched']
+    print('\nWhere each VM went (and why, with iosched):')
+    print(report.placement_table(stock, iosched))
+    print('\nI/O balance across hosts:')
+    print(report.hosts_table(stock, iosched))
+    print('\nHeadline (measured window %.0f s of simulated time):'
+          % scenario.measure_s)
+    print(report.headline_table(stock, iosched))
+    _, json_path, png_path = report.write_all(
+        args.output_dir, scenario, stock, iosched, elapsed)
+    print('\nwrote %s and %s (%.1f s)' % (os.path.relpath(json_path),
+                                         os.path.relpath(png_path), elapsed))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,226 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Scenario files of the embedded default: hosts, flavors, SLO volume
+types and a stream of server requests, in YAML.
+
+Example (``iosched_demo/scenarios/default.yaml`` is the full one)::
+
+    seed: 42
+    arrival_interval_s: 1.0      # one server request per simulated second
+    warmup_s: 3.0                # after the last placement, not measured
+    measure_s: 20.0              # measured window
+    hosts:
+      - {name: compute-1, pcpus: 4, ram_mb: 65536}
+    flavors:
+      lsvm.small:
+        vcpus: 1
+        ram_mb: 2048
+        extra_specs: {"iosched:latency_sensitive": "true",
+                      "iosched:latency_ms": "2", "iosched:io_profile": "io"}
+    volume_types:
+      slo-gold: {slo: "300iops,20ms,p99"}
+    servers:
+      - name: web
+        count: 2                 # web-1, web-2
+        flavor: lsvm.small
+        workload: {type: request_response, rate_per_s: 300, burst_us: 200}
+
+``load(path)`` validates everything and raises ``ScenarioError`` with the
+path of the bad field, what it got and what is accepted.
+"""
+
+import dataclasses
+import os
+
+import yaml
+
+WORKLOADS = {
+    'cpu': {},
+    'idle': {},
+    'request_response': {'rate_per_s': float, 'burst_us': int,
+                         'burst_jitter': float},
+    'disk_closed_loop': {'outstanding': int, 'io_bytes': int,
+                         'cpu_per_io_us': int, 'write_ratio': float},
+    'mixed': {'cpu_fraction': float, 'period_us': int, 'rate_per_s': float,
+              'burst_us': int, 'burst_jitter': float},
+}
+DEFAULT_SCENARIO = os.path.join(os.path.dirname(__file__), 'scenarios',
+                                'default.yaml')
+
+
+class ScenarioError(ValueError):
+    def __init__(self, field, problem):
+        super().__init__('scenario field %s: %s' % (field, problem))
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    name: str
+    pcpus: int
+    ram_mb: int
+    default_slice_us: int = 3000
+    disk_service_us: int = 150
+    disk_parallelism: int = 8
+    cpu_allocation_ratio: float = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Flavor:
+    name: str
+    vcpus: int
+    ram_mb: int
+    extra_specs: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class Server:
+    name: str
+    flavor: Flavor
+    workload: dict            # {'type': ..., params}
+    volume_type: str = ''
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    seed: int
+    arrival_interval_s: float
+    warmup_s: float
+    measure_s: float
+    tick_s: float
+    hosts: tuple
+    flavors: dict
+    volume_types: dict        # name -> SLO text
+    servers: tuple
+
+
+def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None):
+    where = '%s.%s' % (path, key) if path else key
+    if key not in data:
+        if default is dataclasses.MISSING:
+            raise ScenarioError(where, 'missing (required)')
+        return default
+    value = data[key]
+    if kind is float and isinstance(value, int) and not isinstance(value,
+                                                                  bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind in (
+            int, float):
+        raise ScenarioError(where, 'expected %s, got %r'
+                            % (kind.__name__, value))
+    if lo is not None and value < lo:
+        raise ScenarioError(where, 'got %r, accepted: >= %s' % (value, lo))
+    return value
+
+
+def _workload(data, path):
+    if not isinstance(data, dict):
+        raise ScenarioError(path, 'expected a mapping with a type')
+    kind = _req(data, 'type', path, str)
+    if kind not in WORKLOADS:
+        raise ScenarioError(path + '.type', 'got %r, accepted: %s'
+                            % (kind, ', '.join(sorted(WORKLOADS))))
+    out = {'type': kind}
+    for key, value in data.items():
+        if key == 'type':
+            continue
+        if key not in WORKLOADS[kind]:
+            raise ScenarioError('%s.%s' % (path, key),
+                                'unknown for %s; accepted: %s' % (
+                                    kind, ', '.join(WORKLOADS[kind]) or
+                                    'none'))
+        out[key] = _req(data, key, path, WORKLOADS[kind][key], lo=0)
+    return out
+
+
+def parse(data, name='scenario'):
+    if not isinstance(data, dict):
+        raise ScenarioError('<root>', 'expected a mapping')
+    hosts = []
+    for i, h in enumerate(_req(data, 'hosts', '', list)):
+        p = 'hosts[%d]' % i
+        if not isinstance(h, dict):
+            raise ScenarioError(p, 'expected a mapping')
+        hosts.append(Host(
+            name=_req(h, 'name', p, str),
+            pcpus=_req(h, 'pcpus', p, int, lo=1),
+            ram_mb=_req(h, 'ram_mb', p, int, lo=1),
+            default_slice_us=int(_req(h, 'default_slice_ms', p, float, 3.0,
+                                      lo=0.1) * 1000),
+            disk_service_us=_req(h, 'disk_service_us', p, int, 150,
+                                 lo=1),
+            disk_parallelism=_req(h, 'disk_parallelism', p, int, 8, lo=1),
+            cpu_allocation_ratio=_req(h, 'cpu_allocation_ratio', p, float,
+                                      4.0, lo=0.1)))
+    if not hosts:
+        raise ScenarioError('hosts', 'needs at least one host')
+    if len({h.name for h in hosts}) != len(hosts):
+        raise ScenarioError('hosts', 'host names must be unique')
+    flavors = {}
+    for fname, f in _req(data, 'flavors', '', dict).items():
+        p = 'flavors.%s' % fname
+        specs = _req(f, 'extra_specs', p, dict, {})
+        flavors[fname] = Flavor(
+            name=fname, vcpus=_req(f, 'vcpus', p, int, lo=1),
+            ram_mb=_req(f, 'ram_mb', p, int, lo=1),
+            extra_specs={str(k): str(v).lower() if isinstance(v, bool)
+                         else str(v) for k, v in specs.items()})
+    vtypes = {}
+    for vname, v in _req(data, 'volume_types', '', dict, {}).items():
+        vtypes[vname] = _req(v, 'slo', 'volume_types.%s' % vname, str)
+    servers = []
+    for i, s in enumerate(_req(data, 'servers', '', list)):
+        p = 'servers[%d]' % i
+        if not isinstance(s, dict):
+            raise ScenarioError(p, 'expected a mapping')
+        fname = _req(s, 'flavor', p, str)
+        if fname not in flavors:
+            raise ScenarioError(p + '.flavor', 'got %r, accepted: %s'
+                                % (fname, ', '.join(sorted(flavors))))
+        vtype = _req(s, 'volume_type', p, str, '')
+        if vtype and vtype not in vtypes:
+            raise ScenarioError(p + '.volume_type', 'got %r, accepted: %s'
+                                % (vtype, ', '.join(sorted(vtypes))))
+        workload = _workload(_req(s, 'workload', p, dict), p + '.workload')
+        if workload['type'] == 'disk_closed_loop' and not vtype:
+            pass  # a local disk without SLO is fine
+        base = _req(s, 'name', p, str)
+        count = _req(s, 'count', p, int, 1, lo=1)
+        for n in range(count):
+            servers.append(Server(
+                name=base if count == 1 else '%s-%d' % (base, n + 1),
+                flavor=flavors[fname], workload=workload,
+                volume_type=vtype))
+    if len({s.name for s in servers}) != len(servers):
+        raise ScenarioError('servers', 'server names must be unique')
+    return Scenario(
+        name=_req(data, 'name', '', str, name),
+        seed=_req(data, 'seed', '', int, 42),
+        arrival_interval_s=_req(data, 'arrival_interval_s', '', float, 1.0,
+                                lo=0.01),
+        warmup_s=_req(data, 'warmup_s', '', float, 3.0, lo=0),
+        measure_s=_req(data, 'measure_s', '', float, 20.0, lo=0.1),
+        tick_s=_req(data, 'tick_s', '', float, 1.0, lo=0.05),
+        hosts=tuple(hosts), flavors=flavors, volume_types=vtypes,
+        servers=tuple(servers))
+
+
+def load(path=None):
+    path = path or DEFAULT_SCENARIO
+    try:
+        with open(path, encoding='utf-8') as fh:
+            data = yaml.safe_load(fh)
+    except OSError as e:
+        raise ScenarioError('<file>', 'cannot read %s: %s' % (path, e))
+    except yaml.YAMLError as e:
+        raise ScenarioError('<file>', 'not valid YAML: %s' % e)
+    return parse(data, name=os.path.splitext(os.path.basename(path))[0])

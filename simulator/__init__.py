@@ -1,0 +1,29 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""iosched host simulator: a deterministic discrete-event model of one host.
+
+Drives the host agent (``host_agent.drivers.simulated``) and the demo with
+what a real KVM host exposes and the knobs the agent turns. Standard
+library only; time is integer microseconds; all randomness is seeded.
+
+Modules:
+
+* ``spec``: host, disk, VM and workload specifications; counter types;
+* ``host``: ``SimHost``, the public API;
+* ``events``: the event loop (heap of timed callbacks);
+* ``eevdf`` / ``cpu`` / ``cpu_balance``: per-pCPU EEVDF scheduling,
+  wake-up placement and preemption, load balancing, affinity;
+* ``workloads``: run-time behaviour of the vCPU workloads;
+* ``disk`` / ``throttle``: the shared disk device and QEMU-like iotune
+  throttling of each guest disk;
+* ``checks``: argument validation with field-naming messages.
+"""

@@ -1,0 +1,277 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The per-pCPU EEVDF scheduler of one host, driven by the event loop.
+
+What it does (simplifications of Linux 6.12+ are marked *):
+
+* exact time: slice expiry and work completion are events at their exact
+  time, as with HRTICK (*: a stock kernel checks slice expiry on the 1 ms
+  tick, so sub-tick slices matter there mostly through wake-up
+  preemption);
+* wake-up placement: zero lag, vruntime = V, and a fresh request
+  (deadline = V + vslice) (*: the kernel keeps the lag a task had when it
+  went to sleep, and 6.12 delays the dequeue of a sleeping task until its
+  lag is spent; here sleeping forgets lag);
+* wake-up preemption: PREEMPT_SHORT clears the current entity's
+  RUN_TO_PARITY protection when the woken entity is eligible, has a
+  shorter slice and an earlier deadline (or the current one is not
+  eligible); then the woken entity preempts if it is what pick_eevdf
+  returns (as check_preempt_wakeup_fair). A protected current entity
+  (eligible, still in the request it was picked with) keeps the pCPU;
+* which pCPU on wake-up (select_idle_sibling-like): the previous pCPU if
+  idle, else the lowest-id idle allowed pCPU, else the previous pCPU if
+  allowed, else the first allowed one; an entity that never ran goes to
+  the least loaded allowed pCPU;
+* idle balance: a pCPU going idle pulls the longest-waiting allowed
+  entity from the busiest run-queue; periodic balance every
+  ``balance_us`` moves one waiting entity from the busiest to the least
+  busy run-queue when they differ by 2 or more. Migration keeps lag
+  (clamped) and the relative deadline (PLACE_REL_DEADLINE);
+* context switches: every dispatch costs ``switch_cost_us`` of lost time
+  (charged to nobody) and counts as a switch of the dispatched vCPU; an
+  entity that is re-picked after its slice expires continues for free;
+* knobs: weight changes reweight vruntime and deadline around V
+  (reweight_eevdf); a new slice applies from the next request (the
+  kernel keeps the relative deadline across sched_setattr); an affinity
+  change migrates a queued or running entity at once if its pCPU is no
+  longer allowed.
+"""
+
+import heapq
+
+from simulator import cpu_balance
+from simulator import eevdf
+
+
+class Scheduler(cpu_balance.BalanceMixin):
+    __slots__ = ('loop', 'cpus', 'cost', 'nr_waiting', 'balance_us',
+                 '_heap', '_seq', '_on_cpu_cb')
+
+    def __init__(self, loop, pcpus, switch_cost_us, balance_us):
+        self.loop = loop
+        self.cpus = [eevdf.PCpu(i) for i in range(pcpus)]
+        self.cost = switch_cost_us
+        self.nr_waiting = 0
+        self.balance_us = balance_us
+        self._heap = loop.heap
+        self._seq = loop._seq
+        self._on_cpu_cb = self._on_cpu
+        if balance_us and pcpus > 1:
+            loop.at(loop.now + balance_us, self._on_balance)
+
+    # -- accounting ----------------------------------------------------------
+    def _update_curr(self, p, now):
+        d = now - p.last_update
+        if d > 0:
+            e = p.curr
+            p.last_update = now
+            e.run_us += d
+            e.v += d * eevdf.VSCALE // e.lw
+            e.slice_left -= d
+            e.wl.work_left -= d
+
+    def _settle(self, p, now):
+        """Run p's CPU event now if it is due, then account curr to now."""
+        if p.curr is not None and p.ev_time <= now:
+            self._on_cpu(p, p.gen)
+        if p.curr is not None:
+            self._update_curr(p, now)
+
+    def settle_all(self, now):
+        """Run every due CPU event first, so the queues are stable now."""
+        for p in self.cpus:
+            if p.curr is not None and p.ev_time <= now:
+                self._on_cpu(p, p.gen)
+
+    def counters(self, e, now):
+        """(run_us, wait_us) of e, live up to ``now``."""
+        run, wait = e.run_us, e.wait_us
+        if e.running:
+            d = now - e.cpu.last_update
+            if d > 0:
+                run += d
+        elif e.on_rq:
+            wait += now - e.wait_start
+        return run, wait
+
+    # -- queue transitions ---------------------------------------------------
+    def _enqueue_waiting(self, p, e, now):
+        p.enqueue(e)
+        e.on_rq = True
+        e.cpu = p
+        e.wait_start = now
+        self.nr_waiting += 1
+
+    def _set_next(self, p, e, now):
+        """Dispatch waiting entity e on p (which has no curr)."""
+        p.dequeue(e)
+        self.nr_waiting -= 1
+        e.wait_us += now - e.wait_start
+        e.running = True
+        e.protected = True
+        e.switches += 1
+        e.last_cpu = p.id
+        p.curr = e
+        start = now + self.cost
+        p.last_update = start
+        self._arm(p, start)
+
+    def _arm(self, p, start):
+        e = p.curr
+        d = e.wl.work_left
+        s = e.slice_left
+        if s < d:
+            d = s
+        if d < 0:
+            d = 0
+        p.gen += 1
+        t = start + d
+        p.ev_time = t
+        heapq.heappush(self._heap,
+                       (t, next(self._seq), self._on_cpu_cb, p, p.gen))
+
+    def _dispatch(self, p, now):
+        """p has no curr: run the best waiting entity, else pull one."""
+        if p.queue:
+            self._set_next(p, p.pick(), now)
+            return
+        p.ev_time = -1
+        if self.nr_waiting:
+            self._idle_pull(p, now)
+
+    def _preempt(self, p, e, now):
+        c = p.curr
+        c.running = False
+        p.curr = None
+        self._enqueue_waiting(p, c, now)
+        self._set_next(p, e, now)
+
+    # -- events ---------------------------------------------------------------
+    def _on_cpu(self, p, gen):
+        if gen != p.gen:
+            return
+        p.gen += 1
+        now = self.loop.now
+        e = p.curr
+        self._update_curr(p, now)
+        wl = e.wl
+        if wl.work_left <= 0:
+            wl.complete(now)
+            if wl.work_left <= 0:           # nothing left: block
+                e.running = False
+                e.on_rq = False
+                e.cpu = None
+                p.curr = None
+                if not p.queue:
+                    p.idle_v = e.v
+                self._dispatch(p, now)
+                return
+        if e.slice_left <= 0:               # request done: new deadline
+            e.new_request()
+            e.protected = False
+            if p.queue:
+                best = p.pick()
+                if best is not e:
+                    e.running = False
+                    p.curr = None
+                    self._enqueue_waiting(p, e, now)
+                    self._set_next(p, best, now)
+                    return
+            e.protected = True
+        self._arm(p, now)
+
+    def wake(self, e, now, initial=False):
+        """e (blocked) became runnable: place it and maybe preempt."""
+        if not initial:
+            e.wakeups += 1
+        p = self.select_cpu(e)
+        self._settle(p, now)
+        e.v = p.avg_v()
+        e.new_request()
+        self._enqueue_waiting(p, e, now)
+        if p.curr is None:
+            self._dispatch(p, now)
+        else:
+            self._check_preempt(p, e, now)
+
+    def _check_preempt(self, p, e, now):
+        """check_preempt_wakeup_fair with PREEMPT_SHORT and RUN_TO_PARITY."""
+        c = p.curr
+        w, s = p.totals()
+        if (e.slice_us < c.slice_us and e.v * w <= s
+                and (e.deadline < c.deadline or c.v * w > s)):
+            c.protected = False
+        if p.pick() is e:
+            self._preempt(p, e, now)
+
+    def select_cpu(self, e):
+        cpus = self.cpus
+        allowed = e.allowed
+        prev = e.last_cpu
+        prev_ok = prev is not None and (allowed is None or prev in allowed)
+        if prev_ok:
+            p = cpus[prev]
+            if p.curr is None and not p.queue:
+                return p
+        ids = range(len(cpus)) if allowed is None else allowed
+        for i in ids:
+            p = cpus[i]
+            if p.curr is None and not p.queue:
+                return p
+        if prev_ok:
+            return cpus[prev]
+        if prev is None:
+            return min((cpus[i] for i in ids),
+                       key=lambda q: (q.nr_running, q.id))
+        return cpus[ids[0]]
+
+    # -- knobs ----------------------------------------------------------------
+    def set_weight(self, e, weight, now):
+        if not e.on_rq:
+            e.set_weight(weight)
+            return
+        p = e.cpu
+        self._settle(p, now)
+        if not e.on_rq:
+            e.set_weight(weight)
+            return
+        avg = p.avg_v()
+        old_lw = e.lw
+        lag = eevdf.entity_lag(e, avg)
+        if not e.running:
+            p.dequeue(e)
+        e.set_weight(weight)
+        e.v = avg - lag * old_lw // e.lw
+        e.deadline = avg + (e.deadline - avg) * old_lw // e.lw
+        if not e.running:
+            p.enqueue(e)
+
+    def remove(self, e, now):
+        e.alive = False
+        if not e.on_rq:
+            return
+        p = e.cpu
+        self._settle(p, now)
+        if not e.on_rq:
+            return
+        e.on_rq = False
+        e.cpu = None
+        if e.running:
+            e.running = False
+            p.curr = None
+            p.gen += 1
+            if not p.queue:
+                p.idle_v = e.v
+            self._dispatch(p, now)
+        else:
+            p.dequeue(e)
+            self.nr_waiting -= 1

@@ -1,0 +1,249 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``SimHost``: a deterministic discrete-event model of one KVM host.
+
+The public API the host agent's ``SimulatedDriver`` and the demo use:
+add/remove VMs, advance simulated time (``run_until``), read counters a
+real host exposes (schedstat-like vCPU times, wake-ups, tracepoint-like
+I/O event timestamps, blockstats-like disk counters), set the knobs the
+agent acts on (EEVDF slice, cgroup weight, affinity, iotune) and read
+results (request and disk latencies, CPU time) over a time window.
+
+Time is integer microseconds (``now_us``). All randomness comes from
+``random.Random`` objects seeded from ``seed`` and a stream name (VM uuid
+and vCPU index, or the disk device), so a run is a pure function of the
+seed and the calls made, and adding a VM does not change the random
+streams of the others.
+"""
+
+import array
+import bisect
+import math
+import random
+
+from simulator import checks
+from simulator import cpu
+from simulator import disk as disks
+from simulator import eevdf
+from simulator import events
+from simulator import spec as specs
+from simulator import throttle
+from simulator import workloads
+
+
+class _Vm:
+    __slots__ = ('spec', 'uuid', 'ents', 'disks', 'lat_t', 'lat_v')
+
+    def __init__(self, vm_spec):
+        self.spec = vm_spec
+        self.uuid = vm_spec.uuid
+        self.ents = []
+        self.disks = {}
+        self.lat_t = array.array('q')   # request completion times
+        self.lat_v = array.array('q')   # request latencies
+
+    def record_latency(self, now, lat):
+        self.lat_t.append(now)
+        self.lat_v.append(lat)
+
+
+def _since(times, values, since_us):
+    return list(values[bisect.bisect_left(times, since_us):])
+
+
+class SimHost:
+    def __init__(self, host_spec, seed=0):
+        if not isinstance(host_spec, specs.HostSpec):
+            raise ValueError('host_spec: %r is invalid; accepted: a '
+                             'spec.HostSpec' % (host_spec,))
+        self.spec = host_spec
+        self.seed = seed
+        self.loop = events.EventLoop()
+        self.sched = cpu.Scheduler(self.loop, host_spec.pcpus,
+                                   host_spec.switch_cost_us,
+                                   host_spec.balance_us)
+        self.device = disks.DiskDevice(self.loop, host_spec.disk,
+                                       self._rng('disk'))
+        self._vms = {}
+        self._next_eid = 0
+
+    def _rng(self, stream):
+        return random.Random('%s/%s' % (self.seed, stream))
+
+    # -- time -----------------------------------------------------------------
+    @property
+    def now_us(self):
+        return self.loop.now
+
+    @property
+    def events_processed(self):
+        """Events the loop has run so far (for performance checks)."""
+        return self.loop.processed
+
+    def run_until(self, t_us):
+        """Advance simulated time to ``t_us`` (microseconds, >= now_us)."""
+        if (isinstance(t_us, bool) or not isinstance(t_us, (int, float))
+                or not math.isfinite(t_us) or t_us < self.loop.now):
+            raise ValueError('t_us: %r is invalid; accepted: a time in us '
+                             '>= now_us (%d)' % (t_us, self.loop.now))
+        self.loop.run_until(int(t_us))
+
+    # -- VMs ------------------------------------------------------------------
+    def add_vm(self, vm_spec):
+        if not isinstance(vm_spec, specs.VmSpec):
+            raise ValueError('vm_spec: %r is invalid; accepted: a '
+                             'spec.VmSpec' % (vm_spec,))
+        if vm_spec.uuid in self._vms:
+            raise ValueError('uuid: %r is already on host %s; accepted: a '
+                             'new uuid' % (vm_spec.uuid, self.spec.name))
+        vm = _Vm(vm_spec)
+        now = self.loop.now
+        for name in vm_spec.disks:
+            vm.disks[name] = disks.GuestDisk(name, self.loop, self.device)
+        for i, wl_spec in enumerate(vm_spec.vcpus):
+            ent = eevdf.Entity(self._next_eid, vm, i, checks.WEIGHT_DEFAULT,
+                               self.spec.default_slice_us)
+            self._next_eid += 1
+            ent.wl = workloads.build(
+                wl_spec, ent, self.sched, self.loop, vm,
+                self._rng('%s/vcpu%d' % (vm_spec.uuid, i)), vm.disks)
+            vm.ents.append(ent)
+        self._vms[vm.uuid] = vm
+        for ent in vm.ents:
+            ent.wl.start(now)
+
+    def remove_vm(self, uuid):
+        vm = self._vm(uuid)
+        now = self.loop.now
+        for ent in vm.ents:
+            self.sched.remove(ent, now)
+        for gdisk in vm.disks.values():
+            gdisk.remove()
+        del self._vms[uuid]
+
+    def vm_uuids(self):
+        """uuids of the VMs on the host, in the order they were added."""
+        return list(self._vms)
+
+    def vcpu_count(self, uuid):
+        return len(self._vm(uuid).ents)
+
+    def _vm(self, uuid):
+        vm = self._vms.get(uuid)
+        if vm is None:
+            raise ValueError('uuid: unknown instance %r on host %s; '
+                             'accepted: one of %s'
+                             % (uuid, self.spec.name, list(self._vms)))
+        return vm
+
+    def _ent(self, uuid, vcpu):
+        vm = self._vm(uuid)
+        n = len(vm.ents)
+        if isinstance(vcpu, bool) or not isinstance(vcpu, int) or not (
+                0 <= vcpu < n):
+            raise ValueError('vcpu: %r out of range for instance %s; '
+                             'accepted: 0..%d' % (vcpu, uuid, n - 1))
+        return vm.ents[vcpu]
+
+    def _disk(self, uuid, disk):
+        vm = self._vm(uuid)
+        gdisk = vm.disks.get(disk)
+        if gdisk is None:
+            raise ValueError('disk: unknown disk %r of instance %s; '
+                             'accepted: one of %s'
+                             % (disk, uuid, list(vm.disks)))
+        return gdisk
+
+    # -- knobs ----------------------------------------------------------------
+    def set_vcpu_slice(self, uuid, vcpu, slice_us):
+        """EEVDF custom slice (sched_setattr sched_runtime), in us."""
+        ent = self._ent(uuid, vcpu)
+        ent.set_slice(checks.slice_us(slice_us))
+
+    def get_vcpu_slice(self, uuid, vcpu):
+        return self._ent(uuid, vcpu).slice_us
+
+    def set_vcpu_weight(self, uuid, vcpu, weight):
+        """cgroup v2 cpu.weight of the vCPU thread (1..10000)."""
+        ent = self._ent(uuid, vcpu)
+        self.sched.set_weight(ent, checks.weight(weight), self.loop.now)
+
+    def get_vcpu_weight(self, uuid, vcpu):
+        return self._ent(uuid, vcpu).weight
+
+    def set_vcpu_affinity(self, uuid, vcpu, pcpus):
+        """None = all pCPUs, else a tuple of pCPU ids (pinning)."""
+        ent = self._ent(uuid, vcpu)
+        allowed = checks.affinity(pcpus, self.spec.pcpus)
+        self.sched.set_affinity(ent, allowed, self.loop.now)
+
+    def get_vcpu_affinity(self, uuid, vcpu):
+        return self._ent(uuid, vcpu).allowed
+
+    def set_disk_iotune(self, uuid, disk, iotune):
+        """Replace the disk's whole iotune configuration ({} = none)."""
+        gdisk = self._disk(uuid, disk)
+        gdisk.set_iotune(throttle.validate(iotune))
+
+    def get_disk_iotune(self, uuid, disk):
+        return dict(self._disk(uuid, disk).iotune)
+
+    # -- counters -------------------------------------------------------------
+    def vcpu_counters(self, uuid, vcpu):
+        ent = self._ent(uuid, vcpu)
+        run, wait = self.sched.counters(ent, self.loop.now)
+        return specs.VcpuCounters(run_us=run, wait_us=wait,
+                                  wakeups=ent.wakeups,
+                                  switches=ent.switches, pcpu=ent.last_cpu)
+
+    def drain_io_events(self, uuid, vcpu):
+        """Timestamps (us) of I/O response events since the last drain."""
+        ent = self._ent(uuid, vcpu)
+        out = ent.io_events
+        ent.io_events = []
+        return out
+
+    def io_events_dropped(self, uuid, vcpu):
+        """Events lost because more than IO_EVENTS_CAP were not drained."""
+        return self._ent(uuid, vcpu).io_dropped
+
+    def disk_counters(self, uuid, disk):
+        g = self._disk(uuid, disk)
+        return specs.DiskCounters(rd_reqs=g.rd_reqs, wr_reqs=g.wr_reqs,
+                                  rd_bytes=g.rd_bytes, wr_bytes=g.wr_bytes,
+                                  total_time_us=g.total_time_us)
+
+    # -- results --------------------------------------------------------------
+    def request_latencies_us(self, uuid, since_us=0):
+        """Latencies of requests completed at or after ``since_us``."""
+        vm = self._vm(uuid)
+        return _since(vm.lat_t, vm.lat_v, since_us)
+
+    def request_completions_us(self, uuid, since_us=0):
+        """Completion times matching ``request_latencies_us``."""
+        vm = self._vm(uuid)
+        return _since(vm.lat_t, vm.lat_t, since_us)
+
+    def disk_latencies_us(self, uuid, disk, since_us=0):
+        """Latencies of disk requests completed at or after ``since_us``."""
+        g = self._disk(uuid, disk)
+        return _since(g.lat_t, g.lat_v, since_us)
+
+    def disk_completions_us(self, uuid, disk, since_us=0):
+        g = self._disk(uuid, disk)
+        return _since(g.lat_t, g.lat_t, since_us)
+
+    def cpu_run_us(self, uuid):
+        """CPU time of the VM: the sum over its vCPUs, up to now."""
+        vm = self._vm(uuid)
+        now = self.loop.now
+        return sum(self.sched.counters(e, now)[0] for e in vm.ents)
