@@ -24,8 +24,12 @@ run_suite() {  # name, pytest args...
     # 5 = no tests collected in this suite: not a failure by itself.
     if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then status=1; fi
 }
-run_suite main tests/unit tests/functional tests/e2e "$@"
-run_suite nova tests/nova "$@"
+if [ $# -gt 0 ]; then
+    run_suite selected "$@"          # e.g. tools/run-tests.sh tests/unit -k x
+else
+    run_suite main tests/unit tests/functional tests/e2e
+    run_suite nova tests/nova
+fi
 
 "$VENV/bin/python" - "$results" <<'PY'
 import glob, sys, xml.etree.ElementTree as ET

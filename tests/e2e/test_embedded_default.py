@@ -1,0 +1,85 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The main job on the embedded default, end to end, asserting outcomes.
+
+The default scenario is built so that stock Nova stacks the I/O VMs on one
+host and puts LSVMs next to CPU-bound VMs; with iosched the LSVM's p99
+latency must be lower and the I/O-intensive vCPUs spread across hosts,
+without costing the CPU-bound VMs their throughput or any SLO.
+"""
+
+import json
+import os
+
+import pytest
+
+from iosched_demo import cmd
+from tests import fixtures
+
+
+def _run(tmp_path, *extra):
+    out = str(tmp_path / 'demo')
+    rc = cmd.main(['-q', '-o', out] + list(extra))
+    assert rc == 0
+    assert os.path.getsize(os.path.join(out, 'report.png')) > 10000
+    with open(os.path.join(out, 'report.json')) as fh:
+        return json.load(fh)
+
+
+def _check_outcomes(report):
+    stock, iosched = report['stock'], report['iosched']
+    s, i = stock['headline'], iosched['headline']
+    assert i['lsvm_requests'] > 10000 and s['lsvm_requests'] > 10000
+    assert i['lsvm_p99_ms'] < s['lsvm_p99_ms']
+    assert i['lsvm_p50_ms'] < s['lsvm_p50_ms']
+    # I/O-intensive vCPUs spread: the busiest host has fewer per pCPU.
+    assert i['io_vcpus_per_pcpu_max'] < s['io_vcpus_per_pcpu_max']
+    assert i['io_vcpus_per_pcpu_max'] <= 1.0
+    # ... at no cost to CPU-bound VMs or to the SLO volumes.
+    assert i['cpu_bound_cpu_s'] >= 0.95 * s['cpu_bound_cpu_s']
+    assert i['slo_met'] >= s['slo_met']
+    # Every VM was placed, and the reasons are there.
+    assert all(row['host'] for row in iosched['servers'])
+    assert any('IoDensityFilter' in r for d in iosched['placements']
+               for r in d['rejected'].values())
+    # LSVMs keep their CPU share: same within 5% (no extra share).
+    share = {r['server']: r['cpu_share'] for r in stock['servers']}
+    for row in iosched['servers']:
+        if row['lsvm']:
+            assert row['cpu_share'] == pytest.approx(share[row['server']],
+                                                     rel=0.05)
+
+
+def test_embedded_default_in_process_bus(tmp_path):
+    report = _run(tmp_path)
+    assert report['scenario'] == 'embedded-default'
+    _check_outcomes(report)
+
+
+def test_embedded_default_over_rabbitmq(tmp_path):
+    url = fixtures.rabbit_url()
+    _check_outcomes(_run(tmp_path, '--transport-url', url))
+
+
+def test_deterministic(tmp_path):
+    a = _run(tmp_path / 'a')
+    b = _run(tmp_path / 'b')
+    assert a['stock'] == b['stock'] and a['iosched'] == b['iosched']
+
+
+def test_bad_scenario_is_refused_with_the_field(tmp_path, capsys):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('hosts: [{name: h, pcpus: 0, ram_mb: 1}]\n'
+                   'flavors: {}\nservers: []\n')
+    assert cmd.main(['-q', '--scenario', str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert 'hosts[0].pcpus' in err and '>= 1' in err

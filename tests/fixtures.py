@@ -1,0 +1,99 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Shared test helpers: a simulated host with an agent, and the rule that a
+test needing a real component fails (not skips) in CI when it is missing."""
+
+import os
+import socket
+import urllib.parse
+
+import pytest
+
+from host_agent.actuators import driver as driver_act
+from host_agent.actuators import journal as journal_mod
+from host_agent import agent as agent_mod
+from host_agent import conf as agent_conf
+from host_agent.drivers import simulated
+from host_agent import model
+from host_agent.policies import vslicer
+from simulator import host as sim_host
+from simulator import spec as sim_spec
+
+CONF = agent_conf.CONF
+LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
+              'iosched:io_profile': 'io'}
+
+
+def require(component, available, why):
+    """Skip locally, fail in CI (CI=true), when a real component is absent."""
+    if available:
+        return
+    msg = '%s unavailable: %s' % (component, why)
+    if os.environ.get('CI') == 'true':
+        pytest.fail(msg + ' (CI must provide it)')
+    pytest.skip(msg)
+
+
+def rabbit_url():
+    """The broker URL for functional tests, after checking it answers."""
+    url = os.environ.get('IOSCHED_RABBIT_URL',
+                         'rabbit://guest:guest@127.0.0.1:5672/')
+    parts = urllib.parse.urlparse(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port or 5672),
+                                 timeout=2).close()
+        ok, why = True, ''
+    except OSError as e:
+        ok, why = False, 'nothing answers at %s:%s (%s)' % (
+            parts.hostname, parts.port or 5672, e)
+    require('RabbitMQ', ok, why)
+    return url
+
+
+def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):
+    """A SimHost with an LSVM, a CPU-bound VM and a disk VM, plus the
+    Nova metadata the driver reports for them."""
+    sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=pcpus,
+                                             default_slice_us=3000),
+                           seed=seed)
+    vms = [
+        ('lsvm-1', (sim_spec.RequestResponse(rate_per_s=300, burst_us=200),),
+         LSVM_SPECS, ()),
+        ('cpu-1', (sim_spec.CpuBound(), sim_spec.CpuBound(),
+                   sim_spec.CpuBound()), {'iosched:io_profile': 'cpu'}, ()),
+        ('db-1', (sim_spec.DiskClosedLoop(outstanding=2),),
+         {'iosched:io_profile': 'io'},
+         (model.DiskInfo('vda', 'vol-1', {'iosched:min_iops': '100'}),)),
+    ]
+    driver = simulated.SimulatedDriver(sim)
+    for uuid, workloads, specs, disks in vms:
+        sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=workloads,
+                                   disks=('vda',)))
+        if disks:
+            sim.set_disk_iotune(uuid, 'vda', {'total_iops_sec': 2000})
+        driver.add_instance(model.InstanceInfo(
+            uuid=uuid, name=uuid, flavor=uuid, vcpus=len(workloads),
+            extra_specs=specs, disks=disks))
+    return sim, driver
+
+
+def make_agent(driver, reporter=None, journal_path=None):
+    actuator = driver_act.DriverActuator(driver,
+                                         journal_mod.Journal(journal_path))
+    return agent_mod.Agent(CONF, driver, [vslicer.VSlicerPolicy(CONF)],
+                           actuator, reporter=reporter)
+
+
+def run_ticks(sim, agent, ticks, tick_us=1_000_000):
+    for _ in range(ticks):
+        sim.run_until(sim.now_us + tick_us)
+        agent.tick()

@@ -1,0 +1,121 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Agent reporter -> a real RabbitMQ -> Nova plugin report stores.
+
+Two scheduler workers listen (two RPC servers on one topic); the agent's
+fanout cast must reach both, and a malformed payload must be dropped with
+its reason while the good ones are kept.
+"""
+
+import time
+import uuid
+
+import pytest
+
+from host_agent.reporter import messaging
+from host_agent.reporter import payload
+from host_agent.reporter import rpcapi
+from nova_plugin import conf as plugin_conf
+from nova_plugin import endpoint
+from nova_plugin import store as store_mod
+from tests import fixtures
+
+
+def _wait(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture
+def topic():
+    plugin_conf.register_opts(fixtures.CONF)
+    name = 'iosched-test-%s' % uuid.uuid4().hex[:8]
+    fixtures.CONF.set_override('report_topic', name, 'iosched')
+    fixtures.CONF.set_override('topic', name, 'reporter')
+    yield name
+    fixtures.CONF.clear_override('report_topic', 'iosched')
+    fixtures.CONF.clear_override('topic', 'reporter')
+
+
+def test_agent_reports_reach_every_scheduler_worker(topic):
+    url = fixtures.rabbit_url()
+    stores = [store_mod.ReportStore(), store_mod.ReportStore()]
+    servers = [endpoint.start_listener(fixtures.CONF, transport_url=url,
+                                       store=s, host='worker-%d' % i)
+               for i, s in enumerate(stores)]
+    try:
+        time.sleep(0.5)   # let both fanout queues bind before the casts
+        transport = messaging.get_transport(fixtures.CONF, url)
+        reporter = rpcapi.ReportAPI(transport, topic)
+        sim, driver = fixtures.sim_host_with_vms()
+        agent = fixtures.make_agent(driver, reporter=reporter)
+        fixtures.run_ticks(sim, agent, 3)
+        assert agent.seq == 3
+        for s in stores:
+            assert _wait(lambda: s.get('compute-1') is not None and
+                         s.get('compute-1').seq == 2), s.stats()
+        got = stores[1].get('compute-1')
+        assert got == agent.last_report      # identical after the trip
+        assert got.pcpus == 2
+        assert got.lsvm.count == 1 and got.lsvm.latency_bound_ms == 1.0
+        assert got.disk.reserved_iops == 100.0
+        klass = {(v.instance_uuid, v.vcpu): v.klass for v in got.vcpus}
+        assert klass[('lsvm-1', 0)] == 'io'
+        assert klass[('cpu-1', 0)] == 'cpu'
+        assert got.io_vcpus >= 1
+
+        # A malformed report is dropped by every worker; good ones stay.
+        bad = agent.last_report.to_dict()
+        bad['host'] = 'compute-9'
+        bad['vcpus'][0]['klass'] = 'heavy'
+        reporter.client.prepare(fanout=True).cast({}, 'report_host_io',
+                                                  report=bad)
+        fixtures.run_ticks(sim, agent, 1)
+        for s in stores:
+            assert _wait(lambda: s.get('compute-1').seq == 3)
+            assert s.get('compute-9') is None
+        agent.shutdown()
+    finally:
+        for server in servers:
+            server.stop()
+            server.wait()
+        messaging.cleanup()
+
+
+def test_payload_survives_the_broker_unchanged(topic):
+    """Every field of a full report comes back equal through RabbitMQ."""
+    url = fixtures.rabbit_url()
+    s = store_mod.ReportStore()
+    server = endpoint.start_listener(fixtures.CONF, transport_url=url,
+                                     store=s, host='worker-x')
+    try:
+        time.sleep(0.5)
+        report = payload.HostReport(
+            host='compute-7', ts=time.time(), seq=0, report_interval=1.0,
+            pcpus=8, vcpus=(payload.VcpuEntry('u', 3, 5, 0.25, 'mixed', 0.7),),
+            io_vcpus=1, io_strength_total=0.25, io_strength_per_pcpu=0.03125,
+            io_strength_max_pcpu=0.25,
+            lsvm=payload.LsvmState(True, 0, 0.0, 24, 0.0),
+            disk=payload.DiskState(1000.0, 500.0, 0.8, 3.5),
+            health=payload.Health('degraded', ('x: y',)))
+        rpcapi.ReportAPI(messaging.get_transport(fixtures.CONF, url),
+                         topic).report_host_io(report)
+        assert _wait(lambda: s.get('compute-7') is not None)
+        assert s.get('compute-7') == report
+    finally:
+        server.stop()
+        server.wait()
+        messaging.cleanup()

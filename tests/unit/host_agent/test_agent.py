@@ -1,0 +1,147 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent on a simulated host: one tick end to end, and a tick that
+never raises whatever fails underneath."""
+
+import pytest
+
+from host_agent import model
+from tests import fixtures
+
+
+@pytest.fixture
+def host():
+    return fixtures.sim_host_with_vms()
+
+
+def test_ticks_measure_decide_act_and_report(host):
+    sim, driver = host
+    agent = fixtures.make_agent(driver)
+    fixtures.run_ticks(sim, agent, 3)
+    # vSlicer: LSVM microslice 1 ms (L=2ms, k=1), others T_NLSVM = 3 ms.
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    assert [sim.get_vcpu_slice('cpu-1', i) for i in range(3)] == [3000] * 3
+    report = agent.last_report
+    assert report.seq == 2 and report.host == 'compute-1'
+    klass = {(v.instance_uuid, v.vcpu): v.klass for v in report.vcpus}
+    assert klass[('lsvm-1', 0)] == 'io'
+    assert klass[('db-1', 0)] == 'io'
+    assert {klass[('cpu-1', i)] for i in range(3)} == {'cpu'}
+    assert report.io_vcpus == 2
+    assert report.lsvm.count == 1 and report.lsvm.capacity == 5
+    assert report.disk.reserved_iops == 100.0
+    assert report.disk.latency_p99_ms > 0
+    assert report.health.status == 'ok'
+    # Every change is explained: rule + reason, before and after.
+    action, change = agent.actuator.decisions()[
+        (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')]
+    assert action.rule == 'vslicer.lsvm_microslice'
+    assert 'T_m' in action.reason and change.before == 3000
+
+
+def test_stop_restores_every_knob(host):
+    sim, driver = host
+    agent = fixtures.make_agent(driver)
+    fixtures.run_ticks(sim, agent, 2)
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    agent.shutdown()
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 3000
+    assert agent.actuator.journal.pending() == {}
+
+
+def test_crashed_agent_is_undone_by_the_next_start(host, tmp_path):
+    sim, driver = host
+    path = str(tmp_path / 'journal.jsonl')
+    agent = fixtures.make_agent(driver, journal_path=path)
+    fixtures.run_ticks(sim, agent, 2)
+    agent.actuator.journal.close()          # killed: no shutdown()
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    fresh = fixtures.make_agent(driver, journal_path=path)
+    fresh.start()
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 3000
+
+
+class _Broken(object):
+    """Wrap a driver; fail reads of one VM, or everything."""
+
+    def __init__(self, driver, bad_uuid=None, all_fail=False):
+        self._d = driver
+        self.bad_uuid = bad_uuid
+        self.all_fail = all_fail
+
+    def __getattr__(self, name):
+        return getattr(self._d, name)
+
+    def list_instances(self):
+        if self.all_fail:
+            raise RuntimeError('libvirt went away')
+        return self._d.list_instances()
+
+    def vcpu_samples(self, instance):
+        if instance.uuid == self.bad_uuid:
+            raise RuntimeError('thread vanished')
+        return self._d.vcpu_samples(instance)
+
+
+def test_one_bad_vm_is_skipped_and_the_others_regulated(host):
+    sim, driver = host
+    agent = fixtures.make_agent(_Broken(driver, bad_uuid='cpu-1'))
+    agent.actuator.driver = driver
+    fixtures.run_ticks(sim, agent, 3)
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    report = agent.last_report
+    assert report.health.status == 'degraded'
+    assert any('cpu-1' in e for e in report.health.errors)
+    assert 'cpu-1' not in {v.instance_uuid for v in report.vcpus}
+
+
+def test_tick_survives_a_dead_driver_and_a_failing_policy(host):
+    sim, driver = host
+    agent = fixtures.make_agent(_Broken(driver, all_fail=True))
+    fixtures.run_ticks(sim, agent, 2)        # must not raise
+    assert agent.ticks == 2
+
+    class Boom(object):
+        name = 'boom'
+
+        def decide(self, snapshot):
+            raise ZeroDivisionError('bad policy')
+
+    agent = fixtures.make_agent(driver)
+    agent.policies.insert(0, Boom())
+    fixtures.run_ticks(sim, agent, 2)
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000   # vslicer still ran
+    assert any('boom' in e for e in agent.last_report.health.errors)
+
+
+def test_failing_reporter_does_not_break_the_loop(host):
+    sim, driver = host
+
+    class DeadBus(object):
+        def report_host_io(self, report):
+            raise ConnectionError('broker down')
+
+    agent = fixtures.make_agent(driver, reporter=DeadBus())
+    fixtures.run_ticks(sim, agent, 3)
+    assert agent.ticks == 3 and sim.get_vcpu_slice('lsvm-1', 0) == 1000
+
+
+def test_vanished_vm_is_forgotten(host):
+    sim, driver = host
+    agent = fixtures.make_agent(driver)
+    fixtures.run_ticks(sim, agent, 2)
+    sim.remove_vm('lsvm-1')
+    fixtures.run_ticks(sim, agent, 2)
+    assert 'lsvm-1' not in {k[1] for k in agent.actuator.journal.pending()}
+    assert agent.last_report.lsvm.count == 0
+    # Only the LSVM's slice had changed: nothing of others is left over.
+    assert agent.actuator.journal.pending() == {}
