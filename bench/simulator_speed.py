@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Simulator and agent cost, each beside a baseline measured in the same run.
+
+* simulator: wall time per event of ``SimHost`` on an embedded-default host
+  load, against a bare heapq event loop (the floor of any Python
+  discrete-event simulator): the ratio is what the model costs on top.
+* agent: wall time of one agent tick (collect, decide, act, build report)
+  against the wall time the simulator needs for the same simulated second.
+
+Usage: .venv/bin/python bench/simulator_speed.py [--seconds 10] [-o out/bench]
+Prints the figures and writes simulator_speed.json.
+"""
+
+import argparse
+import heapq
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from tests import fixtures  # noqa: E402
+
+
+def bare_heapq(n):
+    """Push/pop n timed events with a trivial callback; seconds per event."""
+    heap = []
+    count = [0]
+
+    def cb():
+        count[0] += 1
+
+    t0 = time.perf_counter()
+    for i in range(min(n, 1000)):
+        heapq.heappush(heap, (i, i, cb))
+    seq = 1000
+    while count[0] < n:
+        when, _, fn = heapq.heappop(heap)
+        fn()
+        seq += 1
+        heapq.heappush(heap, (when + 7, seq, cb))
+    return (time.perf_counter() - t0) / n
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--seconds', type=float, default=10.0,
+                   help='simulated seconds (default %(default)s)')
+    p.add_argument('-o', '--output-dir', default='out/bench')
+    args = p.parse_args(argv)
+
+    sim, driver = fixtures.sim_host_with_vms(pcpus=2)
+    t0 = time.perf_counter()
+    sim.run_until(int(args.seconds * 1e6))
+    sim_wall = time.perf_counter() - t0
+    events = sim.events_processed
+    per_event = sim_wall / events
+    floor = bare_heapq(events)
+
+    sim2, driver2 = fixtures.sim_host_with_vms(pcpus=2)
+    agent = fixtures.make_agent(driver2)
+    tick_wall = 0.0
+    step_wall = 0.0
+    ticks = int(args.seconds)
+    for _ in range(ticks):
+        t = time.perf_counter()
+        sim2.run_until(sim2.now_us + 1_000_000)
+        step_wall += time.perf_counter() - t
+        t = time.perf_counter()
+        agent.tick()
+        tick_wall += time.perf_counter() - t
+    agent.shutdown()
+
+    figures = {
+        'simulated_s': args.seconds,
+        'events': events,
+        'sim_us_per_event': round(per_event * 1e6, 3),
+        'bare_heapq_us_per_event': round(floor * 1e6, 3),
+        'sim_over_bare_heapq': round(per_event / floor, 2),
+        'sim_events_per_s': round(events / sim_wall),
+        'agent_tick_ms': round(tick_wall / ticks * 1e3, 3),
+        'sim_second_ms': round(step_wall / ticks * 1e3, 3),
+        'agent_tick_over_sim_second': round(tick_wall / step_wall, 4),
+        'vcpus': 5,
+    }
+    print('simulator: %.2f us/event vs bare heapq %.2f us/event: %.1fx '
+          '(%d events/s)' % (figures['sim_us_per_event'],
+                             figures['bare_heapq_us_per_event'],
+                             figures['sim_over_bare_heapq'],
+                             figures['sim_events_per_s']))
+    print('agent: %.3f ms per tick (5 vCPUs, 3 VMs) vs %.3f ms to simulate '
+          'that second: %.4fx' % (figures['agent_tick_ms'],
+                                  figures['sim_second_ms'],
+                                  figures['agent_tick_over_sim_second']))
+    os.makedirs(args.output_dir, exist_ok=True)
+    path = os.path.join(args.output_dir, 'simulator_speed.json')
+    with open(path, 'w') as fh:
+        json.dump(figures, fh, indent=2, sort_keys=True)
+    print('wrote %s' % path)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
