@@ -57,7 +57,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     warnings.filterwarnings('ignore', category=DeprecationWarning)
-    warnings.filterwarnings('ignore', message='.*Eventlet is deprecated')
+    warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
     py_logging.basicConfig(
         level=py_logging.DEBUG if args.verbose else py_logging.ERROR,
         format='%(levelname)s %(name)s: %(message)s')
