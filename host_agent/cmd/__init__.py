@@ -9,3 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+"""Console entry points of the host agent.
+
+Imported before any command module: silences the Eventlet deprecation
+banner that oslo.service prints at import time (the agent uses native
+threads, never eventlet).
+"""
+
+import warnings
+
+warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')

@@ -56,7 +56,9 @@ def build_reporter(conf):
 def main(argv=None):
     logging.register_options(CONF)
     CONF(sys.argv[1:] if argv is None else argv, project='iosched',
-         prog='io-host-agent')
+         prog='io-host-agent', description=__doc__.split('\n\n')[0],
+         epilog='Options are read from the configuration files; see '
+                'etc/iosched/host-agent.conf.sample for all of them.')
     logging.setup(CONF, 'iosched')
     CONF.log_opt_values(LOG, logging.DEBUG)
     try:
