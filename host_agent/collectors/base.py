@@ -29,13 +29,17 @@ class Collector(metaclass=abc.ABCMeta):
     def __init__(self, conf):
         self.conf = conf
         self.errors = []   # this tick's read problems, for health
+        self._prev = {}    # (instance uuid, key) -> previous raw sample
 
     @abc.abstractmethod
     def collect(self, driver, instances):
         """Return a tuple of measurements for ``instances``."""
 
     def forget(self, instance_uuids):
-        """Drop state of instances that went away. Default: nothing."""
+        """Drop the previous samples of instances that went away."""
+        gone = set(instance_uuids)
+        for key in [k for k in self._prev if k[0] in gone]:
+            del self._prev[key]
 
     def read(self, reader, instance):
         """Call ``reader(instance)``; on failure log, remember, return []."""

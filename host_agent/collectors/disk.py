@@ -19,14 +19,6 @@ from host_agent import model
 class DiskCollector(base.Collector):
     name = 'disk'
 
-    def __init__(self, conf):
-        super().__init__(conf)
-        self._prev = {}   # (uuid, target) -> DiskSample
-
-    def forget(self, instance_uuids):
-        gone = set(instance_uuids)
-        for key in [k for k in self._prev if k[0] in gone]:
-            del self._prev[key]
 
     def collect(self, driver, instances):
         out = []

@@ -26,14 +26,6 @@ from host_agent import model
 class VcpuIoStrengthCollector(base.Collector):
     name = 'vcpu_io_strength'
 
-    def __init__(self, conf):
-        super().__init__(conf)
-        self._prev = {}   # (uuid, vcpu) -> VcpuSample
-
-    def forget(self, instance_uuids):
-        gone = set(instance_uuids)
-        for key in [k for k in self._prev if k[0] in gone]:
-            del self._prev[key]
 
     def collect(self, driver, instances):
         c = self.conf.collectors
