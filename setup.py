@@ -36,6 +36,8 @@ setuptools.setup(
     extras_require={
         # nova-scheduler hosts have Nova already; the demo needs it too.
         'nova': ['nova>=30.0.0'],
+        # compute nodes: builds against libvirt-dev
+        'libvirt': ['libvirt-python>=9.0'],
     },
     entry_points={
         'console_scripts': [
@@ -50,6 +52,7 @@ setuptools.setup(
         ],
         'iosched.host_agent.drivers': [
             'simulated = host_agent.drivers.simulated:SimulatedDriver',
+            'libvirt = host_agent.drivers.libvirt.driver:LibvirtDriver',
         ],
         'iosched.host_agent.policies': [
             'vslicer = host_agent.policies.vslicer:VSlicerPolicy',

@@ -8,6 +8,7 @@ VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 stamp="$VENV/.iosched-bootstrap"
 want=$(cat setup.py requirements.txt test-requirements.txt | sha256sum | cut -c1-16)
+pkg-config --exists libvirt 2>/dev/null && want="$want+libvirt"
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
     exit 0
@@ -23,6 +24,13 @@ if ! { "$VENV/bin/pip" install -q -U pip &&
     grep -v "is ignored: it is neither" "$log" | tail -30 >&2
     echo "bootstrap failed; full log: $log" >&2
     exit 1
+fi
+# libvirt-python builds from source against libvirt-dev: install it when
+# the headers are there (the test runner installs them first).
+if pkg-config --exists libvirt 2>/dev/null; then
+    echo "==> bootstrap: installing libvirt-python"
+    "$VENV/bin/pip" install -q 'libvirt-python>=9.0' >>"$log" 2>&1 || {
+        tail -20 "$log" >&2; echo "libvirt-python failed; log: $log" >&2; exit 1; }
 fi
 echo "$want" > "$stamp"
 echo "==> bootstrap: done"

@@ -6,11 +6,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
-tools/bootstrap.sh || exit 1
 # shellcheck source=tools/services.sh
 . tools/services.sh
 trap stop_started EXIT
-ensure_rabbitmq || { [ "${CI:-}" = true ] && echo "RabbitMQ unavailable" >&2; }
+# Debian packages first: libvirt-python builds against libvirt-dev.
+ensure_test_packages || echo "warning: could not install test packages" >&2
+tools/bootstrap.sh || exit 1
+ensure_rabbitmq || echo "warning: RabbitMQ unavailable" >&2
+ensure_libvirtd || echo "warning: libvirtd unavailable" >&2
+ensure_tracefs || echo "warning: tracefs unavailable" >&2
 export IOSCHED_RABBIT_URL=${IOSCHED_RABBIT_URL:-rabbit://guest:guest@127.0.0.1:5672/}
 
 results=$(mktemp -d /tmp/iosched-tests.XXXXXX)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Services the tests need: start them when they are not running, remember
 # what we started, and stop exactly that. Source this file, then:
+#   ensure_test_packages # Debian packages for the real-VM tests
 #   ensure_rabbitmq      # RabbitMQ on 127.0.0.1:5672 (guest/guest)
+#   ensure_libvirtd      # virtlogd + libvirtd (no systemd), qemu:///system
+#   ensure_tracefs       # tracefs at /sys/kernel/tracing (sched_wakeup)
 #   stop_started         # stop what ensure_* started (use in a trap)
 STARTED_SERVICES=()
 
@@ -16,6 +19,48 @@ _apt_install() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
     apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+TEST_PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev pkg-config
+qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev"
+
+ensure_test_packages() {
+    local missing=() pkg
+    for pkg in $TEST_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+            grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "==> services: installing ${missing[*]} (Debian packages)"
+    _apt_install "${missing[@]}"
+}
+
+ensure_libvirtd() {
+    if virsh -c qemu:///system list >/dev/null 2>&1; then
+        echo "==> services: libvirtd already answers"
+        return 0
+    fi
+    command -v libvirtd >/dev/null 2>&1 || { echo "libvirtd not installed" >&2; return 1; }
+    mkdir -p /run/libvirt
+    if ! [ -f /run/virtlogd.pid ] || ! kill -0 "$(cat /run/virtlogd.pid)" 2>/dev/null; then
+        /usr/sbin/virtlogd -d && STARTED_SERVICES+=(virtlogd)
+    fi
+    /usr/sbin/libvirtd -d || { echo "libvirtd failed to start" >&2; return 1; }
+    STARTED_SERVICES+=(libvirtd)
+    for _ in $(seq 1 120); do
+        virsh -c qemu:///system list >/dev/null 2>&1 && {
+            echo "==> services: libvirtd is up"; return 0; }
+        sleep 0.25
+    done
+    echo "libvirtd did not answer within 30 s" >&2
+    return 1
+}
+
+ensure_tracefs() {
+    [ -e /sys/kernel/tracing/events ] && return 0
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null &&
+        STARTED_SERVICES+=(tracefs) &&
+        echo "==> services: mounted tracefs at /sys/kernel/tracing"
 }
 
 ensure_rabbitmq() {
@@ -49,6 +94,13 @@ stop_started() {
     local svc
     for svc in "${STARTED_SERVICES[@]}"; do
         case "$svc" in
+        libvirtd|virtlogd)
+            echo "==> services: stopping the $svc we started"
+            [ -f "/run/$svc.pid" ] && kill "$(cat "/run/$svc.pid")" 2>/dev/null || true
+            ;;
+        tracefs)
+            umount /sys/kernel/tracing 2>/dev/null || true
+            ;;
         rabbitmq)
             echo "==> services: stopping the RabbitMQ we started"
             rabbitmqctl -n rabbit@localhost stop >/dev/null 2>&1 || true

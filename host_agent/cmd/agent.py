@@ -26,9 +26,11 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from host_agent.actuators import host_knobs
 from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
 from host_agent import conf as agent_conf
+from host_agent.drivers import base as driver_base
 from host_agent import plugins
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
@@ -40,7 +42,8 @@ CONF = agent_conf.CONF
 def build_agent(conf, driver, reporter=None):
     """An Agent wired from configuration around an existing driver."""
     journal = journal_mod.Journal(conf.host_agent.journal_path or None)
-    actuator = plugins.load_actuator(conf, conf.host_agent.actuator, driver,
+    actuator = plugins.load_actuator(conf, conf.host_agent.actuator,
+                                     host_knobs.knobs_for(conf, driver),
                                      journal)
     return agent_mod.Agent(conf, driver, plugins.load_policies(conf),
                            actuator, reporter=reporter)
@@ -65,7 +68,8 @@ def main(argv=None):
         driver_cls = plugins.load_class(plugins.DRIVERS,
                                         CONF.host_agent.driver)
         driver = driver_cls.from_conf(CONF)
-    except (plugins.PluginError, NotImplementedError, ValueError) as e:
+    except (plugins.PluginError, NotImplementedError, ValueError,
+            driver_base.DriverError) as e:
         LOG.error('cannot start the %s driver: %s', CONF.host_agent.driver,
                   e)
         return 2

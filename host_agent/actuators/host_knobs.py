@@ -1,0 +1,63 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""All knobs of a real compute node, behind one read/write interface.
+
+``HostKnobs(conf, driver)`` routes each action kind to the writer that
+owns it: the Linux knobs (EEVDF slice via ``sched_setattr``, cgroup weight
+and cap; privileged writes through privsep) and the libvirt knobs (vCPU
+pinning, live iotune, interface bandwidth, schedinfo). The journaled
+``DriverActuator`` drives it exactly as it drives the simulator.
+"""
+
+from host_agent.actuators import libvirt_knobs
+from host_agent.actuators import linux_knobs
+from host_agent.drivers import base
+
+
+class HostKnobs(object):
+
+    def __init__(self, conf, driver, linux=None, virt=None):
+        self.driver = driver
+        self._by_kind = {}
+        for writer in (virt or libvirt_knobs.LibvirtKnobs(driver),
+                       linux or linux_knobs.LinuxKnobs(conf, driver)):
+            for kind in writer.knobs():
+                self._by_kind[kind] = writer
+
+    def knobs(self):
+        return tuple(self._by_kind)
+
+    def _writer(self, kind):
+        try:
+            return self._by_kind[kind]
+        except KeyError:
+            raise base.DriverError('no writer for knob %r on this host; '
+                                   'available: %s'
+                                   % (kind, ', '.join(self._by_kind)))
+
+    def read_knob(self, kind, instance_uuid, target):
+        return self._writer(kind).read_knob(kind, instance_uuid, target)
+
+    def write_knob(self, kind, instance_uuid, target, value):
+        return self._writer(kind).write_knob(kind, instance_uuid, target,
+                                             value)
+
+    def list_instances(self):
+        return self.driver.list_instances()
+
+
+def knobs_for(conf, driver):
+    """What the actuator writes through: the driver itself when it owns
+    its knobs (the simulator), else the host's real knobs."""
+    if getattr(driver, 'writes_itself', True):
+        return driver
+    return HostKnobs(conf, driver)

@@ -1,0 +1,136 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Knobs libvirt applies to a live domain (``VIR_DOMAIN_AFFECT_LIVE``).
+
+=================  =========================  ==============================
+kind               target                     value
+=================  =========================  ==============================
+vcpu_pin           vCPU index                 tuple of pCPU ids; None = all
+disk_iotune        disk target ('vda')        dict of the iotune keys set
+iface_bandwidth    tap name ('tap1234')       {'inbound.average': KiB/s,
+                                               'outbound.average': KiB/s};
+                                              0 = unlimited
+vm_sched           '' (the whole VM)          {'cpu_shares', 'vcpu_period',
+                                               'vcpu_quota'} (schedinfo)
+=================  =========================  ==============================
+
+Reads return the same shape, so the journal can restore what it read.
+Live changes only: Nova regenerates the XML on hard reboot and migration,
+and the agent re-applies its plan on the next tick.
+"""
+
+from host_agent.drivers import base
+
+try:
+    import libvirt
+except ImportError:
+    libvirt = None
+
+VCPU_PIN = 'vcpu_pin'
+DISK_IOTUNE = 'disk_iotune'
+IFACE_BANDWIDTH = 'iface_bandwidth'
+VM_SCHED = 'vm_sched'
+KINDS = (VCPU_PIN, DISK_IOTUNE, IFACE_BANDWIDTH, VM_SCHED)
+
+IOTUNE_KEYS = (
+    'total_bytes_sec', 'read_bytes_sec', 'write_bytes_sec',
+    'total_iops_sec', 'read_iops_sec', 'write_iops_sec',
+    'total_bytes_sec_max', 'read_bytes_sec_max', 'write_bytes_sec_max',
+    'total_iops_sec_max', 'read_iops_sec_max', 'write_iops_sec_max',
+    'size_iops_sec')
+IFACE_KEYS = ('inbound.average', 'outbound.average')
+SCHED_KEYS = ('cpu_shares', 'vcpu_period', 'vcpu_quota')
+
+
+def _cpumap(pcpus, ncpus):
+    if pcpus is None:
+        return tuple(True for _ in range(ncpus))
+    bad = [c for c in pcpus if not 0 <= int(c) < ncpus]
+    if bad or not pcpus:
+        raise base.DriverError('cannot pin to %r: this host has CPUs 0-%d'
+                               % (pcpus, ncpus - 1))
+    return tuple(i in set(int(c) for c in pcpus) for i in range(ncpus))
+
+
+def _from_cpumap(cpumap):
+    if all(cpumap):
+        return None
+    return tuple(i for i, on in enumerate(cpumap) if on)
+
+
+class LibvirtKnobs(object):
+    """read/write of the kinds above on domains the driver resolves."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def knobs(self):
+        return KINDS
+
+    def _live(self):
+        return libvirt.VIR_DOMAIN_AFFECT_LIVE
+
+    def read_knob(self, kind, uuid, target):
+        dom = self.driver.domain(uuid)
+        try:
+            if kind == VCPU_PIN:
+                info = dom.vcpuPinInfo(self._live())
+                return _from_cpumap(info[int(target)])
+            if kind == DISK_IOTUNE:
+                got = dom.blockIoTune(target, self._live())
+                return {k: int(got[k]) for k in IOTUNE_KEYS
+                        if int(got.get(k, 0))}
+            if kind == IFACE_BANDWIDTH:
+                got = dom.interfaceParameters(target, self._live())
+                return {k: int(got.get(k, 0)) for k in IFACE_KEYS}
+            if kind == VM_SCHED:
+                got = dom.schedulerParametersFlags(self._live())
+                return {k: int(got[k]) for k in SCHED_KEYS if k in got}
+        except (libvirt.libvirtError, IndexError, ValueError) as e:
+            raise base.DriverError('cannot read %s of %s/%s: %s'
+                                   % (kind, uuid, target, e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(KINDS)))
+
+    def write_knob(self, kind, uuid, target, value):
+        dom = self.driver.domain(uuid)
+        try:
+            if kind == VCPU_PIN:
+                ncpus = len(dom.vcpuPinInfo(self._live())[0])
+                dom.pinVcpuFlags(int(target), _cpumap(value, ncpus),
+                                 self._live())
+                return
+            if kind == DISK_IOTUNE:
+                unknown = set(value) - set(IOTUNE_KEYS)
+                if unknown:
+                    raise base.DriverError(
+                        'unknown iotune keys %s; accepted: %s'
+                        % (sorted(unknown), ', '.join(IOTUNE_KEYS)))
+                # libvirt merges: keys not given keep their value, so every
+                # key is set (0 = unlimited) to make the write exact.
+                params = {k: int(value.get(k, 0)) for k in IOTUNE_KEYS}
+                dom.setBlockIoTune(target, params, self._live())
+                return
+            if kind == IFACE_BANDWIDTH:
+                params = {k: int(value.get(k, 0)) for k in IFACE_KEYS}
+                dom.setInterfaceParameters(target, params, self._live())
+                return
+            if kind == VM_SCHED:
+                params = {k: int(v) for k, v in value.items()
+                          if k in SCHED_KEYS}
+                dom.setSchedulerParametersFlags(params, self._live())
+                return
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot set %s of %s/%s to %r: %s'
+                                   % (kind, uuid, target, value, e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(KINDS)))

@@ -1,0 +1,53 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Options of the libvirt driver."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('libvirt', title='iosched libvirt driver',
+                     help='How the agent reaches and reads libvirt guests.')
+
+OPTS = [
+    cfg.StrOpt('uri', default='qemu:///system',
+               help="""
+libvirt connection URI of the local hypervisor.
+
+Possible values:
+
+* A libvirt URI, e.g. ``qemu:///system``.
+"""),
+    cfg.StrOpt('guest_pcpus',
+               help="""
+pCPUs guests run on (Nova's ``[compute] cpu_shared_set``), as a CPU list.
+
+Possible values:
+
+* A list like ``2-7,10``. Unset: every online CPU.
+"""),
+    cfg.BoolOpt('trace_wakeups', default=True,
+                help="""
+Record exact wake-up timestamps of vCPU threads (``sched:sched_wakeup``
+tracepoint, a private tracefs instance) for the ISACS I/O strength.
+
+When off or unavailable, I/O events are estimated from the threads'
+voluntary context switches (see docs/architecture.md, I/O strength).
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]

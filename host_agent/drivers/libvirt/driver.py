@@ -1,0 +1,276 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``LibvirtDriver``: inventory and counters of real guests (read only).
+
+Per tick: the active domains (``listAllDomains``), their XML (cached per
+domain id: Nova metadata, extra specs, disks, NICs), ``getAllDomainStats``
+(vCPU time/wait/delay, block and net counters), and per vCPU thread the
+procfs counters (schedstat run/wait, voluntary context switches, last CPU)
+plus, when tracefs is available, the exact wake-up timestamps.
+
+Writes do not happen here: ``host_agent.actuators.host_knobs`` applies
+knobs (sched_setattr and cgroups through privsep, libvirt for pinning,
+iotune, interface bandwidth and schedinfo). This driver also resolves
+instance/vCPU to thread ids and cgroups for them.
+
+Configuration::
+
+    [host_agent]
+    driver = libvirt
+    [libvirt]
+    uri = qemu:///system
+    [host_paths]
+    proc_root = /proc
+"""
+
+import os
+import socket
+import time
+
+from oslo_log import log as logging
+
+from host_agent.drivers import base
+from host_agent.drivers.libvirt import domain_xml
+from host_agent.drivers.libvirt import threads
+from host_agent.drivers.libvirt import tracing
+from host_agent.linux import cgroups
+from host_agent import model
+from host_agent import paths
+
+try:
+    import libvirt
+except ImportError:   # the agent still imports; from_conf says why not
+    libvirt = None
+
+LOG = logging.getLogger(__name__)
+
+
+def parse_cpu_list(text):
+    """'0-3,6' (sysfs cpu lists) -> (0, 1, 2, 3, 6)."""
+    return domain_xml.parse_cpuset(text.strip())
+
+
+class LibvirtDriver(base.Driver):
+    name = 'libvirt'
+    writes_itself = False
+
+    def __init__(self, conf, conn):
+        self.conf = conf
+        self.conn = conn
+        p = conf.host_paths
+        self.proc_root = p.proc_root
+        self.run_dir = p.libvirt_run_dir
+        self._xml = {}        # domain id -> (uuid, Domain)
+        self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
+        self._stats = {}      # uuid -> getAllDomainStats dict
+        self._events = {}     # tid -> [ts_ns]
+        self._hierarchy = None
+        self.tracer = None
+        if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
+                p.tracefs_root):
+            try:
+                self.tracer = tracing.WakeupTracer(p.tracefs_root)
+                self.tracer.open()
+            except OSError as e:
+                LOG.warning('tracefs at %s unusable (%s): I/O events are '
+                            'estimated from wake-up counters', p.tracefs_root,
+                            e)
+                self.tracer = None
+        elif conf.libvirt.trace_wakeups:
+            LOG.warning('no tracefs with sched_wakeup at %s: I/O events are '
+                        'estimated from wake-up counters', p.tracefs_root)
+
+    @classmethod
+    def from_conf(cls, conf):
+        if libvirt is None:
+            raise base.DriverError('libvirt-python is not installed '
+                                   '(pip install libvirt-python)')
+        try:
+            conn = libvirt.open(conf.libvirt.uri)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot connect to %s: %s'
+                                   % (conf.libvirt.uri, e))
+        return cls(conf, conn)
+
+    # -- inventory -------------------------------------------------------
+    def host_name(self):
+        return self.conf.host_agent.host or socket.gethostname()
+
+    def pcpus(self):
+        configured = self.conf.libvirt.guest_pcpus
+        if configured:
+            return parse_cpu_list(configured)
+        path = paths.safe_join(self.conf.host_paths.sys_root, 'devices',
+                               'system', 'cpu', 'online')
+        with open(path) as fh:
+            return parse_cpu_list(fh.read())
+
+    def now(self):
+        return time.monotonic()
+
+    def list_instances(self):
+        doms = self.conn.listAllDomains(
+            libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
+        seen_ids = set()
+        infos = {}
+        for dom in doms:
+            dom_id = dom.ID()
+            seen_ids.add(dom_id)
+            try:
+                cached = self._xml.get(dom_id)
+                if cached is None or cached[0] != dom.UUIDString():
+                    parsed = domain_xml.parse(dom.XMLDesc(0))
+                    self._xml[dom_id] = cached = (parsed.uuid, parsed, dom)
+                uuid, parsed, _ = cached
+                pid = threads.qemu_pid(self.run_dir, parsed.name)
+                tids = threads.vcpu_tids(self.proc_root, pid)
+            except (domain_xml.DomainXMLError, threads.ThreadError,
+                    paths.UnsafePath, libvirt.libvirtError) as e:
+                LOG.warning('skipping domain %s: %s', dom.name(), e)
+                continue
+            infos[uuid] = (parsed, pid, tids, dom)
+        for gone in set(self._xml) - seen_ids:
+            del self._xml[gone]
+        self._info = infos
+        self._refresh_stats()
+        self._refresh_events()
+        return [model.InstanceInfo(
+            uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
+            extra_specs=dict(d.extra_specs),
+            disks=tuple(model.DiskInfo(target=k.target, serial=k.serial)
+                        for k in d.disks))
+            for uuid, (d, _, _, _) in sorted(infos.items())]
+
+    def _refresh_stats(self):
+        doms = [v[3] for v in self._info.values()]
+        self._stats = {}
+        if not doms:
+            return
+        flags = (libvirt.VIR_DOMAIN_STATS_VCPU |
+                 libvirt.VIR_DOMAIN_STATS_BLOCK |
+                 libvirt.VIR_DOMAIN_STATS_INTERFACE)
+        try:
+            for dom, stats in self.conn.domainListGetStats(doms, flags):
+                self._stats[dom.UUIDString()] = stats
+        except libvirt.libvirtError as e:
+            LOG.warning('getAllDomainStats failed: %s', e)
+
+    def _refresh_events(self):
+        if self.tracer is None:
+            return
+        self.tracer.watch(t for v in self._info.values()
+                          for t in v[2].values())
+        self._events = self.tracer.drain()
+
+    # -- counters --------------------------------------------------------
+    def vcpu_samples(self, instance):
+        parsed, pid, tids, _ = self._info[instance.uuid]
+        ts = self.now()
+        out = []
+        for vcpu in range(parsed.vcpus):
+            tid = tids.get(vcpu)
+            if tid is None:
+                raise base.DriverError('no thread for vCPU %d of %s'
+                                       % (vcpu, parsed.name))
+            try:
+                run, wait, wakeups, cpu = threads.thread_counters(
+                    self.proc_root, pid, tid)
+            except threads.ThreadError as e:
+                raise base.DriverError(str(e))
+            events = None
+            if self.tracer is not None:
+                events = tuple(self._events.get(tid, ()))
+            out.append(model.VcpuSample(
+                instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
+                run_ns=run, wait_ns=wait, wakeups=wakeups,
+                io_events_ns=events))
+        return out
+
+    def disk_samples(self, instance):
+        stats = self._stats.get(instance.uuid, {})
+        ts = self.now()
+        out = []
+        for i in range(int(stats.get('block.count', 0))):
+            name = stats.get('block.%d.name' % i)
+            if not name:
+                continue
+            g = lambda k: int(stats.get('block.%d.%s' % (i, k), 0))  # noqa
+            out.append(model.DiskSample(
+                instance_uuid=instance.uuid, target=name, ts=ts,
+                rd_reqs=g('rd.reqs'), wr_reqs=g('wr.reqs'),
+                rd_bytes=g('rd.bytes'), wr_bytes=g('wr.bytes'),
+                total_time_ns=g('rd.times') + g('wr.times')))
+        return out
+
+    def domain_stats(self, uuid):
+        """The raw getAllDomainStats of the last tick (vcpu.N.delay...)."""
+        return dict(self._stats.get(uuid, {}))
+
+    # -- resolution for the knobs ----------------------------------------
+    def domain(self, uuid):
+        try:
+            return self._info[uuid][3]
+        except KeyError:
+            raise base.DriverError('instance %s is not running here' % uuid)
+
+    def parsed(self, uuid):
+        try:
+            return self._info[uuid][0]
+        except KeyError:
+            raise base.DriverError('instance %s is not running here' % uuid)
+
+    def qemu_pid(self, uuid):
+        try:
+            return self._info[uuid][1]
+        except KeyError:
+            raise base.DriverError('instance %s is not running here' % uuid)
+
+    def _cgroups(self, uuid):
+        if self._hierarchy is None:
+            self._hierarchy = cgroups.probe(self.conf.host_paths.cgroup_root)
+        return cgroups.domain_cgroups(self.proc_root, self.qemu_pid(uuid),
+                                      self._hierarchy)
+
+    def vcpu_cgroup(self, uuid, vcpu):
+        """The vCPU's cgroup in the cpu hierarchy (for LinuxKnobs)."""
+        return self._cgroups(uuid).vcpu(int(vcpu))
+
+    def vm_cgroup(self, uuid):
+        return self._cgroups(uuid).vm
+
+    def vcpu_tid(self, uuid, vcpu):
+        try:
+            return self._info[uuid][2][int(vcpu)]
+        except (KeyError, ValueError):
+            raise base.DriverError('no thread for vCPU %s of %s'
+                                   % (vcpu, uuid))
+
+    # -- knobs: applied by host_agent.actuators.host_knobs -----------------
+    def knobs(self):
+        return ()
+
+    def read_knob(self, kind, instance_uuid, target):
+        raise base.DriverError('the libvirt driver reads no knobs itself; '
+                               'use host_agent.actuators.host_knobs')
+
+    def write_knob(self, kind, instance_uuid, target, value):
+        raise base.DriverError('the libvirt driver writes nothing; '
+                               'use host_agent.actuators.host_knobs')
+
+    def close(self):
+        if self.tracer is not None:
+            self.tracer.close()
+            self.tracer = None
+        try:
+            self.conn.close()
+        except Exception:
+            pass

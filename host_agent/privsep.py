@@ -1,0 +1,75 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent's one privilege boundary: an oslo.privsep context.
+
+Every root-only change goes through an ``@sys_admin_pctxt.entrypoint``
+function in ``host_agent.linux.privileged`` (two functions: set a thread's
+slice, write one CPU-weight/bandwidth cgroup file). The agent itself runs
+unprivileged; the privsep daemon keeps uid 0 but only these capabilities:
+
+* ``CAP_SYS_NICE``: ``sched_setattr`` on a thread of another user (QEMU
+  vCPU threads run as libvirt-qemu) is refused with EPERM without it
+  (``user_check_sched_setscheduler``: "can't change other user's
+  priorities").
+
+Deliberately *not* kept (measured on the project's kernel, see
+``tests/functional/test_linux_knobs.py``):
+
+* ``CAP_DAC_OVERRIDE`` / ``CAP_DAC_READ_SEARCH``: cgroup files are owned by
+  root with mode 0644 and directories 0755; the daemon's uid 0 is their
+  owner, so plain permission bits allow the writes. Only needed if an
+  operator sets ``[host_agent_privsep] user`` to a non-root user.
+* ``CAP_SYS_ADMIN``: writing ``cpu.*`` files needs no capability check;
+  only creating hierarchies (mount) or ``release_agent`` would.
+
+How the daemon starts
+---------------------
+
+On the first entrypoint call, oslo.privsep runs ``helper_command``
+(default: ``sudo privsep-helper --config-file <the agent's files>``) with
+``--privsep_context host_agent.privsep.sys_admin_pctxt
+--privsep_sock_path <tmp>/privsep.sock``. The helper connects back,
+forks, drops to the capabilities above and serves calls. It reads its
+configuration files itself, so ``[host_paths] cgroup_root`` in the
+privileged process comes from root-owned files, not from the caller.
+Typical deployment (the agent as user ``iosched``; privsep-helper linked
+into /usr/local/bin for sudo's secure_path). Pin the arguments: with a
+wildcard the user could pass its own config file or another context::
+
+    # /etc/sudoers.d/iosched
+    iosched ALL = (root) NOPASSWD: /usr/local/bin/privsep-helper \
+        --config-file /etc/iosched/host-agent.conf \
+        --privsep_context host_agent.privsep.sys_admin_pctxt \
+        --privsep_sock_path *
+
+A ``[host_agent_privsep] helper_command`` replaces the whole prefix (only
+``--privsep_context`` and ``--privsep_sock_path`` are appended), so it
+must carry its own ``--config-file``. rootwrap instead of sudo:
+``oslo_privsep.priv_context.init(root_helper=[...])`` in the agent's main,
+as nova does. An agent started as root can instead call
+``sys_admin_pctxt.start(priv_context.Method.FORK)`` before dropping its
+own privileges. Unit tests run entrypoints in-process with
+``sys_admin_pctxt.set_client_mode(False)``.
+"""
+
+from oslo_privsep import capabilities as caps
+from oslo_privsep import priv_context
+
+CFG_SECTION = 'host_agent_privsep'
+CAPABILITIES = [caps.CAP_SYS_NICE]
+
+sys_admin_pctxt = priv_context.PrivContext(
+    'host_agent',
+    cfg_section=CFG_SECTION,
+    pypath=__name__ + '.sys_admin_pctxt',
+    capabilities=CAPABILITIES,
+)
