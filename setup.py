@@ -30,8 +30,9 @@ setuptools.setup(
     python_requires='>=3.11',
     packages=setuptools.find_packages(
         include=['host_agent*', 'nova_plugin*', 'cinder_qos*',
-                 'simulator*', 'iosched_demo*']),
-    package_data={'iosched_demo': ['scenarios/*.yaml']},
+                 'simulator*', 'iosched_demo*', 'iosched_testbed*']),
+    package_data={'iosched_demo': ['scenarios/*.yaml'],
+                  'iosched_testbed': ['guest/*.c']},
     install_requires=_reqs('requirements.txt'),
     extras_require={
         # nova-scheduler hosts have Nova already; the demo needs it too.
@@ -44,6 +45,7 @@ setuptools.setup(
             'io-host-agent = host_agent.cmd.agent:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
+            'iosched-testbed = iosched_testbed.cli:main',
         ],
         'oslo.config.opts': [
             'iosched.host_agent = host_agent.conf.opts:list_opts',

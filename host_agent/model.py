@@ -113,6 +113,9 @@ class VcpuIoStrength:
     wait_share: float                # runnable-but-waiting / window
     klass: str                       # one of KLASSES
     exact: bool                      # True: from event timestamps
+    # The counter-based estimate for the same window (equal to io_strength
+    # when not exact): kept to measure how far the estimator is off.
+    io_strength_estimate: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,7 @@ run_suite() {  # name, pytest args...
 if [ $# -gt 0 ]; then
     run_suite selected "$@"          # e.g. tools/run-tests.sh tests/unit -k x
 else
-    run_suite main tests/unit tests/functional tests/e2e
+    run_suite main tests/unit tests/functional tests/e2e tests/testbed
     run_suite nova tests/nova
 fi
 

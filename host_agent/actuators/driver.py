@@ -124,7 +124,7 @@ class DriverActuator(base.Actuator):
             self.journal.forget(key)
             LOG.info('restored %(k)s %(u)s/%(t)s = %(v)s',
                      {'k': kind, 'u': uuid, 't': target, 'v': before})
-        if not self.journal.pending():
+        if restored and not self.journal.pending():
             self.journal.clear()
         self._written.clear()
         return restored

@@ -67,6 +67,16 @@ def _from_cpumap(cpumap):
     return tuple(i for i, on in enumerate(cpumap) if on)
 
 
+def _tap_qdiscs(tap):
+    """The qdisc kinds on a tap (read only; ``tc`` needs no privilege
+    to show)."""
+    import subprocess
+    out = subprocess.run(['tc', 'qdisc', 'show', 'dev', tap],
+                         capture_output=True, text=True).stdout
+    return [line.split()[1] for line in out.splitlines()
+            if line.startswith('qdisc ')]
+
+
 class LibvirtKnobs(object):
     """read/write of the kinds above on domains the driver resolves."""
 
@@ -101,6 +111,29 @@ class LibvirtKnobs(object):
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))
 
+    def _set_bandwidth(self, dom, uuid, target, value):
+        params = {k: int(value.get(k, 0)) for k in IFACE_KEYS}
+        before = dom.interfaceParameters(target, self._live())
+        try:
+            dom.setInterfaceParameters(target, params, self._live())
+        except libvirt.libvirtError as e:
+            # NOTE(iosched): libvirt builds htb classes with an sfq leaf;
+            # when the leaf fails (kernels without sch_sfq) it leaves the
+            # htb root behind. Put the previous bandwidth back so nothing
+            # is half-applied, then report the failure.
+            try:
+                dom.setInterfaceParameters(
+                    target, {k: int(before.get(k, 0)) for k in IFACE_KEYS},
+                    self._live())
+            except libvirt.libvirtError:
+                pass
+            left = [q for q in _tap_qdiscs(target) if q == 'htb']
+            raise base.DriverError(
+                'cannot set iface_bandwidth of %s/%s to %r: %s%s'
+                % (uuid, target, value, e,
+                   ' (htb left on %s after rollback)' % target if left
+                   else ''))
+
     def write_knob(self, kind, uuid, target, value):
         dom = self.driver.domain(uuid)
         try:
@@ -121,9 +154,7 @@ class LibvirtKnobs(object):
                 dom.setBlockIoTune(target, params, self._live())
                 return
             if kind == IFACE_BANDWIDTH:
-                params = {k: int(value.get(k, 0)) for k in IFACE_KEYS}
-                dom.setInterfaceParameters(target, params, self._live())
-                return
+                return self._set_bandwidth(dom, uuid, target, value)
             if kind == VM_SCHED:
                 params = {k: int(v) for k, v in value.items()
                           if k in SCHED_KEYS}

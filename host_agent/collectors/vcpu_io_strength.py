@@ -52,12 +52,16 @@ class VcpuIoStrengthCollector(base.Collector):
                     n, ibar = rates.estimate_ema_gap(wakeups, window_ns,
                                                      cutoff_ns)
                     exact = False
-                raw.append((cur, window_ns, run, wait, n, ibar, exact))
+                est_n, est_ibar = rates.estimate_ema_gap(wakeups, window_ns,
+                                                         cutoff_ns)
+                estimate = rates.io_strength(est_n, est_ibar, window_ns)
+                raw.append((cur, window_ns, run, wait, n, ibar, exact,
+                            estimate))
         if not raw:
             return ()
         mean_run = sum(r[2] for r in raw) / len(raw)
         out = []
-        for cur, window_ns, run, wait, n, ibar, exact in raw:
+        for cur, window_ns, run, wait, n, ibar, exact, estimate in raw:
             strength = rates.io_strength(n, ibar, window_ns)
             run_share = min(1.0, run / window_ns)
             out.append(model.VcpuIoStrength(
@@ -71,5 +75,5 @@ class VcpuIoStrengthCollector(base.Collector):
                                      c.io_strength_threshold,
                                      c.cpu_share_threshold,
                                      c.idle_share_threshold),
-                exact=exact))
+                exact=exact, io_strength_estimate=estimate))
         return tuple(out)

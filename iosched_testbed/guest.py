@@ -1,0 +1,216 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Host side of one testbed guest: a client of its virtio-serial socket.
+
+QEMU accepts one client per channel socket, so one ``Guest`` object (one
+process) talks to a guest at a time. A reader thread parses the guest's
+lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr responses),
+``BURN``, ``DISK``, ``IDLE``. The guest drops its periodic reports while no
+client is connected, and a partial line after a reconnect is ignored.
+"""
+
+import math
+import random
+import socket
+import struct
+import threading
+import time
+
+REQ = struct.Struct('<QII')           # seq, burst_us, flags
+FLAG_TIME_SPIN = 1
+
+
+class GuestError(Exception):
+    pass
+
+
+def percentile(values, p):
+    """The p-th percentile (0..100, nearest rank) of ``values``."""
+    if not values:
+        raise ValueError('no values')
+    vals = sorted(values)
+    k = max(0, min(len(vals) - 1, math.ceil(p / 100.0 * len(vals)) - 1))
+    return vals[k]
+
+
+class Guest:
+    """One guest. ``name`` is the short name, ``domain_name`` the libvirt
+    name, ``uuid`` the (fake) Nova instance uuid, ``domain`` the
+    ``libvirt.virDomain`` (None when built without a connection)."""
+
+    def __init__(self, name, domain_name, uuid, mode, socket_path,
+                 console_log, domain=None):
+        self.name, self.domain_name, self.uuid = name, domain_name, uuid
+        self.mode, self.socket_path = mode, socket_path
+        self.console_log, self.domain = console_log, domain
+        self.hello = None              # the HELLO line's fields, once seen
+        self.boot_s = None             # domain start -> HELLO, set by up()
+        self._sock = None
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._latest = {}              # 'BURN'/'DISK'/'IDLE' -> (ts, fields)
+        self._responses = {}           # seq -> (recv_ns, spun_us)
+        self._seq = int(time.time() * 1000) << 16
+        self._reader = None
+
+    def __repr__(self):
+        return 'Guest(%s, mode=%s, uuid=%s)' % (self.domain_name, self.mode,
+                                               self.uuid)
+
+    # -- connection ---------------------------------------------------------
+    def connect(self, timeout=30.0):
+        """Connect to the channel socket (retrying until it exists)."""
+        if self._sock is not None:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(self.socket_path)
+                break
+            except OSError as e:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise GuestError('%s: cannot connect to %s: %s' % (
+                        self.name, self.socket_path, e))
+                time.sleep(0.1)
+        self._sock = s
+        self._reader = threading.Thread(target=self._read_loop, args=(s,),
+                                        name='iosched-tb-' + self.name,
+                                        daemon=True)
+        self._reader.start()
+
+    def close(self):
+        s, self._sock = self._sock, None
+        if s is not None:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+            self._reader = None
+
+    def __enter__(self):
+        self.connect()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _read_loop(self, sock):
+        buf = b''
+        while True:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                data = b''
+            now = time.perf_counter_ns()
+            if not data:
+                with self._cond:
+                    self._cond.notify_all()
+                return
+            buf += data
+            *lines, buf = buf.split(b'\n')
+            with self._cond:
+                for line in lines:
+                    self._handle(line.decode('ascii', 'replace').split(), now)
+                self._cond.notify_all()
+
+    def _handle(self, f, now):
+        try:
+            if f[:2] == ['HELLO', 'iosched-guest']:
+                self.hello = dict(x.split('=', 1) for x in f[3:] if '=' in x)
+            elif f[0] == 'R' and len(f) == 3:
+                self._responses[int(f[1])] = (now, int(f[2]))
+            elif f[0] in ('BURN', 'DISK', 'IDLE'):
+                vals = [int(x) for x in f[1:]]
+                self._latest[f[0]] = (time.monotonic(), vals)
+        except (IndexError, ValueError):
+            pass                       # a partial line after a reconnect
+
+    def _wait(self, pred, timeout, what):
+        self.connect()
+        with self._cond:
+            if not self._cond.wait_for(pred, timeout):
+                raise GuestError('%s: timed out after %.0f s waiting for %s'
+                                 % (self.name, timeout, what))
+
+    # -- workloads ----------------------------------------------------------
+    def wait_hello(self, timeout=120.0):
+        """Wait for the guest program's HELLO line; returns its fields."""
+        self._wait(lambda: self.hello is not None, timeout, 'HELLO')
+        return self.hello
+
+    def rr(self, count, rate_per_s, burst_us, poisson=True, spin='work',
+           timeout=None):
+        """Open-loop request/response (``rr`` mode guests): send ``count``
+        requests at ``rate_per_s`` (Poisson or fixed interval), each asking
+        for ``burst_us`` of guest CPU (``spin='work'``: calibrated loop
+        iterations, stretched when the vCPU is preempted; ``'time'``: by the
+        guest clock). Returns the RTTs in µs, in send order."""
+        if self.mode != 'rr':
+            raise GuestError('%s: rr() needs an rr-mode guest, not %s' % (
+                self.name, self.mode))
+        self.connect()
+        flags = FLAG_TIME_SPIN if spin == 'time' else 0
+        rng = random.Random(self._seq)
+        first = self._seq + 1
+        seqs = list(range(first, first + count))
+        self._seq += count
+        sent = {}
+        t_next = time.perf_counter()
+        for seq in seqs:
+            delay = t_next - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            sent[seq] = time.perf_counter_ns()
+            self._sock.sendall(REQ.pack(seq, int(burst_us), flags))
+            t_next += (rng.expovariate(rate_per_s) if poisson
+                       else 1.0 / rate_per_s)
+        if timeout is None:
+            timeout = 10.0 + count * (burst_us / 1e6 + 0.01)
+        self._wait(lambda: all(s in self._responses for s in seqs), timeout,
+                   '%d rr responses' % count)
+        with self._lock:
+            got = [self._responses.pop(s) for s in seqs]
+        return [(recv - sent[s]) / 1000.0 for s, (recv, _) in zip(seqs, got)]
+
+    def _rate(self, kind, timeout, fresher_than):
+        if self.mode != kind.lower():
+            raise GuestError('%s: %s rate needs a %s guest, not %s' % (
+                self.name, kind, kind.lower(), self.mode))
+        self._wait(lambda: kind in self._latest and
+                   self._latest[kind][0] > fresher_than, timeout,
+                   'a %s report' % kind)
+        _, fields = self._latest[kind]
+        return fields[0] * 1e6 / max(1, fields[1])
+
+    def burn_rate(self, timeout=15.0, fresher_than=0.0):
+        """Latest loop iterations per second of a ``burn`` guest (waits for
+        a report newer than ``fresher_than``, a ``time.monotonic()``)."""
+        return self._rate('BURN', timeout, fresher_than)
+
+    def disk_rate(self, timeout=15.0, fresher_than=0.0):
+        """Latest 4 KiB I/O operations per second of a ``disk`` guest."""
+        return self._rate('DISK', timeout, fresher_than)
+
+    def latest_report(self):
+        """{kind: (monotonic ts, [ints])} of the last reports seen."""
+        self.connect()
+        with self._lock:
+            return dict(self._latest)
+
+    def ping(self, timeout=10.0):
+        """RTT (µs) of one zero-burst request: the rr guest is alive."""
+        return self.rr(1, 1000, 0, poisson=False, timeout=timeout)[0]

@@ -1,0 +1,343 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may
+ * not use this file except in compliance with the License. You may obtain
+ * a copy of the License at
+ *
+ *      http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ * WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ * License for the specific language governing permissions and limitations
+ * under the License.
+ *
+ * iosched-guest: the workload program of the iosched testbed guests.
+ *
+ * Built on the host with `gcc -static -O2` and run as the only program of a
+ * busybox initramfs. It talks to the host over the virtio-serial port named
+ * "iosched.0" (no networking). Guest -> host: text lines. Host -> guest (rr
+ * mode only): fixed 16-byte requests.
+ *
+ *   HELLO iosched-guest v1 mode=<m> uptime_ms=<n> iters_per_us=<f>
+ *   rr:   request  = <u64 seq><u32 burst_us><u32 flags> (little endian)
+ *         flags bit0 = spin by guest clock time (else by calibrated work)
+ *         response = "R <seq> <spun_us>\n" after busy-spinning burst_us
+ *   burn: "BURN <iterations> <interval_us> <total_iterations>\n" every report
+ *   disk: "DISK <ops> <interval_us> <reads> <writes>\n" every report
+ *   idle: "IDLE <uptime_ms>\n" every report
+ *
+ * Usage: iosched-guest --mode rr|burn|disk|idle [--opts k=v,k=v] [--port P]
+ *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PORT_NAME "iosched.0"
+#define FLAG_TIME_SPIN 1u
+
+static char port_path[256];
+static int report_ms = 1000, write_pct = 0, bs = 4096, seq_pattern = 0;
+static char dev_path[128] = "/dev/vda";
+static double iters_per_us = 1.0;
+static volatile uint64_t sink;
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + ts.tv_nsec / 1000;
+}
+
+static void spin_iters(uint64_t n)
+{
+	uint64_t i, x = sink;
+
+	for (i = 0; i < n; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	sink = x;
+}
+
+/* Loop iterations per microsecond: best of several short samples, so a
+ * preempted sample does not skew it. */
+static void calibrate(void)
+{
+	uint64_t n = 20000, t0, dt;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		t0 = now_us();
+		spin_iters(n);
+		dt = now_us() - t0;
+		if (dt < 2000) {
+			n *= 2;
+			continue;
+		}
+		if ((double)n / dt > iters_per_us)
+			iters_per_us = (double)n / dt;
+	}
+}
+
+static int find_port(void)
+{
+	char p[512], name[64];
+	struct dirent *e;
+	DIR *d;
+	FILE *f;
+	int tries;
+
+	for (tries = 0; tries < 200; tries++) {
+		d = opendir("/sys/class/virtio-ports");
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "/sys/class/virtio-ports/%s/name",
+				 e->d_name);
+			f = fopen(p, "r");
+			if (!f)
+				continue;
+			if (fgets(name, sizeof(name), f) &&
+			    strncmp(name, PORT_NAME, strlen(PORT_NAME)) == 0) {
+				snprintf(port_path, sizeof(port_path), "/dev/%.200s",
+					 e->d_name);
+				fclose(f);
+				closedir(d);
+				return 0;
+			}
+			fclose(f);
+		}
+		if (d)
+			closedir(d);
+		usleep(50000);
+	}
+	return -1;
+}
+
+/* Write a whole line; blocking waits for the host, non-blocking drops the
+ * line when the host is absent or slow (never stalls a workload). */
+static void say(int fd, const char *line, int must)
+{
+	size_t off = 0, len = strlen(line);
+	ssize_t n;
+
+	while (off < len) {
+		n = write(fd, line + off, len - off);
+		if (n > 0) {
+			off += n;
+		} else if (!must && off == 0) {
+			return;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			return;
+		} else {
+			usleep(20000);
+		}
+	}
+}
+
+static void hello(int fd, const char *mode)
+{
+	char line[160];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	snprintf(line, sizeof(line),
+		 "HELLO iosched-guest v1 mode=%s uptime_ms=%lld "
+		 "iters_per_us=%.3f\n", mode,
+		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+		 iters_per_us);
+	say(fd, line, 1);
+	fprintf(stderr, "iosched-guest: %s", line);
+}
+
+static void __attribute__((noreturn)) run_rr(int fd)
+{
+	unsigned char req[16];
+	uint64_t seq, t0, end;
+	uint32_t burst, flags;
+	size_t got = 0;
+	ssize_t n;
+	char line[64];
+
+	for (;;) {
+		n = read(fd, req + got, sizeof(req) - got);
+		if (n == 0) {		/* host side not connected */
+			got = 0;
+			usleep(50000);
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			perror("iosched-guest: read");
+			usleep(50000);
+			continue;
+		}
+		got += n;
+		if (got < sizeof(req))
+			continue;
+		got = 0;
+		memcpy(&seq, req, 8);
+		memcpy(&burst, req + 8, 4);
+		memcpy(&flags, req + 12, 4);
+		t0 = now_us();
+		if (flags & FLAG_TIME_SPIN) {
+			end = t0 + burst;
+			while (now_us() < end)
+				spin_iters(64);
+		} else {
+			spin_iters((uint64_t)(burst * iters_per_us));
+		}
+		snprintf(line, sizeof(line), "R %llu %llu\n",
+			 (unsigned long long)seq,
+			 (unsigned long long)(now_us() - t0));
+		say(fd, line, 1);
+	}
+}
+
+static void __attribute__((noreturn)) run_burn(int fd)
+{
+	uint64_t last = now_us(), t, count = 0, total = 0;
+	char line[96];
+
+	for (;;) {
+		spin_iters(4096);
+		count += 4096;
+		t = now_us();
+		if (t - last < (uint64_t)report_ms * 1000)
+			continue;
+		total += count;
+		snprintf(line, sizeof(line), "BURN %llu %llu %llu\n",
+			 (unsigned long long)count,
+			 (unsigned long long)(t - last),
+			 (unsigned long long)total);
+		say(fd, line, 0);
+		count = 0;
+		last = t;
+	}
+}
+
+static int run_disk(int fd)
+{
+	uint64_t size = 0, blocks, blk = 0, x = 88172645463325252ull;
+	uint64_t last = now_us(), t, reads = 0, writes = 0;
+	char line[128];
+	void *buf;
+	ssize_t n;
+	int dfd;
+
+	dfd = open(dev_path, (write_pct ? O_RDWR : O_RDONLY) | O_DIRECT);
+	if (dfd < 0 || ioctl(dfd, BLKGETSIZE64, &size) < 0 || size < (uint64_t)bs) {
+		perror("iosched-guest: disk");
+		return 1;
+	}
+	blocks = size / bs;
+	if (posix_memalign(&buf, 4096, bs))
+		return 1;
+	memset(buf, 0x5a, bs);
+	for (;;) {
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		blk = seq_pattern ? (blk + 1) % blocks : x % blocks;
+		if ((int)((x >> 32) % 100) < write_pct) {
+			n = pwrite(dfd, buf, bs, (off_t)(blk * bs));
+			writes++;
+		} else {
+			n = pread(dfd, buf, bs, (off_t)(blk * bs));
+			reads++;
+		}
+		if (n != bs) {
+			perror("iosched-guest: disk io");
+			return 1;
+		}
+		t = now_us();
+		if (t - last < (uint64_t)report_ms * 1000)
+			continue;
+		snprintf(line, sizeof(line), "DISK %llu %llu %llu %llu\n",
+			 (unsigned long long)(reads + writes),
+			 (unsigned long long)(t - last),
+			 (unsigned long long)reads, (unsigned long long)writes);
+		say(fd, line, 0);
+		reads = writes = 0;
+		last = t;
+	}
+}
+
+static void __attribute__((noreturn)) run_idle(int fd)
+{
+	struct timespec ts;
+	char line[64];
+
+	for (;;) {
+		usleep(report_ms * 1000);
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		snprintf(line, sizeof(line), "IDLE %lld\n",
+			 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		say(fd, line, 0);
+	}
+}
+
+static void parse_opts(char *s)
+{
+	char *tok, *save = NULL, *v;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		v = strchr(tok, '=');
+		if (!v)
+			continue;
+		*v++ = 0;
+		if (!strcmp(tok, "report_ms"))
+			report_ms = atoi(v) > 0 ? atoi(v) : 1000;
+		else if (!strcmp(tok, "pattern"))
+			seq_pattern = !strcmp(v, "seq");
+		else if (!strcmp(tok, "write_pct"))
+			write_pct = atoi(v);
+		else if (!strcmp(tok, "bs"))
+			bs = atoi(v) >= 512 ? atoi(v) : 4096;
+		else if (!strcmp(tok, "dev"))
+			snprintf(dev_path, sizeof(dev_path), "%s", v);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = "idle";
+	int i, fd, rr;
+
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--mode"))
+			mode = argv[i + 1];
+		else if (!strcmp(argv[i], "--opts"))
+			parse_opts(argv[i + 1]);
+		else if (!strcmp(argv[i], "--port"))
+			snprintf(port_path, sizeof(port_path), "%s", argv[i + 1]);
+	}
+	if (!port_path[0] && find_port() < 0) {
+		fprintf(stderr, "iosched-guest: no virtio port %s\n", PORT_NAME);
+		return 2;
+	}
+	rr = !strcmp(mode, "rr");
+	fd = open(port_path, O_RDWR | (rr ? 0 : O_NONBLOCK));
+	if (fd < 0) {
+		perror(port_path);
+		return 2;
+	}
+	if (rr)
+		calibrate();
+	hello(fd, mode);
+	if (rr)
+		run_rr(fd);
+	if (!strcmp(mode, "burn"))
+		run_burn(fd);
+	if (!strcmp(mode, "disk"))
+		return run_disk(fd);
+	run_idle(fd);
+}

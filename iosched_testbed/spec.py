@@ -1,0 +1,139 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Guest specs: what ``up`` starts, from ``name:mode[:k=v,...]`` strings or
+a YAML/JSON file (``{"guests": [{"name": ..., "mode": ..., ...}]}``).
+
+Each mode has a default flavor with the iosched extra specs the agent
+reads (``host_agent.model.SPEC_*`` keys); a spec may override the flavor
+name, its extra specs, memory, disk size and the guest program's options.
+"""
+
+import dataclasses
+import json
+import re
+import typing
+
+MODES = ('rr', 'burn', 'disk', 'idle')
+NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]{0,30}$')
+
+# Default flavors per mode: (flavor name, extra specs).
+FLAVORS = {
+    'rr': ('lsvm.small', {'iosched:latency_sensitive': 'true',
+                          'iosched:latency_ms': '2',
+                          'iosched:io_profile': 'io'}),
+    'burn': ('cpu.small', {'iosched:io_profile': 'cpu'}),
+    'disk': ('io.small', {'iosched:io_profile': 'io'}),
+    'idle': ('std.small', {}),
+}
+# Options passed to the guest program (iosched.opts= on the command line).
+GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs')
+
+
+class SpecError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class GuestSpec:
+    name: str                       # short name; domain is <prefix><name>
+    mode: str = 'idle'              # rr | burn | disk | idle
+    flavor: str = ''                # default: FLAVORS[mode][0]
+    extra_specs: typing.Optional[typing.Mapping[str, str]] = None
+    memory_mib: int = 128
+    disk_mib: int = 64
+    opts: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
+    volume_qos: typing.Mapping[str, str] = dataclasses.field(
+        default_factory=dict)       # Cinder QoS specs of the fake volume
+
+    def __post_init__(self):
+        if not NAME_RE.match(self.name or ''):
+            raise SpecError('bad guest name %r (want [a-z0-9-], <=31 chars)'
+                            % self.name)
+        if self.mode not in MODES:
+            raise SpecError('guest %s: mode %r not in %s' % (
+                self.name, self.mode, '|'.join(MODES)))
+        if not 64 <= int(self.memory_mib) <= 4096:
+            raise SpecError('guest %s: memory_mib must be 64..4096'
+                            % self.name)
+        bad = set(self.opts) - set(GUEST_OPTS)
+        if bad:
+            raise SpecError('guest %s: unknown opts %s (known: %s)' % (
+                self.name, sorted(bad), ', '.join(GUEST_OPTS)))
+        for v in self.opts.values():
+            if not re.match(r'^[A-Za-z0-9_.-]+$', str(v)):
+                raise SpecError('guest %s: bad opt value %r' % (self.name, v))
+
+    @property
+    def flavor_name(self):
+        return self.flavor or FLAVORS[self.mode][0]
+
+    @property
+    def flavor_extra_specs(self):
+        if self.extra_specs is not None:
+            return dict(self.extra_specs)
+        return dict(FLAVORS[self.mode][1])
+
+    @property
+    def opts_string(self):
+        return ','.join('%s=%s' % (k, self.opts[k]) for k in sorted(self.opts))
+
+
+def parse_guest(text):
+    """``name:mode`` or ``name:mode:k=v,k=v`` (k: a guest program option)."""
+    parts = text.split(':', 2)
+    if len(parts) < 2:
+        raise SpecError('guest %r: want name:mode[:k=v,...]' % text)
+    opts = {}
+    if len(parts) == 3 and parts[2]:
+        for item in parts[2].split(','):
+            k, sep, v = item.partition('=')
+            if not sep:
+                raise SpecError('guest %r: option %r is not k=v'
+                                % (text, item))
+            opts[k.strip()] = v.strip()
+    return GuestSpec(name=parts[0], mode=parts[1], opts=opts)
+
+
+def from_dict(d):
+    known = {f.name for f in dataclasses.fields(GuestSpec)}
+    bad = set(d) - known
+    if bad:
+        raise SpecError('unknown guest keys %s' % sorted(bad))
+    d = dict(d)
+    for key in ('opts', 'volume_qos', 'extra_specs'):
+        if d.get(key) is not None:
+            d[key] = {str(k): str(v) for k, v in d[key].items()}
+    return GuestSpec(**d)
+
+
+def load_file(path):
+    """Guest specs from a YAML or JSON file: a list or {"guests": [...]}."""
+    with open(path) as fh:
+        text = fh.read()
+    if path.endswith('.json'):
+        data = json.loads(text)
+    else:
+        import yaml
+        data = yaml.safe_load(text)
+    if isinstance(data, dict):
+        data = data.get('guests')
+    if not isinstance(data, list) or not data:
+        raise SpecError('%s: want a non-empty list of guests' % path)
+    return [from_dict(g) for g in data]
+
+
+def check_unique(specs):
+    names = [s.name for s in specs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise SpecError('duplicate guest names: %s' % ', '.join(dup))
+    return list(specs)

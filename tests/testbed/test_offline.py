@@ -1,0 +1,134 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Testbed parts that need no libvirt: guest specs, the domain XML and its
+Nova metadata (checked against Nova's own config classes), the cpio
+writer, the CLI's argument handling."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from iosched_testbed import cli
+from iosched_testbed import domxml
+from iosched_testbed import guest as guest_mod
+from iosched_testbed import initramfs
+from iosched_testbed import spec as spec_mod
+
+VOL = '22222222-2222-4222-8222-222222222222'
+PORT = '33333333-3333-4333-8333-333333333333'
+
+
+def test_parse_guest():
+    s = spec_mod.parse_guest('db:disk:pattern=seq,write_pct=30')
+    assert (s.name, s.mode, s.flavor_name) == ('db', 'disk', 'io.small')
+    assert s.opts_string == 'pattern=seq,write_pct=30'
+    assert spec_mod.parse_guest('lsvm:rr').flavor_extra_specs[
+        'iosched:latency_sensitive'] == 'true'
+    for bad in ('x', 'x:nope', 'BAD:rr', 'x:rr:colour=red', 'x:rr:k'):
+        with pytest.raises(spec_mod.SpecError):
+            spec_mod.parse_guest(bad)
+    with pytest.raises(spec_mod.SpecError):
+        spec_mod.check_unique([spec_mod.parse_guest('a:rr')] * 2)
+
+
+def test_load_file(tmp_path):
+    path = tmp_path / 'g.json'
+    path.write_text(json.dumps({'guests': [
+        {'name': 'lsvm', 'mode': 'rr', 'flavor': 'gold',
+         'extra_specs': {'iosched:latency_ms': 1}},
+        {'name': 'cpu1', 'mode': 'burn', 'memory_mib': 256}]}))
+    lsvm, cpu1 = spec_mod.load_file(str(path))
+    assert lsvm.flavor_name == 'gold'
+    assert lsvm.flavor_extra_specs == {'iosched:latency_ms': '1'}
+    assert cpu1.memory_mib == 256
+    ypath = tmp_path / 'g.yaml'
+    ypath.write_text('- {name: a, mode: idle}\n')
+    assert spec_mod.load_file(str(ypath))[0].mode == 'idle'
+
+
+def test_nova_metadata_matches_nova():
+    config = pytest.importorskip('nova.virt.libvirt.config')
+    spec = spec_mod.parse_guest('lsvm:rr')
+    ours = domxml.nova_instance(spec, VOL, PORT, creation_time=1234567890)
+    meta = config.LibvirtConfigGuestMetaNovaInstance()
+    meta.package, meta.name = domxml.NOVA_PACKAGE, 'lsvm'
+    meta.creationTime, meta.roottype, meta.rootid = 1234567890, 'volume', VOL
+    flavor = config.LibvirtConfigGuestMetaNovaFlavor()
+    flavor.name = flavor.id = 'lsvm.small'
+    flavor.memory, flavor.disk, flavor.swap = 128, 1, 0
+    flavor.ephemeral, flavor.vcpus = 0, 1
+    flavor.extra_specs = dict(sorted(spec.flavor_extra_specs.items()))
+    meta.flavor = flavor
+    meta.image = config.LibvirtConfigGuestMetaImage()
+    owner = config.LibvirtConfigGuestMetaNovaOwner()
+    owner.userid, owner.username = domxml.FAKE_USER
+    owner.projectid, owner.projectname = domxml.FAKE_PROJECT
+    meta.owner = owner
+    meta.ports = config.LibvirtConfigGuestMetaNovaPorts(
+        [config.LibvirtConfigGuestMetaNovaPort(PORT)])
+    canon = lambda x: ET.canonicalize(x, strip_text=True)  # noqa: E731
+    assert canon(ET.tostring(ours)) == canon(meta.to_xml())
+
+
+def test_domain_xml_shape():
+    spec = spec_mod.parse_guest('db:disk:write_pct=10')
+    xml = domxml.domain_xml(
+        spec, domain_name='iosched-tb-db', uuid='u', volume_id=VOL,
+        port_id=PORT, kernel='/k', initrd='/i', disk='/d', socket_path='/s',
+        console_log='/c', tap='iotb0', pin=1)
+    root = ET.fromstring(xml)
+    assert root.get('type') == 'qemu'
+    assert 'iosched.mode=disk iosched.opts=write_pct=10' in root.findtext(
+        'os/cmdline')
+    drv = root.find('devices/disk/driver')
+    assert (drv.get('cache'), drv.get('io')) == ('none', 'native')
+    assert root.find('devices/memballoon').get('model') == 'none'
+    assert root.find('cputune/vcpupin').get('cpuset') == '1'
+    assert root.find('cputune/emulatorpin').get('cpuset') == '1'
+    assert domxml.read_nova_metadata(xml)[:2] == ('db', 'io.small')
+
+
+def test_initramfs_is_valid_cpio(tmp_path):
+    if not shutil.which('cpio'):
+        pytest.skip('cpio not installed')
+    for name in ('bb', 'guest', 'm.ko'):
+        (tmp_path / name).write_bytes(b'x' * 37)
+    out = tmp_path / 'initrd.gz'
+    names = initramfs.make_initramfs(str(out), str(tmp_path / 'bb'),
+                                     str(tmp_path / 'guest'),
+                                     [('m', str(tmp_path / 'm.ko'))])
+    listing = subprocess.run(['cpio', '-it', '--quiet'],
+                             input=gzip.decompress(out.read_bytes()),
+                             capture_output=True, check=True).stdout.decode()
+    assert listing.split() == names
+    assert {'init', 'dev/console', 'bin/iosched-guest',
+            'lib/modules/m.ko'} <= set(names)
+
+
+def test_percentile():
+    vals = list(range(1, 101))
+    assert guest_mod.percentile(vals, 50) == 50
+    assert guest_mod.percentile(vals, 99) == 99
+    assert guest_mod.percentile([7], 99) == 7
+
+
+def test_cli_args(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(['--help'])
+    assert exc.value.code == 0
+    assert 'lsvm:rr' in capsys.readouterr().out
+    assert cli.main(['up']) == 1
+    assert 'no guests' in capsys.readouterr().err
