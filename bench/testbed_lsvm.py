@@ -129,7 +129,7 @@ def main(argv=None):
     results = {}
     try:
         time.sleep(3)
-        lsvm_dom = driver.domain(guests['lsvm'].uuid)
+        lsvm_dom = guests['lsvm'].domain
         ncpu = len(lsvm_dom.vcpuPinInfo(0)[0])
 
         def pin_lsvm(cpu):

@@ -61,6 +61,8 @@ own privileges. Unit tests run entrypoints in-process with
 ``sys_admin_pctxt.set_client_mode(False)``.
 """
 
+import os
+
 from oslo_privsep import capabilities as caps
 from oslo_privsep import priv_context
 
@@ -73,3 +75,21 @@ sys_admin_pctxt = priv_context.PrivContext(
     pypath=__name__ + '.sys_admin_pctxt',
     capabilities=CAPABILITIES,
 )
+
+
+def ensure_started(conf=None):
+    """Start the daemon before the first privileged call.
+
+    oslo.privsep's default start runs ``sudo privsep-helper``. An agent that
+    already runs as root (the usual compute-node setup, and this project's
+    machines, which have no sudo) forks the daemon instead
+    (``Method.FORK``); it still drops to ``CAPABILITIES``. A configured
+    ``[host_agent_privsep] helper_command`` always wins.
+    """
+    from oslo_config import cfg
+    conf = conf or cfg.CONF
+    ctx = sys_admin_pctxt
+    if not ctx.client_mode or ctx.channel is not None:
+        return
+    if os.geteuid() == 0 and not conf[CFG_SECTION].helper_command:
+        ctx.start(priv_context.Method.FORK)

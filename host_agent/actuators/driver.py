@@ -36,6 +36,7 @@ class DriverActuator(base.Actuator):
         self.journal = journal if journal is not None else journal_mod.Journal()
         self._written = {}    # key -> value we last wrote
         self._decided = {}    # key -> (action, change or None)
+        self._failed = {}     # key -> last write error, to log it once
         self.errors = []
 
     def recover(self):
@@ -75,10 +76,13 @@ class DriverActuator(base.Actuator):
                 self.driver.write_knob(action.kind, action.instance_uuid,
                                        action.target, action.value)
             except driver_base.DriverError as e:
-                LOG.warning('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
-                            {'k': action.kind, 'u': action.instance_uuid,
-                             't': action.target, 'v': action.value,
-                             'err': e})
+                # Retried every tick; said once per knob and error.
+                log = LOG.debug if self._failed.get(key) == str(e) else \
+                    LOG.warning
+                self._failed[key] = str(e)
+                log('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                    {'k': action.kind, 'u': action.instance_uuid,
+                     't': action.target, 'v': action.value, 'err': e})
                 self.errors.append('%s %s/%s: %s' % (
                     action.kind, action.instance_uuid, action.target, e))
                 continue
@@ -90,6 +94,7 @@ class DriverActuator(base.Actuator):
                                      'reason': action.reason})
             self._written[key] = action.value
             self._decided[key] = (action, change)
+            self._failed.pop(key, None)
             changes.append(change)
         return changes
 

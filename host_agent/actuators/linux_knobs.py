@@ -44,6 +44,7 @@ from host_agent.drivers import base as driver_base
 from host_agent import linux
 from host_agent.linux import cgroups
 import host_agent.linux.privileged
+from host_agent import privsep
 from host_agent.linux import sched
 from host_agent import model
 from host_agent import paths
@@ -131,6 +132,7 @@ class LinuxKnobs(object):
     @staticmethod
     def _privileged(name, func, *args):
         try:
+            privsep.ensure_started()
             return func(*args)
         except (linux.LinuxKnobError, paths.UnsafePath):
             raise

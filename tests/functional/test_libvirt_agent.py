@@ -110,6 +110,8 @@ def test_discovery_reads_nova_metadata_disks_and_threads(guests, driver):
     with open('/proc/%d/task/%d/comm' % (driver.qemu_pid(lsvm.uuid),
                                          tid)) as fh:
         assert fh.read().startswith('CPU 0/')
+    io = driver.io_threads(lsvm.uuid)
+    assert io['emulator'] == driver.qemu_pid(lsvm.uuid)
 
 
 def test_counters_are_real_and_moving(guests, driver):
@@ -248,9 +250,9 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
     conf.write_text(
         '[DEFAULT]\nlog_file = %s\n' % log +
         '[host_agent]\ndriver = libvirt\ntick_interval = 0.5\n'
-        'journal_path = %s\n[reporter]\nenabled = false\n'
-        '[host_agent_privsep]\nhelper_command = %s --config-file %s\n'
-        % (journal, HELPER, conf))
+        'journal_path = %s\n[reporter]\nenabled = false\n' % journal)
+    # No [host_agent_privsep] helper_command: as root the daemon forks its
+    # privsep daemon (production default on a root agent; no sudo here).
     cmd = [AGENT, '--config-file', str(conf)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)

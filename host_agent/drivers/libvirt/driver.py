@@ -247,6 +247,13 @@ class LibvirtDriver(base.Driver):
     def vm_cgroup(self, uuid):
         return self._cgroups(uuid).vm
 
+    def io_threads(self, uuid):
+        """The emulator (main loop) and I/O thread ids of an instance."""
+        try:
+            return threads.io_threads(self.proc_root, self.qemu_pid(uuid))
+        except threads.ThreadError as e:
+            raise base.DriverError(str(e))
+
     def vcpu_tid(self, uuid, vcpu):
         try:
             return self._info[uuid][2][int(vcpu)]

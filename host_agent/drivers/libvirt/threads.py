@@ -24,6 +24,9 @@ from host_agent.linux import sched
 from host_agent import paths
 
 _VCPU_COMM = re.compile(r'^CPU (\d+)/(KVM|TCG|HVF|WHPX)$')
+# QEMU names its I/O threads 'IO <id>' (``-object iothread,id=iothread1``
+# gives 'IO iothread1'); vhost workers are 'vhost-<pid>'.
+_IO_COMM = re.compile(r'^(IO \S+|vhost-\d+)$')
 
 
 class ThreadError(Exception):
@@ -51,6 +54,25 @@ def qemu_pid(run_dir, domain_name):
     if pid <= 1:
         raise ThreadError('pidfile %s holds %r' % (path, text))
     return pid
+
+
+def io_threads(proc_root, pid):
+    """{'emulator': pid, 'io': {name: tid}}: the QEMU main loop (the
+    emulator thread) and its I/O threads, from thread names."""
+    task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
+    found = {}
+    try:
+        tids = [t for t in os.listdir(task_dir) if t.isdigit()]
+    except OSError as e:
+        raise ThreadError('cannot list threads of pid %d: %s' % (pid, e))
+    for tid in tids:
+        try:
+            comm = _read(paths.safe_join(task_dir, tid, 'comm')).strip()
+        except OSError:
+            continue
+        if _IO_COMM.match(comm):
+            found[comm] = int(tid)
+    return {'emulator': int(pid), 'io': found}
 
 
 def vcpu_tids(proc_root, pid):

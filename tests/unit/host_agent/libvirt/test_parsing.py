@@ -119,6 +119,9 @@ def test_vcpu_threads_and_counters_on_a_fake_proc(tmp_path):
     _task(proc, 100, 103, 'IO mon_iothread')
     _task(proc, 100, 104, 'CPU 2/bogus')
     assert threads.vcpu_tids(proc, 100) == {0: 101, 1: 102}
+    _task(proc, 100, 105, 'vhost-100')
+    assert threads.io_threads(proc, 100) == {
+        'emulator': 100, 'io': {'IO mon_iothread': 103, 'vhost-100': 105}}
     assert threads.thread_counters(proc, 100, 101) == (5000, 700, 42, 1)
     with pytest.raises(threads.ThreadError):
         threads.thread_counters(proc, 100, 999)
