@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -15,6 +15,12 @@ test:
 
 bootstrap:
 	tools/bootstrap.sh
+
+bench:
+	tools/run-bench.sh simulator_speed
+
+bench-testbed:
+	tools/run-bench.sh testbed_lsvm
 
 genconfig: bootstrap
 	tools/genconfig.sh

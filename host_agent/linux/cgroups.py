@@ -278,3 +278,21 @@ def plan_cap(hierarchy, cg, fraction, period_us):
         return [(file_relpath(hierarchy, cg, 'cpu.max'), value)]
     return [(file_relpath(hierarchy, cg, 'cpu.cfs_quota_us'),
              str(-1 if quota is None else quota))]
+
+
+# cpu.stat (v1 and v2), one "key value" per line, e.g. on v1:
+#   nr_periods 1200
+#   nr_throttled 37
+#   throttled_time 812345678        (ns; v2: throttled_usec, usage_usec...)
+def parse_cpu_stat(text):
+    stats = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(' ')
+        if key and value.strip().lstrip('-').isdigit():
+            stats[key] = int(value)
+    return stats
+
+
+def read_cpu_stat(hierarchy, cg):
+    """The cgroup's cpu.stat as a dict (throttling of a capped vCPU)."""
+    return parse_cpu_stat(_read_file(hierarchy, cg, 'cpu.stat'))

@@ -168,6 +168,10 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
             quota = int(fh.read())
         with open(os.path.join(cpu_root, cg, 'cpu.cfs_period_us')) as fh:
             assert quota == int(fh.read()) // 2
+    # The cap throttles: cgroup stats count throttled periods.
+    thr0 = driver.vcpu_cgroup_stats(cpu.uuid, 0).get('nr_throttled', 0)
+    time.sleep(1.0)
+    assert driver.vcpu_cgroup_stats(cpu.uuid, 0)['nr_throttled'] > thr0
     # ... and in libvirt.
     cdom = driver.domain(cpu.uuid)
     assert cdom.vcpuPinInfo(0)[0][:2] == (True, False)

@@ -60,6 +60,26 @@ RULES = [
 ]
 
 
+def _importers(module):
+    return sorted(os.path.relpath(p, ROOT)
+                  for p in files('host_agent/**/*.py')
+                  + files('nova_plugin/**/*.py') + files('iosched_demo/*.py')
+                  if module in set(imports(p)))
+
+
+def test_only_actuators_reach_the_privileged_entrypoints():
+    # Root-only writes: host_agent.linux.privileged runs in the privsep
+    # daemon; only the actuators may call it.
+    assert _importers('host_agent.linux.privileged') == [
+        'host_agent/actuators/linux_knobs.py']
+
+
+def test_only_the_libvirt_driver_and_its_knobs_import_libvirt():
+    assert _importers('libvirt') == [
+        'host_agent/actuators/libvirt_knobs.py',
+        'host_agent/drivers/libvirt/driver.py']
+
+
 @pytest.mark.parametrize('pattern,allowed', RULES, ids=[r[0] for r in RULES])
 def test_layering(pattern, allowed):
     paths = files(pattern)

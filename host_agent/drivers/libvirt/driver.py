@@ -235,14 +235,26 @@ class LibvirtDriver(base.Driver):
             raise base.DriverError('instance %s is not running here' % uuid)
 
     def _cgroups(self, uuid):
-        if self._hierarchy is None:
-            self._hierarchy = cgroups.probe(self.conf.host_paths.cgroup_root)
         return cgroups.domain_cgroups(self.proc_root, self.qemu_pid(uuid),
-                                      self._hierarchy)
+                                      self._hier())
 
     def vcpu_cgroup(self, uuid, vcpu):
         """The vCPU's cgroup in the cpu hierarchy (for LinuxKnobs)."""
         return self._cgroups(uuid).vcpu(int(vcpu))
+
+    def vcpu_cgroup_stats(self, uuid, vcpu):
+        """cpu.stat of the vCPU's cgroup: nr_periods, nr_throttled, ..."""
+        try:
+            return cgroups.read_cpu_stat(self._hier(),
+                                         self.vcpu_cgroup(uuid, vcpu))
+        except (OSError, ValueError) as e:
+            raise base.DriverError('cannot read cpu.stat of %s vCPU %s: %s'
+                                   % (uuid, vcpu, e))
+
+    def _hier(self):
+        if self._hierarchy is None:
+            self._hierarchy = cgroups.probe(self.conf.host_paths.cgroup_root)
+        return self._hierarchy
 
     def vm_cgroup(self, uuid):
         return self._cgroups(uuid).vm

@@ -161,3 +161,11 @@ def test_tracepoint_lines():
         (4242, 1234567890000), (17, 1234600001000)]
     assert tracing.filter_expr({3, 1}) == 'pid == 1 || pid == 3'
     assert tracing.filter_expr(()) == 'pid == 0'
+
+
+def test_cpu_stat():
+    from host_agent.linux import cgroups
+    assert cgroups.parse_cpu_stat(
+        'nr_periods 1200\nnr_throttled 37\nthrottled_time 812345678\n'
+        'garbage\n') == {'nr_periods': 1200, 'nr_throttled': 37,
+                         'throttled_time': 812345678}
