@@ -58,6 +58,7 @@ setuptools.setup(
         ],
         'iosched.host_agent.policies': [
             'vslicer = host_agent.policies.vslicer:VSlicerPolicy',
+            'isacs = host_agent.policies.isacs:IsacsPolicy',
         ],
         'iosched.host_agent.actuators': [
             'driver = host_agent.actuators.driver:DriverActuator',

@@ -17,7 +17,10 @@ share one pCPU (all vCPUs and emulator threads pinned there). Three phases:
 
 * idle floor: the LSVM alone on the other, idle pCPU;
 * stock: all four on the shared pCPU, no agent;
-* agent: the same, with the host agent (vSlicer policy) ticking every 1 s.
+* agent: the same, with the host agent (vSlicer policy) ticking every 1 s;
+  stock and agent alternate for ``--rounds`` rounds (the agent restores
+  everything between rounds) so that drift of a shared machine hits both,
+  and their samples are pooled.
 
 Per phase: LSVM request RTT p50/p99, each guest's CPU share (vCPU thread
 run time / wall time), the CPU-bound guests' throughput (loop iterations
@@ -95,20 +98,46 @@ def measure(guests, driver, seconds, rate, burst_us, label, progress):
     tput = {n: round(sum(v) / len(v)) if v else 0 for n, v in burn.items()}
     return {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
             'requests': len(rtts), 'cpu_share': share,
-            'burn_iter_per_s': tput}
+            'burn_iter_per_s': tput, 'rtts': rtts}
+
+
+def pool(rounds):
+    """Pool the rounds of one phase: RTTs together, shares averaged."""
+    rtts = [r for x in rounds for r in x['rtts']]
+    names = rounds[0]['cpu_share']
+    return {
+        'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+        'requests': len(rtts),
+        'rounds_p50_us': [x['rtt_p50_us'] for x in rounds],
+        'rounds_p99_us': [x['rtt_p99_us'] for x in rounds],
+        'cpu_share': {n: round(sum(x['cpu_share'][n] for x in rounds) /
+                               len(rounds), 4) for n in names},
+        'burn_iter_per_s': {n: round(sum(x['burn_iter_per_s'][n]
+                                         for x in rounds) / len(rounds))
+                            for n in rounds[0]['burn_iter_per_s']}}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--seconds', type=int, default=30)
+    p.add_argument('--seconds', type=int, default=10,
+                   help='seconds per phase and round (default %(default)s)')
+    p.add_argument('--rounds', type=int, default=3,
+                   help='stock/agent rounds, interleaved (default '
+                   '%(default)s): drift of a shared machine hits both')
     p.add_argument('--rate', type=int, default=50, help='LSVM requests/s')
     p.add_argument('--burst-us', type=int, default=200)
+    p.add_argument('--lsvm-slice-us', type=int, default=None,
+                   help='override [host_agent_policy.vslicer] '
+                   'lsvm_max_slice_us (the microslice cap)')
     p.add_argument('--shared-cpu', type=int, default=1)
     p.add_argument('--idle-cpu', type=int, default=0)
     p.add_argument('-o', '--output-dir', default='out/bench')
     args = p.parse_args(argv)
     CONF([], project='iosched', default_config_files=[])
     CONF.set_override('journal_path', '', 'host_agent')
+    if args.lsvm_slice_us:
+        CONF.set_override('lsvm_max_slice_us', args.lsvm_slice_us,
+                          'host_agent_policy.vslicer')
 
     def progress(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -146,37 +175,43 @@ def main(argv=None):
         progress('idle floor: p50 %.0f us, p99 %.0f us' % (
             results['idle']['rtt_p50_us'], results['idle']['rtt_p99_us']))
         pin_lsvm(args.shared_cpu)
-        results['stock'] = measure(guests, driver, args.seconds, args.rate,
-                                   args.burst_us, 'stock', progress)
-        agent = agent_mod.Agent(
-            CONF, driver, [vslicer.VSlicerPolicy(CONF)],
-            driver_act.DriverActuator(host_knobs.knobs_for(CONF, driver),
-                                      journal_mod.Journal()))
-        stop = threading.Event()
         cpu = {'s': 0.0, 'ticks': 0}
         strength = []
+        rounds = {'stock': [], 'agent': []}
+        for n in range(args.rounds):
+            rounds['stock'].append(measure(
+                guests, driver, args.seconds, args.rate, args.burst_us,
+                'round %d/%d stock' % (n + 1, args.rounds), progress))
+            agent = agent_mod.Agent(
+                CONF, driver, [vslicer.VSlicerPolicy(CONF)],
+                driver_act.DriverActuator(host_knobs.knobs_for(CONF, driver),
+                                          journal_mod.Journal()))
+            stop = threading.Event()
 
-        def loop():
-            while not stop.is_set():
-                t = time.thread_time()
-                agent.tick()
-                cpu['s'] += time.thread_time() - t
-                cpu['ticks'] += 1
-                snap = agent.last_snapshot
-                if snap is not None:
-                    for v in snap.vcpus:
-                        if v.instance_uuid == guests['lsvm'].uuid:
-                            strength.append(v)
-                stop.wait(1.0)
+            def loop():
+                while not stop.is_set():
+                    t = time.thread_time()
+                    agent.tick()
+                    cpu['s'] += time.thread_time() - t
+                    cpu['ticks'] += 1
+                    snap = agent.last_snapshot
+                    if snap is not None:
+                        for v in snap.vcpus:
+                            if v.instance_uuid == guests['lsvm'].uuid:
+                                strength.append(v)
+                    stop.wait(1.0)
 
-        th = threading.Thread(target=loop, daemon=True)
-        th.start()
-        time.sleep(3)
-        results['agent'] = measure(guests, driver, args.seconds, args.rate,
-                                   args.burst_us, 'agent', progress)
-        stop.set()
-        th.join()
-        agent.shutdown()
+            th = threading.Thread(target=loop, daemon=True)
+            th.start()
+            time.sleep(2.5)          # two ticks: the plan is applied
+            rounds['agent'].append(measure(
+                guests, driver, args.seconds, args.rate, args.burst_us,
+                'round %d/%d agent' % (n + 1, args.rounds), progress))
+            stop.set()
+            th.join()
+            agent.shutdown()         # restores: the next stock is stock
+        results['stock'] = pool(rounds['stock'])
+        results['agent'] = pool(rounds['agent'])
         exact = [v for v in strength if v.exact]
         results['agent_cpu_ms_per_tick'] = round(
             cpu['s'] / max(1, cpu['ticks']) * 1e3, 3)
@@ -213,6 +248,8 @@ def main(argv=None):
         print('%-8s %8.0f %8.0f' % (k, results[k]['rtt_p50_us'],
                                     results[k]['rtt_p99_us']))
     print('agent CPU per tick: %.3f ms' % results['agent_cpu_ms_per_tick'])
+    results['lsvm_max_slice_us'] = CONF[
+        'host_agent_policy.vslicer'].lsvm_max_slice_us
     os.makedirs(args.output_dir, exist_ok=True)
     path = os.path.join(args.output_dir, 'testbed_lsvm.json')
     with open(path, 'w') as fh:

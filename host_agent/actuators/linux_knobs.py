@@ -53,6 +53,9 @@ LOG = logging.getLogger(__name__)
 
 # NOTE(iosched): to move to host_agent.model with the other action kinds.
 ACTION_VCPU_CAP = 'vcpu_cap'      # value: fraction of one CPU, None = none
+# The QEMU main-loop (emulator) thread's EEVDF slice, target '': it carries
+# an instance's device emulation (virtio notifications, chardevs).
+ACTION_EMULATOR_SLICE = 'emulator_slice'
 
 _SLICE = model.ACTION_VCPU_SLICE
 _WEIGHT = model.ACTION_VCPU_WEIGHT
@@ -79,13 +82,16 @@ class LinuxKnobs(object):
 
     def knobs(self):
         if self.hierarchy is None:
-            return (_SLICE,)
-        return (_SLICE, _WEIGHT, ACTION_VCPU_CAP)
+            return (_SLICE, ACTION_EMULATOR_SLICE)
+        return (_SLICE, ACTION_EMULATOR_SLICE, _WEIGHT, ACTION_VCPU_CAP)
 
     def read_knob(self, kind, instance_uuid, target):
         try:
             if kind == _SLICE:
                 return sched.get_slice_us(self._tid(instance_uuid, target),
+                                          self.proc_root)
+            if kind == ACTION_EMULATOR_SLICE:
+                return sched.get_slice_us(self._emulator_tid(instance_uuid),
                                           self.proc_root)
             if kind == _WEIGHT:
                 return cgroups.read_weight(self._hier(kind),
@@ -101,8 +107,9 @@ class LinuxKnobs(object):
 
     def write_knob(self, kind, instance_uuid, target, value):
         try:
-            if kind == _SLICE:
-                tid = self._tid(instance_uuid, target)
+            if kind in (_SLICE, ACTION_EMULATOR_SLICE):
+                tid = (self._tid(instance_uuid, target) if kind == _SLICE
+                       else self._emulator_tid(instance_uuid))
                 self._privileged('set_slice',
                                  host_agent.linux.privileged.set_slice,
                                  tid, self._slice(value))
@@ -174,6 +181,15 @@ class LinuxKnobs(object):
                             self._vcpu(target))
         if isinstance(tid, bool) or not isinstance(tid, int) or tid <= 0:
             raise linux.LinuxKnobError('resolver gave thread id %r' % (tid,))
+        return tid
+
+    def _emulator_tid(self, uuid):
+        threads = self._resolve('emulator thread', self.resolver.io_threads,
+                                uuid)
+        tid = threads.get('emulator') if isinstance(threads, dict) else None
+        if isinstance(tid, bool) or not isinstance(tid, int) or tid <= 0:
+            raise linux.LinuxKnobError('resolver gave emulator thread %r'
+                                       % (tid,))
         return tid
 
     def _cg(self, uuid, target):

@@ -71,6 +71,16 @@ Possible values:
 
 * 1 to 64.
 """),
+    cfg.BoolOpt('lsvm_io_threads', default=True,
+                help="""
+Give an LSVM's QEMU main-loop (emulator) thread the same microslice as its
+vCPUs.
+
+The main loop carries device emulation (virtio notifications, chardevs);
+when it shares a pCPU with CPU-bound threads, the LSVM's I/O waits there
+even if its vCPUs are served promptly. This is the host half of vTurbo in
+part (no turbo pCPU). Drivers without the knob (the simulator) skip it.
+"""),
     cfg.IntOpt('vcpu_weight', default=100, min=1, max=10000,
                help="""
 Weight every vCPU gets (cgroup v2 cpu.weight scale; 100 is the kernel's

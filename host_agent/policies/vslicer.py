@@ -36,6 +36,9 @@ import math
 from host_agent import model
 from host_agent.policies import base
 
+# Same string as host_agent.actuators.linux_knobs.ACTION_EMULATOR_SLICE
+# (policies import no actuator); drivers without it skip the action.
+ACTION_EMULATOR_SLICE = 'emulator_slice'
 KERNEL_MIN_SLICE_US = 100
 KERNEL_MAX_SLICE_US = 100000
 
@@ -48,6 +51,7 @@ class Params:
     default_latency_ms: float = 2.0
     max_lsvm_per_pcpu: int = 3
     vcpu_weight: int = 100
+    lsvm_io_threads: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +111,15 @@ def plan_slices(instances, pcpus, params):
             slice_us = params.nlsvm_slice_us
             rule = 'vslicer.nlsvm_slice'
             reason = 'not latency-sensitive: T_NLSVM=%dus' % slice_us
+        if inst.latency_sensitive and params.lsvm_io_threads:
+            # The host half of vTurbo, partly: the LSVM's QEMU main loop
+            # (virtio notifications, chardevs) gets the microslice too, so
+            # its I/O is not queued behind CPU-bound threads either.
+            actions.append(model.Action(
+                kind=ACTION_EMULATOR_SLICE, instance_uuid=inst.uuid,
+                target='', value=slice_us, rule='vslicer.lsvm_io_thread',
+                reason='LSVM I/O thread gets T_m=%dus like its vCPUs'
+                % slice_us))
         for vcpu in range(inst.vcpus):
             actions.append(model.Action(
                 kind=model.ACTION_VCPU_SLICE, instance_uuid=inst.uuid,
@@ -130,7 +143,8 @@ def params_from_conf(conf):
                   min_slice_us=g.min_slice_us,
                   default_latency_ms=g.default_latency_ms,
                   max_lsvm_per_pcpu=g.max_lsvm_per_pcpu,
-                  vcpu_weight=g.vcpu_weight)
+                  vcpu_weight=g.vcpu_weight,
+                  lsvm_io_threads=g.lsvm_io_threads)
 
 
 class VSlicerPolicy(base.Policy):

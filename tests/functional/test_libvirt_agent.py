@@ -236,17 +236,21 @@ def test_agent_ticks_on_real_guests_and_restores(guests, driver):
                                   journal_mod.Journal()))
     insts = _by_name(driver)
     tid = driver.vcpu_tid(insts['lsvm'].uuid, 0)
+    emu = driver.io_threads(insts['lsvm'].uuid)['emulator']
     before = sched.get_slice_us(tid)
+    emu_before = sched.get_slice_us(emu)
     for _ in range(3):
         guests['lsvm'].rr(100, rate_per_s=200, burst_us=100)
         agent.tick()
     assert sched.get_slice_us(tid) == 1000        # LSVM microslice
+    assert sched.get_slice_us(emu) == 1000        # ... and its I/O thread
     report = agent.last_report
     klass = {(v.instance_uuid, v.vcpu): v.klass for v in report.vcpus}
     assert klass[(insts['cpu'].uuid, 0)] in ('cpu', 'mixed')
     assert report.health.status == 'ok', report.health.errors
     agent.shutdown()
     assert sched.get_slice_us(tid) == before
+    assert sched.get_slice_us(emu) == emu_before
 
 
 def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):

@@ -142,6 +142,7 @@ def test_knobs_through_the_real_daemon(busy_child_in_cgroup, tmp_path):
     knobs = linux_knobs.LinuxKnobs(CONF, Resolver(pid, cgroup))
     assert knobs.hierarchy.version == 'v1'
     assert knobs.knobs() == (model.ACTION_VCPU_SLICE,
+                             linux_knobs.ACTION_EMULATOR_SLICE,
                              model.ACTION_VCPU_WEIGHT,
                              linux_knobs.ACTION_VCPU_CAP)
     slice_kind = model.ACTION_VCPU_SLICE

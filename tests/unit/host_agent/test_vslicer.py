@@ -76,6 +76,11 @@ def test_plan_slices(name, instances, pcpus, want, state, notes):
     assert weights <= {100}
     # Every action carries its explanation.
     assert all(a.rule and a.reason for a in actions)
+    # LSVMs' I/O (emulator) threads get their microslice too.
+    emu = {a.instance_uuid: a.value for a in actions
+           if a.kind == vslicer.ACTION_EMULATOR_SLICE}
+    assert emu == {u: v for (u, t), v in want.items()
+                   if t == '0' and u.startswith('l')}
 
 
 def test_bound_never_exceeds_latency_when_feasible():

@@ -40,6 +40,11 @@ class FakeResolver(object):
             raise KeyError(uuid)
         return self.tids[vcpu]
 
+    def io_threads(self, uuid):
+        if uuid != UUID:
+            raise KeyError(uuid)
+        return {'emulator': 4249, 'io': {}}
+
     def vcpu_cgroup(self, uuid, vcpu):
         if uuid != UUID:
             raise driver_base.DriverError('instance %s is not here' % uuid)
@@ -72,7 +77,8 @@ def _file(tree, cg, name):
 
 
 def test_knobs_and_defaults(knobs):
-    assert knobs.knobs() == (SLICE, WEIGHT, CAP)
+    assert knobs.knobs() == (SLICE, linux_knobs.ACTION_EMULATOR_SLICE,
+                             WEIGHT, CAP)
     assert knobs.read_knob(SLICE, UUID, '0') == 1400
     assert knobs.read_knob(WEIGHT, UUID, '1') == 100
     assert knobs.read_knob(CAP, UUID, '1') is None
@@ -161,7 +167,7 @@ def test_without_cgroup_cpu_controller_only_the_slice(conf, tmp_path,
     resolver = FakeResolver(None)
     FakeSched(monkeypatch, resolver.tids)
     knobs = linux_knobs.LinuxKnobs(conf, resolver)
-    assert knobs.knobs() == (SLICE,)
+    assert knobs.knobs() == (SLICE, linux_knobs.ACTION_EMULATOR_SLICE)
     knobs.write_knob(SLICE, UUID, '0', 500)
     with pytest.raises(driver_base.DriverError, match='cpu controller'):
         knobs.read_knob(WEIGHT, UUID, '0')
