@@ -97,3 +97,19 @@ def run_ticks(sim, agent, ticks, tick_us=1_000_000):
     for _ in range(ticks):
         sim.run_until(sim.now_us + tick_us)
         agent.tick()
+
+
+def mutated(data, path, value):
+    """A deep copy of ``data`` with the item at ``path`` (a tuple of keys
+    and indexes) set to ``value``, or deleted when ``value is KeyError``:
+    table-driven tests of validators."""
+    import copy
+    data = copy.deepcopy(data)
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data

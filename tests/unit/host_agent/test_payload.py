@@ -19,6 +19,7 @@ import os
 import pytest
 
 from host_agent.reporter import payload
+from tests import fixtures
 
 
 def _report():
@@ -47,15 +48,7 @@ def test_newer_minor_fields_are_ignored():
 
 
 def _mutate(path, value):
-    d = _report().to_dict()
-    target = d
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return d
+    return fixtures.mutated(_report().to_dict(), path, value)
 
 
 @pytest.mark.parametrize('path,value,field,says', [

@@ -17,6 +17,7 @@ import copy
 import pytest
 
 from iosched_demo import scenario
+from tests import fixtures
 
 GOOD = {
     'hosts': [{'name': 'h1', 'pcpus': 2, 'ram_mb': 4096}],
@@ -47,15 +48,7 @@ def test_good_expands_counts_and_normalises_specs():
 
 
 def _set(path, value):
-    data = copy.deepcopy(GOOD)
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return data
+    return fixtures.mutated(GOOD, path, value)
 
 
 @pytest.mark.parametrize('path,value,field,says', [
