@@ -47,6 +47,16 @@ def parse_lines(text):
             yield int(tid), ns
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def filter_expr(tids):
     return ' || '.join('pid == %d' % t for t in sorted(tids)) or 'pid == 0'
 
@@ -73,7 +83,31 @@ class WakeupTracer(object):
         with open(os.path.join(self.dir, rel), 'w') as fh:
             fh.write(value)
 
+    def sweep_stale(self):
+        """Remove the instances of agents that died without closing theirs
+        (SIGKILL, crash): their names carry their pid."""
+        base = paths.safe_join(self.root, 'instances')
+        removed = []
+        for name in os.listdir(base):
+            m = re.fullmatch(r'iosched-(\d+)', name)
+            if not m or name == self.name or _alive(int(m.group(1))):
+                continue
+            d = os.path.join(base, name)
+            try:
+                with open(os.path.join(d, 'events/sched/sched_wakeup/enable'),
+                          'w') as fh:
+                    fh.write('0')
+            except OSError:
+                pass
+            try:
+                os.rmdir(d)     # tracefs removes the instance's files too
+                removed.append(name)
+            except OSError:
+                pass
+        return removed
+
     def open(self):
+        self.sweep_stale()
         if not os.path.isdir(self.dir):
             os.mkdir(self.dir)
         self._write('trace_clock', 'mono')

@@ -169,3 +169,23 @@ def test_cpu_stat():
         'nr_periods 1200\nnr_throttled 37\nthrottled_time 812345678\n'
         'garbage\n') == {'nr_periods': 1200, 'nr_throttled': 37,
                          'throttled_time': 812345678}
+
+
+def test_stale_trace_instances_of_dead_agents_are_swept(tmp_path):
+    import subprocess
+    dead = subprocess.Popen(['true'])
+    dead.wait()
+    inst = tmp_path / 'instances'
+    for name in ('iosched-%d' % dead.pid, 'iosched-%d' % os.getpid(),
+                 'someone-else'):
+        ev = inst / name / 'events' / 'sched' / 'sched_wakeup'
+        ev.mkdir(parents=True)
+        (ev / 'enable').write_text('1')
+    tracer = tracing.WakeupTracer(str(tmp_path), name='iosched-1')
+    # a real tracefs removes an instance's files with it; a tmp dir cannot
+    # rmdir a non-empty directory, so emulate by emptying the dead one.
+    import shutil
+    shutil.rmtree(inst / ('iosched-%d' % dead.pid) / 'events')
+    assert tracer.sweep_stale() == ['iosched-%d' % dead.pid]
+    assert sorted(os.listdir(inst)) == sorted(['iosched-%d' % os.getpid(),
+                                               'someone-else'])
