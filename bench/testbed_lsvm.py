@@ -52,6 +52,7 @@ from host_agent.collectors import rates  # noqa: E402
 from host_agent import conf as agent_conf  # noqa: E402
 from host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
+from host_agent import privsep  # noqa: E402
 
 CONF = agent_conf.CONF
 
@@ -154,6 +155,7 @@ def main(argv=None):
                      spec.GuestSpec('cpu2', 'burn'),
                      spec.GuestSpec('cpu3', 'burn')], pin=args.shared_cpu)
     guests = {g.name: g for g in started}
+    privsep.ensure_started(CONF)    # fork it before any fd is open
     driver = lv_driver.LibvirtDriver.from_conf(CONF)
     results = {}
     try:

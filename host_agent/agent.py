@@ -76,6 +76,13 @@ class Agent(object):
 
     def start(self):
         """Undo what a crashed previous run left (journal), then go."""
+        try:
+            # Knob writers resolve instances through the driver's inventory
+            # (thread ids, cgroups): take one before replaying the journal.
+            self.driver.list_instances()
+        except Exception:
+            LOG.exception('no inventory before recovery; knobs of running '
+                          'instances may not be restorable yet')
         recover = getattr(self.actuator, 'recover', None)
         if recover is not None:
             restored = recover()

@@ -32,6 +32,7 @@ from host_agent import agent as agent_mod
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
 from host_agent import plugins
+from host_agent import privsep
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 
@@ -67,6 +68,10 @@ def main(argv=None):
     try:
         driver_cls = plugins.load_class(plugins.DRIVERS,
                                         CONF.host_agent.driver)
+        if not getattr(driver_cls, 'writes_itself', True):
+            # Fork the privileged daemon before opening connections and
+            # trace files, so that it inherits none of them.
+            privsep.ensure_started(CONF)
         driver = driver_cls.from_conf(CONF)
     except (plugins.PluginError, NotImplementedError, ValueError,
             driver_base.DriverError) as e:

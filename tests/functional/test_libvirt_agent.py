@@ -22,6 +22,7 @@ testbed, the real kernel's sched_setattr and cgroups, privsep.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -285,8 +286,8 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
     try:
         # The restart restores first (and says so), then ticks again.
         deadline = time.monotonic() + 60
-        while 'left by a previous run' not in (
-                log.read_text() if log.exists() else ''):
+        while not re.search(r'restored [1-9]\d* knobs left by a previous '
+                            r'run', log.read_text() if log.exists() else ''):
             assert proc.poll() is None, log.read_text()[-2000:]
             assert time.monotonic() < deadline, log.read_text()[-2000:]
             time.sleep(0.2)
@@ -295,4 +296,8 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     assert proc.returncode == 0, log.read_text()[-2000:]
+    assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
     assert sched.get_slice_us(tid) == before      # SIGTERM restored all
+    # ... and removed its trace instance (no fd leaked into privsep).
+    assert not [n for n in os.listdir('/sys/kernel/tracing/instances')
+                if n.startswith('iosched-%d-' % proc.pid)]

@@ -28,13 +28,18 @@ comm=CPU 0/TCG pid=4242 prio=120 target_cpu=001
 """
 
 import errno
+import itertools
 import os
 import re
+
+from oslo_log import log as logging
 
 from host_agent import paths
 
 _LINE = re.compile(r'\s(\d+)\.(\d+): sched_wakeup: .*?\bpid=(\d+)\s+prio=')
+LOG = logging.getLogger(__name__)
 MAX_FILTER_TIDS = 512
+_SEQ = itertools.count(1)
 
 
 def parse_lines(text):
@@ -66,7 +71,7 @@ class WakeupTracer(object):
 
     def __init__(self, tracefs_root, name=None, buffer_kb=1024):
         self.root = tracefs_root
-        self.name = name or 'iosched-%d' % os.getpid()
+        self.name = name or 'iosched-%d-%d' % (os.getpid(), next(_SEQ))
         self.dir = paths.safe_join(tracefs_root, 'instances', self.name)
         self.buffer_kb = buffer_kb
         self._tids = frozenset()
@@ -89,7 +94,7 @@ class WakeupTracer(object):
         base = paths.safe_join(self.root, 'instances')
         removed = []
         for name in os.listdir(base):
-            m = re.fullmatch(r'iosched-(\d+)', name)
+            m = re.fullmatch(r'iosched-(\d+)(?:-\d+)?', name)
             if not m or name == self.name or _alive(int(m.group(1))):
                 continue
             d = os.path.join(base, name)
@@ -115,8 +120,11 @@ class WakeupTracer(object):
         self._write('events/sched/sched_wakeup/filter', 'pid == 0')
         self._write('events/sched/sched_wakeup/enable', '1')
         self._write('tracing_on', '1')
-        self._fd = os.open(os.path.join(self.dir, 'trace_pipe'),
-                           os.O_RDONLY | os.O_NONBLOCK)
+        self._fd = True      # opened: trace_pipe is opened per drain
+
+    # NOTE(iosched): trace_pipe is opened for each drain and closed again:
+    # a process forked meanwhile (oslo.privsep's daemon) would inherit a
+    # held descriptor and keep the instance busy (rmdir: EBUSY).
 
     def watch(self, tids):
         """Trace exactly these thread ids (rewrites the filter if changed)."""
@@ -129,18 +137,12 @@ class WakeupTracer(object):
     def drain(self):
         """{tid: [ts_ns, ...]} of the wake-ups since the previous drain."""
         chunks = []
-        while True:
-            try:
-                data = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError as e:
-                if e.errno == errno.EAGAIN:
-                    break
-                raise
-            if not data:
-                break
-            chunks.append(data)
+        fd = os.open(os.path.join(self.dir, 'trace_pipe'),
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            self._read_all(fd, chunks)
+        finally:
+            os.close(fd)
         events = {}
         text = self._rest + b''.join(chunks).decode('utf-8', 'replace')
         cut = text.rfind('\n') + 1
@@ -150,12 +152,30 @@ class WakeupTracer(object):
                 events.setdefault(tid, []).append(ts)
         return events
 
+    @staticmethod
+    def _read_all(fd, chunks):
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EAGAIN:
+                    break
+                raise
+            if not data:
+                break
+            chunks.append(data)
+
     def close(self):
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._fd = None
         try:
             self._write('events/sched/sched_wakeup/enable', '0')
-            os.rmdir(self.dir)
         except OSError:
             pass
+        try:
+            os.rmdir(self.dir)   # tracefs removes the instance's files
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                LOG.warning('cannot remove trace instance %s: %s',
+                            self.dir, e)
