@@ -30,6 +30,7 @@ import uuid as uuid_mod
 
 from oslo_log import log as logging
 
+from cinder_qos import keys
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
@@ -203,7 +204,6 @@ class Cloud(object):
             disks=tuple(d.target for d in disks)))
         if disks and disks[0].qos:
             # What Nova's libvirt driver applies at attach: FRONTEND keys.
-            from cinder_qos import keys
             sim.set_disk_iotune(uuid, 'vda', {
                 k: float(v) for k, v in disks[0].qos.items()
                 if k in keys.FRONTEND_KEYS})

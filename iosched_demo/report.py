@@ -88,6 +88,15 @@ def write_json(path, scenario, stock, iosched, elapsed_s):
     return data
 
 
+def _grouped_bars(ax, names, values_of, colors, labels, **tick_kw):
+    """One bar per variant (stock, iosched) for each name, side by side."""
+    for n, values in enumerate(values_of):
+        ax.bar([k + n * 0.38 for k in range(len(names))], values, 0.38,
+               color=colors[n], label=labels[n])
+    ax.set_xticks([k + 0.19 for k in range(len(names))], names, **tick_kw)
+    ax.legend()
+
+
 def write_png(path, stock, iosched):
     import matplotlib
     matplotlib.use('Agg')
@@ -98,39 +107,28 @@ def write_png(path, stock, iosched):
     colors = ('#9e9e9e', '#1f77b4')
     labels = ('stock', 'iosched')
 
+    both = (stock, iosched)
     ax = axes[0][0]
     keys = ('lsvm_p50_ms', 'lsvm_p99_ms')
-    for n, res in enumerate((stock, iosched)):
-        ax.bar([k + n * 0.38 for k in range(len(keys))],
-               [res['headline'][k] for k in keys], 0.38, color=colors[n],
-               label=labels[n])
-    ax.set_xticks([k + 0.19 for k in range(len(keys))], ['p50', 'p99'])
+    _grouped_bars(ax, ['p50', 'p99'],
+                  [[r['headline'][k] for k in keys] for r in both],
+                  colors, labels)
     ax.set_ylabel('ms')
     ax.set_title('LSVM request latency')
-    ax.legend()
 
     ax = axes[0][1]
-    hosts = [h['host'] for h in stock['hosts']]
-    for n, res in enumerate((stock, iosched)):
-        ax.bar([k + n * 0.38 for k in range(len(hosts))],
-               [h['io_vcpus_per_pcpu'] for h in res['hosts']], 0.38,
-               color=colors[n], label=labels[n])
-    ax.set_xticks([k + 0.19 for k in range(len(hosts))], hosts)
+    _grouped_bars(ax, [h['host'] for h in stock['hosts']],
+                  [[h['io_vcpus_per_pcpu'] for h in r['hosts']]
+                   for r in both], colors, labels)
     ax.set_ylabel('I/O-intensive vCPUs per pCPU')
     ax.set_title('I/O balance across hosts')
-    ax.legend()
 
     ax = axes[1][0]
-    names = [s['server'] for s in stock['servers']]
-    for n, res in enumerate((stock, iosched)):
-        ax.bar([k + n * 0.38 for k in range(len(names))],
-               [s.get('cpu_share', 0) for s in res['servers']], 0.38,
-               color=colors[n], label=labels[n])
-    ax.set_xticks([k + 0.19 for k in range(len(names))], names,
-                  rotation=60, fontsize=7)
+    _grouped_bars(ax, [x['server'] for x in stock['servers']],
+                  [[x.get('cpu_share', 0) for x in r['servers']]
+                   for r in both], colors, labels, rotation=60, fontsize=7)
     ax.set_ylabel('CPU share per vCPU')
     ax.set_title('CPU share per VM')
-    ax.legend()
 
     ax = axes[1][1]
     slo = [(s['server'], s['slo']) for s in stock['servers'] if 'slo' in s]

@@ -122,13 +122,17 @@ def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None):
     return value
 
 
+def _choice(value, choices, where):
+    if value not in choices:
+        raise ScenarioError(where, 'got %r, accepted: %s'
+                            % (value, ', '.join(sorted(choices))))
+    return value
+
+
 def _workload(data, path):
     if not isinstance(data, dict):
         raise ScenarioError(path, 'expected a mapping with a type')
-    kind = _req(data, 'type', path, str)
-    if kind not in WORKLOADS:
-        raise ScenarioError(path + '.type', 'got %r, accepted: %s'
-                            % (kind, ', '.join(sorted(WORKLOADS))))
+    kind = _choice(_req(data, 'type', path, str), WORKLOADS, path + '.type')
     out = {'type': kind}
     for key, value in data.items():
         if key == 'type':
@@ -182,17 +186,11 @@ def parse(data, name='scenario'):
         p = 'servers[%d]' % i
         if not isinstance(s, dict):
             raise ScenarioError(p, 'expected a mapping')
-        fname = _req(s, 'flavor', p, str)
-        if fname not in flavors:
-            raise ScenarioError(p + '.flavor', 'got %r, accepted: %s'
-                                % (fname, ', '.join(sorted(flavors))))
+        fname = _choice(_req(s, 'flavor', p, str), flavors, p + '.flavor')
         vtype = _req(s, 'volume_type', p, str, '')
-        if vtype and vtype not in vtypes:
-            raise ScenarioError(p + '.volume_type', 'got %r, accepted: %s'
-                                % (vtype, ', '.join(sorted(vtypes))))
+        if vtype:
+            _choice(vtype, vtypes, p + '.volume_type')
         workload = _workload(_req(s, 'workload', p, dict), p + '.workload')
-        if workload['type'] == 'disk_closed_loop' and not vtype:
-            pass  # a local disk without SLO is fine
         base = _req(s, 'name', p, str)
         count = _req(s, 'count', p, int, 1, lo=1)
         for n in range(count):

@@ -26,6 +26,7 @@ from iosched_testbed import domxml
 from iosched_testbed import guest as guest_mod
 from iosched_testbed import initramfs
 from iosched_testbed import spec as spec_mod
+from tests import fixtures
 
 VOL = '22222222-2222-4222-8222-222222222222'
 PORT = '33333333-3333-4333-8333-333333333333'
@@ -102,8 +103,8 @@ def test_domain_xml_shape():
 
 
 def test_initramfs_is_valid_cpio(tmp_path):
-    if not shutil.which('cpio'):
-        pytest.skip('cpio not installed')
+    fixtures.require('cpio', shutil.which('cpio'),
+                     'the cpio command is not installed')
     for name in ('bb', 'guest', 'm.ko'):
         (tmp_path / name).write_bytes(b'x' * 37)
     out = tmp_path / 'initrd.gz'
