@@ -50,14 +50,17 @@ import heapq
 
 from simulator import cpu_balance
 from simulator import eevdf
+from simulator import sched_base
 
 
-class Scheduler(cpu_balance.BalanceMixin):
-    __slots__ = ('loop', 'cpus', 'cost', 'nr_waiting', 'balance_us',
-                 '_heap', '_seq', '_on_cpu_cb')
+class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
+    name = 'eevdf'
+    knobs = ('slice', 'weight', 'affinity')
 
-    def __init__(self, loop, pcpus, switch_cost_us, balance_us):
+    def __init__(self, loop, pcpus, switch_cost_us, balance_us,
+                 default_slice_us=3000):
         self.loop = loop
+        self.default_slice_us = default_slice_us
         self.cpus = [eevdf.PCpu(i) for i in range(pcpus)]
         self.cost = switch_cost_us
         self.nr_waiting = 0
@@ -235,6 +238,16 @@ class Scheduler(cpu_balance.BalanceMixin):
         return cpus[ids[0]]
 
     # -- knobs ----------------------------------------------------------------
+    def new_entity(self, eid, vm, index, weight):
+        return eevdf.Entity(eid, vm, index, weight, self.default_slice_us)
+
+    def set_slice(self, e, slice_us, now):
+        # The kernel applies a new sched_runtime from the next request.
+        e.set_slice(slice_us)
+
+    def get_slice(self, e):
+        return e.slice_us
+
     def set_weight(self, e, weight, now):
         if not e.on_rq:
             e.set_weight(weight)

@@ -33,6 +33,8 @@ thread is an entity; cgroup group entities are not modelled):
 This module holds state and pure math only; ``simulator.cpu`` drives it.
 """
 
+from simulator import sched_base
+
 VSCALE = 1024 * 1000        # virtual ns per us of run time at lw 1024
 TICK_US = 1000              # lag clamp floor, as TICK_NSEC at HZ=1000
 
@@ -42,19 +44,13 @@ def load_weight(weight):
     return max(2, (weight * 1024 + 50) // 100)
 
 
-class Entity:
-    """One vCPU thread: scheduling state, workload and counters."""
-    __slots__ = ('id', 'vm', 'index', 'weight', 'lw', 'slice_us', 'vslice',
-                 'v', 'deadline', 'slice_left', 'protected', 'on_rq',
-                 'running', 'cpu', 'last_cpu', 'allowed', 'wl', 'run_us',
-                 'wait_us', 'wait_start', 'wakeups', 'switches', 'io_events',
-                 'io_dropped', 'alive')
+class Entity(sched_base.Entity):
+    """One vCPU thread: EEVDF state on top of the shared fields."""
+    __slots__ = ('lw', 'slice_us', 'vslice', 'v', 'deadline', 'slice_left',
+                 'protected', 'cpu')
 
     def __init__(self, eid, vm, index, weight, slice_us):
-        self.id = eid
-        self.vm = vm
-        self.index = index
-        self.weight = weight
+        super().__init__(eid, vm, index, weight)
         self.lw = load_weight(weight)
         self.slice_us = slice_us
         self.vslice = slice_us * VSCALE // self.lw
@@ -62,20 +58,7 @@ class Entity:
         self.deadline = 0
         self.slice_left = slice_us
         self.protected = False
-        self.on_rq = False          # runnable: queued or running
-        self.running = False
         self.cpu = None             # PCpu while on_rq
-        self.last_cpu = None        # id of the pCPU it last ran on
-        self.allowed = None         # None = all pCPUs, else tuple of ids
-        self.wl = None
-        self.run_us = 0
-        self.wait_us = 0
-        self.wait_start = 0
-        self.wakeups = 0
-        self.switches = 0
-        self.io_events = []
-        self.io_dropped = 0
-        self.alive = True
 
     def set_weight(self, weight):
         self.weight = weight
@@ -90,12 +73,6 @@ class Entity:
         """Start a new slice request: fresh deadline and slice budget."""
         self.deadline = self.v + self.vslice
         self.slice_left = self.slice_us
-
-    def allows(self, cpu_id):
-        return self.allowed is None or cpu_id in self.allowed
-
-    def __repr__(self):
-        return '<vcpu %s/%d>' % (self.vm.uuid, self.index)
 
 
 class PCpu:

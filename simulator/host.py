@@ -33,7 +33,6 @@ import random
 from simulator import checks
 from simulator import cpu
 from simulator import disk as disks
-from simulator import eevdf
 from simulator import events
 from simulator import spec as specs
 from simulator import throttle
@@ -56,6 +55,14 @@ class _Vm:
         self.lat_v.append(lat)
 
 
+def _build_scheduler(host_spec, loop):
+    s = host_spec.scheduler
+    if s is None:
+        return cpu.Scheduler(loop, host_spec.pcpus, host_spec.switch_cost_us,
+                             host_spec.balance_us, host_spec.default_slice_us)
+    return s.build(loop, host_spec)
+
+
 def _since(times, values, since_us):
     return list(values[bisect.bisect_left(times, since_us):])
 
@@ -68,9 +75,7 @@ class SimHost:
         self.spec = host_spec
         self.seed = seed
         self.loop = events.EventLoop()
-        self.sched = cpu.Scheduler(self.loop, host_spec.pcpus,
-                                   host_spec.switch_cost_us,
-                                   host_spec.balance_us)
+        self.sched = _build_scheduler(host_spec, self.loop)
         self.device = disks.DiskDevice(self.loop, host_spec.disk,
                                        self._rng('disk'))
         self._vms = {}
@@ -110,8 +115,8 @@ class SimHost:
         for name in vm_spec.disks:
             vm.disks[name] = disks.GuestDisk(name, self.loop, self.device)
         for i, wl_spec in enumerate(vm_spec.vcpus):
-            ent = eevdf.Entity(self._next_eid, vm, i, checks.WEIGHT_DEFAULT,
-                               self.spec.default_slice_us)
+            ent = self.sched.new_entity(self._next_eid, vm, i,
+                                        checks.WEIGHT_DEFAULT)
             self._next_eid += 1
             ent.wl = workloads.build(
                 wl_spec, ent, self.sched, self.loop, vm,
@@ -167,10 +172,10 @@ class SimHost:
     def set_vcpu_slice(self, uuid, vcpu, slice_us):
         """EEVDF custom slice (sched_setattr sched_runtime), in us."""
         ent = self._ent(uuid, vcpu)
-        ent.set_slice(checks.slice_us(slice_us))
+        self.sched.set_slice(ent, checks.slice_us(slice_us), self.loop.now)
 
     def get_vcpu_slice(self, uuid, vcpu):
-        return self._ent(uuid, vcpu).slice_us
+        return self.sched.get_slice(self._ent(uuid, vcpu))
 
     def set_vcpu_weight(self, uuid, vcpu, weight):
         """cgroup v2 cpu.weight of the vCPU thread (1..10000)."""
@@ -241,6 +246,10 @@ class SimHost:
     def disk_completions_us(self, uuid, disk, since_us=0):
         g = self._disk(uuid, disk)
         return _since(g.lat_t, g.lat_t, since_us)
+
+    def scheduler_stats(self):
+        """The scheduler model's own figures (e.g. credit resets)."""
+        return dict(self.sched.stats(), scheduler=self.sched.name)
 
     def cpu_run_us(self, uuid):
         """CPU time of the VM: the sum over its vCPUs, up to now."""

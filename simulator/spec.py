@@ -154,7 +154,10 @@ class HostSpec:
     ``pcpus`` guest-usable pCPUs (ids 0..pcpus-1); ``default_slice_us`` the
     EEVDF slice of a vCPU without a custom slice; ``switch_cost_us`` time
     lost on each context switch; ``balance_us`` period of the periodic
-    load balance (0 = only idle balance).
+    load balance (0 = only idle balance). ``scheduler`` None is the Linux
+    EEVDF model (``simulator.cpu``, using the three fields above); else a
+    scheduler spec with a ``build(loop, host_spec)`` method, e.g. the Xen
+    models of ``simulator.xen``.
     """
     name: str
     pcpus: int
@@ -162,6 +165,7 @@ class HostSpec:
     switch_cost_us: int = 2
     disk: DiskSpec = dataclasses.field(default_factory=DiskSpec)
     balance_us: int = 4000
+    scheduler: typing.Any = None
 
     def __post_init__(self):
         checks.name('HostSpec.name', self.name)
@@ -173,6 +177,11 @@ class HostSpec:
             raise ValueError('HostSpec.disk: %r is invalid; accepted: a '
                              'DiskSpec' % (self.disk,))
         checks.int_range('HostSpec.balance_us', self.balance_us, 0)
+        if self.scheduler is not None and not callable(
+                getattr(self.scheduler, 'build', None)):
+            raise ValueError('HostSpec.scheduler: %r is invalid; accepted: '
+                             'None (Linux EEVDF) or a scheduler spec such as '
+                             'simulator.xen.Credit2Spec()' % (self.scheduler,))
 
 
 @dataclasses.dataclass(frozen=True)

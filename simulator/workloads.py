@@ -19,24 +19,15 @@ the item, load the next one or leave ``work_left`` at 0 to block). When
 new work arrives for a blocked vCPU (``not entity.on_rq``) the workload
 loads it and calls ``sched.wake(entity, now)``; otherwise it queues it.
 
-I/O response events (request arrivals, disk completions) are appended to
-the entity's ``io_events`` (at most ``IO_EVENTS_CAP`` between two drains;
-the rest are counted in ``io_dropped``).
+I/O response events (request arrivals, disk completions) go to
+``sched.io_event(entity, now)`` (see ``simulator.sched_base``).
 """
 
 import collections
 
 from simulator import spec as specs
 
-IO_EVENTS_CAP = 100000
 FOREVER_US = 1 << 60
-
-
-def _io_event(e, now):
-    if len(e.io_events) < IO_EVENTS_CAP:
-        e.io_events.append(now)
-    else:
-        e.io_dropped += 1
 
 
 class _Base:
@@ -107,7 +98,7 @@ class _Requests(_Base):
         if not e.alive:
             return
         now = self.loop.now
-        _io_event(e, now)
+        self.sched.io_event(e, now)
         burst = self._draw_burst()
         if not e.on_rq:
             self.cur_arrival = now
@@ -199,7 +190,7 @@ class DiskClosedLoopW(_Base):
         e = self.ent
         if not e.alive:
             return
-        _io_event(e, now)
+        self.sched.io_event(e, now)
         self.pending += 1
         if not e.on_rq:
             self.work_left = self.cpu_per_io

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import pytest
 
 from simulator import spec
-from simulator import workloads
+from simulator import sched_base
 from tests.unit.simulator import builders as b
 
 
@@ -110,7 +110,7 @@ def test_drain_io_events_returns_each_event_once():
 
 
 def test_io_event_buffer_is_bounded(monkeypatch):
-    monkeypatch.setattr(workloads, 'IO_EVENTS_CAP', 10)
+    monkeypatch.setattr(sched_base, 'IO_EVENTS_CAP', 10)
     h = b.make_host()
     b.add(h, 'rr', spec.RequestResponse(1000, 10))
     h.run_until(b.SEC)
