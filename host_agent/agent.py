@@ -155,7 +155,8 @@ class Agent(object):
                       if self.last_plan else None),
                 disk_latency_p50_ms=rates.percentile(lat, 50),
                 disk_latency_p99_ms=rates.percentile(lat, 99),
-                errors=errors)
+                errors=errors,
+                decisions=build.report_decisions(self.conf, self.actuator))
             self.last_report = report
             self.seq += 1
             if self.reporter is not None:

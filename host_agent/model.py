@@ -19,7 +19,8 @@ stage can be tested with literal values and no other stage's code:
 * collectors turn two samples into a ``HostSnapshot`` of rates
   (``VcpuIoStrength``, ``DiskRates``);
 * policies turn a snapshot into a ``Plan`` of ``Action``s;
-* actuators apply actions and journal ``Change``s.
+* actuators apply actions, journal ``Change``s and keep the latest
+  ``Decision`` (the explanation) of every knob.
 
 Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
 ``_us`` microseconds. Timestamps (``ts``) are seconds on the driver's clock.
@@ -182,3 +183,44 @@ class Change:
     after: typing.Any
     rule: str
     ts: float
+    reason: str = ''                 # the action's reason (inputs)
+
+
+# Decision.status values (derived from applied / error).
+DECISION_APPLIED = 'applied'         # the knob holds ``after``
+DECISION_FAILED = 'failed'           # the write (or the knob) failed
+DECISION_DRY_RUN = 'dry-run'         # noop actuator: nothing written
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """Why a knob has (or would have) its value: one action, explained.
+
+    ``before`` is the value the knob had before the write that set
+    ``after`` (equal to ``after`` when it already had it; None when
+    unknown: dry run, unreadable knob). ``ts`` is when this explanation
+    was decided: the write, or the tick the rule or reason last changed.
+    ``policy`` is the policy whose rule chose it. ``applied`` is False
+    for a dry run and for a failure, which has ``error``.
+    """
+    kind: str
+    instance_uuid: str
+    target: str
+    before: typing.Any
+    after: typing.Any
+    rule: str
+    reason: str
+    ts: float
+    policy: str = ''
+    applied: bool = True
+    error: str = ''
+
+    @property
+    def key(self):
+        return (self.kind, self.instance_uuid, self.target)
+
+    @property
+    def status(self):
+        if self.error:
+            return DECISION_FAILED
+        return DECISION_APPLIED if self.applied else DECISION_DRY_RUN

@@ -29,5 +29,7 @@ class Actuator(metaclass=abc.ABCMeta):
         """Instances that are gone: nothing of theirs to restore."""
 
     def decisions(self):
-        """Latest ``(action, change_or_None)`` per knob, for explanation."""
+        """Latest ``model.Decision`` per knob key ``(kind, uuid, target)``:
+        applied, already set, failed or dry run. For explanation (report,
+        logs); bounded, and instances that are gone are forgotten."""
         return {}

@@ -13,14 +13,16 @@
 
 For every action: skip it when the knob already has the value (cached last
 write, so an unchanged plan costs no reads); otherwise read the current
-value, journal (before, after), write. A failed write is logged and the
-other actions still run. ``restore_all`` writes the journaled originals
-back in reverse order.
+value, journal (before, after, rule, reason), write. A failed write is
+logged and the other actions still run. Whatever came of an action, its
+explanation is kept as the knob's latest ``model.Decision`` (``decisions``).
+``restore_all`` writes the journaled originals back in reverse order.
 """
 
 from oslo_log import log as logging
 
 from host_agent.actuators import base
+from host_agent.actuators import decisions as decisions_mod
 from host_agent.actuators import journal as journal_mod
 from host_agent.drivers import base as driver_base
 from host_agent import model
@@ -35,7 +37,7 @@ class DriverActuator(base.Actuator):
         self.driver = driver
         self.journal = journal if journal is not None else journal_mod.Journal()
         self._written = {}    # key -> value we last wrote
-        self._decided = {}    # key -> (action, change or None)
+        self.book = decisions_mod.DecisionBook()
         self._failed = {}     # key -> last write error, to log it once
         self.errors = []
 
@@ -54,24 +56,26 @@ class DriverActuator(base.Actuator):
         for action in plan.actions:
             key = action.key
             if action.kind not in knobs:
-                self._decided[key] = (action, None)
+                self.book.note(action, plan.policy, ts, before=None,
+                               applied=False,
+                               error='no %s knob on this host' % action.kind)
                 continue
             if self._written.get(key, object()) == action.value:
-                self._decided[key] = (action, self._decided.get(
-                    key, (None, None))[1])
+                self.book.note(action, plan.policy, ts)
                 continue
+            before = None
             try:
                 before = self.driver.read_knob(action.kind,
                                                action.instance_uuid,
                                                action.target)
                 if before == action.value:
                     self._written[key] = action.value
-                    self._decided[key] = (action, None)
+                    self.book.note(action, plan.policy, ts, before=before)
                     continue
                 change = model.Change(
                     kind=action.kind, instance_uuid=action.instance_uuid,
                     target=action.target, before=before, after=action.value,
-                    rule=action.rule, ts=ts)
+                    rule=action.rule, ts=ts, reason=action.reason)
                 self.journal.record(change)
                 self.driver.write_knob(action.kind, action.instance_uuid,
                                        action.target, action.value)
@@ -85,6 +89,8 @@ class DriverActuator(base.Actuator):
                      't': action.target, 'v': action.value, 'err': e})
                 self.errors.append('%s %s/%s: %s' % (
                     action.kind, action.instance_uuid, action.target, e))
+                self.book.note(action, plan.policy, ts, before=before,
+                               applied=False, error=str(e) or 'write failed')
                 continue
             LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
                      '%(reason)s)', {'k': action.kind,
@@ -93,7 +99,7 @@ class DriverActuator(base.Actuator):
                                      'a': action.value, 'rule': action.rule,
                                      'reason': action.reason})
             self._written[key] = action.value
-            self._decided[key] = (action, change)
+            self.book.note(action, plan.policy, ts, before=before)
             self._failed.pop(key, None)
             changes.append(change)
         return changes
@@ -103,9 +109,10 @@ class DriverActuator(base.Actuator):
         for key in list(self.journal.pending()):
             if key[1] in gone:
                 self.journal.forget(key)
-        for cache in (self._written, self._decided):
+        for cache in (self._written, self._failed):
             for key in [k for k in cache if k[1] in gone]:
                 del cache[key]
+        self.book.forget_instances(gone)
 
     def restore_all(self):
         """Write originals back; keep in the journal what could not be."""
@@ -119,6 +126,7 @@ class DriverActuator(base.Actuator):
                     LOG.info('not restoring %(k)s %(u)s/%(t)s: the instance '
                              'is gone', {'k': kind, 'u': uuid, 't': target})
                     self.journal.forget(key)
+                    self.book.forget(key)
                 else:
                     LOG.error('cannot restore %(k)s %(u)s/%(t)s = %(v)s, '
                               'kept in the journal: %(err)s',
@@ -127,6 +135,7 @@ class DriverActuator(base.Actuator):
                 continue
             restored += 1
             self.journal.forget(key)
+            self.book.forget(key)
             LOG.info('restored %(k)s %(u)s/%(t)s = %(v)s',
                      {'k': kind, 'u': uuid, 't': target, 'v': before})
         if restored and not self.journal.pending():
@@ -141,4 +150,4 @@ class DriverActuator(base.Actuator):
             return False
 
     def decisions(self):
-        return dict(self._decided)
+        return self.book.latest()

@@ -21,14 +21,21 @@ File format, one JSON object per line::
 
     {"op": "change", "kind": "vcpu_slice", "uuid": "...", "target": "0",
      "before": 3000, "after": 1000, "rule": "vslicer.lsvm_microslice",
-     "ts": 12.0}
+     "reason": "LSVM: L=2ms, ...", "ts": 12.0}
     {"op": "forget", "kind": ..., "uuid": ..., "target": ...}
     {"op": "clear"}
 
 The original value of a knob is the ``before`` of its first ``change``
-after the last ``clear`` (or ``forget`` of that knob).
+after the last ``clear`` (or ``forget`` of that knob). ``reason`` (the
+inputs that led to the change) is absent from journals written before it
+existed; readers take it as ''.
+
+``read_held(path)`` replays a journal read-only (``iosched-explain``): the
+knobs the agent holds changed, each with its original and current value
+and the rule and reason of its last change.
 """
 
+import dataclasses
 import json
 import os
 
@@ -48,6 +55,113 @@ def _from_json(kind, value):
     if kind == 'vcpu_pin' and isinstance(value, list):
         return tuple(value)
     return value
+
+
+class JournalError(ValueError):
+    """A file that is not a journal, or an entry of the wrong shape."""
+
+    def __init__(self, path, lineno, problem):
+        self.path = path
+        self.lineno = lineno
+        super().__init__('%s line %d: %s' % (path, lineno, problem))
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldKnob:
+    """A knob the agent changed and has not restored, from the journal."""
+    kind: str
+    instance_uuid: str
+    target: str
+    original: object     # before the agent first touched it
+    current: object      # the agent's last write
+    rule: str            # of the last write
+    reason: str          # of the last write ('' in old journals)
+    ts: float            # of the last write (driver clock)
+    first_ts: float      # of the first write
+    changes: int         # writes since the original
+
+
+_KEY_FIELDS = ('kind', 'uuid', 'target')
+_OPS = ('change', 'forget', 'clear')
+
+
+def _checked(path, lineno, entry):
+    """The entry, or JournalError naming what is wrong with it."""
+    if not isinstance(entry, dict):
+        raise JournalError(path, lineno, 'expected a JSON object, got %r'
+                           % (entry,))
+    op = entry.get('op')
+    if op not in _OPS:
+        raise JournalError(path, lineno, "field 'op': got %r, accepted: %s"
+                           % (op, ' | '.join(_OPS)))
+    if op == 'clear':
+        return entry
+    for name in _KEY_FIELDS:
+        if not isinstance(entry.get(name), str):
+            raise JournalError(path, lineno, "field '%s': expected a "
+                               'string, got %r' % (name, entry.get(name)))
+    if op == 'change':
+        for name in ('before', 'after'):
+            if name not in entry:
+                raise JournalError(path, lineno, "field '%s': missing"
+                                   % name)
+        ts = entry.get('ts', 0.0)
+        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+            raise JournalError(path, lineno, "field 'ts': expected a "
+                               'number, got %r' % (ts,))
+    return entry
+
+
+def read_held(path):
+    """Replay ``path``: (list of HeldKnob, list of warnings).
+
+    Raises OSError when the file cannot be read, and JournalError when a
+    line is an entry of the wrong shape or no line is an entry at all.
+    Unreadable lines (a write torn by a crash) are skipped, as the agent
+    skips them, with a warning.
+    """
+    held = {}
+    warnings = []
+    lines = entries = 0
+    with open(path, encoding='utf-8') as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            lines += 1
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                warnings.append('%s line %d is not JSON (a write torn by a '
+                                'crash?): ignored, as the agent does'
+                                % (path, lineno))
+                continue
+            entry = _checked(path, lineno, entry)
+            entries += 1
+            if entry['op'] == 'clear':
+                held.clear()
+                continue
+            key = (entry['kind'], entry['uuid'], entry['target'])
+            if entry['op'] == 'forget':
+                held.pop(key, None)
+                continue
+            kind = entry['kind']
+            prev = held.get(key)
+            ts = float(entry.get('ts', 0.0))
+            held[key] = HeldKnob(
+                kind=kind, instance_uuid=entry['uuid'],
+                target=entry['target'],
+                original=(prev.original if prev else
+                          _from_json(kind, entry['before'])),
+                current=_from_json(kind, entry['after']),
+                rule=str(entry.get('rule', '')),
+                reason=str(entry.get('reason', '')), ts=ts,
+                first_ts=prev.first_ts if prev else ts,
+                changes=(prev.changes if prev else 0) + 1)
+    if lines and not entries:
+        raise JournalError(path, 1, 'no line is a journal entry: is this '
+                           'the agent\'s journal file?')
+    return list(held.values()), warnings
 
 
 class Journal(object):
@@ -121,7 +235,8 @@ class Journal(object):
                       'uuid': change.instance_uuid, 'target': change.target,
                       'before': _jsonable(change.before),
                       'after': _jsonable(change.after),
-                      'rule': change.rule, 'ts': change.ts})
+                      'rule': change.rule, 'reason': change.reason,
+                      'ts': change.ts})
 
     def forget(self, key):
         """The knob is gone (VM deleted) or back at its original value."""

@@ -9,11 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Dry run: log the plan, write nothing (``[host_agent] actuator = noop``)."""
+"""Dry run: log the plan, write nothing (``[host_agent] actuator = noop``).
+
+Each action is still explained: its ``model.Decision`` has
+``applied=False`` and no ``before`` (nothing was read).
+"""
 
 from oslo_log import log as logging
 
 from host_agent.actuators import base
+from host_agent.actuators import decisions as decisions_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -22,21 +27,25 @@ class NoopActuator(base.Actuator):
     name = 'noop'
 
     def __init__(self, driver=None, journal=None):
-        self._last = {}
+        self.book = decisions_mod.DecisionBook()
 
     def apply(self, plan, ts):
         for action in plan.actions:
-            if self._last.get(action.key, (None,))[0] != action:
+            _, new = self.book.note(action, plan.policy, ts, before=None,
+                                    applied=False)
+            if new:
                 LOG.info('dry run: would set %(k)s %(u)s/%(t)s = %(v)s '
                          '(%(rule)s: %(reason)s)',
                          {'k': action.kind, 'u': action.instance_uuid,
                           't': action.target, 'v': action.value,
                           'rule': action.rule, 'reason': action.reason})
-            self._last[action.key] = (action, None)
         return []
 
     def restore_all(self):
         return 0
 
+    def forget_instances(self, uuids):
+        self.book.forget_instances(uuids)
+
     def decisions(self):
-        return dict(self._last)
+        return self.book.latest()

@@ -42,6 +42,17 @@ Possible values:
 Send reports at all. Disable to run the agent as a pure host-side
 regulator without a Nova plugin.
 """),
+    cfg.IntOpt('max_decisions', default=200, min=0, max=1000,
+               help="""
+Most decisions (why a knob has its value: rule, reason, before and after)
+a report carries, newest first; older ones are left out so that reports
+stay small. ``iosched-explain`` on the compute node shows all of them.
+
+Possible values:
+
+* 0: reports carry no decisions.
+* 1 to 1000 (receivers refuse more): about 300 bytes each.
+"""),
 ]
 
 

@@ -9,12 +9,43 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pure: a HostReport from a snapshot, the policies' facts and health."""
+"""Pure: a HostReport from a snapshot, the policies' facts, health and the
+actuator's latest decisions (the newest ``[reporter] max_decisions``)."""
 
 from host_agent import model
 from host_agent.reporter import payload
 
 IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
+MAX_REASON_CHARS = 300
+
+
+def newest_decisions(decisions, limit):
+    """At most ``limit`` model.Decision, newest first (ties by knob)."""
+    ordered = sorted(decisions, key=lambda d: (-d.ts, d.key))
+    return ordered[:max(0, limit)]
+
+
+def report_decisions(conf, actuator):
+    """The actuator's decisions a report carries ([reporter] max_decisions)."""
+    return newest_decisions(actuator.decisions().values(),
+                            conf.reporter.max_decisions)
+
+
+def _value(value):
+    """A knob value as the payload accepts it; anything else as text."""
+    return value if payload.is_json_value(value) else repr(value)
+
+
+def decision_entry(d):
+    """A payload.DecisionEntry from a model.Decision."""
+    reason = d.reason
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[:MAX_REASON_CHARS - 3] + '...'
+    return payload.DecisionEntry(
+        kind=d.kind, instance_uuid=d.instance_uuid, target=d.target,
+        before=_value(d.before), after=_value(d.after),
+        rule=d.rule or 'unnamed', reason=reason, ts=d.ts,
+        applied=d.applied, error=d.error[:200])
 
 
 def reserved_iops(instances):
@@ -31,8 +62,12 @@ def reserved_iops(instances):
 
 def build_report(snapshot, seq, report_interval, lsvm=None,
                  disk_latency_p50_ms=0.0, disk_latency_p99_ms=0.0,
-                 errors=()):
-    """Aggregate a HostSnapshot into the payload the schedulers read."""
+                 errors=(), decisions=()):
+    """Aggregate a HostSnapshot into the payload the schedulers read.
+
+    ``decisions``: model.Decision to carry, as given (see
+    ``report_decisions`` for the newest N).
+    """
     n_pcpus = max(1, len(snapshot.pcpus))
     entries = []
     per_pcpu = {}
@@ -65,4 +100,5 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
             latency_p50_ms=disk_latency_p50_ms,
             latency_p99_ms=disk_latency_p99_ms),
         health=payload.Health(status=status,
-                              errors=tuple(e[:200] for e in errors[:10])))
+                              errors=tuple(e[:200] for e in errors[:10])),
+        decisions=tuple(decision_entry(d) for d in decisions))

@@ -21,7 +21,7 @@ and fields added after 1.0 must have defaults.
 
 Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 
-  version          str    "1.0"
+  version          str    "1.1" (1.0 had no ``decisions``)
   host             str    compute host name, as Nova's HostState.host
   ts               float  seconds since the epoch (agent clock) when measured
   seq              int    per-agent counter, +1 per report; restarts at 0
@@ -53,12 +53,28 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
   health                object
     status              str    ok | degraded | error
     errors              list[str]  the last tick's problems, short
+  decisions             list   (1.1, optional) why knobs have their
+                               values, newest first, at most
+                               [reporter] max_decisions (MAX_DECISIONS):
+    kind                str    the knob, e.g. vcpu_slice
+    instance_uuid       str
+    target              str    vCPU index, disk target, '' (whole VM)
+    before              any    value before the write (null: unknown)
+    after               any    value the agent chose
+    rule                str    policy rule, e.g. vslicer.lsvm_microslice
+    reason              str    the inputs that led to it, for humans
+    ts                  float  when decided (agent/driver clock)
+    applied             bool   (default true) false: dry run or failed
+    error               str    (default "") why it could not be applied
 """
 
 import dataclasses
 import math
 
-VERSION = '1.0'
+VERSION = '1.1'
+# A receiver refuses a report with more decisions (the agent sends at most
+# [reporter] max_decisions, default 200).
+MAX_DECISIONS = 1000
 KLASSES = ('io', 'cpu', 'mixed', 'idle')
 HEALTH_STATES = ('ok', 'degraded', 'error')
 
@@ -204,6 +220,86 @@ class Health:
                    errors=tuple(errors))
 
 
+def is_json_value(value):
+    """A knob value as JSON carries it: null, bool, number, string, list
+    or object (iotune keys)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(is_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_json_value(v)
+                   for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, str))
+
+
+def _frozen(value):
+    """JSON lists back to tuples, as the agent's values are (pins)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _plain(value):
+    """Tuples to lists, for JSON."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionEntry:
+    """Why one knob has its value (1.1): see ``model.Decision``."""
+    kind: str
+    instance_uuid: str
+    target: str
+    before: object
+    after: object
+    rule: str
+    reason: str
+    ts: float
+    applied: bool = True
+    error: str = ''
+
+    @classmethod
+    def from_dict(cls, data, path):
+        if not isinstance(data, dict):
+            raise PayloadError(path.rstrip('.'), 'expected an object, got %r'
+                               % (data,))
+        values = {}
+        for name in ('before', 'after'):
+            if name not in data:
+                raise PayloadError(path + name, 'missing (required)')
+            if not is_json_value(data[name]):
+                raise PayloadError(path + name, 'got %r, accepted: null, '
+                                   'true/false, a finite number, a string, '
+                                   'a list or an object' % (data[name],))
+            values[name] = _frozen(data[name])
+        return cls(
+            kind=_get(data, 'kind', path, str, check=bool,
+                      accepted='a non-empty knob kind'),
+            instance_uuid=_get(data, 'instance_uuid', path, str,
+                               check=bool, accepted='a non-empty uuid'),
+            target=_get(data, 'target', path, str),
+            rule=_get(data, 'rule', path, str, check=bool,
+                      accepted='a non-empty rule name'),
+            reason=_get(data, 'reason', path, str),
+            ts=_get(data, 'ts', path, float, check=_nonneg,
+                    accepted='seconds >= 0'),
+            applied=_get(data, 'applied', path, bool, default=True),
+            error=_get(data, 'error', path, str, default=''),
+            **values)
+
+
+def _decisions(data):
+    entries = _get(data, 'decisions', '', list, default=[])
+    if len(entries) > MAX_DECISIONS:
+        raise PayloadError('decisions', 'got %d entries, accepted: at most '
+                           '%d' % (len(entries), MAX_DECISIONS))
+    return tuple(DecisionEntry.from_dict(d, 'decisions[%d].' % i)
+                 for i, d in enumerate(entries))
+
+
 @dataclasses.dataclass(frozen=True)
 class HostReport:
     host: str
@@ -219,6 +315,7 @@ class HostReport:
     lsvm: LsvmState = LsvmState()
     disk: DiskState = DiskState()
     health: Health = Health()
+    decisions: tuple = ()            # tuple[DecisionEntry], 1.1
     version: str = VERSION
 
     def to_dict(self):
@@ -226,6 +323,9 @@ class HostReport:
         data = dataclasses.asdict(self)
         data['vcpus'] = [dict(v) for v in data['vcpus']]
         data['health']['errors'] = list(data['health']['errors'])
+        data['decisions'] = [
+            dict(d, before=_plain(d['before']), after=_plain(d['after']))
+            for d in data['decisions']]
         return data
 
     @classmethod
@@ -270,4 +370,5 @@ class HostReport:
             io_strength_max_pcpu=_get(data, 'io_strength_max_pcpu', '',
                                       float, check=_nonneg,
                                       accepted='a number >= 0'),
+            decisions=_decisions(data),
             **sub)

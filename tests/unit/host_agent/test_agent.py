@@ -42,10 +42,14 @@ def test_ticks_measure_decide_act_and_report(host):
     assert report.disk.latency_p99_ms > 0
     assert report.health.status == 'ok'
     # Every change is explained: rule + reason, before and after.
-    action, change = agent.actuator.decisions()[
+    decision = agent.actuator.decisions()[
         (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')]
-    assert action.rule == 'vslicer.lsvm_microslice'
-    assert 'T_m' in action.reason and change.before == 3000
+    assert decision.rule == 'vslicer.lsvm_microslice'
+    assert 'T_m' in decision.reason and decision.before == 3000
+    assert (decision.after, decision.applied) == (1000, True)
+    # ... and reported: the same explanation reaches the HostReport.
+    sent = {(d.kind, d.instance_uuid, d.target): d for d in report.decisions}
+    assert sent[decision.key].reason == decision.reason
 
 
 def test_stop_restores_every_knob(host):
