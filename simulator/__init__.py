@@ -23,6 +23,9 @@ Modules:
 * ``eevdf`` / ``cpu`` / ``cpu_balance``: per-pCPU EEVDF scheduling,
   wake-up placement and preemption, load balancing, affinity;
 * ``workloads``: run-time behaviour of the vCPU workloads;
+* ``paper_workloads`` / ``paper_workloads_net`` / ``backend``: the papers'
+  workloads (ping, iperf-like streams, dd, sysbench, lookbusy, several on
+  one vCPU) and the dom0-like backend they go through;
 * ``disk`` / ``throttle``: the shared disk device and QEMU-like iotune
   throttling of each guest disk;
 * ``checks``: argument validation with field-naming messages.

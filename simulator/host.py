@@ -30,10 +30,12 @@ import bisect
 import math
 import random
 
+from simulator import backend as backends
 from simulator import checks
 from simulator import cpu
 from simulator import disk as disks
 from simulator import events
+from simulator import paper_workloads
 from simulator import spec as specs
 from simulator import throttle
 from simulator import workloads
@@ -78,6 +80,8 @@ class SimHost:
         self.sched = _build_scheduler(host_spec, self.loop)
         self.device = disks.DiskDevice(self.loop, host_spec.disk,
                                        self._rng('disk'))
+        self.backend = backends.Backend(self.loop, host_spec.backend,
+                                        self._rng('backend'))
         self._vms = {}
         self._next_eid = 0
 
@@ -118,9 +122,14 @@ class SimHost:
             ent = self.sched.new_entity(self._next_eid, vm, i,
                                         checks.WEIGHT_DEFAULT)
             self._next_eid += 1
-            ent.wl = workloads.build(
-                wl_spec, ent, self.sched, self.loop, vm,
-                self._rng('%s/vcpu%d' % (vm_spec.uuid, i)), vm.disks)
+            rng = self._rng('%s/vcpu%d' % (vm_spec.uuid, i))
+            if isinstance(wl_spec, specs.PAPER_WORKLOADS):
+                ent.wl = paper_workloads.build(
+                    wl_spec, ent, self.sched, self.loop, vm, rng, vm.disks,
+                    self.backend)
+            else:
+                ent.wl = workloads.build(wl_spec, ent, self.sched, self.loop,
+                                         vm, rng, vm.disks)
             vm.ents.append(ent)
         self._vms[vm.uuid] = vm
         for ent in vm.ents:
@@ -250,6 +259,30 @@ class SimHost:
     def scheduler_stats(self):
         """The scheduler model's own figures (e.g. credit resets)."""
         return dict(self.sched.stats(), scheduler=self.sched.name)
+
+    def workload_stats(self, uuid, vcpu):
+        """What the vCPU's workload measured, as a JSON-able dict.
+
+        Paper workloads (``IoVcpu`` and the specs it wraps): ``{'kind':
+        'io_vcpu', 'irq_items', 'app_items', 'sources': [...], 'task':
+        {...} | None}``; a ping source has ``rtt_us`` / ``rtt_at_us``
+        (RTTs and their arrival times), ``sent``, ``received``; a stream
+        ``bytes``, ``segments``, ``drops``, ``sock_drops``,
+        ``mean_latency_us``, ``jitter_us``; a sysbench task
+        ``run_times_us`` / ``run_ends_us``; a dd task ``bytes_done``,
+        ``completed``; a lookbusy task ``used_us``, ``periods``. Counts
+        are cumulative since the VM was added. Other workloads: ``{'kind':
+        <spec class name>}``.
+        """
+        wl = self._ent(uuid, vcpu).wl
+        stats = getattr(wl, 'stats', None)
+        if stats is not None:
+            return stats()
+        return {'kind': type(self._vm(uuid).spec.vcpus[vcpu]).__name__}
+
+    def backend_stats(self):
+        """The dom0-like backend's figures: items, busy_us, queues."""
+        return self.backend.stats()
 
     def cpu_run_us(self, uuid):
         """CPU time of the VM: the sum over its vCPUs, up to now."""
