@@ -43,6 +43,7 @@ setuptools.setup(
     entry_points={
         'console_scripts': [
             'io-host-agent = host_agent.cmd.agent:main',
+            'iosched-explain = host_agent.cmd.explain:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched_testbed.cli:main',

@@ -21,14 +21,16 @@ File format, one JSON object per line::
 
     {"op": "change", "kind": "vcpu_slice", "uuid": "...", "target": "0",
      "before": 3000, "after": 1000, "rule": "vslicer.lsvm_microslice",
-     "reason": "LSVM: L=2ms, ...", "ts": 12.0}
+     "reason": "LSVM: L=2ms, ...", "ts": 12.0, "wall": 1717000000.5}
     {"op": "forget", "kind": ..., "uuid": ..., "target": ...}
     {"op": "clear"}
 
 The original value of a knob is the ``before`` of its first ``change``
-after the last ``clear`` (or ``forget`` of that knob). ``reason`` (the
-inputs that led to the change) is absent from journals written before it
-existed; readers take it as ''.
+after the last ``clear`` (or ``forget`` of that knob). ``ts`` is the
+driver's clock (the libvirt driver's is monotonic: seconds since boot);
+``wall`` is seconds since the epoch, for humans. ``reason`` (the inputs
+that led to the change) and ``wall`` are absent from journals written
+before they existed; readers take them as '' and None.
 
 ``read_held(path)`` replays a journal read-only (``iosched-explain``): the
 knobs the agent holds changed, each with its original and current value
@@ -38,6 +40,7 @@ and the rule and reason of its last change.
 import dataclasses
 import json
 import os
+import time
 
 from oslo_log import log as logging
 
@@ -79,6 +82,7 @@ class HeldKnob:
     ts: float            # of the last write (driver clock)
     first_ts: float      # of the first write
     changes: int         # writes since the original
+    wall: object = None  # of the last write, epoch seconds (None: old)
 
 
 _KEY_FIELDS = ('kind', 'uuid', 'target')
@@ -105,10 +109,12 @@ def _checked(path, lineno, entry):
             if name not in entry:
                 raise JournalError(path, lineno, "field '%s': missing"
                                    % name)
-        ts = entry.get('ts', 0.0)
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            raise JournalError(path, lineno, "field 'ts': expected a "
-                               'number, got %r' % (ts,))
+        for name in ('ts', 'wall'):
+            value = entry.get(name, 0.0)
+            if not isinstance(value, (int, float)) or isinstance(value,
+                                                                 bool):
+                raise JournalError(path, lineno, "field '%s': expected a "
+                                   'number, got %r' % (name, value))
     return entry
 
 
@@ -157,7 +163,8 @@ def read_held(path):
                 rule=str(entry.get('rule', '')),
                 reason=str(entry.get('reason', '')), ts=ts,
                 first_ts=prev.first_ts if prev else ts,
-                changes=(prev.changes if prev else 0) + 1)
+                changes=(prev.changes if prev else 0) + 1,
+                wall=entry.get('wall'))
     if lines and not entries:
         raise JournalError(path, 1, 'no line is a journal entry: is this '
                            'the agent\'s journal file?')
@@ -167,8 +174,9 @@ def read_held(path):
 class Journal(object):
     """Original values of changed knobs; persisted when ``path`` is set."""
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, clock=time.time):
         self.path = path or None
+        self._clock = clock
         self._originals = {}   # (kind, uuid, target) -> before
         self._fh = None
         if self.path:
@@ -236,7 +244,7 @@ class Journal(object):
                       'before': _jsonable(change.before),
                       'after': _jsonable(change.after),
                       'rule': change.rule, 'reason': change.reason,
-                      'ts': change.ts})
+                      'ts': change.ts, 'wall': round(self._clock(), 3)})
 
     def forget(self, key):
         """The knob is gone (VM deleted) or back at its original value."""
