@@ -48,7 +48,8 @@ _NONE, _IRQ, _APP, _TASK = range(4)
 
 class IoVcpuW(workloads._Base):
     __slots__ = ('irq', 'app', 'task', 'sources', 'chunk', 'cur_kind',
-                 'cur', 'cur_arg', 'load_run', 'irq_items', 'app_items')
+                 'cur', 'cur_arg', 'load_run', 'chunk_rest', 'irq_items',
+                 'app_items')
 
     def __init__(self, ent, sched, loop, vm, rng, chunk):
         super().__init__(ent, sched, loop, vm, rng)
@@ -60,7 +61,8 @@ class IoVcpuW(workloads._Base):
         self.cur_kind = _NONE
         self.cur = None             # callback of the current item
         self.cur_arg = None
-        self.load_run = 0           # entity run time when the chunk loaded
+        self.load_run = 0           # entity run time at the last charge
+        self.chunk_rest = 0         # loaded chunk not yet charged
         self.irq_items = 0
         self.app_items = 0
 
@@ -81,8 +83,12 @@ class IoVcpuW(workloads._Base):
     def complete(self, now):
         kind = self.cur_kind
         if kind == _TASK:
+            # The chunk is done: charge its rest, or more if the model
+            # overran it (work_left < 0).
             r = self._run_us(now)
-            self.task.ran(now, r - self.load_run)
+            used = r - self.load_run
+            self.task.ran(now, used if used > self.chunk_rest
+                          else self.chunk_rest)
             self.load_run = r
         elif kind != _NONE:
             if kind == _IRQ:
@@ -106,6 +112,7 @@ class IoVcpuW(workloads._Base):
         want = task.want(now) if task is not None else 0
         if want > 0:
             self.work_left = want if want < self.chunk else self.chunk
+            self.chunk_rest = self.work_left
             self.cur_kind = _TASK
             self.load_run = self._run_us(now)
         else:
@@ -159,11 +166,22 @@ class IoVcpuW(workloads._Base):
                 self.sched.wake(e, now)
 
     def settle_task(self, now):
-        """Charge the current task chunk's CPU use so far to the task."""
-        if self.cur_kind == _TASK:
-            r = self._run_us(now)
-            self.task.ran(now, r - self.load_run)
-            self.load_run = r
+        """Charge the current task chunk's CPU use so far to the task.
+
+        Off a pCPU ``work_left`` is exact; on one, the live run time from
+        ``sched.counters`` says how much of the chunk has run.
+        """
+        if self.cur_kind != _TASK:
+            return
+        r = self._run_us(now)
+        if self.ent.running:
+            used = r - self.load_run
+        else:
+            used = self.chunk_rest - self.work_left
+        if used > 0:
+            self.task.ran(now, used)
+            self.chunk_rest = max(0, self.chunk_rest - used)
+        self.load_run = r
 
     def stats(self):
         return {'kind': 'io_vcpu', 'irq_items': self.irq_items,
@@ -280,7 +298,8 @@ class SysbenchTask:
 class DdTask:
     """Produce requests (CPU), keep up to N in flight (see DdWriter)."""
     __slots__ = ('owner', 'backend', 'gdisk', 'nbytes', 'cpu', 'limit',
-                 'irq_us', 'left', 'inflight', 'held', 'submitted',
+                 'irq_us', 'irq_index', 'irq_owner', 'left', 'inflight',
+                 'held', 'submitted',
                  'completed', 'bytes_done', '_to_disk_cb', '_disk_done_cb',
                  '_resp_cb', '_irq_done_cb')
     kind = 'dd'
@@ -295,6 +314,8 @@ class DdTask:
                               / wl.block_bytes + 0.5))
         self.limit = wl.outstanding
         self.irq_us = wl.irq_us
+        self.irq_index = wl.irq_vcpu
+        self.irq_owner = owner
         self.left = self.cpu
         self.inflight = 0
         self.held = False           # a produced request waits for a slot
@@ -307,7 +328,8 @@ class DdTask:
         self._irq_done_cb = self._completion_handled
 
     def start(self, now):
-        pass
+        if self.irq_index is not None:
+            self.irq_owner = self.owner.vm.ents[self.irq_index].wl
 
     def want(self, now):
         return 0 if self.held else self.left
@@ -334,11 +356,11 @@ class DdTask:
         self.backend.submit(0, self._resp_cb, None)
 
     def _response(self, _arg, now):
-        owner = self.owner
-        if not owner.ent.alive:
+        target = self.irq_owner
+        if not (target.ent.alive and self.owner.ent.alive):
             return
-        owner.sched.io_event(owner.ent, now)
-        owner.deliver_irq(self.irq_us, self._irq_done_cb, None, now)
+        target.sched.io_event(target.ent, now)
+        target.deliver_irq(self.irq_us, self._irq_done_cb, None, now)
 
     def _completion_handled(self, _arg, now):
         self.inflight -= 1
@@ -348,6 +370,7 @@ class DdTask:
             self.held = False
             self._submit()
             self.left = self.cpu
+            self.owner.kick(now)        # no-op unless the writer sleeps
 
     def stats(self):
         return {'kind': self.kind, 'submitted': self.submitted,
@@ -357,12 +380,15 @@ class DdTask:
 
 # -- building ------------------------------------------------------------------
 
-def _fed_by_stream(vm_spec, index):
-    """True when a Stream of another vCPU hands application work here."""
+def _fed_from_elsewhere(vm_spec, index):
+    """True when another vCPU hands work here (Stream.app_vcpu,
+    DdWriter.irq_vcpu)."""
     for wl in vm_spec.vcpus:
-        srcs = wl.sources if isinstance(wl, specs.IoVcpu) else (wl,)
-        for s in srcs:
-            if isinstance(s, specs.Stream) and s.app_vcpu == index:
+        parts = (wl.sources + (wl.task,) if isinstance(wl, specs.IoVcpu)
+                 else (wl,))
+        for p in parts:
+            if (isinstance(p, specs.Stream) and p.app_vcpu == index) or (
+                    isinstance(p, specs.DdWriter) and p.irq_vcpu == index):
                 return True
     return False
 
@@ -376,7 +402,7 @@ def build(wl, ent, sched, loop, vm, rng, gdisks, backend):
     else:
         sources, task, chunk = (), wl, specs.IoVcpu().irq_chunk_us
     if not (sources or isinstance(task, specs.DdWriter)
-            or _fed_by_stream(vm.spec, ent.index)):
+            or _fed_from_elsewhere(vm.spec, ent.index)):
         chunk = FOREVER_US          # nothing can interrupt: no chunking
     w = IoVcpuW(ent, sched, loop, vm, rng, chunk)
     if isinstance(task, specs.CpuBound):

@@ -284,6 +284,22 @@ def test_dd_write_behind_of_one_is_a_closed_loop():
     assert len(h.drain_io_events('a', 0)) == task['completed']
 
 
+def test_dd_completions_on_another_vcpu():
+    # vTurbo-like: the writer on vCPU 1, its completion events on vCPU 0
+    disk = spec.DiskSpec(service_us=1000, parallelism=4,
+                         service_dist='fixed')
+    h = make(pcpus=2, disk=disk)
+    b.add(h, 'a', spec.IoVcpu(),
+          spec.DdWriter(cpu_per_block_us=1.0, outstanding=1, irq_us=5,
+                        irq_vcpu=0))
+    h.run_until(SEC)
+    task = h.workload_stats('a', 1)['task']
+    assert task['completed'] == pytest.approx(SEC // 1025, abs=2)
+    assert len(h.drain_io_events('a', 0)) == task['completed']
+    assert h.drain_io_events('a', 1) == []
+    assert h.workload_stats('a', 0)['irq_items'] == task['completed']
+
+
 # -- composition on one vCPU -----------------------------------------------------
 
 def test_ping_on_a_hog_vcpu_waits_at_most_one_chunk():
@@ -411,6 +427,11 @@ def test_exp_backend_service_has_the_configured_mean():
     (lambda: spec.VmSpec(uuid='u', name='n', vcpus=(
         spec.IoVcpu(sources=(spec.Stream(app_vcpu=1),)), spec.CpuBound())),
      'VmSpec.vcpus[0].sources[0].app_vcpu'),
+    (lambda: spec.VmSpec(uuid='u', name='n', vcpus=(
+        spec.IoVcpu(), spec.DdWriter(1.0, irq_vcpu=2))),
+     'VmSpec.vcpus[1].irq_vcpu'),
+    (lambda: spec.DdWriter(1.0, irq_vcpu=-1), 'DdWriter.irq_vcpu'),
+    (lambda: spec.Stream(app_vcpu=-1), 'Stream.app_vcpu'),
 ])
 def test_validation_names_the_field(make_spec, field):
     with pytest.raises(ValueError, match=r'^%s: ' % field.replace(
