@@ -12,7 +12,8 @@
 """One run of a scenario on a simulated cloud, stock or with iosched.
 
 Each compute host is a ``simulator.host.SimHost``. With iosched, each host
-runs the real agent (collectors, vSlicer policy, journaled actuator) over
+runs the real agent (collectors, the scenario's policies: vSlicer then
+ISACS by default, journaled actuator) over
 ``SimulatedDriver``; agents report over oslo.messaging (``fake:/`` in the
 process, or a ``rabbit://`` URL) to the real Nova plugin endpoint, whose
 store feeds the real filter and weigher inside Nova's handlers. Stock runs
@@ -40,7 +41,7 @@ from host_agent.collectors import vcpu_io_strength
 from host_agent import conf as agent_conf
 from host_agent.drivers import simulated
 from host_agent import model
-from host_agent.policies import vslicer
+from host_agent import plugins
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 from iosched_demo import placement
@@ -126,9 +127,10 @@ class Cloud(object):
         reporter = rpcapi.ReportAPI(transport, CONF.reporter.topic)
         for name, drv in self.drivers.items():
             actuator = driver_act.DriverActuator(drv, journal_mod.Journal())
+            policies = [plugins.load_class(plugins.POLICIES, p)(CONF)
+                        for p in self.sc.policies]
             self.agents[name] = agent_mod.Agent(
-                CONF, drv, [vslicer.VSlicerPolicy(CONF)], actuator,
-                reporter=reporter)
+                CONF, drv, policies, actuator, reporter=reporter)
             self.agents[name].start()
 
     def close(self):

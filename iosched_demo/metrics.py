@@ -30,6 +30,7 @@ def summarize(cloud, t0, t1):
     lsvm_lat = []
     other_lat = []
     cpu_bound_us = 0
+    disk_lat = []
     klass = {}
     for host, vcpus in cloud.last_vcpus.items():
         for v in vcpus:
@@ -63,6 +64,7 @@ def summarize(cloud, t0, t1):
         if server.volume_type:
             slo = cloud.slos[server.volume_type]
             lat = sim.disk_latencies_us(uuid, 'vda', since_us=t0_us)
+            disk_lat.extend(lat)
             iops = len(lat) / (t1 - t0)
             stat = slo.latency_stat
             p = {'mean': None, 'max': 100}.get(stat, None)
@@ -105,6 +107,8 @@ def summarize(cloud, t0, t1):
             'io_vcpus_per_pcpu_max': max(io_counts, default=0.0),
             'io_vcpus_per_pcpu_min': min(io_counts, default=0.0),
             'cpu_bound_cpu_s': round(cpu_bound_us / 1e6, 3),
+            'disk_iops': round(len(disk_lat) / (t1 - t0), 1),
+            'disk_p99_ms': _pct(disk_lat, 99),
             'slo_met': sum(1 for r in slo_rows if r['met']),
             'slo_total': len(slo_rows),
         },

@@ -32,6 +32,8 @@ def headline_table(stock, iosched):
         ('max I/O vCPUs per pCPU on a host', 'io_vcpus_per_pcpu_max'),
         ('min I/O vCPUs per pCPU on a host', 'io_vcpus_per_pcpu_min'),
         ('CPU-bound VMs: CPU seconds', 'cpu_bound_cpu_s'),
+        ('disk VMs: IOPS (sum)', 'disk_iops'),
+        ('disk VMs: request latency p99 (ms)', 'disk_p99_ms'),
     ]
     for label, key in rows:
         t.add_row([label, s[key], i[key], _ratio(i[key], s[key])])
@@ -82,7 +84,8 @@ def write_json(path, scenario, stock, iosched, elapsed_s):
                                  stock['headline'][k])
                        for k in ('lsvm_p50_ms', 'lsvm_p99_ms',
                                  'io_vcpus_per_pcpu_max',
-                                 'cpu_bound_cpu_s')}}
+                                 'cpu_bound_cpu_s', 'disk_iops',
+                                 'disk_p99_ms')}}
     with open(path, 'w', encoding='utf-8') as fh:
         json.dump(data, fh, indent=2, sort_keys=True, default=str)
     return data

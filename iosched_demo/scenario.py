@@ -89,6 +89,13 @@ class Server:
     volume_type: str = ''
 
 
+# The agent's policies in the embedded default (host_agent policies
+# namespace, in order: later ones override earlier ones on the same knob;
+# ISACS leaves LSVMs to vSlicer).
+DEFAULT_POLICIES = ('vslicer', 'isacs')
+POLICIES = ('vslicer', 'isacs')
+
+
 @dataclasses.dataclass(frozen=True)
 class Scenario:
     name: str
@@ -101,6 +108,7 @@ class Scenario:
     flavors: dict
     volume_types: dict        # name -> SLO text
     servers: tuple
+    policies: tuple = DEFAULT_POLICIES   # the agent's policies, in order
 
 
 def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None):
@@ -200,6 +208,9 @@ def parse(data, name='scenario'):
                 volume_type=vtype))
     if len({s.name for s in servers}) != len(servers):
         raise ScenarioError('servers', 'server names must be unique')
+    policies = _req(data, 'policies', '', list, list(DEFAULT_POLICIES))
+    for i, pol in enumerate(policies):
+        _choice(pol, POLICIES, 'policies[%d]' % i)
     return Scenario(
         name=_req(data, 'name', '', str, name),
         seed=_req(data, 'seed', '', int, 42),
@@ -209,7 +220,7 @@ def parse(data, name='scenario'):
         measure_s=_req(data, 'measure_s', '', float, 20.0, lo=0.1),
         tick_s=_req(data, 'tick_s', '', float, 1.0, lo=0.05),
         hosts=tuple(hosts), flavors=flavors, volume_types=vtypes,
-        servers=tuple(servers))
+        servers=tuple(servers), policies=tuple(policies))
 
 
 def load(path=None):

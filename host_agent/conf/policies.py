@@ -81,6 +81,16 @@ when it shares a pCPU with CPU-bound threads, the LSVM's I/O waits there
 even if its vCPUs are served promptly. This is the host half of vTurbo in
 part (no turbo pCPU). Drivers without the knob (the simulator) skip it.
 """),
+    cfg.BoolOpt('pin_lsvms', default=False,
+                help="""
+Pin each LSVM vCPU to the pCPU of the per-pCPU plan (strictest latency
+first, fewest LSVM vCPUs per pCPU) and give it that pCPU's microslice.
+
+Off: LSVM vCPUs float and the plan's bound holds on average (Linux spreads
+them). On: the per-core bound m_p * T_m holds as planned, at the cost of
+overriding Linux's load balancing for LSVM vCPUs. Flavors with
+hw:cpu_policy=dedicated are Nova's to pin and are left alone either way.
+"""),
     cfg.IntOpt('vcpu_weight', default=100, min=1, max=10000,
                help="""
 Weight every vCPU gets (cgroup v2 cpu.weight scale; 100 is the kernel's

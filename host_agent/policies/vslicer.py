@@ -25,7 +25,8 @@ Requirements:
 Limitations:
     EEVDF is not vSlicer's strict micro-round: the (m-1)*T_m bound is not
     enforced by the kernel, only made likely (see docs/architecture.md).
-    vCPUs float over the host's pCPUs, so LSVMs per pCPU is an average.
+    Unless ``pin_lsvms`` is set, vCPUs float over the host's pCPUs, so
+    LSVMs per pCPU is the balanced spread the per-pCPU plan assumes.
 Spec URL:
     ../shared/seeds/001-vslicer-vturbo-vread.md, sections 2.1 and 3.1.
 """
@@ -52,6 +53,19 @@ class Params:
     max_lsvm_per_pcpu: int = 3
     vcpu_weight: int = 100
     lsvm_io_threads: bool = True
+    pin_lsvms: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class PcpuPlan:
+    """vSlicer's per-core view of one pCPU."""
+    pcpu: int
+    lsvm_vcpus: tuple          # ((uuid, vcpu), ...) planned here
+    m: int                     # LSVM vCPUs on this pCPU
+    n: float                   # other vCPUs expected here (they float)
+    microslice_us: int         # T_m of this pCPU (pinned mode)
+    bound_ms: float            # m * T_m
+    holds: bool                # bound <= every L_i here, m <= max
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +74,8 @@ class LsvmState:
     per_pcpu: float            # m / P
     capacity: int              # LSVM vCPUs the host can still take
     latency_bound_ms: float    # worst bound over the host's LSVMs
+    pcpus: tuple = ()          # tuple[PcpuPlan]
+    refused: tuple = ()        # uuids whose bound cannot hold
 
 
 def _clamp(v, lo, hi):
@@ -68,6 +84,74 @@ def _clamp(v, lo, hi):
 
 def lsvm_vcpus(instances):
     return sum(i.vcpus for i in instances if i.latency_sensitive)
+
+
+def _dedicated(inst):
+    # Nova pins hw:cpu_policy=dedicated vCPUs itself; never re-pin them.
+    return str(inst.extra_specs.get('hw:cpu_policy', '')) == 'dedicated'
+
+
+def _latency_ms(inst, params):
+    return inst.latency_ms or params.default_latency_ms
+
+
+def _microslice(lat_ms, k, params):
+    """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs."""
+    want = min(params.lsvm_max_slice_us, lat_ms * 1000.0 / k)
+    return int(_clamp(want, max(params.min_slice_us, KERNEL_MIN_SLICE_US),
+                      KERNEL_MAX_SLICE_US)), want
+
+
+# Per-pCPU planning (vSlicer's per-core parameters, Eqs. 2.1-2.12, on
+# EEVDF). LSVM vCPUs, strictest iosched:latency_ms first (ties: uuid,
+# vCPU), each go to the pCPU with the fewest LSVM vCPUs so far (ties: the
+# lowest id): m_p per pCPU, max_p m_p = ceil(m / P). The other N vCPUs
+# float: n_p = N / P. Per pCPU, one microslice for its LSVMs (vSlicer
+# assumes one latency target per core; with mixed targets the strictest
+# wins, digest 001 6.1.4):
+#   T_m,p = clamp(min(lsvm_max_slice, min_i L_i / m_p), min_slice, 100 ms)
+#   bound_p = m_p * T_m,p  (a woken LSVM vCPU preempts an NLSVM one at once
+#   and waits at most for the m_p - 1 other LSVM microslices and the end
+#   of its own first request; vSlicer's (m-1) T_m <= T_l counted per core)
+#   holds_p = bound_p <= L_i for every LSVM i on p and m_p <= max_lsvm.
+# vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
+# round-robin needs; EEVDF serves a core of only LSVMs fine, so they are
+# not required here.
+def plan_pcpus(instances, pcpus, params):
+    """Return a tuple of PcpuPlan, one per pCPU. Pure."""
+    ids = tuple(sorted(pcpus)) or (0,)
+    lsvms = sorted(((_latency_ms(i, params), i.uuid, v)
+                    for i in instances if i.latency_sensitive
+                    for v in range(i.vcpus)))
+    placed = {p: [] for p in ids}
+    for lat, uuid, v in lsvms:
+        p = min(ids, key=lambda q: (len(placed[q]), q))
+        placed[p].append((lat, uuid, v))
+    others = sum(i.vcpus for i in instances if not i.latency_sensitive)
+    out = []
+    for p in ids:
+        here = placed[p]
+        m_p = len(here)
+        if not m_p:
+            out.append(PcpuPlan(p, (), 0, others / len(ids), 0, 0.0, True))
+            continue
+        lat = min(x[0] for x in here)
+        t_m, _ = _microslice(lat, m_p, params)
+        bound = m_p * t_m / 1000.0
+        out.append(PcpuPlan(
+            p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
+            t_m, bound,
+            bound <= lat + 1e-9 and m_p <= params.max_lsvm_per_pcpu))
+    return tuple(out)
+
+
+def _refusal(inst, lat_ms, want, slice_us, k, params):
+    return ('refused latency bound for %s: iosched:latency_ms=%.3g with %d '
+            'LSVM vCPUs per pCPU needs T_m=%dus < the %dus minimum slice; set '
+            '%dus, bound %.3gms. Fix: fewer LSVM vCPUs per pCPU (the Nova '
+            'filter places by the reported LSVM capacity) or a larger '
+            'iosched:latency_ms' % (inst.uuid, lat_ms, k, want, slice_us,
+                                    slice_us, k * slice_us / 1000.0))
 
 
 # Control law (per host, vCPUs float over its P pCPUs):
@@ -79,34 +163,59 @@ def lsvm_vcpus(instances):
 # earlier deadline) and waits at most for the k-1 other LSVM vCPUs of its
 # pCPU plus the end of its own first request: bound_i = k * T_m,i <= L_i.
 # vSlicer's T_m <= T_l / (m-1) is the same rule counted per core. When
-# L_i / k < min_slice the bound cannot hold: we set min_slice and say so.
+# L_i / k < min_slice the bound cannot hold: we set min_slice and refuse
+# the bound in a note (and in facts['lsvm'].refused).
+# With pin_lsvms, each LSVM vCPU is pinned to its plan_pcpus() pCPU and
+# gets that pCPU's T_m,p: the per-core bound then holds exactly as planned
+# instead of on average.
 def plan_slices(instances, pcpus, params):
     """Return (actions, notes, LsvmState) for a host. Pure."""
     n_pcpus = max(1, len(pcpus))
     m = lsvm_vcpus(instances)
     k = max(1, math.ceil(m / n_pcpus))
+    plan = plan_pcpus(instances, pcpus, params)
+    where = {lv: pp for pp in plan for lv in pp.lsvm_vcpus}
     actions = []
     notes = []
+    refused = []
     bound = 0.0
     for inst in sorted(instances, key=lambda i: i.uuid):
+        vcpu_slices = {}
         if inst.latency_sensitive:
-            lat_ms = inst.latency_ms or params.default_latency_ms
-            want = min(params.lsvm_max_slice_us, lat_ms * 1000.0 / k)
-            slice_us = int(_clamp(want, max(params.min_slice_us,
-                                            KERNEL_MIN_SLICE_US),
-                                  KERNEL_MAX_SLICE_US))
+            lat_ms = _latency_ms(inst, params)
+            slice_us, want = _microslice(lat_ms, k, params)
             rule = 'vslicer.lsvm_microslice'
             reason = ('LSVM: L=%.3gms, m=%d LSVM vCPUs on %d pCPUs (k=%d): '
                       'T_m=min(%dus, L/k=%dus)=%dus, bound k*T_m=%.3gms'
                       % (lat_ms, m, n_pcpus, k, params.lsvm_max_slice_us,
                          lat_ms * 1000.0 / k, slice_us,
                          k * slice_us / 1000.0))
-            if want < slice_us:
-                notes.append('refused bound for %s: L=%.3gms needs T_m=%dus '
-                             '< min slice %dus with k=%d; set %dus, bound '
-                             '%.3gms' % (inst.uuid, lat_ms, want, slice_us,
-                                         k, slice_us, k * slice_us / 1000.0))
-            bound = max(bound, k * slice_us / 1000.0)
+            inst_bound = k * slice_us / 1000.0
+            if params.pin_lsvms and not _dedicated(inst):
+                for v in range(inst.vcpus):
+                    pp = where[(inst.uuid, v)]
+                    vcpu_slices[v] = pp.microslice_us
+                    inst_bound = max(inst_bound if v else 0.0, pp.bound_ms)
+                    actions.append(model.Action(
+                        kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
+                        target=str(v), value=(pp.pcpu,),
+                        rule='vslicer.lsvm_pcpu',
+                        reason='per-pCPU plan: pCPU%d has m=%d LSVM vCPUs, '
+                        'n=%.3g others; T_m=%dus, bound %.3gms%s' % (
+                            pp.pcpu, pp.m, pp.n, pp.microslice_us,
+                            pp.bound_ms, '' if pp.holds else
+                            ' (does not hold)')))
+                slice_us = max(vcpu_slices.values())
+                reason = ('LSVM pinned per pCPU: L=%.3gms, T_m of its pCPU(s)'
+                          ' %s' % (lat_ms, sorted(set(
+                              vcpu_slices.values()))))
+                want = min(lat_ms * 1000.0 / where[(inst.uuid, v)].m
+                           for v in range(inst.vcpus))
+            if want < params.min_slice_us or inst_bound > lat_ms + 1e-9:
+                notes.append(_refusal(inst, lat_ms, want, slice_us, k,
+                                      params))
+                refused.append(inst.uuid)
+            bound = max(bound, inst_bound)
         else:
             slice_us = params.nlsvm_slice_us
             rule = 'vslicer.nlsvm_slice'
@@ -123,7 +232,8 @@ def plan_slices(instances, pcpus, params):
         for vcpu in range(inst.vcpus):
             actions.append(model.Action(
                 kind=model.ACTION_VCPU_SLICE, instance_uuid=inst.uuid,
-                target=str(vcpu), value=slice_us, rule=rule, reason=reason))
+                target=str(vcpu), value=vcpu_slices.get(vcpu, slice_us),
+                rule=rule, reason=reason))
             actions.append(model.Action(
                 kind=model.ACTION_VCPU_WEIGHT, instance_uuid=inst.uuid,
                 target=str(vcpu), value=params.vcpu_weight,
@@ -132,7 +242,7 @@ def plan_slices(instances, pcpus, params):
     state = LsvmState(
         count=m, per_pcpu=m / n_pcpus,
         capacity=max(0, params.max_lsvm_per_pcpu * n_pcpus - m),
-        latency_bound_ms=bound)
+        latency_bound_ms=bound, pcpus=plan, refused=tuple(refused))
     return tuple(actions), tuple(notes), state
 
 
@@ -144,7 +254,8 @@ def params_from_conf(conf):
                   default_latency_ms=g.default_latency_ms,
                   max_lsvm_per_pcpu=g.max_lsvm_per_pcpu,
                   vcpu_weight=g.vcpu_weight,
-                  lsvm_io_threads=g.lsvm_io_threads)
+                  lsvm_io_threads=g.lsvm_io_threads,
+                  pin_lsvms=g.pin_lsvms)
 
 
 class VSlicerPolicy(base.Policy):

@@ -24,7 +24,7 @@ from host_agent.conf import isacs as isacs_conf
 from host_agent import model
 from host_agent.policies import isacs
 
-P = isacs.Params()          # base 3000, min_io 250, cpu 6000, alpha 2
+P = isacs.Params(min_io_slice_us=250)  # base 3000, cpu 6000, alpha 2
 PB = dataclasses.replace(P, balance=True)
 
 
@@ -267,3 +267,19 @@ def test_conf_defaults_match_params():
     assert isacs.params_from_conf(conf) == isacs.Params()
     names = {o.name for _, opts in isacs_conf.list_opts() for o in opts}
     assert names == {f.name for f in dataclasses.fields(isacs.Params)}
+
+
+@pytest.mark.parametrize('leave,want_lsvm_actions,cpu_slice',
+                         [(True, 0, 3000), (False, 2, 6000)])
+def test_lsvms_are_left_to_vslicer(leave, want_lsvm_actions, cpu_slice):
+    # 'l' is an LSVM doing I/O, 'c' a CPU-bound vCPU: both count in Eqs.
+    # 2-4 (c joins the CPU-BOOST group because l has IVCredit), but with
+    # leave_lsvms the LSVM gets no ISACS slice or weight.
+    s = snap([vc('l', 0.5, pcpu=0), vc('c', 0.0, run=0.9, pcpu=0)],
+             specs={'l': {'iosched:latency_sensitive': 'true'}})
+    plan = isacs.plan_isacs(s, dataclasses.replace(P, leave_lsvms=leave))
+    assert sum(a.instance_uuid == 'l' for a in plan.actions) == \
+        want_lsvm_actions
+    # CPU-BOOST slices stay <= base while LSVMs share the host.
+    assert by_kind(plan, model.ACTION_VCPU_SLICE)[('c', '0')] == cpu_slice
+    assert plan.facts['isacs'].k == 1

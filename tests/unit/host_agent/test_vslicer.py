@@ -99,3 +99,59 @@ def test_policy_is_pure_and_deterministic():
     a1 = vslicer.plan_slices(insts, (0, 1), P)
     a2 = vslicer.plan_slices(list(reversed(insts)), (0, 1), P)
     assert a1 == a2
+
+
+PIN = vslicer.Params(nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
+                     min_slice_us=100, default_latency_ms=2.0,
+                     max_lsvm_per_pcpu=3, vcpu_weight=100, pin_lsvms=True)
+
+
+def pins(actions):
+    return {(a.instance_uuid, a.target): a.value for a in actions
+            if a.kind == model.ACTION_VCPU_PIN}
+
+
+# name, instances, pcpus, want pins, want slices, want per-pCPU
+# (pcpu, m, T_m, bound_ms, holds), want refused uuids
+PIN_CASES = [
+    ('strictest first, fewest LSVMs per pCPU; per-pCPU T_m',
+     [inst('a', 1, True, 2), inst('b', 1, True, 1), inst('c', 1, True, 3),
+      inst('n', 2)], (0, 1),
+     {('b', '0'): (0,), ('a', '0'): (1,), ('c', '0'): (0,)},
+     {('b', '0'): 500, ('c', '0'): 500, ('a', '0'): 1000,
+      ('n', '0'): 12000, ('n', '1'): 12000},
+     [(0, 2, 500, 1.0, True), (1, 1, 1000, 1.0, True)], ()),
+    ('4 LSVMs L=0.15ms on 1 pCPU: T_m=100us, bound 0.4ms > L: refused',
+     [inst('l%d' % i, 1, True, 0.15) for i in range(4)], (0,),
+     {('l%d' % i, '0'): (0,) for i in range(4)},
+     {('l%d' % i, '0'): 100 for i in range(4)},
+     [(0, 4, 100, 0.4, False)], ('l0', 'l1', 'l2', 'l3')),
+    ('a 2-vCPU LSVM is split over 2 pCPUs',
+     [inst('l', 2, True, 2)], (0, 1),
+     {('l', '0'): (0,), ('l', '1'): (1,)},
+     {('l', '0'): 1000, ('l', '1'): 1000},
+     [(0, 1, 1000, 1.0, True), (1, 1, 1000, 1.0, True)], ()),
+]
+
+
+@pytest.mark.parametrize('name,instances,pcpus,want_pins,want_slices,'
+                         'want_plan,want_refused', PIN_CASES,
+                         ids=[c[0] for c in PIN_CASES])
+def test_pinned_per_pcpu_plan(name, instances, pcpus, want_pins,
+                              want_slices, want_plan, want_refused):
+    actions, notes, lsvm = vslicer.plan_slices(instances, pcpus, PIN)
+    assert pins(actions) == want_pins
+    assert slices(actions) == want_slices
+    assert [(p.pcpu, p.m, p.microslice_us, p.bound_ms, p.holds)
+            for p in lsvm.pcpus] == want_plan
+    assert lsvm.refused == want_refused
+    assert len(notes) == len(want_refused)
+    for note in notes:
+        assert note.startswith('refused latency bound') and 'Fix:' in note
+
+
+def test_dedicated_flavors_are_never_repinned():
+    i = model.InstanceInfo(uuid='d', name='d', vcpus=1, extra_specs={
+        'iosched:latency_sensitive': 'true', 'hw:cpu_policy': 'dedicated'})
+    actions, _, _ = vslicer.plan_slices([i], (0, 1), PIN)
+    assert pins(actions) == {}
