@@ -83,3 +83,43 @@ def test_bad_scenario_is_refused_with_the_field(tmp_path, capsys):
     assert cmd.main(['-q', '--scenario', str(bad)]) == 2
     err = capsys.readouterr().err
     assert 'hosts[0].pcpus' in err and '>= 1' in err
+
+
+def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
+        tmp_path, capsys):
+    # The agents of the embedded default, a few ticks after placement: what
+    # each actuator decided travels in the HostReport over the bus to the
+    # Nova plugin's store, with its rule, reason, before and after, and
+    # iosched-explain explains the stored report.
+    from host_agent.cmd import explain
+    from iosched_demo import cloud as cloud_mod
+    from iosched_demo import scenario as scenario_mod
+    cloud_mod.set_defaults()
+    cloud = cloud_mod.Cloud(scenario_mod.load(), with_iosched=True)
+    try:
+        cloud.advance(cloud.sc.tick_s)
+        for i, server in enumerate(cloud.sc.servers):
+            cloud.place(i, server)
+        cloud.advance(cloud.now() + 3 * cloud.sc.tick_s)
+        written = 0
+        for name, agent in cloud.agents.items():
+            stored = cloud.store.get(name)
+            assert stored is not None and stored.version == '1.1'
+            assert stored.decisions == agent.last_report.decisions
+            held = agent.actuator.decisions()
+            assert stored.decisions and len(stored.decisions) == min(
+                len(held), fixtures.CONF.reporter.max_decisions)
+            for d in stored.decisions:
+                assert d.rule and d.reason, d
+                assert explain.describe(d.rule), d.rule
+                mine = held[(d.kind, d.instance_uuid, d.target)]
+                assert (d.after, d.reason, d.ts) == (mine.after,
+                                                     mine.reason, mine.ts)
+                written += d.applied and d.before != d.after
+            path = tmp_path / ('%s.json' % name)
+            path.write_text(json.dumps(stored.to_dict()))
+            assert explain.main(['--report', str(path)]) == 0
+            assert 'rules:' in capsys.readouterr().out
+        assert written > 0      # some knob was changed, and explained
+    finally:
+        cloud.close()
