@@ -190,7 +190,7 @@ class IoVcpuW(workloads._Base):
                 'task': self.task.stats() if self.task is not None else None}
 
 
-# -- tasks ---------------------------------------------------------------------
+# -- tasks --------------------------------------------------------------------
 
 class Hog:
     """stress-like: always wants CPU."""
@@ -378,7 +378,7 @@ class DdTask:
                 'inflight': self.inflight}
 
 
-# -- building ------------------------------------------------------------------
+# -- building -----------------------------------------------------------------
 
 def _fed_from_elsewhere(vm_spec, index):
     """True when another vCPU hands work here (Stream.app_vcpu,

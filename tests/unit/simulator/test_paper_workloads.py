@@ -37,7 +37,7 @@ def source(h, uuid, vcpu=0, i=0):
     return h.workload_stats(uuid, vcpu)['sources'][i]
 
 
-# -- ping ------------------------------------------------------------------------
+# -- ping ---------------------------------------------------------------------
 
 # RTT = wire + backend(echo) + burst + backend(reply); a backend pass is
 # service_us + nbytes * per_byte_ns / 1000.
@@ -91,7 +91,7 @@ def test_pings_share_the_backend_fifo():
     assert h.backend_stats()['items'] >= 2 * 2 * 999
 
 
-# -- streams ---------------------------------------------------------------------
+# -- streams ------------------------------------------------------------------
 
 # TCP with window W on an idle host, no link limit: each segment's cycle is
 # wire + backend(segment) + cpu + backend(ACK) = RTT; W segments per RTT
@@ -197,7 +197,7 @@ def test_tcp_with_an_app_stage_never_overflows(ack_at):
     assert st['segments'] == pytest.approx(SEC // 100, rel=0.02)
 
 
-# -- tasks -------------------------------------------------------------------------
+# -- tasks --------------------------------------------------------------------
 
 def test_sysbench_run_time_is_the_work_on_an_idle_cpu():
     h = make()
@@ -300,7 +300,7 @@ def test_dd_completions_on_another_vcpu():
     assert h.workload_stats('a', 0)['irq_items'] == task['completed']
 
 
-# -- composition on one vCPU -----------------------------------------------------
+# -- composition on one vCPU --------------------------------------------------
 
 def test_ping_on_a_hog_vcpu_waits_at_most_one_chunk():
     h = make()
@@ -372,7 +372,7 @@ def test_removed_vm_stops_its_sources():
     assert h.events_processed - n < 50
 
 
-# -- results API, defaults, validation -------------------------------------------
+# -- results API, defaults, validation ----------------------------------------
 
 def test_existing_workloads_do_not_touch_the_backend():
     h = b.make_host()
