@@ -60,6 +60,7 @@ setuptools.setup(
         'iosched.host_agent.policies': [
             'vslicer = host_agent.policies.vslicer:VSlicerPolicy',
             'isacs = host_agent.policies.isacs:IsacsPolicy',
+            'vturbo = host_agent.policies.vturbo:VTurboPolicy',
         ],
         'iosched.host_agent.actuators': [
             'driver = host_agent.actuators.driver:DriverActuator',

@@ -93,7 +93,7 @@ class Server:
 # namespace, in order: later ones override earlier ones on the same knob;
 # ISACS leaves LSVMs to vSlicer).
 DEFAULT_POLICIES = ('vslicer', 'isacs')
-POLICIES = ('vslicer', 'isacs')
+POLICIES = ('vslicer', 'isacs', 'vturbo')
 
 
 @dataclasses.dataclass(frozen=True)

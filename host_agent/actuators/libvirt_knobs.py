@@ -39,7 +39,10 @@ VCPU_PIN = 'vcpu_pin'
 DISK_IOTUNE = 'disk_iotune'
 IFACE_BANDWIDTH = 'iface_bandwidth'
 VM_SCHED = 'vm_sched'
-KINDS = (VCPU_PIN, DISK_IOTUNE, IFACE_BANDWIDTH, VM_SCHED)
+# The QEMU emulator (main loop) threads' pCPUs, target '': vTurbo's host
+# half pins LSVMs' I/O threads to a turbo pCPU (virDomainPinEmulator).
+EMULATOR_PIN = 'emulator_pin'
+KINDS = (VCPU_PIN, DISK_IOTUNE, IFACE_BANDWIDTH, VM_SCHED, EMULATOR_PIN)
 
 IOTUNE_KEYS = (
     'total_bytes_sec', 'read_bytes_sec', 'write_bytes_sec',
@@ -105,6 +108,8 @@ class LibvirtKnobs(object):
             if kind == VM_SCHED:
                 got = dom.schedulerParametersFlags(self._live())
                 return {k: int(got[k]) for k in SCHED_KEYS if k in got}
+            if kind == EMULATOR_PIN:
+                return _from_cpumap(dom.emulatorPinInfo(self._live()))
         except (libvirt.libvirtError, IndexError, ValueError) as e:
             raise base.DriverError('cannot read %s of %s/%s: %s'
                                    % (kind, uuid, target, e))
@@ -159,6 +164,10 @@ class LibvirtKnobs(object):
                 params = {k: int(v) for k, v in value.items()
                           if k in SCHED_KEYS}
                 dom.setSchedulerParametersFlags(params, self._live())
+                return
+            if kind == EMULATOR_PIN:
+                ncpus = len(dom.emulatorPinInfo(self._live()))
+                dom.pinEmulator(_cpumap(value, ncpus), self._live())
                 return
         except libvirt.libvirtError as e:
             raise base.DriverError('cannot set %s of %s/%s to %r: %s'

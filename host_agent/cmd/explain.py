@@ -76,6 +76,15 @@ RULES = {
         'ISACS Algorithm 2: one I/O vCPU is pinned from the most to the '
         'least I/O-loaded pCPU when the gap exceeds the hysteresis '
         '(rate-limited).',
+    'vturbo.io_thread_pin':
+        "vTurbo host half: a turbo VM's I/O (QEMU emulator) threads are "
+        'pinned to the turbo pCPUs, which carry only short I/O work.',
+    'vturbo.io_thread_slice':
+        "vTurbo host half: a turbo VM's I/O threads get the 0.1 ms turbo "
+        'quantum on the turbo pCPUs.',
+    'vturbo.regular_pool':
+        'vTurbo host half: guest vCPUs are pinned to the regular pCPUs so '
+        'the turbo pCPUs stay free for I/O threads.',
 }
 
 
