@@ -21,6 +21,8 @@ import json
 import textwrap
 import time
 
+from host_agent import model
+
 # Timestamps at or above this are seconds since the epoch; below, the
 # agent's clock (the libvirt driver's is monotonic, seconds since boot).
 EPOCH_MIN = 1e9
@@ -52,7 +54,8 @@ def from_held(h):
 
 def from_entry(d):
     """A payload.DecisionEntry as a dict."""
-    status = 'failed' if d.error else 'applied' if d.applied else 'dry-run'
+    status = (model.DECISION_FAILED if d.error else
+              model.DECISION_APPLIED if d.applied else model.DECISION_DRY_RUN)
     return {'instance_uuid': d.instance_uuid, 'kind': d.kind,
             'target': d.target, 'before': _plain(d.before),
             'after': _plain(d.after), 'rule': d.rule, 'reason': d.reason,
@@ -85,9 +88,12 @@ def _values(item):
         return '%s -> %s  (original -> set by the agent; %d change%s)' % (
             _value(item['original']), _value(item['current']),
             item['changes'], '' if item['changes'] == 1 else 's')
-    status = {'applied': 'applied', 'dry-run': 'dry run, not written',
-              'failed': 'NOT applied: %s' % item['error']}[item['status']]
-    if item['status'] == 'applied' and item['before'] == item['after']:
+    status = {model.DECISION_APPLIED: 'applied',
+              model.DECISION_DRY_RUN: 'dry run, not written',
+              model.DECISION_FAILED: 'NOT applied: %s' % item['error'],
+              }[item['status']]
+    if (item['status'] == model.DECISION_APPLIED and
+            item['before'] == item['after']):
         status = 'already set, nothing written'
     return '%s -> %s  (before -> chosen; %s)' % (
         _value(item['before']), _value(item['after']), status)
