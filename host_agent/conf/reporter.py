@@ -42,11 +42,15 @@ Possible values:
 Send reports at all. Disable to run the agent as a pure host-side
 regulator without a Nova plugin.
 """),
-    cfg.IntOpt('max_decisions', default=200, min=0, max=1000,
+    cfg.IntOpt('max_decisions', default=50, min=0, max=1000,
                help="""
 Most decisions (why a knob has its value: rule, reason, before and after)
 a report carries, newest first; older ones are left out so that reports
 stay small. ``iosched-explain`` on the compute node shows all of them.
+
+The default, 50, keeps a report near 15 KB: reports fan out to every
+scheduler each report interval, so this is what one compute node costs
+the bus.
 
 Possible values:
 

@@ -143,4 +143,4 @@ def test_report_entries_are_bounded_and_valid():
 
 
 def test_max_decisions_option_default():
-    assert fixtures.CONF.reporter.max_decisions == 200
+    assert fixtures.CONF.reporter.max_decisions == 50
