@@ -23,11 +23,13 @@
   it). An affinity change must stay inside the vCPU's pool;
 * accounting (Algorithm 3, ``vturbo_accounting.allocate``) replaces
   ``csched_acct``: every ``acct_us`` (30 ms) the usage of each VM in the
-  two pools over the last period gives FS_i, tcredits_i (its turbo usage)
-  and rcredits_i = FS_i - tcredits_i; rcredits are added to the VM's
-  regular vCPUs (split evenly) with Credit's bounds (below: minus one
-  slice; above one slice: halved); every turbo quantum the turbo vCPU
-  earns tcredits / (acct_us / quantum) (spread exactly over the period);
+  two pools over the last period gives FS_i, FS^T_i and rcredits_i =
+  FS_i - (its turbo usage); rcredits are added to the VM's regular vCPUs
+  (split evenly); every turbo quantum the turbo vCPU earns FS^T_i /
+  (acct_us / quantum) (spread exactly over the period; see
+  ``vturbo_accounting`` for reading ``vm_vcredits`` as FS^T_i); at each
+  accounting every vCPU's credit gets Credit's bounds (below minus one
+  slice: raised to it; above one slice: halved);
   after each routine the priorities of its pool become UNDER (credit >=
   0) or OVER, as ``csched_acct`` does, and that pool's queues are sorted.
 
@@ -67,13 +69,17 @@ class VTurboScheduler(credit.CreditScheduler):
         self.ratio = spec.acct_us // spec.turbo_quantum_us
         for i in self.turbo_ids:
             self.cpus[i].tslice = spec.turbo_quantum_us
-        self.vms = {}               # vm -> [TVcpu], in creation order
-        self.tcredits = {}          # vm -> turbo credit of this period
-        self.last_alloc = {}        # vm -> Allocation (for stats)
+        self.vms = {}               # vm uuid -> [TVcpu], creation order
+        self.turbo_grant = {}       # vm uuid -> FS^T of this period (us)
+        self.last_alloc = {}        # vm uuid -> Allocation (for stats)
         self.k = 0                  # turbo quanta since the accounting
         loop.at(loop.now + self.quantum, self._on_turbo_acct)
 
     # -- pools ---------------------------------------------------------------
+    @staticmethod
+    def _key(vm):
+        return getattr(vm, 'uuid', None) or id(vm)
+
     def _pool(self, e):
         return self.turbo_ids if e.turbo else self.regular_ids
 
@@ -82,7 +88,7 @@ class VTurboScheduler(credit.CreditScheduler):
         nvcpus = len(vm_spec.vcpus) if vm_spec is not None else 1
         e = TVcpu(eid, vm, index, weight, index == 0 and nvcpus >= 2)
         e.allowed = self._pool(e)
-        self.vms.setdefault(vm, []).append(e)
+        self.vms.setdefault(self._key(vm), []).append(e)
         return e
 
     def set_affinity(self, e, allowed, now):
@@ -99,13 +105,14 @@ class VTurboScheduler(credit.CreditScheduler):
 
     def remove(self, e, now):
         super().remove(e, now)
-        ents = self.vms.get(e.vm)
+        key = self._key(e.vm)
+        ents = self.vms.get(key)
         if ents is not None:
             ents.remove(e)
             if not ents:
-                del self.vms[e.vm]
-                self.tcredits.pop(e.vm, None)
-                self.last_alloc.pop(e.vm, None)
+                del self.vms[key]
+                self.turbo_grant.pop(key, None)
+                self.last_alloc.pop(key, None)
 
     # -- regular accounting (every acct_us) ------------------------------------
     def _acct(self, now):
@@ -128,26 +135,27 @@ class VTurboScheduler(credit.CreditScheduler):
             if reg + tur > 0 or runnable:
                 usage[vm] = (reg, tur)
                 weights[vm] = sum(e.weight for e in ents) / len(ents)
-        self.tcredits = {}
+        self.turbo_grant = {}
         if not usage:
             return
         alloc = vturbo_accounting.allocate(usage, weights, self.ratio)
         self.last_alloc = alloc
-        tslice = self.tslice
         for vm, a in alloc.items():
-            self.tcredits[vm] = a.tcredits
-            regs = [e for e in self.vms[vm] if not e.turbo]
-            if not regs:
-                continue
-            share = int(a.fs_r) // len(regs)
-            for e in regs:
-                c = e.credit + share
-                if c < -tslice:
-                    c = -tslice
-                elif c > tslice:
+            self.turbo_grant[vm] = int(a.fs_t)
+            ents = self.vms[vm]
+            regs = [e for e in ents if not e.turbo]
+            share = int(a.fs_r) // len(regs) if regs else 0
+            for e in ents:
+                c = e.credit if e.turbo else e.credit + share
+                # Credit's bounds: at least minus one slice; above one
+                # slice the credit is halved.
+                if c < -self.tslice:
+                    c = -self.tslice
+                elif c > self.tslice:
                     c //= 2
                 e.credit = c
-                e.pri = credit.UNDER if c >= 0 else credit.OVER
+                if not e.turbo:
+                    e.pri = credit.UNDER if c >= 0 else credit.OVER
 
     def _sort_runq(self, p):
         if p.id in self.regular_ids:
@@ -165,9 +173,9 @@ class VTurboScheduler(credit.CreditScheduler):
             e = ents[0]
             if not e.turbo:
                 continue
-            tc = self.tcredits.get(vm, 0)
+            tc = self.turbo_grant.get(vm, 0)
             if k < ratio:
-                # tcredits / ratio per quantum, exact over the period.
+                # FS^T / ratio per quantum, exact over the period.
                 e.credit += (tc * (k + 1)) // ratio - (tc * k) // ratio
             e.pri = credit.UNDER if e.credit >= 0 else credit.OVER
         for i in self.turbo_ids:
@@ -177,7 +185,7 @@ class VTurboScheduler(credit.CreditScheduler):
     def stats(self):
         out = super().stats()
         out['allocation_us'] = {
-            getattr(vm, 'uuid', str(i)): {'fs': a.fs, 'fs_r': a.fs_r,
-                                          'tcredits': a.tcredits}
-            for i, (vm, a) in enumerate(self.last_alloc.items())}
+            str(key): {'fs': a.fs, 'fs_r': a.fs_r, 'fs_t': a.fs_t,
+                       'tcredits': a.tcredits}
+            for key, a in self.last_alloc.items()}
         return out

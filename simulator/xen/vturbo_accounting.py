@@ -20,11 +20,16 @@ microseconds in the scheduler):
     FS^T_i = C^T wt_i / sum wt            (turbo pool first, fairly)
     FS^R_i = FS_i - td_i                  (the rest from the regular pool)
 
-Algorithm 3 is read by intent (its printed getters are swapped:
-``tcore_usage = get_rcore_usage()``; and ``vm_vcredits`` is
-``vm.tcredits``): credits = wt (C^R + C^T) / sum wt, tcredits = td_i,
-rcredits = credits - tcredits, and the turbo vCPU earns tcredits / ratio
-per turbo quantum (ratio = 30 ms / 0.1 ms = 300).
+Algorithm 3 is read by intent: its printed getters are swapped
+(``tcore_usage = get_rcore_usage()``); credits = wt (C^R + C^T) / sum wt;
+tcredits = td_i (the VM's actual turbo usage) and rcredits = credits -
+tcredits = FS^R_i; and the turbo vCPU earns ``vm_vcredits / ratio`` per
+turbo quantum (ratio = 30 ms / 0.1 ms = 300), where ``vm_vcredits`` (a
+typo) is read as the VM's turbo fair share FS^T_i: the text says FS^T_i
+and FS^R_i set each VM's credits in the turbo and the regular pool, and
+that the turbo pool is allocated "fairly" first so that no VM's IRQ work
+starves. (Reading it as tcredits would hand each turbo vCPU back exactly
+what it used, so its credit never moves and its priority is arbitrary.)
 
 Choices:
 
@@ -33,12 +38,10 @@ Choices:
   work-conserving, so a 0 share still runs on regular time the others
   leave idle. A floor would break the table and the fairness invariant
   (FS_i in total per VM);
-* *Table 3.1's FS^T column is inconsistent*: scenario 4 prints the
-  formula (35/35) but scenario 2 prints the measured td (0/100, the
-  formula gives 50/50). ``allocate`` returns both (``fs_t`` and
-  ``tcredits``); the scheduler gives turbo credit by tcredits (Algorithm
-  3), and in the fluid model the turbo pool's split is the same either
-  way for all four scenarios.
+* *Table 3.1's FS^T column is inconsistent*: scenarios 1, 3 and 4 print
+  the formula (35/35 in scenario 4) but scenario 2 prints the measured td
+  (0/100; the formula gives 50/50). ``allocate`` returns both (``fs_t``
+  and ``tcredits``); the consumed columns come out the same either way.
 
 ``fluid_period`` is the one-period fluid model of what each VM then
 consumes: each pool is shared in proportion to the allocations, capped
@@ -47,6 +50,8 @@ by demand, and what a VM leaves goes to the others (work conservation).
 
 import collections
 
+# fs: FS_i; fs_t: FS^T_i; fs_r: FS^R_i (rcredits); tcredits: td_i;
+# turbo_per_quantum: FS^T_i / ratio, the turbo vCPU's credit per quantum.
 Allocation = collections.namedtuple(
     'Allocation', 'fs fs_t fs_r tcredits turbo_per_quantum')
 
@@ -89,8 +94,9 @@ def allocate(usage, weights, ratio=300):
     for name, (_rd, td) in usage.items():
         w = weights[name]
         fs = (c_r + c_t) * w / w_sum
-        out[name] = Allocation(fs=fs, fs_t=c_t * w / w_sum, fs_r=fs - td,
-                               tcredits=td, turbo_per_quantum=td / ratio)
+        fs_t = c_t * w / w_sum
+        out[name] = Allocation(fs=fs, fs_t=fs_t, fs_r=fs - td, tcredits=td,
+                               turbo_per_quantum=fs_t / ratio)
     return out
 
 
@@ -125,7 +131,7 @@ def fluid_period(demand, alloc, regular_capacity, turbo_capacity):
     """What each VM consumes in the period after ``alloc``.
 
     ``demand`` maps a VM to (regular demand, turbo demand); the regular
-    pool is shared by FS^R, the turbo pool by tcredits (Algorithm 3).
+    pool is shared by FS^R, the turbo pool by FS^T.
     Returns {vm: (regular consumed, turbo consumed)}.
     """
     reg = share_pool(regular_capacity,
@@ -133,7 +139,7 @@ def fluid_period(demand, alloc, regular_capacity, turbo_capacity):
                      {k: a.fs_r for k, a in alloc.items()})
     tur = share_pool(turbo_capacity,
                      {k: d[1] for k, d in demand.items()},
-                     {k: a.tcredits for k, a in alloc.items()})
+                     {k: a.fs_t for k, a in alloc.items()})
     return {k: (reg[k], tur[k]) for k in demand}
 
 
