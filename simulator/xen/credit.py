@@ -138,12 +138,19 @@ class CreditScheduler(sched_base.Scheduler):
         self.n_boosts = 0
         self.n_acct = 0
         self.n_ratelimited = 0
+        self.switch_log = None
         self._heap = loop.heap
         self._seq = loop._seq
         self._on_cpu_cb = self._on_cpu
         self.next_tick = loop.now + spec.tick_us
         self.next_acct = loop.now + spec.acct_us
         loop.at(min(self.next_tick, self.next_acct), self._on_timer)
+
+    def record_switches(self):
+        """Record every switch-in from now on as (time, pCPU id, VM uuid,
+        vCPU index); returns the list, which grows as the host runs."""
+        self.switch_log = []
+        return self.switch_log
 
     # -- accounting of run time ---------------------------------------------
     def _update_curr(self, p, now):
@@ -317,6 +324,9 @@ class CreditScheduler(sched_base.Scheduler):
             e.switches += 1
             e.last_cpu = p.id
             p.run_since = now
+            if self.switch_log is not None:
+                self.switch_log.append((now, p.id, getattr(e.vm, 'uuid',
+                                                           None), e.index))
         p.last_update = start
         p.slice_end = start + self._slice_us(p, e)
         self._arm(p)

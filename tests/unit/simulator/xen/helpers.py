@@ -35,15 +35,7 @@ def add(h, uuid, *workloads):
 
 def trace(sched):
     """Record (time, pCPU id, uuid, vCPU index) of every switch-in."""
-    log = []
-    run = sched._run
-
-    def traced(p, e, now, prev):
-        if e is not prev:
-            log.append((now, p.id, e.vm.uuid, e.index))
-        run(p, e, now, prev)
-    sched._run = traced
-    return log
+    return sched.record_switches()
 
 
 def waits(log, end, since=0):
