@@ -155,12 +155,13 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
         a(model.ACTION_VCPU_PIN, cpu.uuid, '0', (0,)),
         a(model.ACTION_DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 50}),
         a('vm_sched', lsvm.uuid, '', {'cpu_shares': 512}),
+        a('emulator_pin', lsvm.uuid, '', (1,)),
     ))
     lsvm_dom = driver.domain(lsvm.uuid)
     shares_before = lsvm_dom.schedulerParameters()['cpu_shares']
     changes = act.apply(plan, time.time())
     assert act.errors == []
-    assert len(changes) == 6
+    assert len(changes) == 7
     # Visible in the kernel ...
     assert sched.sched_getattr(tid).runtime == 700_000
     cg = driver.vcpu_cgroup(cpu.uuid, 0)
@@ -181,8 +182,11 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
     assert cdom.vcpuPinInfo(0)[0][:2] == (True, False)
     assert dom.blockIoTune('vda', 0)['total_iops_sec'] == 50
     assert lsvm_dom.schedulerParameters()['cpu_shares'] == 512  # VM level
+    emu = lsvm_dom.emulatorPinInfo(0)
+    assert emu[:2] == (False, True) and not any(emu[2:])   # vTurbo pin
     assert act.apply(plan, time.time()) == []          # idempotent
-    assert act.restore_all() == 6
+    assert act.restore_all() == 7
+    assert all(lsvm_dom.emulatorPinInfo(0))
     assert lsvm_dom.schedulerParameters()['cpu_shares'] == shares_before
     assert sched.get_slice_us(tid) == before_slice
     assert cdom.vcpuPinInfo(0)[0][:2] == (True, True)
