@@ -44,22 +44,33 @@ Choices for the gaps of the digest (section 6), each tested:
   when no runnable vCPU has credit above its endcredit (every vCPU gets
   exactly the default credit per round; a CPU-hungry I/O vCPU then runs
   its whole round first and waits for the rest: see claim 8's rows);
-* Gap 7, ``boost_wake='wait'`` (default, literal): during the CPU-BOOST
-  state only members run, highest CVCredit first; the others wait for
-  the reallocation. ``'preempt'``: a non-member with credit above its
-  endcredit (an I/O vCPU that slept through its round) runs before the
-  members and may preempt one. One state flag per run-queue, read by
-  each pCPU at its next decision; running vCPUs are not preempted when it
-  flips. All members blocked (or out of CVCredit) while others are
-  runnable: the phase ends (reallocation); nothing runnable: the pCPU
-  idles and the state stays. CVCredit burns with Credit2's weighted
+* Gap 7, ``boost_wake='preempt'`` (default): during the CPU-BOOST state
+  a vCPU that WAKES UP (an I/O completion), member or not, runs before
+  the members if it has credit above its endcredit, and may preempt one;
+  vCPUs that were runnable when the phase began wait for it to end
+  (members run by CVCredit). ``'wait'`` is the literal reading: only
+  members run, every other vCPU waits for the reallocation. The literal
+  reading contradicts the paper's own latencies: each member dispatched
+  in the phase runs at least the 1 ms ratelimit, so with tens of
+  members the phase lasts several ms of wall time during which an I/O
+  vCPU could not run (the ablation rows show it). One state flag per
+  run-queue, read by each pCPU at its next decision; running vCPUs are
+  not preempted when it flips. All members blocked (or out of CVCredit)
+  while others are runnable: the phase ends (reallocation); nothing
+  runnable: the pCPU idles and the state stays. CVCredit burns with Credit2's weighted
   rule; Algorithm 1 line 6's "vCPU_c" is read as "the next vCPU is the
   top member"; no migrate resist inside the CPU-BOOST state;
-* Gap 4: IVCredit is clamped to ``ivcredit_cap_us`` (default 10 ms, one
-  default credit). In microseconds E_n * Ibar is about the length of the
-  round during which events kept coming (tens to hundreds of ms), so
-  uncapped IVCredits make the CPU-BOOST phase (about sum IVCredit of
-  CPU time, during which I/O vCPUs cannot run) last whole seconds;
+* Gap 4: IVCredit is clamped to ``ivcredit_cap_us``, default 2 ms (a
+  fifth of the default credit). In microseconds E_n * Ibar is about the
+  part of the round during which events kept coming (tens of ms), so
+  IVCredit would exceed the default credit. Uncapped, the CPU-BOOST
+  phase (about sum IVCredit of CPU time) lasts whole seconds. Capped at
+  X, a CPU-hungry I/O vCPU under the head trigger takes up to
+  10 / (10 - X) of its share per round (it ends the round when the
+  others have used about 10 - X); the paper's CPU cost (<= 5 %,
+  sysbench) and its largest I/O gains (+23 to +34 %) bound that to
+  1.25, hence X = 2 ms. With X = 10 ms the mixed environment's CPU-bound vCPUs lose
+  up to half their time (sensitivity rows of bench/reproduce/isacs.py);
 * runtime per dispatch: NORMAL, until credit reaches max(endcredit, the
   credit of the first waiting vCPU with usable credit); CPU-BOOST, until
   CVCredit reaches the next waiting member's (or 0); both clamped as
@@ -88,13 +99,14 @@ from simulator.xen import isacs_math
 
 NORMAL_TIER = 2
 BOOST_TIER = 1
+DEFAULT_IVCREDIT_CAP_US = 2000
 
 
 class IsacsEntity(credit2.C2Entity):
     """ISACS_vCPU_INFO: event data, credits and group membership."""
     __slots__ = ('ev_n', 'ev_last', 'ev_ibar', 'consumed', 'endcredit',
                  'ivcredit', 'cvcredit', 'member', 'boosting',
-                 'last_events')
+                 'last_events', 'boost_woke')
 
     def __init__(self, eid, vm, index, weight):
         super().__init__(eid, vm, index, weight)
@@ -108,6 +120,7 @@ class IsacsEntity(credit2.C2Entity):
         self.member = False         # in the CPU-BOOST group
         self.boosting = False       # dispatched in the CPU-BOOST tier
         self.last_events = 0        # E_n of the last completed round
+        self.boost_woke = False     # woke during the current CPU-BOOST
 
 
 class IsacsRunQueue(credit2.RunQueue):
@@ -168,6 +181,15 @@ class Isacs(credit2.Credit2):
             e.cvcredit -= c
         else:
             e.credit -= c
+
+    # -- CPU-BOOST wake-ups (boost_wake='preempt') ----------------------------
+    def wake(self, e, now, initial=False):
+        e.boost_woke = self.preempt and e.rq.boost
+        super().wake(e, now, initial)
+
+    def _block(self, e, now):
+        e.boost_woke = False
+        super()._block(e, now)
 
     # -- Algorithm 1 ----------------------------------------------------------
     def _epoch(self, p, snext, skipped, now):
@@ -237,8 +259,7 @@ class Isacs(credit2.Credit2):
         cands = p.rq.runq if scurr is None else [scurr] + p.rq.runq
         for x in cands:
             runnable = True
-            normal = (self.preempt and not x.member
-                      and x.credit > x.endcredit)
+            normal = x.boost_woke and x.credit > x.endcredit
             boost = x.member and x.cvcredit > 0
             if not (normal or boost):
                 continue
@@ -297,7 +318,7 @@ class Isacs(credit2.Credit2):
         usable = e.credit > e.endcredit
         if not rq.boost:
             return NORMAL_TIER if usable or self.head_trigger else 0
-        if self.preempt and usable and not e.member:
+        if e.boost_woke and usable:
             return NORMAL_TIER
         return BOOST_TIER if e.member and e.cvcredit > 0 else 0
 
@@ -339,6 +360,7 @@ class Isacs(credit2.Credit2):
             e.member = m
             e.cvcredit = int(cvc + 0.5) if m else 0
             e.boosting = False
+            e.boost_woke = False
             e.last_events = e.ev_n
             io_load += ivc
             io_event += e.ev_n
@@ -396,6 +418,8 @@ class Isacs(credit2.Credit2):
             'io_vcpu_rounds': self.io_rounds,
             'mean_ivcredit_us': (self.ivcredit_sum / self.io_rounds
                                  if self.io_rounds else 0.0),
+            'ivcredit_sum_us': self.ivcredit_sum,
+            'cvcredit_sum_us': self.cvcredit_sum,
             'mean_round_us': (sum(rq.round_us for rq in self.rqs) / reallocs
                               if reallocs else 0.0),
             'io_load': [rq.io_load for rq in self.rqs],

@@ -25,13 +25,13 @@ ISACS adds (docs/reproduction_models.md, "Credit2 and ISACS"):
 * ``ema_weight`` (Eq. 1, weight of the newest interval, paper 0.9),
   ``cutoff_us`` (Eq. 1's 10 ms cut-off);
 * ``ivcredit_cap_us``: upper bound of IVCredit (0 = none; the paper has
-  none; default one default credit, 10 ms);
+  none; default 2 ms, a fifth of the default credit: see isacs.py);
 * ``trigger``: 'head' (the paper's Algorithm 1: the CPU-BOOST phase
   starts when the highest-credit vCPU is at or below its endcredit) or
   'all' (when no runnable vCPU has credit above its endcredit; Gap 9);
-* ``boost_wake``: 'wait' (literal: only members run during the phase) or
-  'preempt' (a non-member with credit above its endcredit, e.g. a waking
-  I/O vCPU, runs before the CPU-BOOST group);
+* ``boost_wake``: 'preempt' (a vCPU that wakes up during the CPU-BOOST
+  phase with credit above its endcredit runs before the group) or 'wait'
+  (literal: only members run during the phase);
 * ``conceal``: credit concealing (endcredit = IVCredit); False is the
   naive variant (endcredit 0: IVCredit is extra CPU time);
 * ``io_balance``: Algorithm 2 after each reallocation.
@@ -44,7 +44,7 @@ from simulator.xen import credit2
 from simulator.xen import isacs
 
 TRIGGERS = ('head', 'all')
-BOOST_WAKES = ('wait', 'preempt')
+BOOST_WAKES = ('preempt', 'wait')
 
 
 def _choice(field, value, accepted):
@@ -98,9 +98,9 @@ class IsacsSpec:
     balance: bool = True
     ema_weight: float = 0.9
     cutoff_us: int = 10000
-    ivcredit_cap_us: int = credit2.CREDIT_INIT
+    ivcredit_cap_us: int = isacs.DEFAULT_IVCREDIT_CAP_US
     trigger: str = 'head'
-    boost_wake: str = 'wait'
+    boost_wake: str = 'preempt'
     conceal: bool = True
     io_balance: bool = True
 
