@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed reproduce
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -21,6 +21,12 @@ bench:
 
 bench-testbed:
 	tools/run-bench.sh testbed_lsvm
+
+# The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
+# row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a
+# short run.
+reproduce: bootstrap
+	$(VENV)/bin/python -m bench.reproduce --markdown out/reproduce/rows.md $(ARGS)
 
 genconfig: bootstrap
 	tools/genconfig.sh
