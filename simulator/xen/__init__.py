@@ -22,3 +22,7 @@ Each is a ``simulator.sched_base.Scheduler`` chosen with
 * ``vturbo``: vTurbo on Credit (seed 001 ch. 3): turbo cores, two-pool
   accounting (Algorithm 3).
 """
+
+from simulator.xen.specs_credit import CreditSpec  # noqa: E402,F401
+from simulator.xen.specs_credit import VSlicerSpec  # noqa: E402,F401
+from simulator.xen.specs_credit import VTurboSpec  # noqa: E402,F401
