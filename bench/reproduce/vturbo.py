@@ -61,7 +61,7 @@ def _vm(h, uuid, *vcpus):
     h.add_vm(sp.VmSpec(uuid=uuid, name=uuid, vcpus=vcpus))
 
 
-# -- C11 ------------------------------------------------------------------------
+# -- C11 ----------------------------------------------------------------------
 
 def _irq_waits(system, k, dur, seed=21):
     ping = sp.Ping(interval_us=20_000, burst_us=BURST_US, wire_us=WIRE_US,
@@ -114,7 +114,7 @@ def irq_wait(quick):
     return rows
 
 
-# -- C12 ------------------------------------------------------------------------
+# -- C12 ----------------------------------------------------------------------
 
 def _udp_mbps(system, k, sockbuf_bytes, dur, seed=3):
     st = dict(mode='udp', rate_bytes_per_s=125e6, segment_bytes=SEG,
@@ -174,7 +174,7 @@ def udp_buffer(quick):
     return rows
 
 
-# -- C15 ------------------------------------------------------------------------
+# -- C15 ----------------------------------------------------------------------
 
 # Table 3.1: turbo demand of VM1 and VM2 (regular demand 100 % each), the
 # measured (rd, td) of the period before, and the consumed (reg, turbo).

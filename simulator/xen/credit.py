@@ -243,7 +243,7 @@ class CreditScheduler(sched_base.Scheduler):
             p.runq = ([x for x in q if x.pri >= UNDER]
                       + [x for x in q if x.pri < UNDER])
 
-    # -- the CPU event ----------------------------------------------------------
+    # -- the CPU event --------------------------------------------------------
     def _arm(self, p):
         e = p.curr
         d = e.wl.work_left
@@ -282,7 +282,7 @@ class CreditScheduler(sched_base.Scheduler):
             return
         self._arm(p)
 
-    # -- csched_schedule ---------------------------------------------------------
+    # -- csched_schedule ------------------------------------------------------
     def _schedule(self, p, now):
         """Pick what p runs next; p.curr is the runnable current or None."""
         prev = p.curr
@@ -486,7 +486,7 @@ class CreditScheduler(sched_base.Scheduler):
             new_balance += c
         self.credit_balance = new_balance
 
-    # -- knobs ------------------------------------------------------------------
+    # -- knobs ----------------------------------------------------------------
     def new_entity(self, eid, vm, index, weight):
         return Vcpu(eid, vm, index, weight)
 

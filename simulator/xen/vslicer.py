@@ -92,7 +92,7 @@ class VSlicerScheduler(credit.CreditScheduler):
         self.t_n = [None] * pcpus                   # None while n = 0
         self.n_rounds = 0
 
-    # -- per-pCPU parameters ----------------------------------------------------
+    # -- per-pCPU parameters --------------------------------------------------
     def _recompute(self, p):
         n = self.n_nlsvm[p.id]
         # Eq. 2.12: T_n = T_NLSVM / n (whole microseconds).
@@ -121,7 +121,7 @@ class VSlicerScheduler(credit.CreditScheduler):
             t_n = self.t_n[p.id]
             e.micro = t_n if t_n is not None else e.microslice
 
-    # -- Algorithm 1 -------------------------------------------------------------
+    # -- Algorithm 1 ----------------------------------------------------------
     def _update_curr(self, p, now):
         d = now - p.last_update
         super()._update_curr(p, now)
@@ -175,7 +175,7 @@ class VSlicerScheduler(credit.CreditScheduler):
     def _sort_runq(p):
         """Algorithm 1 orders the queue; UNDER/OVER do not reorder it."""
 
-    # -- knobs ------------------------------------------------------------------
+    # -- knobs ----------------------------------------------------------------
     def new_entity(self, eid, vm, index, weight):
         return LVcpu(eid, vm, index, weight,
                      self.static.get(getattr(vm, 'uuid', None), 0))

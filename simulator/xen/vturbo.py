@@ -29,17 +29,20 @@
   (acct_us / quantum) (spread exactly over the period; see
   ``vturbo_accounting`` for reading ``vm_vcredits`` as FS^T_i); at each
   accounting every vCPU's credit gets Credit's bounds (below minus one
-  slice: raised to it; above one slice: halved);
-  after each routine the priorities of its pool become UNDER (credit >=
-  0) or OVER, as ``csched_acct`` does, and that pool's queues are sorted.
+  slice: raised to it; above one slice: halved); after each routine the
+  priorities of its pool become UNDER (credit >= 0) or OVER, as
+  ``csched_acct`` does, and that pool's queues are sorted.
 
-Choices: the VMs accounted are those that used CPU in the last period
-or have a runnable vCPU (as Credit's active list: a VM waiting through a
-whole 30 ms period still competes); a VM's weight is the mean of its vCPUs' weights
-(Xen has one weight per domain); credit is burnt by run time in both
-pools (the paper's "new deduction method" is not described); no floor
-on rcredits (see ``vturbo_accounting``); BOOST, tickling and stealing are
-Credit's, inside each pool (affinity keeps vCPUs in their pool).
+Choices: the VMs accounted are those that used CPU in the last period or
+have a runnable vCPU (as Credit's active list: a VM waiting through a
+whole 30 ms period still competes); a VM's weight is the mean of its
+vCPUs' weights (Xen has one weight per domain); rcredits are added to
+the credit, as ``csched_acct`` adds (setting a positive budget every
+period would keep every VM UNDER and split the regular pool evenly);
+credit is burnt by run time in both pools (the paper's "new deduction
+method" is not described); no floor on rcredits (see
+``vturbo_accounting``); BOOST, tickling and stealing are Credit's, inside
+each pool (affinity keeps vCPUs in their pool).
 """
 
 from simulator.xen import credit
@@ -114,7 +117,7 @@ class VTurboScheduler(credit.CreditScheduler):
                 self.turbo_grant.pop(key, None)
                 self.last_alloc.pop(key, None)
 
-    # -- regular accounting (every acct_us) ------------------------------------
+    # -- regular accounting (every acct_us) -----------------------------------
     def _acct(self, now):
         """Algorithm 3, regular part: FS_i from last period's usage."""
         self.n_acct += 1
@@ -161,7 +164,7 @@ class VTurboScheduler(credit.CreditScheduler):
         if p.id in self.regular_ids:
             credit.CreditScheduler._sort_runq(p)
 
-    # -- turbo accounting (every turbo quantum) --------------------------------
+    # -- turbo accounting (every turbo quantum) -------------------------------
     def _on_turbo_acct(self, _a, _b):
         now = self.loop.now
         for i in self.turbo_ids:
