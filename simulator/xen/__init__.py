@@ -26,3 +26,5 @@ Each is a ``simulator.sched_base.Scheduler`` chosen with
 from simulator.xen.specs_credit import CreditSpec  # noqa: E402,F401
 from simulator.xen.specs_credit import VSlicerSpec  # noqa: E402,F401
 from simulator.xen.specs_credit import VTurboSpec  # noqa: E402,F401
+from simulator.xen.specs_credit2 import Credit2Spec  # noqa: E402,F401
+from simulator.xen.specs_credit2 import IsacsSpec  # noqa: E402,F401

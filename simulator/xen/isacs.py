@@ -57,9 +57,10 @@ Choices for the gaps of the digest (section 6), each tested:
   run-queue, read by each pCPU at its next decision; running vCPUs are
   not preempted when it flips. All members blocked (or out of CVCredit)
   while others are runnable: the phase ends (reallocation); nothing
-  runnable: the pCPU idles and the state stays. CVCredit burns with Credit2's weighted
-  rule; Algorithm 1 line 6's "vCPU_c" is read as "the next vCPU is the
-  top member"; no migrate resist inside the CPU-BOOST state;
+  runnable: the pCPU idles and the state stays. CVCredit burns with
+  Credit2's weighted rule; Algorithm 1 line 6's "vCPU_c" is read as
+  "the next vCPU is the top member"; no migrate resist inside the
+  CPU-BOOST state;
 * Gap 4: IVCredit is clamped to ``ivcredit_cap_us``, default 2 ms (a
   fifth of the default credit). In microseconds E_n * Ibar is about the
   part of the round during which events kept coming (tens of ms), so
@@ -69,8 +70,9 @@ Choices for the gaps of the digest (section 6), each tested:
   10 / (10 - X) of its share per round (it ends the round when the
   others have used about 10 - X); the paper's CPU cost (<= 5 %,
   sysbench) and its largest I/O gains (+23 to +34 %) bound that to
-  1.25, hence X = 2 ms. With X = 10 ms the mixed environment's CPU-bound vCPUs lose
-  up to half their time (sensitivity rows of bench/reproduce/isacs.py);
+  1.25, hence X = 2 ms. With X = 10 ms the mixed environment's
+  CPU-bound vCPUs lose up to half their time (sensitivity rows of
+  bench/reproduce/isacs.py);
 * runtime per dispatch: NORMAL, until credit reaches max(endcredit, the
   credit of the first waiting vCPU with usable credit); CPU-BOOST, until
   CVCredit reaches the next waiting member's (or 0); both clamped as
@@ -91,6 +93,10 @@ Choices for the gaps of the digest (section 6), each tested:
   move (so the next decision sees it; otherwise they stay as computed
   at each run-queue's own reallocation, stale as in the paper). The
   moved vCPU keeps its credits and leaves its old CPU-BOOST group.
+  Consequence of the literal rules, kept: with equal IVCredits (all at
+  the cap) the last-wins destination keeps naming the highest-id
+  run-queue, which already received one, and the strict test then
+  refuses, so the algorithm stalls (claim 11 rows).
 """
 
 from simulator.xen import credit2
