@@ -286,3 +286,47 @@ def test_paper_workloads_keep_invariants(kw):
 def test_spec_validation(kw, field):
     with pytest.raises(ValueError, match=field):
         specs_credit2.IsacsSpec(**kw)
+
+
+def test_reallocation_drops_the_sleepers_carry_over():
+    # Gap 8: credit is assigned, so with IVCredit 0 a sleeper restarts the
+    # round level with every hog and, woken, queues behind the hogs that
+    # have not run yet (Credit2 would clip it to 10.5 ms, ahead of them).
+    loop, s = hx.isacs_sched(pcpus=1)
+    hogs = hx.hogs(s, 3)
+    sleeper = hx.entity(s, 7, work=hx.Work(0))
+    loop.run_until(1)
+    sleeper.credit = 9500
+    s._reallocate(s.rqs[0], 1)
+    assert {e.credit for e in hogs + [sleeper]} == {10000}
+    sleeper.wl.work_left = 100
+    s.wake(sleeper, 1)
+    assert s.rqs[0].runq[-1] is sleeper
+    loop2, c2 = hx.credit2_sched(pcpus=1)
+    hogs2 = hx.hogs(c2, 3)
+    sleeper2 = hx.entity(c2, 7, work=hx.Work(0))
+    sleeper2.credit = 9500
+    for e in hogs2:                     # the hogs used their round
+        e.credit = -200
+    c2._reset(c2.rqs[0], hogs2[0], 0)
+    assert sleeper2.credit == 10500 > max(e.credit for e in hogs2) == 9800
+
+
+def test_a_member_that_wakes_in_the_phase_runs_before_the_others():
+    loop, s = hx.isacs_sched(pcpus=1)
+    a, b, m = hx.entity(s, 0), hx.entity(s, 1), hx.entity(s, 2,
+                                                          work=hx.Work(0))
+    for e in (a, b):
+        s.wake(e, 0, initial=True)
+    loop.run_until(1)
+    rq = s.rqs[0]
+    rq.boost = True
+    for e in (a, b, m):
+        e.member, e.cvcredit, e.credit, e.endcredit = True, 3000, 0, 0
+    m.credit = 5000                     # m slept: credit left, not spent
+    m.wl.work_left = 100
+    s.wake(m, 1)
+    assert m.boost_woke
+    assert s._tier(m) > s._tier(a)
+    loop.run_until(2000)                # after the running hog's ratelimit
+    assert m.wl.done                    # m ran in the phase
