@@ -95,16 +95,8 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
             if p.curr is not None and p.ev_time <= now:
                 self._on_cpu(p, p.gen)
 
-    def counters(self, e, now):
-        """(run_us, wait_us) of e, live up to ``now``."""
-        run, wait = e.run_us, e.wait_us
-        if e.running:
-            d = now - e.cpu.last_update
-            if d > 0:
-                run += d
-        elif e.on_rq:
-            wait += now - e.wait_start
-        return run, wait
+    def _run_since(self, e):
+        return e.cpu.last_update
 
     # -- queue transitions ---------------------------------------------------
     def _enqueue_waiting(self, p, e, now):

@@ -93,6 +93,17 @@ class Scheduler:
 
     def counters(self, e, now):
         """(run_us, wait_us) of e, live up to ``now``."""
+        run, wait = e.run_us, e.wait_us
+        if e.running:
+            d = now - self._run_since(e)
+            if d > 0:
+                run += d
+        elif e.on_rq:
+            wait += now - e.wait_start
+        return run, wait
+
+    def _run_since(self, e):
+        """When the running e's run time was last charged (us)."""
         raise NotImplementedError
 
     def set_weight(self, e, weight, now):

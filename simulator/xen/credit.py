@@ -170,15 +170,8 @@ class CreditScheduler(sched_base.Scheduler):
         if p.curr is not None:
             self._update_curr(p, now)
 
-    def counters(self, e, now):
-        run, wait = e.run_us, e.wait_us
-        if e.running:
-            d = now - e.home.last_update
-            if d > 0:
-                run += d
-        elif e.on_rq:
-            wait += now - e.wait_start
-        return run, wait
+    def _run_since(self, e):
+        return e.home.last_update
 
     # -- placement ------------------------------------------------------------
     def _set_home(self, e, p):

@@ -178,15 +178,8 @@ class Credit2(sched_base.Scheduler):
             e.wl.work_left -= d
             self._burn(e, d)
 
-    def counters(self, e, now):
-        run, wait = e.run_us, e.wait_us
-        if e.running:
-            d = now - e.cpu.last
-            if d > 0:
-                run += d
-        elif e.on_rq:
-            wait += now - e.wait_start
-        return run, wait
+    def _run_since(self, e):
+        return e.cpu.last
 
     # -- load (for balance_load) ----------------------------------------------
     def _load_change(self, e, change, now):
