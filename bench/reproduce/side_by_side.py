@@ -42,7 +42,16 @@ verdict is ours to read (docs/reproduction.md).
 
 import statistics
 
+from oslo_log import log as logging
+
 from bench.reproduce import harness
+from host_agent.actuators import driver as driver_act
+from host_agent.actuators import journal as journal_mod
+from host_agent import agent as agent_mod
+from host_agent import conf as agent_conf
+from host_agent.drivers import simulated
+from host_agent import model
+from host_agent import plugins
 from simulator import host as sim_host
 from simulator import spec as sp
 from simulator.xen import specs_credit
@@ -52,23 +61,11 @@ TICK_US = 500_000
 SYSTEMS = ('xen-stock', 'xen-paper', 'linux-stock', 'linux-agent')
 
 
-def _agent(sim, infos, policy_names, overrides=()):
-    """The real host agent over ``sim`` with the named policies."""
-    from host_agent.actuators import driver as driver_act
-    from host_agent.actuators import journal as journal_mod
-    from host_agent import agent as agent_mod
-    from host_agent import conf as agent_conf
-    from host_agent.drivers import simulated
-    from host_agent import plugins
-    from oslo_log import log as logging
-    conf = agent_conf.CONF
-    try:
-        conf([], project='iosched')
-    except Exception:
-        pass
+def _agent(sim, infos, policy_names):
+    """The real host agent over ``sim`` with the named policies (options
+    at their defaults, as the embedded default runs them)."""
     logging.getLogger('host_agent').logger.setLevel(logging.ERROR)
-    for group, key, value in overrides:
-        conf.set_override(key, value, group)
+    conf = agent_conf.CONF
     drv = simulated.SimulatedDriver(sim, {i.uuid: i for i in infos})
     act = driver_act.DriverActuator(drv, journal_mod.Journal())
     policies = [plugins.load_class(plugins.POLICIES, n)(conf)
@@ -84,7 +81,6 @@ def _run(sim, agent, until_us):
 
 
 def _info(uuid, vcpus, specs):
-    from host_agent import model
     return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
                               extra_specs=dict(specs))
 

@@ -192,10 +192,11 @@ def plan_slices(instances, pcpus, params):
                          k * slice_us / 1000.0))
             inst_bound = k * slice_us / 1000.0
             if params.pin_lsvms and not _dedicated(inst):
-                for v in range(inst.vcpus):
-                    pp = where[(inst.uuid, v)]
+                mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
+                inst_bound = max(pp.bound_ms for pp in mine)
+                want = min(lat_ms * 1000.0 / pp.m for pp in mine)
+                for v, pp in enumerate(mine):
                     vcpu_slices[v] = pp.microslice_us
-                    inst_bound = max(inst_bound if v else 0.0, pp.bound_ms)
                     actions.append(model.Action(
                         kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
                         target=str(v), value=(pp.pcpu,),
@@ -209,8 +210,6 @@ def plan_slices(instances, pcpus, params):
                 reason = ('LSVM pinned per pCPU: L=%.3gms, T_m of its pCPU(s)'
                           ' %s' % (lat_ms, sorted(set(
                               vcpu_slices.values()))))
-                want = min(lat_ms * 1000.0 / where[(inst.uuid, v)].m
-                           for v in range(inst.vcpus))
             if want < params.min_slice_us or inst_bound > lat_ms + 1e-9:
                 notes.append(_refusal(inst, lat_ms, want, slice_us, k,
                                       params))

@@ -72,7 +72,7 @@ def test_one_command_quick_run_writes_rows(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = json.load(open(tmp_path / 'rows.json'))['rows']
     assert rows and all('verdict' in r and 'ratio' in r for r in rows)
-    assert 'Table 3.1' in md.read_text() or 'table' in md.read_text()
+    assert '| C15 Table 3.1' in md.read_text()
     assert 'rows in' in out.stdout
 
 
