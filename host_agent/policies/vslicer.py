@@ -54,6 +54,10 @@ class Params:
     vcpu_weight: int = 100
     lsvm_io_threads: bool = True
     pin_lsvms: bool = False
+    # True: a woken LSVM vCPU preempts the running NLSVM at once (EEVDF
+    # PREEMPT_SHORT), wait W = T_m; False: vSlicer's strict round robin,
+    # it may just miss its turn and wait one NLSVM slice, W = T_NLSVM.
+    wakeup_preemption: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +68,7 @@ class PcpuPlan:
     m: int                     # LSVM vCPUs on this pCPU
     n: float                   # other vCPUs expected here (they float)
     microslice_us: int         # T_m of this pCPU (pinned mode)
-    bound_ms: float            # m * T_m
+    bound_ms: float            # W + (m - 1) * T_m (worst_case_us)
     holds: bool                # bound <= every L_i here, m <= max
 
 
@@ -76,6 +80,9 @@ class LsvmState:
     latency_bound_ms: float    # worst bound over the host's LSVMs
     pcpus: tuple = ()          # tuple[PcpuPlan]
     refused: tuple = ()        # uuids whose bound cannot hold
+    min_latency_ms: float = 0.0  # strictest L_i of the host's LSVMs, 0: none
+    nlsvm_vcpus: int = 0       # vCPUs of the other VMs (n)
+    params: object = None      # the Params planned with (for the report)
 
 
 def _clamp(v, lo, hi):
@@ -95,9 +102,47 @@ def _latency_ms(inst, params):
     return inst.latency_ms or params.default_latency_ms
 
 
+# Worst-case scheduling latency of an LSVM vCPU sharing its pCPU with
+# k - 1 other LSVM vCPUs, all with microslice T_m (vSlicer, seed 001 2.1):
+#   worst(k, T_m) = W + (k - 1) * T_m
+#   W = T_m      with wakeup_preemption (EEVDF: the woken LSVM preempts the
+#                running NLSVM at once and waits for the k - 1 others and
+#                the end of its own first request), i.e. k * T_m;
+#   W = T_NLSVM  without (vSlicer's strict round robin: it may just miss
+#                its turn and wait one whole NLSVM slice), vSlicer's crest
+#                T_NLSVM + (m - 1) * T_m.
+# nova_plugin/lsvm_rule.py applies the same rule from the HostReport
+# (tests/unit/nova_plugin/test_lsvm_rule.py checks that both agree).
+def worst_case_us(k, t_m_us, params):
+    """W + (k - 1) * T_m in microseconds."""
+    wait = t_m_us if params.wakeup_preemption else params.nlsvm_slice_us
+    return wait + (k - 1) * t_m_us
+
+
+def bound_formula(params):
+    """The worst-case rule in words, for reasons and notes."""
+    return 'k*T_m' if params.wakeup_preemption else 'T_NLSVM+(k-1)*T_m'
+
+
+# Largest T_m keeping worst(k, T_m) <= L (may be below min_slice, or
+# negative when T_NLSVM alone exceeds L):
+#   wakeup_preemption:  L / k
+#   round robin:        (L - T_NLSVM) / (k - 1), unbounded when k = 1
+#                       (the LSVM then waits only for T_NLSVM)
+def _budget_us(lat_ms, k, params):
+    if params.wakeup_preemption:
+        return lat_ms * 1000.0 / k
+    if k <= 1:
+        return float('inf')
+    return (lat_ms * 1000.0 - params.nlsvm_slice_us) / (k - 1)
+
+
 def _microslice(lat_ms, k, params):
-    """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs."""
-    want = min(params.lsvm_max_slice_us, lat_ms * 1000.0 / k)
+    """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs.
+
+    T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms).
+    """
+    want = min(params.lsvm_max_slice_us, _budget_us(lat_ms, k, params))
     return int(_clamp(want, max(params.min_slice_us, KERNEL_MIN_SLICE_US),
                       KERNEL_MAX_SLICE_US)), want
 
@@ -109,10 +154,12 @@ def _microslice(lat_ms, k, params):
 # float: n_p = N / P. Per pCPU, one microslice for its LSVMs (vSlicer
 # assumes one latency target per core; with mixed targets the strictest
 # wins, digest 001 6.1.4):
-#   T_m,p = clamp(min(lsvm_max_slice, min_i L_i / m_p), min_slice, 100 ms)
-#   bound_p = m_p * T_m,p  (a woken LSVM vCPU preempts an NLSVM one at once
-#   and waits at most for the m_p - 1 other LSVM microslices and the end
-#   of its own first request; vSlicer's (m-1) T_m <= T_l counted per core)
+#   T_m,p = clamp(min(lsvm_max_slice, budget(min_i L_i, m_p)), min_slice,
+#                 100 ms)   (budget: L / m_p, or (L - T_NLSVM) / (m_p - 1)
+#                            without wakeup_preemption; see _budget_us)
+#   bound_p = W + (m_p - 1) * T_m,p  (worst_case_us: W = T_m,p when a woken
+#   LSVM vCPU preempts an NLSVM one at once, else T_NLSVM; vSlicer's
+#   (m-1) T_m <= T_l counted per core)
 #   holds_p = bound_p <= L_i for every LSVM i on p and m_p <= max_lsvm.
 # vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
 # round-robin needs; EEVDF serves a core of only LSVMs fine, so they are
@@ -137,7 +184,7 @@ def plan_pcpus(instances, pcpus, params):
             continue
         lat = min(x[0] for x in here)
         t_m, _ = _microslice(lat, m_p, params)
-        bound = m_p * t_m / 1000.0
+        bound = worst_case_us(m_p, t_m, params) / 1000.0
         out.append(PcpuPlan(
             p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
             t_m, bound,
@@ -145,26 +192,39 @@ def plan_pcpus(instances, pcpus, params):
     return tuple(out)
 
 
+def _finite(us):
+    """A microsecond figure for %d (an unbounded budget shows as 100 ms)."""
+    return min(us, KERNEL_MAX_SLICE_US)
+
+
 def _refusal(inst, lat_ms, want, slice_us, k, params):
     return ('refused latency bound for %s: iosched:latency_ms=%.3g with %d '
-            'LSVM vCPUs per pCPU needs T_m=%dus < the %dus minimum slice; set '
-            '%dus, bound %.3gms. Fix: fewer LSVM vCPUs per pCPU (the Nova '
-            'filter places by the reported LSVM capacity) or a larger '
-            'iosched:latency_ms' % (inst.uuid, lat_ms, k, want, slice_us,
-                                    slice_us, k * slice_us / 1000.0))
+            'LSVM vCPUs per pCPU needs T_m=%dus (minimum slice %dus); set '
+            '%dus, bound %s=%.3gms vs L=%.3gms (T_NLSVM=%dus, '
+            'wakeup_preemption=%s). Fix: fewer LSVM vCPUs per pCPU (the Nova '
+            'LsvmFilter places by the reported LSVM parameters) or a larger '
+            'iosched:latency_ms' % (
+                inst.uuid, lat_ms, k, _finite(want), params.min_slice_us,
+                slice_us, bound_formula(params),
+                worst_case_us(k, slice_us, params) / 1000.0, lat_ms,
+                params.nlsvm_slice_us, params.wakeup_preemption))
 
 
 # Control law (per host, vCPUs float over its P pCPUs):
 #   m   = LSVM vCPUs on the host,  k = ceil(m / P) LSVM vCPUs per pCPU
 #   L_i = the flavor's iosched:latency_ms (default_latency_ms if unset)
-#   T_m,i = clamp(min(lsvm_max_slice, L_i / k), min_slice, 100 ms)
+#   T_m,i = clamp(min(lsvm_max_slice, budget(L_i, k)), min_slice, 100 ms)
 #   every other vCPU: T_NLSVM = nlsvm_slice;  every vCPU: weight = w
-# A woken LSVM vCPU preempts a running NLSVM one at once (shorter slice,
-# earlier deadline) and waits at most for the k-1 other LSVM vCPUs of its
-# pCPU plus the end of its own first request: bound_i = k * T_m,i <= L_i.
-# vSlicer's T_m <= T_l / (m-1) is the same rule counted per core. When
-# L_i / k < min_slice the bound cannot hold: we set min_slice and refuse
-# the bound in a note (and in facts['lsvm'].refused).
+#   bound_i = W + (k - 1) * T_m,i <= L_i            (worst_case_us)
+# wakeup_preemption (default): a woken LSVM vCPU preempts a running NLSVM
+# one at once (shorter slice, earlier deadline) and waits at most for the
+# k-1 other LSVM vCPUs of its pCPU plus the end of its own first request:
+# W = T_m, bound k * T_m, budget L / k. Without it (vSlicer's strict round
+# robin) it may just miss its turn: W = T_NLSVM, budget
+# (L - T_NLSVM) / (k - 1). vSlicer's T_m <= T_l / (m-1) is the same rule
+# counted per core. When the budget is below min_slice (or the bound still
+# exceeds L) the bound cannot hold: we set the clamped slice and refuse the
+# bound in a note (and in facts['lsvm'].refused).
 # With pin_lsvms, each LSVM vCPU is pinned to its plan_pcpus() pCPU and
 # gets that pCPU's T_m,p: the per-core bound then holds exactly as planned
 # instead of on average.
@@ -185,16 +245,16 @@ def plan_slices(instances, pcpus, params):
             lat_ms = _latency_ms(inst, params)
             slice_us, want = _microslice(lat_ms, k, params)
             rule = 'vslicer.lsvm_microslice'
+            inst_bound = worst_case_us(k, slice_us, params) / 1000.0
             reason = ('LSVM: L=%.3gms, m=%d LSVM vCPUs on %d pCPUs (k=%d): '
-                      'T_m=min(%dus, L/k=%dus)=%dus, bound k*T_m=%.3gms'
+                      'T_m=min(%dus, budget=%s)=%dus, bound %s=%.3gms'
                       % (lat_ms, m, n_pcpus, k, params.lsvm_max_slice_us,
-                         lat_ms * 1000.0 / k, slice_us,
-                         k * slice_us / 1000.0))
-            inst_bound = k * slice_us / 1000.0
+                         '%dus' % _finite(_budget_us(lat_ms, k, params)),
+                         slice_us, bound_formula(params), inst_bound))
             if params.pin_lsvms and not _dedicated(inst):
                 mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
                 inst_bound = max(pp.bound_ms for pp in mine)
-                want = min(lat_ms * 1000.0 / pp.m for pp in mine)
+                want = min(_budget_us(lat_ms, pp.m, params) for pp in mine)
                 for v, pp in enumerate(mine):
                     vcpu_slices[v] = pp.microslice_us
                     actions.append(model.Action(
@@ -238,10 +298,16 @@ def plan_slices(instances, pcpus, params):
                 target=str(vcpu), value=params.vcpu_weight,
                 rule='vslicer.equal_weight',
                 reason='equal weights: no VM gets extra share'))
+    lats = [_latency_ms(i, params) for i in instances
+            if i.latency_sensitive and i.vcpus]
     state = LsvmState(
         count=m, per_pcpu=m / n_pcpus,
         capacity=max(0, params.max_lsvm_per_pcpu * n_pcpus - m),
-        latency_bound_ms=bound, pcpus=plan, refused=tuple(refused))
+        latency_bound_ms=bound, pcpus=plan, refused=tuple(refused),
+        min_latency_ms=float(min(lats)) if lats else 0.0,
+        nlsvm_vcpus=sum(i.vcpus for i in instances
+                        if not i.latency_sensitive),
+        params=params)
     return tuple(actions), tuple(notes), state
 
 
@@ -254,7 +320,8 @@ def params_from_conf(conf):
                   max_lsvm_per_pcpu=g.max_lsvm_per_pcpu,
                   vcpu_weight=g.vcpu_weight,
                   lsvm_io_threads=g.lsvm_io_threads,
-                  pin_lsvms=g.pin_lsvms)
+                  pin_lsvms=g.pin_lsvms,
+                  wakeup_preemption=g.wakeup_preemption)
 
 
 class VSlicerPolicy(base.Policy):

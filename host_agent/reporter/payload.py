@@ -19,9 +19,14 @@ Versioning: ``VERSION`` is ``MAJOR.MINOR``. A reader accepts any payload of
 its own major version; fields it does not know (a newer minor) are ignored,
 and fields added after 1.0 must have defaults.
 
+History: 1.0 the first schema; 1.1 ``decisions``; 1.2 the ``lsvm``
+object's vSlicer parameters (``nlsvm_slice_ms`` ... ``nlsvm_vcpus``), for
+the Nova ``LsvmFilter``.
+
 Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 
-  version          str    "1.1" (1.0 had no ``decisions``)
+  version          str    "1.2" (1.0 had no ``decisions``; 1.1 had only
+                          the first five ``lsvm`` fields)
   host             str    compute host name, as Nova's HostState.host
   ts               float  seconds since the epoch (agent clock) when measured
   seq              int    per-agent counter, +1 per report; restarts at 0
@@ -45,6 +50,21 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
     capacity            int    LSVM vCPUs the host can still take
     latency_bound_ms    float  current worst-case scheduling latency
                                bound for an LSVM vCPU (0 if none)
+    (1.2, optional: the agent's vSlicer parameters, so that a scheduler
+     can redo the agent's check for one more VM; defaults = the agent's
+     defaults)
+    nlsvm_slice_ms      float  T_NLSVM, slice of the other vCPUs (3.0)
+    min_slice_ms        float  smallest microslice ever set (0.1)
+    max_slice_ms        float  largest microslice, lsvm_max_slice (1.0)
+    max_per_pcpu        int    LSVM vCPUs one pCPU may serve (3)
+    default_latency_ms  float  L of an LSVM flavor without
+                               iosched:latency_ms (2.0)
+    min_latency_ms      float  strictest L among the host's LSVMs
+                               (0 if none)
+    wakeup_preemption   bool   worst case W + (k-1)*T_m with W = T_m
+                               (true) or W = T_NLSVM (false) (true)
+    nlsvm_vcpus         int?   vCPUs of non-LSVM VMs on the host (null:
+                               unknown, derive len(vcpus) - count)
   disk                  object
     capacity_iops       float  measured device capacity (0 = unknown)
     reserved_iops       float  sum of attached SLO throughputs B
@@ -71,7 +91,7 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 import dataclasses
 import math
 
-VERSION = '1.1'
+VERSION = '1.2'
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).
 MAX_DECISIONS = 1000
@@ -162,6 +182,10 @@ class VcpuEntry:
         )
 
 
+def _positive(v):
+    return v > 0
+
+
 @dataclasses.dataclass(frozen=True)
 class LsvmState:
     supported: bool = True
@@ -169,10 +193,44 @@ class LsvmState:
     per_pcpu: float = 0.0
     capacity: int = 0
     latency_bound_ms: float = 0.0
+    # 1.2: the agent's vSlicer parameters (defaults: the agent's defaults)
+    nlsvm_slice_ms: float = 3.0
+    min_slice_ms: float = 0.1
+    max_slice_ms: float = 1.0
+    max_per_pcpu: int = 3
+    default_latency_ms: float = 2.0
+    min_latency_ms: float = 0.0
+    wakeup_preemption: bool = True
+    nlsvm_vcpus: object = None       # int, or None: unknown
 
     @classmethod
     def from_dict(cls, data, path):
+        d = cls()
+        ms = 'a number of milliseconds > 0'
         return cls(
+            nlsvm_slice_ms=_get(data, 'nlsvm_slice_ms', path, float,
+                                default=d.nlsvm_slice_ms, check=_positive,
+                                accepted=ms),
+            min_slice_ms=_get(data, 'min_slice_ms', path, float,
+                              default=d.min_slice_ms, check=_positive,
+                              accepted=ms),
+            max_slice_ms=_get(data, 'max_slice_ms', path, float,
+                              default=d.max_slice_ms, check=_positive,
+                              accepted=ms),
+            max_per_pcpu=_get(data, 'max_per_pcpu', path, int,
+                              default=d.max_per_pcpu, check=_positive,
+                              accepted='an integer > 0'),
+            default_latency_ms=_get(data, 'default_latency_ms', path, float,
+                                    default=d.default_latency_ms,
+                                    check=_positive, accepted=ms),
+            min_latency_ms=_get(data, 'min_latency_ms', path, float,
+                                default=d.min_latency_ms, check=_nonneg,
+                                accepted='a number >= 0 (0: no LSVM)'),
+            wakeup_preemption=_get(data, 'wakeup_preemption', path, bool,
+                                   default=d.wakeup_preemption),
+            nlsvm_vcpus=_get(data, 'nlsvm_vcpus', path, int, default=None,
+                             check=_nonneg,
+                             accepted='an integer >= 0 or null'),
             supported=_get(data, 'supported', path, bool),
             count=_get(data, 'count', path, int, check=_nonneg,
                        accepted='an integer >= 0'),

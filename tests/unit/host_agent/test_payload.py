@@ -29,7 +29,11 @@ def _report():
                payload.VcpuEntry('u2', 1, None, 0.0, 'cpu', 0.97)),
         io_vcpus=1, io_strength_total=0.8, io_strength_per_pcpu=0.2,
         io_strength_max_pcpu=0.8,
-        lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0),
+        lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0, nlsvm_slice_ms=3.0,
+                               min_slice_ms=0.1, max_slice_ms=1.0,
+                               max_per_pcpu=3, default_latency_ms=2.0,
+                               min_latency_ms=1.0, wakeup_preemption=False,
+                               nlsvm_vcpus=1),
         disk=payload.DiskState(0.0, 500.0, 1.2, 4.5),
         health=payload.Health('degraded', ('disk: vda: gone',)))
 
@@ -73,6 +77,13 @@ def _mutate(path, value):
     (('health', 'status'), 'fine', 'health.status', 'ok | degraded'),
     (('health', 'errors', 0), 3, 'health.errors[0]', 'string'),
     (('lsvm',), KeyError, 'lsvm', 'missing'),
+    (('lsvm', 'nlsvm_slice_ms'), 0, 'lsvm.nlsvm_slice_ms', '> 0'),
+    (('lsvm', 'max_per_pcpu'), 2.5, 'lsvm.max_per_pcpu', 'integer'),
+    (('lsvm', 'max_per_pcpu'), 0, 'lsvm.max_per_pcpu', '> 0'),
+    (('lsvm', 'min_latency_ms'), -1, 'lsvm.min_latency_ms', '>= 0'),
+    (('lsvm', 'wakeup_preemption'), 1, 'lsvm.wakeup_preemption',
+     'true or false'),
+    (('lsvm', 'nlsvm_vcpus'), -2, 'lsvm.nlsvm_vcpus', '>= 0'),
 ])
 def test_malformed_is_rejected_naming_the_field(path, value, field, says):
     with pytest.raises(payload.PayloadError) as exc:
@@ -106,3 +117,45 @@ def test_to_dict_does_not_alias():
     d2 = copy.deepcopy(d)
     d['vcpus'][0]['klass'] = 'cpu'
     assert r.to_dict() == d2
+
+
+def test_a_1_1_lsvm_object_reads_with_the_agent_defaults():
+    d = _report().to_dict()
+    d['version'] = '1.1'
+    d['lsvm'] = {'supported': True, 'count': 2, 'per_pcpu': 0.5,
+                 'capacity': 10, 'latency_bound_ms': 2.0}
+    got = payload.HostReport.from_dict(d).lsvm
+    assert got == payload.LsvmState(True, 2, 0.5, 10, 2.0)
+    assert (got.nlsvm_slice_ms, got.min_slice_ms, got.max_slice_ms,
+            got.max_per_pcpu, got.default_latency_ms, got.min_latency_ms,
+            got.wakeup_preemption, got.nlsvm_vcpus) == (
+        3.0, 0.1, 1.0, 3, 2.0, 0.0, True, None)
+
+
+def test_null_nlsvm_vcpus_means_unknown():
+    d = _mutate(('lsvm', 'nlsvm_vcpus'), None)
+    assert payload.HostReport.from_dict(d).lsvm.nlsvm_vcpus is None
+
+
+def test_build_fills_the_1_2_lsvm_fields_from_vslicer_facts():
+    from host_agent import model
+    from host_agent.policies import vslicer
+    from host_agent.reporter import build
+
+    def inst(uuid, vcpus, specs):
+        return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
+                                  extra_specs=specs)
+    params = vslicer.Params(nlsvm_slice_us=4000, lsvm_max_slice_us=800,
+                            min_slice_us=200, default_latency_ms=3.0,
+                            max_lsvm_per_pcpu=2, wakeup_preemption=False)
+    lsvm = {'iosched:latency_sensitive': 'true'}
+    _, _, facts = vslicer.plan_slices(
+        [inst('l', 1, dict(lsvm, **{'iosched:latency_ms': '9'})),
+         inst('c', 2, {})], (0, 1), params)
+    got = build.lsvm_payload(facts)
+    assert (got.supported, got.count, got.nlsvm_slice_ms, got.min_slice_ms,
+            got.max_slice_ms, got.max_per_pcpu, got.default_latency_ms,
+            got.min_latency_ms, got.wakeup_preemption, got.nlsvm_vcpus) == (
+        True, 1, 4.0, 0.2, 0.8, 2, 3.0, 9.0, False, 2)
+    # round robin, k = 1: the bound is T_NLSVM
+    assert got.latency_bound_ms == 4.0

@@ -155,3 +155,59 @@ def test_dedicated_flavors_are_never_repinned():
         'iosched:latency_sensitive': 'true', 'hw:cpu_policy': 'dedicated'})
     actions, _, _ = vslicer.plan_slices([i], (0, 1), PIN)
     assert pins(actions) == {}
+
+
+RR = vslicer.Params(nlsvm_slice_us=3000, lsvm_max_slice_us=1000,
+                    min_slice_us=100, default_latency_ms=2.0,
+                    max_lsvm_per_pcpu=3, vcpu_weight=100,
+                    wakeup_preemption=False)
+
+# name, instances, pcpus, want T_m per LSVM vCPU, want bound_ms, refused
+# Round robin (wakeup_preemption=False): worst = T_NLSVM + (k-1)*T_m,
+# T_m = clamp(min(1000, (L - T_NLSVM)/(k-1)), 100, 100000).
+RR_CASES = [
+    ('k=1, L=5ms: T_m = max slice 1000us, bound T_NLSVM = 3ms',
+     [inst('l', 1, True, 5), inst('c', 2)], (0,), 1000, 3.0, ()),
+    ('k=1, L=2ms < T_NLSVM = 3ms: bound 3ms cannot hold: refused',
+     [inst('l', 1, True, 2)], (0,), 1000, 3.0, ('l',)),
+    ('k=3, L=5ms: (5000-3000)/2 = 1000us, bound 3 + 2*1 = 5ms',
+     [inst('l', 3, True, 5)], (0,), 1000, 5.0, ()),
+    ('k=2, L=3.5ms: (3500-3000)/1 = 500us, bound 3 + 0.5 = 3.5ms',
+     [inst('a', 1, True, 3.5), inst('b', 1, True, 3.5)], (0,), 500, 3.5,
+     ()),
+    ('k=2, L=3.05ms: budget 50us < 100us minimum: refused, bound 3.1ms',
+     [inst('l', 2, True, 3.05)], (0,), 100, 3.1, ('l',)),
+]
+
+
+@pytest.mark.parametrize('name,instances,pcpus,t_m,bound,refused', RR_CASES,
+                         ids=[c[0] for c in RR_CASES])
+def test_round_robin_bound(name, instances, pcpus, t_m, bound, refused):
+    actions, notes, lsvm = vslicer.plan_slices(instances, pcpus, RR)
+    got = {v for (u, _), v in slices(actions).items() if u != 'c'}
+    assert got == {t_m}
+    assert lsvm.latency_bound_ms == pytest.approx(bound)
+    assert lsvm.refused == refused
+    assert len(notes) == len(refused)
+    for note in notes:
+        assert 'T_NLSVM+(k-1)*T_m' in note and 'Fix:' in note
+    assert [p.bound_ms for p in lsvm.pcpus] == pytest.approx([bound])
+
+
+@pytest.mark.parametrize('k,t_m,preempt,want', [
+    (1, 1000, True, 1000), (3, 500, True, 1500),
+    (1, 1000, False, 3000), (3, 500, False, 4000),
+])
+def test_worst_case_us(k, t_m, preempt, want):
+    params = vslicer.Params(nlsvm_slice_us=3000, wakeup_preemption=preempt)
+    assert vslicer.worst_case_us(k, t_m, params) == want
+
+
+def test_facts_carry_what_the_report_needs():
+    insts = [inst('a', 1, True, 5), inst('b', 2, True), inst('c', 3)]
+    _, _, lsvm = vslicer.plan_slices(insts, (0, 1), P)
+    # L: a = 5, b = default 2.0 -> strictest 2.0; n = 3 non-LSVM vCPUs
+    assert (lsvm.min_latency_ms, lsvm.nlsvm_vcpus, lsvm.params) == \
+        (2.0, 3, P)
+    _, _, none = vslicer.plan_slices([inst('c', 3)], (0, 1), P)
+    assert (none.min_latency_ms, none.nlsvm_vcpus) == (0.0, 3)
