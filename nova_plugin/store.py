@@ -28,7 +28,13 @@ the RPC server's threads write while the scheduler reads.
   host's last report; a newer report clears them (it is assumed to include
   them).
 * Bounded memory. Beyond ``max_hosts`` the host whose report was received
-  longest ago is evicted.
+  longest ago is evicted (O(1): entries are kept in order of receipt).
+* Counts (``stats()``), for logs, a benchmark and the CLI: reports
+  ``received`` (= ``stored`` + ``ignored`` + ``dropped``), ``stored``,
+  ``ignored`` (out of order or a duplicate, e.g. a resync copy),
+  ``dropped`` (malformed, counted by the endpoint through
+  ``note_dropped()``), ``evicted``; hosts held, fresh and stale; the age of
+  the newest and the oldest report held.
 """
 
 import collections
@@ -55,7 +61,8 @@ class ReportStore(object):
         self._lock = threading.Lock()
         # host -> _Entry, least recently received first
         self._entries = collections.OrderedDict()
-        self._counts = {'stored': 0, 'ignored': 0, 'evicted': 0}
+        self._counts = {'stored': 0, 'ignored': 0, 'dropped': 0,
+                        'evicted': 0}
         self.ttl_intervals = float(ttl_intervals)
         self.max_hosts = int(max_hosts)
 
@@ -94,6 +101,11 @@ class ReportStore(object):
             self._counts['stored'] += 1
             self._evict_locked()
             return True
+
+    def note_dropped(self):
+        """Count a report dropped before it reached the store (malformed)."""
+        with self._lock:
+            self._counts['dropped'] += 1
 
     def get(self, host):
         """The host's latest report, or None if missing or stale."""
@@ -143,16 +155,24 @@ class ReportStore(object):
         with self._lock:
             stale = [h for h, e in self._entries.items()
                      if self._is_stale(e, now)]
-            ages = [now - e.received_at for e in self._entries.values()]
+            # Entries are in order of receipt: oldest first, newest last.
+            oldest = next(iter(self._entries.values()), None)
+            newest = (self._entries[next(reversed(self._entries))]
+                      if self._entries else None)
             return dict(
                 self._counts,
+                received=(self._counts['stored'] + self._counts['ignored'] +
+                          self._counts['dropped']),
                 hosts=len(self._entries),
                 fresh=len(self._entries) - len(stale),
                 stale=len(stale),
                 stale_hosts=sorted(stale),
                 pending_hosts=sum(1 for e in self._entries.values()
                                   if e.pending.placements),
-                oldest_age=max(ages) if ages else None,
+                oldest_age=(now - oldest.received_at
+                            if oldest is not None else None),
+                newest_age=(now - newest.received_at
+                            if newest is not None else None),
                 ttl_intervals=self.ttl_intervals,
                 max_hosts=self.max_hosts)
 

@@ -9,23 +9,35 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Client side of the agent -> scheduler report API.
+"""Client sides of the two iosched RPC APIs (namespace ``iosched``).
 
+Agent -> schedulers, on ``[reporter] topic`` (``[iosched] report_topic``),
+server ``nova_plugin.endpoint.ReportEndpoint`` in every scheduler worker.
 API version history:
 
 * 1.0 - Initial version: ``report_host_io(report)``, a fanout cast of
   ``payload.HostReport.to_dict()`` to every scheduler worker.
 
-The server side is ``nova_plugin.endpoint.ReportEndpoint``.
+Scheduler worker -> agents, on ``[iosched] agents_topic``
+(``[reporter] resync_topic``), server
+``host_agent.reporter.resync.ResyncEndpoint`` in every agent.
+API version history:
+
+* 1.0 - Initial version: ``resync(requester)``, a fanout cast a worker
+  sends once its report listener is up; every agent re-sends its latest
+  report (at most one re-send per ``[reporter] resync_min_interval``).
+  Agents without the server never answer.
 """
 
 import oslo_messaging
 
 NAMESPACE = 'iosched'
 VERSION = '1.0'
+AGENT_VERSION = '1.0'
 
 
 class ReportAPI(object):
+    """Agent side: cast HostReports to every scheduler worker."""
 
     def __init__(self, transport, topic):
         target = oslo_messaging.Target(topic=topic, namespace=NAMESPACE,
@@ -36,3 +48,20 @@ class ReportAPI(object):
         """Fanout-cast a HostReport: every scheduler worker gets it."""
         cctxt = self.client.prepare(fanout=True, version='1.0')
         cctxt.cast({}, 'report_host_io', report=report.to_dict())
+
+
+class AgentAPI(object):
+    """Scheduler side: ask every agent for its latest report."""
+
+    def __init__(self, transport, topic):
+        target = oslo_messaging.Target(topic=topic, namespace=NAMESPACE,
+                                       version=AGENT_VERSION)
+        self.client = oslo_messaging.get_rpc_client(transport, target)
+
+    def resync(self, requester):
+        """Fanout-cast ``resync``: every listening agent re-sends its report.
+
+        :param requester: who asks (``host:pid`` of the worker), for logs.
+        """
+        cctxt = self.client.prepare(fanout=True, version='1.0')
+        cctxt.cast({}, 'resync', requester=str(requester))

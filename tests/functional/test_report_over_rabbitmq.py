@@ -57,7 +57,7 @@ def test_agent_reports_reach_every_scheduler_worker(topic):
                                        store=s, host='worker-%d' % i)
                for i, s in enumerate(stores)]
     try:
-        time.sleep(0.5)   # let both fanout queues bind before the casts
+        # start() returns once the fanout queues are declared and bound
         transport = messaging.get_transport(fixtures.CONF, url)
         reporter = rpcapi.ReportAPI(transport, topic)
         sim, driver = fixtures.sim_host_with_vms()
@@ -102,7 +102,6 @@ def test_payload_survives_the_broker_unchanged(topic):
     server = endpoint.start_listener(fixtures.CONF, transport_url=url,
                                      store=s, host='worker-x')
     try:
-        time.sleep(0.5)
         report = payload.HostReport(
             host='compute-7', ts=time.time(), seq=0, report_interval=1.0,
             pcpus=8, vcpus=(payload.VcpuEntry('u', 3, 5, 0.25, 'mixed', 0.7),),

@@ -12,10 +12,15 @@
 """Tests of nova_plugin.endpoint, direct and over oslo.messaging's fake:/ bus.
 
 The casts use exactly the agent side's client (fanout, namespace
-``iosched``, version 1.0). No nova import.
+``iosched``, version 1.0). The background listener is driven through
+injected probe/start/wait functions, so no test waits on a real retry
+delay. No nova import.
 """
 
 import logging
+import os
+import socket
+import threading
 import time
 
 from oslo_config import cfg
@@ -55,6 +60,9 @@ def test_endpoint_stores_good_and_drops_malformed(caplog):
         ep.report_host_io({}, _malformed())
         ep.report_host_io({}, 'not a dict')
     assert ep.counts == {'stored': 1, 'ignored': 1, 'dropped': 2}
+    stats = st.stats()
+    assert (stats['received'], stats['stored'], stats['ignored'],
+            stats['dropped']) == (4, 1, 1, 2)
     messages = [rec.getMessage() for rec in caplog.records
                 if rec.levelno == logging.WARNING]
     assert any('bad-host' in m and "'pcpus'" in m and 'an integer > 0' in m
@@ -100,29 +108,255 @@ def test_report_over_fake_transport(listener, caplog):
     assert st.hosts() == ['compute-7']
 
 
-def test_ensure_listener_once_per_process(monkeypatch):
+def _conf(**overrides):
     conf = cfg.ConfigOpts()
     iosched_conf.register_opts(conf)
     conf([], default_config_files=[])
-    monkeypatch.setattr(endpoint, '_LISTENER',
-                        {'pid': None, 'server': None, 'warned': False})
-    assert endpoint.ensure_listener(conf, transport_url='fake:/') is None
-    assert endpoint._LISTENER['warned']
-    conf.set_override('listen_for_reports', True, group='iosched')
-    servers = []
+    for name, value in overrides.items():
+        conf.set_override(name, value, group='iosched')
+    return conf
+
+
+@pytest.fixture
+def fresh_state(monkeypatch):
+    """An empty per-process listener state; stops what a test started."""
+    monkeypatch.setattr(endpoint, '_STATE', {'listener': None,
+                                             'warned_off': False,
+                                             'armed': None})
+    monkeypatch.setattr(endpoint, '_INHERITED', [])
+    started = []
+    real = endpoint.BackgroundListener.start
+
+    def start(self):
+        started.append(self)
+        return real(self)
+    monkeypatch.setattr(endpoint.BackgroundListener, 'start', start)
+    yield started
+    for listener in started:
+        listener.stop()
+
+
+def test_ensure_listener_disabled_warns_once(fresh_state, caplog):
+    conf = _conf()
+    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+        for _ in range(5):
+            assert endpoint.ensure_listener(conf, 'fake:/') is None
+    assert [r.getMessage() for r in caplog.records].count(
+        caplog.records[0].getMessage()) == 1
+    assert 'listen_for_reports is off' in caplog.records[0].getMessage()
+    assert len(caplog.records) == 1
+    assert fresh_state == []
+
+
+def test_ensure_listener_once_per_process_and_resyncs(fresh_state):
+    conf = _conf(listen_for_reports=True)
+    first = endpoint.ensure_listener(conf, transport_url='fake:/')
+    assert first is not None and first.pid == os.getpid()
+    assert endpoint.ensure_listener(conf, transport_url='fake:/') is first
+    assert first.listening.wait(10)
+    assert first.state == 'listening'
+    assert first.server.dispatcher.endpoints[0].store is store.get_store()
+    assert first.resyncs == 1           # resync_on_start defaults to True
+    assert endpoint.current_listener() is first
+    # A forked worker (another pid) starts its own and keeps the parent's
+    # object, untouched.
+    first.pid = -1
+    second = endpoint.ensure_listener(conf, transport_url='fake:/')
+    assert second is not first
+    assert endpoint._INHERITED == [first]
+    assert first.state == 'listening'
+    assert second.listening.wait(10)
+    assert fresh_state == [first, second]
+
+
+def test_resync_on_start_off(fresh_state):
+    conf = _conf(listen_for_reports=True, resync_on_start=False)
+    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    assert listener.listening.wait(10)
+    assert listener.resyncs == 0
+
+
+def test_resync_request_reaches_agents_topic(fresh_state):
+    """The cast a worker sends: topic agents_topic, method resync."""
+    conf = _conf(listen_for_reports=True, agents_topic='agents-x')
+    listener = endpoint.BackgroundListener(conf, transport_url='fake:/',
+                                           store=store.ReportStore(),
+                                           host='w1')
+    got = []
+
+    class Agentish(object):
+        target = oslo_messaging.Target(namespace='iosched', version='1.0')
+
+        def resync(self, ctxt, requester):
+            got.append(requester)
+
+    listener.start()
+    fresh_state.append(listener)
+    assert listener.listening.wait(10)
+    agent_server = oslo_messaging.get_rpc_server(
+        listener.server.transport,
+        oslo_messaging.Target(topic='agents-x', server='c1'), [Agentish()],
+        executor='threading')
+    agent_server.start()
     try:
-        first = endpoint.ensure_listener(conf, transport_url='fake:/')
-        servers.append(first)
-        assert first is not None
-        assert endpoint.ensure_listener(conf, transport_url='fake:/') is first
-        # a forked worker (another pid) starts its own
-        endpoint._LISTENER['pid'] = -1
-        second = endpoint.ensure_listener(conf, transport_url='fake:/')
-        servers.append(second)
-        assert second is not first
-        assert second.dispatcher.endpoints[0].store is store.get_store()
+        assert listener.resync()
+        assert _wait_for(lambda: got)
+        assert got == ['w1:%d' % os.getpid()]
     finally:
-        for server in servers:
-            server.stop()
-            server.wait()
-            server.transport.cleanup()
+        agent_server.stop()
+        agent_server.wait()
+
+
+def test_ensure_listener_never_blocks_on_the_bus(fresh_state, monkeypatch):
+    """A start that hangs (broker half up) does not hold up requests."""
+    release = threading.Event()
+    started = []
+
+    def hanging_start(conf, **kwargs):
+        release.wait(30)
+        started.append(kwargs)
+        return endpoint.start_listener(conf, **kwargs)
+
+    real_init = endpoint.BackgroundListener.__init__
+
+    def init(self, conf, **kwargs):
+        real_init(self, conf, start=hanging_start, **kwargs)
+    monkeypatch.setattr(endpoint.BackgroundListener, '__init__', init)
+    conf = _conf(listen_for_reports=True, resync_on_start=False)
+    st = store.get_store()
+    st.clear()
+    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    # the "scheduling request" goes on: nothing held, nothing waited for
+    assert st.get('compute-1') is None
+    assert listener.began.wait(10)
+    assert listener.state == 'connecting'
+    assert endpoint.ensure_listener(conf, 'fake:/') is listener
+    release.set()
+    assert listener.listening.wait(10)
+    assert len(started) == 1
+
+
+@pytest.mark.parametrize('failures, cap, delays', [
+    (0, 30.0, []),
+    (1, 30.0, [0.5]),
+    (4, 30.0, [0.5, 1.0, 2.0, 4.0]),
+    (6, 3.0, [0.5, 1.0, 2.0, 3.0, 3.0, 3.0]),   # capped
+])
+def test_retry_backoff_and_one_warning_per_outage(caplog, failures, cap,
+                                                   delays):
+    conf = _conf(listener_retry_interval_max=cap, resync_on_start=False)
+    outcomes = ['connection refused'] * failures + [None]
+    waits = []
+    sentinel = object()
+
+    listener = endpoint.BackgroundListener(
+        conf, transport_url='rabbit://u:p@127.0.0.1:1/', host='w',
+        store=store.ReportStore(),
+        probe=lambda url: outcomes.pop(0),
+        start=lambda conf, **kw: sentinel, wait=waits.append)
+    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+        listener._run()
+    assert listener.server is sentinel and listener.state == 'listening'
+    assert waits == delays and listener.delays == delays
+    assert listener.attempts == failures + 1
+    assert listener.outages == (1 if failures else 0)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == (2 if failures else 0), warnings
+    if failures:
+        assert 'no message broker at 127.0.0.1:1' in warnings[0]
+        assert 'connection refused' in warnings[0]
+        assert 'reachable again after %d attempts' % (failures + 1) in (
+            warnings[1])
+    listener.server = None
+
+
+def test_start_errors_are_retried_like_a_dead_broker(caplog):
+    conf = _conf(resync_on_start=False)
+    calls = []
+
+    def start(conf, **kwargs):
+        calls.append(kwargs)
+        if len(calls) < 3:
+            raise oslo_messaging.MessagingException('auth refused')
+        return 'server'
+    listener = endpoint.BackgroundListener(
+        conf, transport_url='fake:/', probe=lambda url: None, start=start,
+        wait=lambda delay: None, store=store.ReportStore(), host='w')
+    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+        listener._run()
+    assert listener.server == 'server' and len(calls) == 3
+    assert 'MessagingException: auth refused' in caplog.records[0].message
+    listener.server = None
+
+
+def test_stop_while_waiting_for_the_broker():
+    conf = _conf()
+    listener = endpoint.BackgroundListener(
+        conf, transport_url='fake:/', store=store.ReportStore(), host='w',
+        probe=lambda url: 'refused')
+    listener.start()
+    assert _wait_for(lambda: listener.state == 'waiting')
+    listener.stop()
+    assert listener.state == 'stopped'
+    assert listener._thread.join(10) is None and not listener._thread.is_alive()
+
+
+def test_after_fork_in_child_drops_parent_listener(fresh_state):
+    conf = _conf(listen_for_reports=True)
+    parent = endpoint.ensure_listener(conf, transport_url='fake:/')
+    assert parent.listening.wait(10)
+    endpoint._after_fork_in_child()     # as if this were the child
+    child = endpoint.current_listener()
+    assert child is not None and child is not parent
+    assert endpoint._INHERITED == [parent]
+    assert parent.state == 'listening'          # not stopped
+    assert child.listening.wait(10)
+
+
+def test_after_fork_in_child_does_nothing_unarmed(fresh_state, monkeypatch):
+    # cfg.CONF without [iosched] registered, or listening off
+    monkeypatch.setattr(endpoint.cfg, 'CONF', cfg.ConfigOpts())
+    endpoint._after_fork_in_child()
+    endpoint.arm(_conf(listen_for_reports=False))
+    endpoint._after_fork_in_child()
+    assert endpoint.current_listener() is None and fresh_state == []
+
+
+@pytest.mark.parametrize('url, addresses', [
+    ('rabbit://u:p@h1:5673,u:p@h2/', [('h1', 5673), ('h2', 5672)]),
+    ('rabbit://u:p@[::1]:5671/vhost', [('::1', 5671)]),
+    ('fake:/', []),
+    ('kafka://k1:9092/', []),
+])
+def test_broker_addresses(url, addresses):
+    assert endpoint.broker_addresses(url) == addresses
+
+
+def test_broker_addresses_bad_url():
+    with pytest.raises(oslo_messaging.InvalidTransportURL):
+        endpoint.broker_addresses('not a url')
+
+
+def test_probe_broker_open_and_closed_port():
+    srv = socket.socket()
+    srv.bind(('127.0.0.1', 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    try:
+        assert endpoint.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port) \
+            is None
+    finally:
+        srv.close()
+    why = endpoint.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port)
+    assert why.startswith('127.0.0.1:%d: ' % port), why
+    assert endpoint.probe_broker('fake:/') is None
+
+
+@pytest.mark.parametrize('initial, cap, first', [
+    (0.5, 30.0, [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]),
+    (0.5, 0.5, [0.5, 0.5, 0.5]),
+    (2.0, 1.0, [1.0, 1.0]),
+])
+def test_backoff(initial, cap, first):
+    gen = endpoint.backoff(initial, cap)
+    assert [next(gen) for _ in first] == first

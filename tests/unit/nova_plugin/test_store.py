@@ -172,3 +172,52 @@ def test_thread_safety_smoke(clock):
     for i in range(n_threads):
         assert st.get('host%d' % i).seq == n_reports - 1
         assert st.pending('host%d' % i).placements == 1
+
+
+@pytest.mark.parametrize('max_hosts, reported', [
+    (10000, 12500),
+    (10000, 10000),     # exactly at the bound: nothing evicted
+    (20000, 25000),
+])
+def test_memory_bound_at_scale(clock, max_hosts, reported):
+    st = store.ReportStore(clock=clock, max_hosts=max_hosts)
+    for i in range(reported):
+        clock.now += 1e-5       # all stay fresh (TTL 3 s)
+        assert st.update(reports.report(host='h%05d' % i, ts=float(i)))
+    evicted = reported - max_hosts
+    stats = st.stats()
+    assert stats['hosts'] == max_hosts == len(st.hosts())
+    assert stats['evicted'] == evicted
+    assert stats['stored'] == stats['received'] == reported
+    # the least recently received went first; the newest are all held
+    if evicted:
+        assert st.get('h%05d' % (evicted - 1)) is None
+    assert st.get('h%05d' % evicted) is not None
+    assert st.get('h%05d' % (reported - 1)) is not None
+    # a host that reports again goes to the back of the eviction line
+    oldest = 'h%05d' % evicted
+    st.update(reports.report(host=oldest, ts=1e6))
+    st.update(reports.report(host='newcomer', ts=1e6))
+    assert st.get(oldest) is not None
+    assert st.get('h%05d' % (evicted + 1)) is None
+    assert len(st.hosts()) == max_hosts
+
+
+def test_counts_and_ages_for_a_benchmark(clock):
+    st = store.ReportStore(clock=clock, max_hosts=10)
+    assert st.stats()['oldest_age'] is None
+    assert st.stats()['newest_age'] is None
+    st.update(reports.report(host='a', ts=100.0))
+    clock.now += 2.0
+    st.update(reports.report(host='b', ts=100.0))
+    st.update(reports.report(host='a', ts=99.0))      # ignored: older
+    st.note_dropped()
+    clock.now += 1.0
+    stats = st.stats()
+    assert {k: stats[k] for k in ('received', 'stored', 'ignored',
+                                  'dropped', 'evicted')} == {
+        'received': 4, 'stored': 2, 'ignored': 1, 'dropped': 1,
+        'evicted': 0}
+    assert (stats['oldest_age'], stats['newest_age']) == (3.0, 1.0)
+    st.clear()
+    assert st.stats()['received'] == 0
