@@ -1,0 +1,460 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Part 2: the report pipeline through a real RabbitMQ (no nova import).
+
+Publisher processes play ``hosts`` compute hosts: each host casts its
+HostReport (``rpcapi.ReportAPI`` on ``messaging.get_transport``) every
+``interval`` seconds, the hosts evenly staggered over the interval. On the
+same fanout topic (a fresh one per run) listen, at the same time:
+
+* N iosched workers: ``nova_plugin.endpoint.start_listener(conf,
+  transport_url=..., store=..., host=...)``, each with its own ReportStore;
+* N baseline workers: a bare oslo.messaging RPC server (same target,
+  threading executor) whose endpoint only notes the report's host and ts.
+
+Every worker is its own process and measures: reports received and their
+rate; delivery latency (time received, i.e. stored for iosched, minus the
+report's ts; one clock: all on this machine); staleness seen by a scheduler
+(every ``sample_every`` s a sampler looks up every host: the age of the
+held report and whether it is fresh, i.e. younger than ``ttl_intervals``
+report intervals; the baseline's "held report" is the newest ts it noted);
+CPU seconds of the process over the run less the sampler thread's own.
+The first interval is warm-up (a host is missing until its first report)
+and is left out of the staleness samples.
+"""
+
+import dataclasses
+import multiprocessing
+import queue as queue_mod
+import resource
+import socket
+import threading
+import time
+import urllib.parse
+import uuid
+
+from bench.nova_scale import reports as fake_reports
+
+DEFAULT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
+
+
+def _percentiles(values):
+    if not values:
+        return {'p50': None, 'p99': None, 'max': None, 'n': 0}
+    s = sorted(values)
+
+    def pct(q):
+        return s[min(len(s) - 1, int(q * len(s)))]
+
+    return {'p50': pct(0.5), 'p99': pct(0.99), 'max': s[-1], 'n': len(s)}
+
+
+def _cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def broker_answers(url, timeout=2.0):
+    """'' if something listens at the URL's host:port, else why not."""
+    parts = urllib.parse.urlparse(url)
+    try:
+        socket.create_connection((parts.hostname, parts.port or 5672),
+                                 timeout=timeout).close()
+        return ''
+    except OSError as e:
+        return 'nothing answers at %s:%s (%s)' % (parts.hostname,
+                                                  parts.port or 5672, e)
+
+
+@dataclasses.dataclass
+class Settings:
+    url: str
+    topic: str
+    hosts: int
+    interval: float
+    duration: float
+    ttl_intervals: float
+    sample_every: float
+    start_at: float = 0.0
+    vcpus: int = 32
+    decisions: int = 50
+    seed: int = 0
+
+
+def _sampler(s, start, lookup, stop, out):
+    """Sample ages and freshness of every host; then the CPU figures."""
+    names = [fake_reports.host_name(i) for i in range(s.hosts)]
+    ttl = s.ttl_intervals * s.interval
+    while not start.value or time.time() < start.value:
+        if stop.wait(0.01):
+            break
+    s.start_at = start.value
+    cpu0 = _cpu_seconds()
+    wall0 = time.time()
+    own0 = time.thread_time()
+    ages = []
+    fresh = []
+    warm = s.start_at + s.interval
+    while not stop.is_set():
+        now = time.time()
+        if now >= warm:
+            got = 0
+            for h in names:
+                age = lookup(h, now, ttl)
+                if age is not None:
+                    got += 1
+                    ages.append(age)
+            fresh.append(got / len(names))
+        stop.wait(s.sample_every)
+    out.update(cpu_s=_cpu_seconds() - cpu0, wall_s=time.time() - wall0,
+               sampler_cpu_s=time.thread_time() - own0,
+               age_s=_percentiles(ages), samples=len(fresh),
+               fresh_fraction={'mean': (sum(fresh) / len(fresh)
+                                        if fresh else None),
+                               'min': min(fresh) if fresh else None})
+
+
+def worker_main(kind, name, s, start, ready, results, stop):
+    """One scheduler worker process (kind 'iosched' or 'bare')."""
+    from oslo_config import cfg
+    import oslo_messaging
+
+    latencies = []
+    if kind == 'iosched':
+        from nova_plugin import conf as plugin_conf
+        from nova_plugin import endpoint
+        from nova_plugin import store as store_mod
+
+        class TimingStore(store_mod.ReportStore):
+            def update(self, report):
+                latencies.append(time.time() - report.ts)
+                return super().update(report)
+
+        plugin_conf.register_opts(cfg.CONF)
+        cfg.CONF.set_override('report_topic', s.topic, 'iosched')
+        st = TimingStore(ttl_intervals=s.ttl_intervals)
+        server = endpoint.start_listener(cfg.CONF, transport_url=s.url,
+                                         store=st, host=name)
+
+        def lookup(host, now, ttl):
+            r = st.get(host)
+            return None if r is None else now - r.ts
+
+        def counts():
+            stats = st.stats()
+            return {k: stats.get(k) for k in ('stored', 'ignored',
+                                               'dropped', 'hosts', 'fresh')}
+    else:
+        held = {}
+
+        class BareEndpoint(object):
+            target = oslo_messaging.Target(namespace='iosched',
+                                           version='1.0')
+
+            def report_host_io(self, ctxt, report):
+                ts = report['ts']
+                latencies.append(time.time() - ts)
+                held[report['host']] = ts
+
+        transport = oslo_messaging.get_rpc_transport(cfg.CONF, url=s.url)
+        server = oslo_messaging.get_rpc_server(
+            transport, oslo_messaging.Target(topic=s.topic, server=name),
+            [BareEndpoint()], executor='threading',
+            access_policy=oslo_messaging.DefaultRPCAccessPolicy)
+        server.start()
+
+        def lookup(host, now, ttl):
+            ts = held.get(host)
+            return None if ts is None or now - ts > ttl else now - ts
+
+        def counts():
+            return {'hosts': len(held)}
+    ready.put(name)
+    out = {}
+    sampler = threading.Thread(target=_sampler,
+                               args=(s, start, lookup, stop, out))
+    sampler.start()
+    sampler.join()
+    try:
+        server.stop()
+        server.wait()
+    except Exception:      # a worker that cannot stop cleanly still reports
+        pass
+    lat = _percentiles(latencies)
+    cpu = out['cpu_s'] - out['sampler_cpu_s']
+    results.put(dict(
+        out, kind=kind, name=name, received=len(latencies),
+        received_per_s=len(latencies) / s.duration,
+        latency_s=lat, worker_cpu_s=cpu,
+        cpu_s_per_1000_reports=(cpu / len(latencies) * 1000
+                                if latencies else None),
+        cpu_pct_of_core=100.0 * cpu / out['wall_s'], counts=counts()))
+
+
+class _Wire(object):
+    """A report as ``ReportAPI.report_host_io`` casts it: ``to_dict()``."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def renewed(self, ts, seq):
+        self.data['ts'] = ts
+        self.data['seq'] = seq
+        return self
+
+    def to_dict(self):
+        return self.data
+
+
+def publisher_main(index, host_ids, s, start, ready, results, stop):
+    """Cast every host's report every interval, staggered, until the end."""
+    from oslo_config import cfg
+
+    from host_agent.reporter import messaging
+    from host_agent.reporter import payload
+    from host_agent.reporter import rpcapi
+
+    api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)
+    # The agent's HostReport.to_dict() (~3.5 ms for 32 vCPUs and 50
+    # decisions) is the agent's cost, not the pipeline's: each host's dict is
+    # built once, checked by from_dict, and cast with a fresh ts and seq.
+    base = {}
+    for i in host_ids:
+        data = fake_reports.report_dict(i, report_interval=s.interval,
+                                        vcpus=s.vcpus, decisions=s.decisions,
+                                        seed=s.seed)
+        payload.HostReport.from_dict(data)
+        base[i] = _Wire(data)
+    # open the connection now (the first cast of a transport takes ~1 s):
+    # a cast to a topic nobody listens on, so no worker sees it
+    warm = rpcapi.ReportAPI(api.client.transport, s.topic + '-warmup')
+    warm.report_host_io(base[host_ids[0]])
+    ready.put('publisher-%d' % index)
+    while not start.value:
+        if stop.wait(0.01):
+            return
+    s.start_at = start.value
+    end = s.start_at + s.duration
+    sent = 0
+    late = []
+    cpu0 = None
+    r = 0
+    while True:
+        due = [(s.start_at + (r + i / s.hosts) * s.interval, i)
+               for i in host_ids]
+        if due[0][0] >= end:
+            break
+        for t, i in due:
+            if t >= end:
+                break
+            now = time.time()
+            if t > now:
+                time.sleep(t - now)
+            if cpu0 is None:
+                cpu0 = _cpu_seconds()
+            late.append(time.time() - t)
+            api.report_host_io(base[i].renewed(ts=time.time(), seq=r))
+            sent += 1
+        r += 1
+    cpu = _cpu_seconds() - (cpu0 or 0.0)
+    messaging.cleanup()
+    results.put({'kind': 'publisher', 'name': 'publisher-%d' % index,
+                 'sent': sent, 'sent_per_s': sent / s.duration,
+                 'late_s': _percentiles(late), 'first_late_s': late[:3], 'cpu_s': cpu,
+                 'cpu_ms_per_cast': cpu / sent * 1e3 if sent else None})
+
+
+def run(args, log=print):
+    """Part 2. Returns the JSON-ready figures."""
+    why = broker_answers(args.url)
+    if why:
+        raise SystemExit('RabbitMQ: %s (--url, IOSCHED_RABBIT_URL, or '
+                         '--no-rabbit)' % why)
+    interval = args.interval or args.pipeline_hosts / args.rate
+    s = Settings(url=args.url, topic='iosched-bench-%s' % uuid.uuid4().hex[:8],
+                 hosts=args.pipeline_hosts, interval=interval,
+                 duration=args.duration, ttl_intervals=args.ttl_intervals,
+                 sample_every=args.sample_every, vcpus=args.vcpus,
+                 decisions=args.decisions, seed=args.seed)
+    log('part 2: %d hosts, one report each every %.2f s (%.0f/s), %d '
+        'publisher(s), %d iosched + %d baseline workers, %.0f s on topic '
+        '%s' % (s.hosts, interval, s.hosts / interval, args.publishers,
+                args.workers, args.workers, s.duration, s.topic))
+    ctx = multiprocessing.get_context('spawn')
+    ready, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
+    start = ctx.Value('d', 0.0)      # start_at, once every worker listens
+    workers = [(kind, '%s-worker-%d' % (kind, k))
+               for kind in ('iosched', 'bare') for k in range(args.workers)]
+    procs = [ctx.Process(target=worker_main, args=(kind, name, s, start,
+                                                   ready, results, stop),
+                         name=name, daemon=True)
+             for kind, name in workers]
+    ids = list(range(s.hosts))
+    pubs = [ctx.Process(target=publisher_main,
+                        args=(k, ids[k::args.publishers], s, start, ready,
+                              results, stop),
+                        name='publisher-%d' % k, daemon=True)
+            for k in range(args.publishers)]
+    for p in procs + pubs:
+        p.start()
+    got = []
+    deadline = time.time() + args.startup
+    while len(got) < len(procs) + len(pubs):
+        try:
+            got.append(ready.get(timeout=max(0.1, deadline - time.time())))
+        except queue_mod.Empty:
+            stop.set()
+            raise SystemExit('workers and publishers not ready within '
+                             '--startup %.0f s (%d/%d ready)' % (
+                                 args.startup, len(got),
+                                 len(procs) + len(pubs)))
+    # let the fanout queues bind
+    s.start_at = time.time() + args.settle
+    start.value = s.start_at
+    log('  %d workers listening, %d publishers ready; casting from %s' % (
+        len(procs), len(pubs),
+        time.strftime('%H:%M:%S', time.localtime(s.start_at))))
+    t_end = s.start_at + s.duration
+    while time.time() < t_end:
+        time.sleep(min(5.0, max(0.0, t_end - time.time())))
+        log('  %3.0f/%.0f s' % (min(s.duration, time.time() - s.start_at),
+                                s.duration))
+    for p in pubs:
+        p.join(timeout=60)
+    time.sleep(args.drain)
+    stop.set()
+    out = []
+    for _ in range(len(procs) + len(pubs)):
+        try:
+            out.append(results.get(timeout=60))
+        except queue_mod.Empty:
+            break
+    for p in procs:
+        p.join(timeout=30)
+        if p.is_alive():
+            p.terminate()
+    if len(out) < len(procs) + len(pubs):
+        raise SystemExit('only %d of %d processes reported' % (
+            len(out), len(procs) + len(pubs)))
+    return summarize(s, args, out)
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def _ratio(a, b):
+    return round(a / b, 3) if a is not None and b else None
+
+
+def summarize(s, args, out):
+    pubs = [o for o in out if o['kind'] == 'publisher']
+    by_kind = {k: sorted((o for o in out if o['kind'] == k),
+                         key=lambda o: o['name']) for k in ('iosched', 'bare')}
+    sent = sum(p['sent'] for p in pubs)
+
+    def agg(kind):
+        ws = by_kind[kind]
+        return {
+            'workers': len(ws),
+            'received_per_worker': [w['received'] for w in ws],
+            'received_per_s': round(_mean([w['received_per_s']
+                                           for w in ws]), 1),
+            'lost_fraction': round(1 - _mean([w['received']
+                                              for w in ws]) / sent, 4)
+            if sent else None,
+            'latency_ms_p50': round(_mean([w['latency_s']['p50']
+                                           for w in ws]) * 1e3, 2),
+            'latency_ms_p99': round(_mean([w['latency_s']['p99']
+                                           for w in ws]) * 1e3, 2),
+            'latency_ms_max': round(max(w['latency_s']['max']
+                                        for w in ws) * 1e3, 2),
+            'age_s_p50': round(_mean([w['age_s']['p50'] for w in ws]), 3),
+            'age_s_p99': round(_mean([w['age_s']['p99'] for w in ws]), 3),
+            'age_s_max': round(max(w['age_s']['max'] or 0 for w in ws), 3),
+            'fresh_fraction_mean': round(_mean(
+                [w['fresh_fraction']['mean'] for w in ws]), 4),
+            'fresh_fraction_min': round(min(
+                w['fresh_fraction']['min'] for w in ws), 4),
+            'cpu_s_per_1000_reports': round(_mean(
+                [w['cpu_s_per_1000_reports'] for w in ws]), 3),
+            'cpu_pct_of_core': round(_mean([w['cpu_pct_of_core']
+                                            for w in ws]), 2),
+            'sampler_cpu_s': round(_mean([w['sampler_cpu_s']
+                                          for w in ws]), 3),
+            'per_worker': ws,
+        }
+
+    io, bare = agg('iosched'), agg('bare')
+    ratios = {k: _ratio(io[k], bare[k]) for k in (
+        'latency_ms_p50', 'latency_ms_p99', 'age_s_p50', 'age_s_p99',
+        'cpu_s_per_1000_reports', 'cpu_pct_of_core', 'received_per_s')}
+    return {
+        'hosts': s.hosts, 'interval_s': round(s.interval, 3),
+        'duration_s': s.duration, 'ttl_intervals': s.ttl_intervals,
+        'ttl_s': round(s.ttl_intervals * s.interval, 3),
+        'publishers': len(pubs), 'sent': sent,
+        'sent_per_s': round(sent / s.duration, 1),
+        'publisher_late_ms_p99': round(max(
+            p['late_s']['p99'] or 0 for p in pubs) * 1e3, 1),
+        'publisher_cpu_ms_per_cast': round(_mean(
+            [p['cpu_ms_per_cast'] for p in pubs]), 3),
+        'report_vcpus': s.vcpus, 'report_decisions': s.decisions,
+        'per_publisher': pubs,
+        'iosched': io, 'baseline': bare, 'iosched_over_baseline': ratios,
+    }
+
+
+def print_table(fig, out=None):
+    import sys
+    w = (out or sys.stdout).write
+    io, bare, r = fig['iosched'], fig['baseline'], fig['iosched_over_baseline']
+    w('\nPart 2: report pipeline through RabbitMQ: %d hosts every %.2f s, '
+      '%.0f s, %d iosched + %d baseline workers\n' % (
+          fig['hosts'], fig['interval_s'], fig['duration_s'],
+          io['workers'], bare['workers']))
+    w('  sent %d reports (%.1f/s) from %d publisher(s); publisher lateness '
+      'p99 %.1f ms; %.2f ms CPU per cast (%d vCPUs, %d decisions)\n' % (
+          fig['sent'], fig['sent_per_s'], fig['publishers'],
+          fig['publisher_late_ms_p99'], fig['publisher_cpu_ms_per_cast'],
+          fig['report_vcpus'], fig['report_decisions']))
+    rows = (
+        ('received per worker, /s', 'received_per_s', '%.1f'),
+        ('lost (fraction of sent)', 'lost_fraction', '%.4f'),
+        ('delivery latency p50, ms', 'latency_ms_p50', '%.2f'),
+        ('delivery latency p99, ms', 'latency_ms_p99', '%.2f'),
+        ('delivery latency max, ms', 'latency_ms_max', '%.2f'),
+        ('report age p50, s', 'age_s_p50', '%.3f'),
+        ('report age p99, s', 'age_s_p99', '%.3f'),
+        ('report age max, s', 'age_s_max', '%.3f'),
+        ('hosts fresh, mean fraction', 'fresh_fraction_mean', '%.4f'),
+        ('hosts fresh, min fraction', 'fresh_fraction_min', '%.4f'),
+        ('worker CPU s / 1000 reports', 'cpu_s_per_1000_reports', '%.3f'),
+        ('worker CPU, % of one core', 'cpu_pct_of_core', '%.2f'),
+    )
+    w('  %-30s | %12s | %12s | %s\n' % ('', 'iosched', 'bare server',
+                                        'ratio'))
+    for label, key, fmt in rows:
+        ratio = r.get(key)
+        w('  %-30s | %12s | %12s | %s\n' % (
+            label, fmt % io[key] if io[key] is not None else '-',
+            fmt % bare[key] if bare[key] is not None else '-',
+            '%.2fx' % ratio if ratio is not None else ''))
+    w('  (fresh: a report younger than %.1f intervals = %.1f s; the '
+      'samplers cost %.3f / %.3f CPU s, left out)\n' % (
+          fig['ttl_intervals'], fig['ttl_s'], io['sampler_cpu_s'],
+          bare['sampler_cpu_s']))
+
+
+if __name__ == '__main__':   # pragma: no cover - run bench.nova_scale
+    raise SystemExit('run: python -m bench.nova_scale --help')
