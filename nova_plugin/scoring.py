@@ -27,7 +27,7 @@ Requirements:
 Limitations:
     Before a VM has been measured its I/O intensity is only what the flavor
     declares: 1.0 of I/O strength per ``io`` vCPU, 0.5 per ``mixed`` vCPU.
-    Latency-sensitive (LSVM) capacity is not checked here yet.
+    Latency-sensitive (LSVM) feasibility is ``nova_plugin.lsvm_rule``.
 
 Spec URL:
     docs/nova.md; blueprint sections 4.2 (HostReport) and 4.3 (extra specs).
@@ -86,15 +86,48 @@ class Request:
 
 @dataclasses.dataclass(frozen=True)
 class Pending:
-    """Placements on a host since its last report (in-flight estimate)."""
+    """Placements on a host since its last report (in-flight estimate).
+
+    ``placements``, ``io_vcpus``, ``lsvm_vcpus`` and ``io_strength`` include
+    both parts: what ``ReportStore.note_placement`` recorded (exact) and
+    what ``nova_plugin.inflight`` estimated from Nova's HostState
+    (``estimated_placements`` placements of ``estimated_vcpus`` vCPUs,
+    counted as ``profile`` says). ``vcpus`` is every pending vCPU, LSVM or
+    not, when known (0: only the fields above are known).
+    """
 
     placements: int = 0
     io_vcpus: int = 0
     lsvm_vcpus: int = 0
     io_strength: float = 0.0
+    vcpus: int = 0
+    estimated_placements: int = 0
+    estimated_vcpus: int = 0
+    profile: object = None             # inflight_vcpu_profile used, or None
 
 
 NO_PENDING = Pending()
+
+
+# all_vcpus(p) := max(p.vcpus, p.io_vcpus, p.lsvm_vcpus)
+# (the notes of note_placement() do not record the vCPUs of a placement
+# that is neither I/O nor LSVM: then this is a lower bound)
+def pending_vcpus(pending):
+    """Every pending vCPU as far as known."""
+    pending = pending or NO_PENDING
+    return max(pending.vcpus, pending.io_vcpus, pending.lsvm_vcpus)
+
+
+def pending_note(pending):
+    """How much of ``pending`` is an estimate, for reasons ('' if none)."""
+    pending = pending or NO_PENDING
+    if not pending.estimated_placements:
+        return ''
+    return ('; pending includes %d placement(s) of %d vCPU(s) seen in '
+            "Nova's HostState since the report, counted as "
+            'inflight_vcpu_profile=%s' % (
+                pending.estimated_placements, pending.estimated_vcpus,
+                pending.profile))
 
 
 # io_vcpus(r) := r.vcpus if r.io_profile in {io, mixed} else 0
@@ -139,7 +172,7 @@ def fits(report, pending, request, max_io_vcpus_per_pcpu):
               '(reported %d + pending %d + request %d on %d pCPUs)' % (
                   density, '<=' if passes else '>', max_io_vcpus_per_pcpu,
                   report.io_vcpus, pending.io_vcpus, wanted, report.pcpus))
-    return passes, reason
+    return passes, reason + pending_note(pending)
 
 
 # strength_after(h, r) := (h.io_strength_total + pending.io_strength
@@ -176,7 +209,8 @@ def score_reason(report, pending, request):
             'pending %.3f + request %.3f on %d pCPUs)' % (
                 io_strength_after(report, pending, request),
                 report.io_strength_total, pending.io_strength,
-                request_io_strength(request), report.pcpus))
+                request_io_strength(request), report.pcpus)
+            + pending_note(pending))
 
 
 # For hosts without a fresh report (raw value None), with lo/hi the lowest

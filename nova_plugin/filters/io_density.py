@@ -16,6 +16,7 @@ A thin adapter: the rule is ``nova_plugin.scoring.fits``. Config::
     [iosched]
     max_io_vcpus_per_pcpu = 1.0
     missing_report_policy = pass
+    inflight_vcpu_profile = mixed
 """
 
 from oslo_log import log as logging
@@ -26,6 +27,7 @@ from nova.scheduler import filters
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import explain
+from nova_plugin import inflight
 from nova_plugin import request_spec
 from nova_plugin import scoring
 from nova_plugin import store
@@ -53,9 +55,11 @@ class IoDensityFilter(filters.BaseHostFilter):
             passes = policy == 'pass' or not scoring.needs_report(request)
             reason = 'no fresh report (missing_report_policy=%s)' % policy
         else:
+            pending = inflight.pending_for(
+                reports, host_state, report,
+                CONF.iosched.inflight_vcpu_profile)
             passes, reason = scoring.fits(
-                report, reports.pending(host_state.host), request,
-                CONF.iosched.max_io_vcpus_per_pcpu)
+                report, pending, request, CONF.iosched.max_io_vcpus_per_pcpu)
         label = request_spec.label(spec_obj)
         explain.record('filter', host_state.host, label, passed=passes,
                        reason=reason)

@@ -20,6 +20,7 @@ overrides the multiplier)::
     [iosched]
     io_strength_weight_multiplier = 1.0
     missing_report_weight = lowest
+    inflight_vcpu_profile = mixed
 
 A host without a fresh report gets the value ``scoring.missing_weights``
 gives it, computed over all the hosts being weighed, because Nova
@@ -35,6 +36,7 @@ from nova.scheduler import weights
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import explain
+from nova_plugin import inflight
 from nova_plugin import request_spec
 from nova_plugin import scoring
 from nova_plugin import store
@@ -66,7 +68,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         report = reports.get(host_state.host)
         if report is None:
             return None, 'no fresh report'
-        pending = reports.pending(host_state.host)
+        pending = inflight.pending_for(
+            reports, host_state, report, CONF.iosched.inflight_vcpu_profile)
         return (scoring.score(report, pending, request),
                 scoring.score_reason(report, pending, request))
 

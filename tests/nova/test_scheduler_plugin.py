@@ -27,6 +27,8 @@ from nova.tests.unit.scheduler import fakes
 
 from nova_plugin import explain
 from nova_plugin.filters import io_density
+from nova_plugin.filters import lsvm
+from nova_plugin import inflight
 from nova_plugin import store
 from nova_plugin.weighers import io_strength
 from tests.unit.nova_plugin import reports
@@ -50,6 +52,7 @@ class _PluginTestCase(test.NoDBTestCase):
         self.clock = reports.FakeClock(1000.0)
         self.store = store.ReportStore(clock=self.clock)
         self.stub_out('nova_plugin.store.STORE', self.store)
+        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
         explain.RING.clear()
         self.addCleanup(explain.RING.clear)
 
@@ -76,8 +79,37 @@ class FilterTestCase(_PluginTestCase):
             self.filters, hosts, spec)]
 
     def test_function_path_loads_the_filter(self):
-        self.assertEqual([io_density.IoDensityFilter],
-                         [type(f) for f in self.filters])
+        loaded = [type(f) for f in self.filters]
+        self.assertIn(io_density.IoDensityFilter, loaded)
+        self.assertIn(lsvm.LsvmFilter, loaded)
+
+    def test_lsvm_filter_keeps_the_bound(self):
+        # L=2 ms, 4 pCPUs, defaults (T_NLSVM 3 ms, max slice 1 ms, at most
+        # 3 per pCPU): 'room' m_p=ceil(5/4)=2, worst 2*1 = 2 ms <= 2;
+        # 'full' m_p=ceil(13/4)=4 > 3; 'old' runs no vSlicer; 'busy' has
+        # n_p=ceil(13/4)=4 ordinary vCPUs per pCPU: 4*1 ms > T_NLSVM 3 ms.
+        self.report('room', pcpus=4, lsvm=reports.lsvm(
+            count=4, min_latency_ms=2))
+        self.report('full', pcpus=4, lsvm=reports.lsvm(
+            count=12, min_latency_ms=2))
+        self.report('old', pcpus=4, lsvm=reports.lsvm(
+            count=1, min_latency_ms=2, supported=False))
+        self.report('busy', pcpus=4, lsvm=reports.lsvm(nlsvm_vcpus=13))
+        hosts = self.hosts('room', 'full', 'old', 'busy')
+        spec = _spec(1, None, **{'iosched:latency_sensitive': 'true',
+                                 'iosched:latency_ms': '2'})
+        flt = [f for f in self.filters if isinstance(f, lsvm.LsvmFilter)]
+        got = [h.host for h in self.handler.get_filtered_objects(
+            flt, hosts, spec)]
+        self.assertEqual(['room'], got)
+        reasons = {h: explain.recent(host=h, stage='filter')[-1].reason
+                   for h in ('full', 'old', 'busy')}
+        self.assertIn('m_p=4 > max_per_pcpu 3', reasons['full'])
+        self.assertIn('lsvm.supported=false', reasons['old'])
+        self.assertIn('n_p*T_m=4*1ms=4ms > T_NLSVM 3ms', reasons['busy'])
+        # not latency-sensitive: every host passes
+        self.assertEqual(4, len(self.handler.get_filtered_objects(
+            flt, hosts, _spec(1, 'io'))))
 
     def test_host_over_io_density_bound_is_filtered_out(self):
         # (3 + 2) / 4 = 1.25 > 1.0, (0 + 2) / 4 = 0.5, (2 + 2) / 4 = 1.0

@@ -15,12 +15,24 @@ from host_agent.reporter import payload
 
 
 def report(host='host1', ts=100.0, seq=1, pcpus=4, io_vcpus=0,
-           io_strength_total=0.0, report_interval=1.0):
+           io_strength_total=0.0, report_interval=1.0, lsvm=None):
     """A valid HostReport with the fields the plugin reads."""
     return payload.HostReport(
         host=host, ts=ts, seq=seq, report_interval=report_interval,
         pcpus=pcpus, io_vcpus=io_vcpus, io_strength_total=io_strength_total,
-        io_strength_per_pcpu=io_strength_total / pcpus)
+        io_strength_per_pcpu=io_strength_total / pcpus,
+        lsvm=lsvm if lsvm is not None else payload.LsvmState())
+
+
+def lsvm(count=0, nlsvm_vcpus=0, min_latency_ms=0.0, supported=True,
+         pcpus=4, **params):
+    """A 1.2 ``lsvm`` object: agent defaults unless given in ``params``
+    (nlsvm_slice_ms, min_slice_ms, max_slice_ms, max_per_pcpu,
+    default_latency_ms, wakeup_preemption)."""
+    return payload.LsvmState(
+        supported=supported, count=count, per_pcpu=count / float(pcpus),
+        capacity=0, latency_bound_ms=0.0, min_latency_ms=min_latency_ms,
+        nlsvm_vcpus=nlsvm_vcpus, **params)
 
 
 class FakeClock(object):

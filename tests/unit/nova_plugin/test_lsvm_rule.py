@@ -1,0 +1,196 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Table tests of nova_plugin.lsvm_rule, and its agreement with the agent.
+
+Every figure is computed by hand in the comment of its row.
+"""
+
+import pytest
+
+from host_agent import model
+from host_agent.policies import vslicer
+from host_agent.reporter import build
+from host_agent.reporter import payload
+from nova_plugin import lsvm_rule
+from nova_plugin import scoring
+from tests.unit.nova_plugin import reports
+
+R = scoring.Request
+P = scoring.Pending
+RR = dict(wakeup_preemption=False)
+
+
+def host(pcpus=4, **lsvm):
+    return reports.report(pcpus=pcpus,
+                          lsvm=reports.lsvm(pcpus=pcpus, **lsvm))
+
+
+LSVM1 = R(1, latency_sensitive=True, latency_ms=2)
+
+# name, host, pending, request, passes, (m_p, n_p, T_m us, worst us),
+# words in the reason
+CASES = [
+    ('empty host, L=2: m_p=1, T_m=min(1000, 2000)=1000, worst 1000',
+     host(), None, LSVM1, True, (1, 0, 1000, 1000), ['LSVM fits']),
+    ('5th LSVM vCPU on 4 pCPUs: m_p=2, T_m=min(1000, 2000/2)=1000, '
+     'worst 2*1000 = 2000 <= 2000',
+     host(count=4, min_latency_ms=2), None, LSVM1, True,
+     (2, 0, 1000, 2000), ['LSVM fits']),
+    ('9th: m_p=3, T_m=int(2000/3)=666, worst 1998 <= 2000',
+     host(count=8, min_latency_ms=2), None, LSVM1, True,
+     (3, 0, 666, 1998), ['LSVM fits']),
+    ('13th: m_p=4 > max_per_pcpu 3',
+     host(count=12, min_latency_ms=2), None, LSVM1, False,
+     (4, 0, 500, 2000), ['m_p=4 > max_per_pcpu 3']),
+    ('pending LSVM vCPUs count: 8 + 4 + 1 = 13 -> m_p=4 > 3',
+     host(count=8, min_latency_ms=2), P(lsvm_vcpus=4), LSVM1, False,
+     (4, 0, 500, 2000), ['pending 4', 'max_per_pcpu']),
+    ('stricter LSVM already there: L=min(5, 0.3)=0.3, m_p=2: T_m=150, '
+     'worst 300 <= 300',
+     host(count=4, min_latency_ms=0.3), None,
+     R(1, latency_sensitive=True, latency_ms=5), True, (2, 0, 150, 300),
+     ['host strictest 0.3ms']),
+    ('L=0.15 with m_p=2: budget 75us < 100us: T_m=100, worst 200 > 150',
+     host(count=4, min_latency_ms=0.15), None, LSVM1, False,
+     (2, 0, 100, 200), ['worst-case latency 0.2ms > L 0.15ms']),
+    ('fairness: n=12 on 4 pCPUs, n_p=3: 3*1000 = 3000 <= T_NLSVM 3000',
+     host(nlsvm_vcpus=12), None, LSVM1, True, (1, 3, 1000, 1000),
+     ['n_p*T_m=3ms <= T_NLSVM 3ms']),
+    ('fairness: n=13, n_p=4: 4*1000 > 3000 (eq. 2.12)',
+     host(nlsvm_vcpus=13), None, LSVM1, False, (1, 4, 1000, 1000),
+     ['no fairness room', 'eq. 2.12']),
+    ('pending non-LSVM vCPUs count: 12 + (6 - 2) = 16, n_p=4: rejected',
+     host(nlsvm_vcpus=12), P(placements=2, lsvm_vcpus=2, vcpus=6), LSVM1,
+     False, (1, 4, 1000, 1000), ['pending 4', 'fairness']),
+    ('round robin: W=T_NLSVM=3000 > L=2000 even alone',
+     host(**RR), None, LSVM1, False, (1, 0, 1000, 3000),
+     ['worst-case latency 3ms > L 2ms', 'W=T_NLSVM']),
+    ('round robin, L=5, m_p=2: T_m=min(1000, (5000-3000)/1)=1000, '
+     'worst 3000+1000 = 4000',
+     host(count=4, min_latency_ms=5, **RR), None,
+     R(1, latency_sensitive=True, latency_ms=5), True, (2, 0, 1000, 4000),
+     ['LSVM fits']),
+    ('round robin, L=3.2, m_p=3: T_m=(3200-3000)/2=100, worst 3200',
+     host(count=8, **RR), None,
+     R(1, latency_sensitive=True, latency_ms=3.2), True,
+     (3, 0, 100, 3200), ['LSVM fits']),
+    ('request without latency_ms: the host default 2.0 applies',
+     host(default_latency_ms=0.5), None, R(1, latency_sensitive=True),
+     True, (1, 0, 500, 500), ['request 0.5ms']),
+    ('a 4-vCPU LSVM on 2 pCPUs: m_p=2, T_m=1000, worst 2000',
+     host(pcpus=2), None, R(4, latency_sensitive=True, latency_ms=2), True,
+     (2, 0, 1000, 2000), ['/2 pCPUs)=2']),
+]
+
+
+@pytest.mark.parametrize('name,report,pending,request_,passes,figs,words',
+                         CASES, ids=[c[0] for c in CASES])
+def test_check(name, report, pending, request_, passes, figs, words):
+    ok, reason, f = lsvm_rule.check(report, pending, request_)
+    assert ok is passes
+    assert (f.m_p, f.n_p, f.t_m_us, f.worst_us) == figs
+    for word in words:
+        assert word in reason
+    # every reason carries the formula and its terms
+    assert 'W+(m_p-1)*T_m' in reason and 'm_p=ceil(' in reason
+
+
+def test_not_latency_sensitive_passes_even_on_a_full_host():
+    full = host(count=12, nlsvm_vcpus=40, supported=False)
+    ok, reason, f = lsvm_rule.check(full, None, R(8, 'io'))
+    assert (ok, f) == (True, None)
+    assert 'not latency-sensitive' in reason
+
+
+def test_host_without_vslicer_is_rejected():
+    ok, reason, _ = lsvm_rule.check(host(supported=False), None, LSVM1)
+    assert not ok and 'lsvm.supported=false' in reason
+
+
+def test_a_1_1_report_derives_n_from_its_vcpu_list():
+    entries = tuple(payload.VcpuEntry('u%d' % i, 0, None, 0.0, 'cpu', 1.0)
+                    for i in range(14))
+    old = payload.HostReport(host='h', ts=1.0, seq=1, report_interval=1.0,
+                             pcpus=4, vcpus=entries,
+                             lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0))
+    f = lsvm_rule.figures(old, None, LSVM1)
+    assert (f.n, f.n_p) == (13, 4)           # 14 vCPUs - 1 LSVM
+
+
+# --- the agent and the filter agree -------------------------------------
+
+def _inst(uuid, vcpus, lsvm, latency_ms=None):
+    specs = {}
+    if lsvm:
+        specs['iosched:latency_sensitive'] = 'true'
+    if latency_ms is not None:
+        specs['iosched:latency_ms'] = str(latency_ms)
+    return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
+                              extra_specs=specs)
+
+
+def _host_report(instances, pcpus, params):
+    """The HostReport (1.2) the agent builds for ``instances``."""
+    _, _, facts = vslicer.plan_slices(instances, tuple(range(pcpus)),
+                                      params)
+    return payload.HostReport(host='h', ts=1.0, seq=1, report_interval=1.0,
+                              pcpus=pcpus, lsvm=build.lsvm_payload(facts))
+
+
+PRE = vslicer.Params()
+RRP = vslicer.Params(wakeup_preemption=False)
+NL12 = vslicer.Params(nlsvm_slice_us=1200, lsvm_max_slice_us=600,
+                      min_slice_us=200, wakeup_preemption=False)
+
+# name, params, host's instances, pCPUs, request (vcpus, latency_ms)
+AGREE = [
+    ('preemption, empty host', PRE, [], 4, (1, 2)),
+    ('preemption, 4 LSVMs L=2 on 4 pCPUs + 1', PRE,
+     [_inst('l%d' % i, 1, True, 2) for i in range(4)], 4, (1, 2)),
+    ('preemption, 8 LSVMs L=2 + 1 -> k=3', PRE,
+     [_inst('l%d' % i, 1, True, 2) for i in range(8)] + [_inst('c', 4,
+                                                                False)],
+     4, (1, 2)),
+    ('preemption, too tight: 2 LSVM vCPUs at L=0.15 on 1 pCPU', PRE,
+     [_inst('l', 1, True, 0.15)], 1, (1, 0.15)),
+    ('preemption, request strictest: L=0.5 joins L=0.5', PRE,
+     [_inst('l', 2, True, 0.5)], 2, (2, 0.5)),
+    ('round robin, empty host, L=5', RRP, [], 4, (1, 5)),
+    ('round robin, L=2 < T_NLSVM', RRP, [_inst('c', 2, False)], 2, (1, 2)),
+    ('round robin, 3 LSVMs L=5 on 1 pCPU + 1 -> k=4', RRP,
+     [_inst('l%d' % i, 1, True, 5) for i in range(3)], 1, (1, 5)),
+    ('round robin, custom slices, L=2 with k=2', NL12,
+     [_inst('l', 1, True, 2), _inst('c', 1, False)], 1, (1, 2)),
+    ('round robin, custom slices, budget below min slice', NL12,
+     [_inst('l', 2, True, 1.3)], 1, (1, 1.3)),
+]
+
+
+@pytest.mark.parametrize('name,params,instances,pcpus,req', AGREE,
+                         ids=[a[0] for a in AGREE])
+def test_filter_bound_agrees_with_the_agent(name, params, instances, pcpus,
+                                            req):
+    """The filter's worst case for "host + request", computed from the
+    host's report, is the bound the agent plans once the VM is there; the
+    filter passes iff the agent refuses no bound."""
+    vcpus, lat = req
+    report = _host_report(instances, pcpus, params)
+    request = R(vcpus, latency_sensitive=True, latency_ms=lat)
+    ok, reason, f = lsvm_rule.check(report, None, request)
+    after = instances + [_inst('new', vcpus, True, lat)]
+    _, notes, facts = vslicer.plan_slices(after, tuple(range(pcpus)),
+                                          params)
+    assert f.worst_us / 1000.0 == pytest.approx(facts.latency_bound_ms)
+    agent_ok = not facts.refused and max(
+        p.m for p in facts.pcpus) <= params.max_lsvm_per_pcpu
+    assert ok is agent_ok, reason
+    assert bool(notes) is (not agent_ok and bool(facts.refused))
