@@ -107,6 +107,9 @@ def parse_args(argv=None):
                         'divided by the host count (default %(default)s)')
     g.add_argument('--min-rounds', type=int, default=1,
                    help='at least this many rounds (default %(default)s)')
+    g.add_argument('--breakdown-max-hosts', type=int, default=1000,
+                   help='time each iosched filter and weigher alone at host '
+                        'counts up to this (default %(default)s)')
     g.add_argument('--templates', type=int, default=200,
                    help='distinct reports (and HostStates) cycled over the '
                         'hosts; each host is parsed from its own JSON '
@@ -173,10 +176,13 @@ def main(argv=None):
     os.makedirs(args.output_dir, exist_ok=True)
     path = os.path.join(args.output_dir, 'nova_scale.json')
     figures = {'args': {k: v for k, v in vars(args).items() if k != 'url'},
-               'handlers': None, 'pipeline': None}
+               'handlers': None, 'pipeline': None,
+               'machine': {'cpus': os.cpu_count(),
+                           'load_average_start': os.getloadavg()}}
 
     def write():
         figures['warnings_logged'] = counter.summary()
+        figures['machine']['load_average_end'] = os.getloadavg()
         with open(path, 'w') as fh:
             json.dump(figures, fh, indent=2, sort_keys=True, default=str)
 
@@ -200,6 +206,11 @@ def main(argv=None):
               % sum(counter.counts.values()))
         for name, n in sorted(counter.counts.items()):
             print('  %s x%d, first: %s' % (name, n, counter.first[name]))
+    m = figures['machine']
+    print('machine: %d CPUs, load average %.1f at the start, %.1f at the '
+          'end (other work shares these CPUs: read the ratios)' % (
+              m['cpus'], m['load_average_start'][0],
+              m['load_average_end'][0]))
     print('wrote %s' % path)
     return 0
 

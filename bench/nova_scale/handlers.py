@@ -204,12 +204,21 @@ class Handlers(object):
                         default_weighers + own_weighers),
             'iosched_alone': (own_filters, own_weighers),
         }
+        self.own = [('filter', f) for f in own_filters] + [
+            ('weigher', w) for w in own_weighers]
         self.names = {
             'nova_filters': list(NOVA_DEFAULT_FILTERS),
             'nova_weighers': [type(w).__name__ for w in default_weighers],
             'iosched_filters': [c.__name__ for c in plugin_filters],
             'iosched_weighers': [c.__name__ for c in plugin_weighers],
         }
+
+    def one_class(self, kind, obj, hosts, spec):
+        """One iosched filter or weigher alone on all ``hosts``."""
+        if kind == 'filter':
+            self.fh.get_filtered_objects([obj], hosts, spec, 0)
+        else:
+            self.wh.get_weighed_objects([obj], hosts, spec)
 
     def schedule(self, which, hosts, spec):
         """Filter then weigh, as FilterScheduler._get_sorted_hosts does."""
@@ -317,6 +326,15 @@ def run(args, log=print):
                 log('  %d hosts: round %d/%d' % (n, r + 1, rounds))
         requests = rounds * len(specs)
         us = {k: v / requests * 1e6 for k, v in totals.items()}
+        by_class = {}
+        if n <= args.breakdown_max_hosts:
+            # each iosched class alone on all n hosts, one pass of the mix
+            for kind, obj in handlers.own:
+                t0 = time.perf_counter()
+                for spec in specs:
+                    handlers.one_class(kind, obj, subset, spec)
+                by_class[type(obj).__name__] = round(
+                    (time.perf_counter() - t0) / len(specs) / n * 1e6, 2)
         per_size.append({
             'hosts': n, 'requests': requests,
             'nova_default_us_per_request': round(us['default'], 1),
@@ -327,6 +345,7 @@ def run(args, log=print):
             'iosched_alone_us_per_host': round(us['iosched_alone'] / n, 3),
             'iosched_alone_over_default': round(us['iosched_alone'] /
                                                 us['default'], 3),
+            'iosched_us_per_host_by_class': by_class,
             'hosts_passed_per_request': {
                 k: round(v / requests, 1) for k, v in passed.items()},
         })
@@ -359,6 +378,11 @@ def print_table(fig, out=sys.stdout):
               r['with_iosched_over_default'],
               r['iosched_alone_us_per_request'],
               r['iosched_alone_us_per_host'], p['default'], p['iosched']))
+    for r in fig['per_size']:
+        if r.get('iosched_us_per_host_by_class'):
+            w('  %d hosts, each iosched class alone (us per host): %s\n' % (
+                r['hosts'], ', '.join('%s %.1f' % kv for kv in r[
+                    'iosched_us_per_host_by_class'].items())))
     m = fig['memory']
     w('  memory at %d hosts: report store %d B/host vs Nova HostState '
       '%d B/host: %.2fx (report JSON %d B, %d vCPUs, %d decisions)\n' % (

@@ -353,6 +353,10 @@ def _mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
+def _round(x, digits):
+    return None if x is None else round(x, digits)
+
+
 def _ratio(a, b):
     return round(a / b, 3) if a is not None and b else None
 
@@ -368,29 +372,34 @@ def summarize(s, args, out):
         return {
             'workers': len(ws),
             'received_per_worker': [w['received'] for w in ws],
-            'received_per_s': round(_mean([w['received_per_s']
+            'received_per_s': _round(_mean([w['received_per_s']
                                            for w in ws]), 1),
             'lost_fraction': round(1 - _mean([w['received']
                                               for w in ws]) / sent, 4)
             if sent else None,
-            'latency_ms_p50': round(_mean([w['latency_s']['p50']
-                                           for w in ws]) * 1e3, 2),
-            'latency_ms_p99': round(_mean([w['latency_s']['p99']
-                                           for w in ws]) * 1e3, 2),
-            'latency_ms_max': round(max(w['latency_s']['max']
-                                        for w in ws) * 1e3, 2),
-            'age_s_p50': round(_mean([w['age_s']['p50'] for w in ws]), 3),
-            'age_s_p99': round(_mean([w['age_s']['p99'] for w in ws]), 3),
+            'latency_ms_p50': _round(_mean([w['latency_s']['p50'] * 1e3
+                                            for w in ws if w['received']]),
+                                     2),
+            'latency_ms_p99': _round(_mean([w['latency_s']['p99'] * 1e3
+                                            for w in ws if w['received']]),
+                                     2),
+            'latency_ms_max': _round(max([w['latency_s']['max'] * 1e3
+                                          for w in ws if w['received']],
+                                         default=None), 2),
+            'age_s_p50': _round(_mean([w['age_s']['p50'] for w in ws]), 3),
+            'age_s_p99': _round(_mean([w['age_s']['p99'] for w in ws]), 3),
             'age_s_max': round(max(w['age_s']['max'] or 0 for w in ws), 3),
-            'fresh_fraction_mean': round(_mean(
+            'fresh_fraction_mean': _round(_mean(
                 [w['fresh_fraction']['mean'] for w in ws]), 4),
-            'fresh_fraction_min': round(min(
-                w['fresh_fraction']['min'] for w in ws), 4),
-            'cpu_s_per_1000_reports': round(_mean(
+            'fresh_fraction_min': _round(min(
+                [w['fresh_fraction']['min'] for w in ws
+                 if w['fresh_fraction']['min'] is not None], default=None),
+                4),
+            'cpu_s_per_1000_reports': _round(_mean(
                 [w['cpu_s_per_1000_reports'] for w in ws]), 3),
-            'cpu_pct_of_core': round(_mean([w['cpu_pct_of_core']
+            'cpu_pct_of_core': _round(_mean([w['cpu_pct_of_core']
                                             for w in ws]), 2),
-            'sampler_cpu_s': round(_mean([w['sampler_cpu_s']
+            'sampler_cpu_s': _round(_mean([w['sampler_cpu_s']
                                           for w in ws]), 3),
             'per_worker': ws,
         }
