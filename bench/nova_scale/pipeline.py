@@ -269,7 +269,8 @@ def publisher_main(index, host_ids, s, start, ready, results, stop):
     messaging.cleanup()
     results.put({'kind': 'publisher', 'name': 'publisher-%d' % index,
                  'sent': sent, 'sent_per_s': sent / s.duration,
-                 'late_s': _percentiles(late), 'first_late_s': late[:3], 'cpu_s': cpu,
+                 'late_s': _percentiles(late), 'first_late_s': late[:3],
+                 'cpu_s': cpu,
                  'cpu_ms_per_cast': cpu / sent * 1e3 if sent else None})
 
 
