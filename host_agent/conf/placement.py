@@ -69,8 +69,8 @@ TRAIT_GROUP = cfg.OptGroup(
     help="""
 The agent can mark its compute node's resource provider in Placement with a
 custom trait while this host can give latency-sensitive VMs (LSVMs) short
-slices (the vslicer policy runs), so that LSVM flavors can require it:
-``openstack flavor set lsvm.small --property trait:CUSTOM_IOSCHED_LSVM=required``.
+slices (the vslicer policy runs), so that LSVM flavors can require it
+(flavor extra spec ``trait:CUSTOM_IOSCHED_LSVM=required``).
 Needs the ``[placement]`` credentials.
 """)
 

@@ -20,6 +20,9 @@ options, with requests_mock answering.
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import types
 import urllib.parse
@@ -521,3 +524,66 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
     assert history[-1].json() == {
         'traits': [TRAIT, 'HW_CPU_X86_AVX'],        # sorted
         'resource_provider_generation': 5}
+
+
+# -- io-host-agent's main() wiring, in a subprocess (it parses global CONF) --
+
+MAIN_SCRIPT = '''
+import json, sys
+from host_agent import agent as agent_mod
+from host_agent.cmd import agent as cmd
+from host_agent import placement_trait as pt
+from tests import fixtures
+from tests.unit.host_agent.test_placement_trait import FakePlacement
+
+sim, driver = fixtures.sim_host_with_vms()
+
+class Driver:
+    writes_itself = True
+
+    @staticmethod
+    def from_conf(conf):
+        return driver
+
+load_class = cmd.plugins.load_class
+cmd.plugins.load_class = lambda namespace, name: (
+    Driver if namespace == cmd.plugins.DRIVERS
+    else load_class(namespace, name))
+fake = FakePlacement(providers={'compute-1': 'rp-1'})
+pt.placement_adapter = lambda conf: fake
+seen = {}
+
+def run(agent):
+    fixtures.run_ticks(sim, agent, 2)
+    publisher = agent.reporter.reporters[0]
+    seen['settled'] = publisher.wait_settled(60)
+    seen['reporters'] = [type(r).__name__ for r in agent.reporter.reporters]
+    seen['publisher'] = publisher
+
+agent_mod.Agent.run = run
+rc = cmd.main(['--config-file', sys.argv[1]])
+print(json.dumps({'rc': rc, 'settled': seen['settled'],
+                  'reporters': seen['reporters'],
+                  'alive': seen['publisher']._thread.is_alive(),
+                  'traits': sorted(fake.traits['rp-1'])}))
+'''
+
+
+def test_io_host_agent_main_publishes_and_stops_the_publisher(tmp_path):
+    path = tmp_path / 'host-agent.conf'
+    path.write_text(
+        '[host_agent]\njournal_path = %s\n'
+        '[reporter]\ntransport_url = fake:/\n'
+        '[lsvm_trait]\npublish = true\n' % (tmp_path / 'journal.jsonl'))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))))
+    out = subprocess.run(
+        [sys.executable, '-c', MAIN_SCRIPT, str(path)], cwd=root,
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=root))
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {'rc': 0, 'settled': True,
+                      'reporters': ['TraitPublisher', 'ReportAPI'],
+                      'alive': False,
+                      'traits': [TRAIT]}
