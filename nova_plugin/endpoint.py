@@ -55,8 +55,8 @@ that never forks (a single scheduler worker, tests) starts it at first use.
 Eventlet. With nova-scheduler monkey-patched by eventlet the listener is a
 green thread. oslo.service's eventlet ``ProcessLauncher`` replaces the hub
 right after the fork (``eventlet.hubs.use_hub()``), which silently drops a
-green thread spawned in the at-fork hook; ``ensure_listener`` notices that
-(the thread never began and its hub is gone) and starts a new one, so
+green thread spawned in the at-fork hook (and the RPC server's); ``ensure_listener``
+notices that (the hub it was started on is gone) and starts a new one, so
 there the listener starts at the worker's first request. In native-thread
 mode (``OS_NOVA_DISABLE_EVENTLET_PATCHING=true``, the default of
 nova-scheduler since Nova 2025.2) the at-fork start stands.
@@ -294,15 +294,14 @@ class BackgroundListener(object):
         return self
 
     def lost(self):
-        """True if the thread never ran and never will (eventlet hub reset).
+        """True if its green threads died with a replaced eventlet hub.
 
         oslo.service's eventlet launcher replaces the hub after forking a
-        worker, dropping green threads spawned before: this one then waits
-        forever on the old hub.
+        worker (``eventlet.hubs.use_hub()``). Green threads spawned on the
+        old hub (this one, which green ``Thread.start()`` runs up to its
+        first I/O, and the RPC server's) are never resumed again.
         """
-        if self.began.is_set() or self._hub is None:
-            return False
-        return _eventlet_hub() is not self._hub
+        return self._hub is not None and _eventlet_hub() is not self._hub
 
     def _connect(self):
         """The running server, or None after logging why not."""
@@ -334,7 +333,7 @@ class BackgroundListener(object):
                 LOG.warning('iosched report listener: no message broker at '
                             '%(url)s (%(why)s); scheduling goes on with the '
                             'reports held (%(hosts)d hosts) and the listener '
-                            'retries in the background every %(max).0f s at '
+                            'retries in the background every %(max)g s at '
                             'most', {
                                 'url': self._safe_url(), 'why':
                                 self.last_error, 'max': self._max_delay(),
@@ -450,8 +449,10 @@ def ensure_listener(conf, transport_url=None):
             _INHERITED.append(listener)
             listener = None
         if listener is not None and listener.lost():
-            LOG.info('iosched report listener thread was dropped with the '
-                     'eventlet hub after fork; starting it again')
+            LOG.info('iosched report listener: its green threads were '
+                     'dropped with the eventlet hub after fork; starting '
+                     'it again')
+            _INHERITED.append(listener)     # never resumed: leave it be
             listener = None
         if listener is None:
             _STATE['armed'] = (conf, transport_url)

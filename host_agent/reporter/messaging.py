@@ -14,8 +14,13 @@
 Like ceilometer/messaging.py: transports are cached, since each holds
 connections. oslo.messaging 18 registers some options only on the global
 ``cfg.CONF``, so transports are always built on it.
+
+A forked child starts with an empty cache (``os.register_at_fork``): the
+parent's transports share its sockets, so the child neither uses nor
+cleans them up (they stay referenced, so no finalizer closes anything).
 """
 
+import os
 import threading
 
 from oslo_config import cfg
@@ -42,3 +47,17 @@ def cleanup():
         for transport in _TRANSPORTS.values():
             transport.cleanup()
         _TRANSPORTS.clear()
+
+
+_INHERITED = []
+
+
+def _after_fork_in_child():
+    global _LOCK
+    _LOCK = threading.Lock()
+    _INHERITED.extend(_TRANSPORTS.values())
+    _TRANSPORTS.clear()
+
+
+if hasattr(os, 'register_at_fork'):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -124,11 +124,13 @@ class ResyncEndpoint(object):
     def __init__(self, agent, min_interval=1.0, clock=time.monotonic,
                  schedule=_timer):
         self.agent = agent
+        self.resent = 0         # reports actually re-sent
         self.coalescer = Coalescer(self._resend, min_interval, clock,
                                    schedule)
 
     def _resend(self):
         if self.agent.resend_last_report():
+            self.resent += 1
             LOG.info('re-sent report %d of %s (resync)',
                      self.agent.last_report.seq, self.agent.host)
         else:
