@@ -114,7 +114,11 @@ class CinderSlo(object):
 
 
 class _Cache(object):
-    """A bounded LRU map whose entries expire ``ttl`` seconds after put."""
+    """A bounded LRU map whose entries expire ``ttl`` seconds after put.
+
+    The age is checked against the current ``ttl`` on every read, so a
+    new ``[iosched] slo_cache_seconds`` applies to entries already held.
+    """
 
     def __init__(self, clock, ttl, max_entries):
         self._clock = clock
@@ -128,8 +132,8 @@ class _Cache(object):
             item = self._data.get(key)
             if item is None:
                 return None
-            value, expires = item
-            if self._clock() >= expires:
+            value, put_at = item
+            if self._clock() - put_at >= self.ttl:
                 del self._data[key]
                 return None
             self._data.move_to_end(key)
@@ -138,7 +142,7 @@ class _Cache(object):
     def put(self, key, value):
         with self._lock:
             self._data.pop(key, None)
-            self._data[key] = (value, self._clock() + self.ttl)
+            self._data[key] = (value, self._clock())
             while len(self._data) > max(1, self.max_entries):
                 self._data.popitem(last=False)
 
