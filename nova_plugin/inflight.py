@@ -164,7 +164,9 @@ def pending_for(reports, host_state, report, profile, tracker=None):
     tracker = tracker if tracker is not None else TRACKER
     tracker.max_hosts = getattr(reports, 'max_hosts', tracker.max_hosts)
     key = (host_state.host, getattr(host_state, 'nodename', None))
-    delta = tracker.observe(key, (report.ts, report.seq),
+    # A report is known by its (ts, seq); id() tells apart two stores (or a
+    # cleared store) holding different report objects with the same pair.
+    delta = tracker.observe(key, (report.ts, report.seq, id(report)),
                             _attr(host_state, 'num_instances'),
                             _attr(host_state, 'vcpus_used'))
     return combine(reports.pending(host_state.host), delta, profile)

@@ -1,0 +1,139 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""LSVM servers booted through the real Nova API land where vSlicer's bound
+holds (``LsvmFilter``).
+
+Nova's functional harness (``ProviderUsageBaseTestCase``: API, conductor,
+scheduler, ``fake.MediumFakeDriver`` computes, in-memory Placement), the
+plugin enabled as docs/nova.md says, and HostReports (4 guest-usable pCPUs
+each, 1.2 ``lsvm`` objects) from a ``ReportStore`` on a test clock.
+"""
+
+import warnings
+
+from sqlalchemy import exc as sqla_exc
+
+from nova.tests.functional import integrated_helpers
+
+from nova_plugin import explain
+from nova_plugin import inflight
+from nova_plugin import store
+from tests.unit.nova_plugin import reports
+
+NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
+                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                'ServerGroupAffinityFilter']
+
+
+class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
+
+    compute_driver = 'fake.MediumFakeDriver'
+    hosts = ('host1', 'host2', 'host3')
+
+    def setUp(self):
+        self.flags(available_filters=['nova.scheduler.filters.all_filters',
+                                      'nova_plugin.filters.all_filters'],
+                   enabled_filters=NOVA_FILTERS + ['IoDensityFilter',
+                                                   'LsvmFilter'],
+                   weight_classes=['nova.scheduler.weights.all_weighers',
+                                   'nova_plugin.weighers.all_weighers'],
+                   group='filter_scheduler')
+        super().setUp()
+        # NOTE(iosched): as in test_placement_functional: Nova 34's
+        # WarningsFixture would turn the NoValidHost path's SQLAlchemy 2.1
+        # deprecation warning into an error.
+        warnings.filterwarnings(
+            'ignore', message=r'The noload\(\) option is deprecated',
+            category=sqla_exc.SADeprecationWarning)
+        self.clock = reports.FakeClock(1000.0)
+        self.store = store.ReportStore(clock=self.clock)
+        self.stub_out('nova_plugin.store.STORE', self.store)
+        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
+        explain.RING.clear()
+        self.addCleanup(explain.RING.clear)
+        for host in self.hosts:
+            self._start_compute(host)
+        self.lsvm_flavor = self._create_flavor(
+            name='lsvm.small', vcpu=1, memory_mb=512, disk=1, ephemeral=0,
+            extra_spec={'iosched:latency_sensitive': 'true',
+                        'iosched:latency_ms': '2'})
+        self.cpu_flavor = self._create_flavor(
+            name='cpu.small', vcpu=1, memory_mb=512, disk=1, ephemeral=0,
+            extra_spec={'iosched:io_profile': 'cpu'})
+
+    def report(self, host, **lsvm):
+        """A fresh report of ``host``: 4 pCPUs, the given lsvm object."""
+        self.assertTrue(self.store.update(reports.report(
+            host=host, ts=self.clock.now, pcpus=4,
+            lsvm=reports.lsvm(**lsvm))))
+
+    def boot(self, flavor, expected_state='ACTIVE'):
+        return self._create_server(flavor_id=flavor, networks='none',
+                                   expected_state=expected_state)
+
+    def why(self, server):
+        return {d.host: d for d in explain.recent(request=server['id'],
+                                                  stage='filter')
+                if 'm_p=' in d.reason or 'lsvm' in d.reason}
+
+    def test_lsvm_lands_only_where_the_bound_holds(self):
+        # L = 2 ms, agent defaults (T_NLSVM 3 ms, T_m <= 1 ms, 3 per pCPU):
+        # host1: 12 LSVM vCPUs, +1 -> m_p = ceil(13/4) = 4 > 3 (budget used)
+        # host2: 4 LSVM vCPUs, one with L = 0.15 ms: m_p = 2,
+        #        T_m = clamp(0.15/2) = 0.1 ms, worst 2*0.1 = 0.2 > 0.15 ms
+        # host3: 4 LSVM vCPUs at 2 ms: m_p = 2, T_m = 1 ms, worst 2 <= 2
+        self.report('host1', count=12, min_latency_ms=2)
+        self.report('host2', count=4, min_latency_ms=0.15)
+        self.report('host3', count=4, min_latency_ms=2)
+        server = self.boot(self.lsvm_flavor)
+        self.assertEqual('host3', server['OS-EXT-SRV-ATTR:host'])
+        why = self.why(server)
+        self.assertEqual({'host1': False, 'host2': False, 'host3': True},
+                         {h: d.passed for h, d in why.items()})
+        self.assertIn('m_p=4 > max_per_pcpu 3', why['host1'].reason)
+        self.assertIn('worst-case latency 0.2ms > L 0.15ms',
+                      why['host2'].reason)
+        self.assertIn('host strictest 0.15ms', why['host2'].reason)
+        # an ordinary server still goes anywhere, e.g. to the full host1
+        server = self._create_server(flavor_id=self.cpu_flavor,
+                                     networks='none', host='host1')
+        self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
+
+    def test_fairness_room_is_kept(self):
+        # host1 and host2 carry 13 ordinary vCPUs on 4 pCPUs: n_p = 4,
+        # 4 * T_m (1 ms) > T_NLSVM 3 ms (vSlicer eq. 2.12); host3 has 12:
+        # 3 * 1 = 3 <= 3.
+        self.report('host1', nlsvm_vcpus=13)
+        self.report('host2', nlsvm_vcpus=13)
+        self.report('host3', nlsvm_vcpus=12)
+        server = self.boot(self.lsvm_flavor)
+        self.assertEqual('host3', server['OS-EXT-SRV-ATTR:host'])
+        self.assertIn('n_p*T_m=4*1ms=4ms > T_NLSVM 3ms',
+                      self.why(server)['host1'].reason)
+
+    def test_latency_that_cannot_hold_anywhere_is_no_valid_host(self):
+        # Every agent runs without wake-up preemption (vSlicer's round
+        # robin): an LSVM may wait a whole T_NLSVM = 3 ms > L = 2 ms.
+        for host in self.hosts:
+            self.report(host, wakeup_preemption=False)
+        server = self.boot(self.lsvm_flavor, expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+        for host in self.hosts:
+            reason = explain.recent(host=host, stage='filter')[-1].reason
+            self.assertIn('worst-case latency 3ms > L 2ms', reason)
+            self.assertIn('W=T_NLSVM (round robin)', reason)
+
+    def test_missing_report_rejects_lsvms_only_by_policy(self):
+        self.flags(missing_report_policy='reject', group='iosched')
+        self.report('host2', count=0)
+        server = self.boot(self.lsvm_flavor)
+        self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
