@@ -48,27 +48,37 @@ Say where the iosched Nova plugin would place a flavor, and why (not) a
 given host.
 
 For every compute host with a report, evaluate the iosched host filters
-(%s) and the weigher (%s) exactly as nova-scheduler does, with the
-[iosched] thresholds of nova.conf: each filter's pass/fail with its
-numbers, the weigher's raw value (larger is better), its value normalised
-over the hosts that pass (0..1, as Nova does) times
-io_strength_weight_multiplier, and the rank.
+and the weigher as nova-scheduler does, with the [iosched] thresholds of
+nova.conf: each filter's pass/fail with its numbers, the weigher's raw
+value (larger is better), its value normalised over the hosts that pass
+(0..1, as Nova does) times io_strength_weight_multiplier, and the rank.
+
+%s
 
 Reports: by default the command listens on [iosched] report_topic over
-[DEFAULT] transport_url (or --transport-url) like a scheduler worker,
-until every agent has reported once (one report interval) or --wait
-seconds; progress goes to stderr. With --report FILE (repeatable) it reads
-saved reports instead (HostReport JSON, e.g. from iosched-explain
---report's input, or a report captured from the bus).
+[DEFAULT] transport_url (or --transport-url) like a scheduler worker, asks
+every agent to re-send its report at once ([iosched] agents_topic), and
+stops when no new host has appeared for 2 s, after one report interval,
+or after --wait seconds; progress goes to stderr. With --report FILE
+(repeatable) it reads saved reports instead (HostReport JSON, as the
+agents send them).
 
 The flavor: --vcpus N and --property KEY=VALUE (repeatable, the flavor's
 extra specs), or --flavor NAME read from Nova with openstacksdk
-(clouds.yaml, --os-cloud/OS_CLOUD, or OS_* variables).
+(clouds.yaml, --os-cloud/OS_CLOUD, or OS_* variables). --slo-iops adds
+the throughput floors of the SLO volumes the server will attach.
 
 Configuration: --config-file (repeatable; nova-scheduler's nova.conf),
-else %s if it exists, else the options' defaults.""" % (
-    ', '.join('%s (%s)' % (r.plugin, r.name) for r in rules_mod.RULES),
-    rules_mod.WEIGHER, DEFAULT_CONFIG)
+else %s if it exists, else the options' defaults. When it sets
+[filter_scheduler] enabled_filters, only the iosched filters listed there
+are evaluated.""" % (
+    '\n'.join('  %-18s %s (%s)' % (r.name, r.plugin, ', '.join(
+        '[iosched] ' + o for o in r.options)
+        or "the agent's vSlicer parameters, from its report")
+               for r in rules_mod.RULES)
+    + '\n  %-18s %s ([iosched] io_strength_weight_multiplier, '
+      'missing_report_weight)' % ('weigher', rules_mod.WEIGHER),
+    DEFAULT_CONFIG)
 
 EPILOG = """\
 examples:
@@ -216,10 +226,10 @@ def gather(args, conf, err):
     def progress(text):
         print('%s: %s' % (PROG, text), file=err, flush=True)
 
-    reports, listened = sources.reports_from_bus(conf, url, args.wait,
-                                                 progress)
+    reports, listened, stopped = sources.reports_from_bus(
+        conf, url, args.wait, progress)
     meta = {'source': 'bus', 'topic': conf.iosched.report_topic,
-            'listened_seconds': round(listened, 3)}
+            'listened_seconds': round(listened, 3), 'stopped': stopped}
     heading = 'reports: %d host(s) heard on topic %s in %.1f s' % (
         len(reports), conf.iosched.report_topic, listened)
     return reports, meta, heading

@@ -83,7 +83,8 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
 
     ``progress(text)`` is called about once a second.
 
-    :returns: ({host: HostReport}, seconds listened)
+    :returns: ({host: HostReport}, seconds listened, why it stopped:
+        'interval', 'settled' or 'wait')
     """
     if not transport_url:
         raise BadInput('no transport URL to listen for reports: give '
@@ -129,7 +130,10 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
                              1.2 * max(r.report_interval for r in fresh)
                              + 0.2)
             settled = resynced and fresh and now - last_new >= settle
-            if interval_done or settled or now - start >= wait:
+            stop = ('interval' if interval_done else
+                    'settled' if settled else
+                    'wait' if now - start >= wait else None)
+            if stop:
                 break
             if now >= next_line:
                 progress('listening on topic %s: %d host(s) reported after '
@@ -144,7 +148,7 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
         server.wait()
     reports = {h: store.get(h) for h in store.hosts()
                if store.get(h) is not None}
-    return reports, clock() - start
+    return reports, clock() - start, stop
 
 
 def _num(value):

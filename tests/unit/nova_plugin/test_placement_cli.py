@@ -447,21 +447,24 @@ class _Conf(object):
 
 LISTEN_CASES = [
     # (name, arrivals [(time, host, report_interval)], resync works,
-    #  wait, expected hosts, expected stop time)
+    #  wait, expected hosts, expected stop time, why)
     ('resync answered: settle 2 s after the last new host',
-     [(0.3, 'c1', 60.0), (0.6, 'c2', 60.0)], True, 30.0, ['c1', 'c2'], 2.6),
+     [(0.3, 'c1', 60.0), (0.6, 'c2', 60.0)], True, 30.0, ['c1', 'c2'], 2.6,
+     'settled'),
     ('no resync: one report interval',
-     [(0.5, 'c1', 1.0), (0.9, 'c2', 1.0)], False, 30.0, ['c1', 'c2'], 1.4),
+     [(0.5, 'c1', 1.0), (0.9, 'c2', 1.0)], False, 30.0, ['c1', 'c2'], 1.4,
+     'interval'),
     ('long interval, no resync: stop at --wait',
-     [(0.5, 'c1', 60.0)], False, 5.0, ['c1'], 5.0),
+     [(0.5, 'c1', 60.0)], False, 5.0, ['c1'], 5.0, 'wait'),
     ('nothing heard: stop at --wait',
-     [], True, 3.0, [], 3.0),
+     [], True, 3.0, [], 3.0, 'wait'),
 ]
 
 
-@pytest.mark.parametrize('name,arrivals,resync_ok,wait,hosts,stop',
+@pytest.mark.parametrize('name,arrivals,resync_ok,wait,hosts,stop,why',
                          LISTEN_CASES, ids=[c[0] for c in LISTEN_CASES])
-def test_listen_stop_rules(name, arrivals, resync_ok, wait, hosts, stop):
+def test_listen_stop_rules(name, arrivals, resync_ok, wait, hosts, stop,
+                           why):
     clock = _Clock()
     server = _Server()
     held = {}
@@ -483,12 +486,13 @@ def test_listen_stop_rules(name, arrivals, resync_ok, wait, hosts, stop):
                 held['store'].update(reports.report(
                     host=host, report_interval=interval))
 
-    got, listened = sources.reports_from_bus(
+    got, listened, stopped = sources.reports_from_bus(
         _Conf, 'rabbit://u:secret@broker:5672/', wait, lines.append,
         clock=clock, sleep=sleep, listen=listen, resync=resync,
         probe=lambda url: None)
     assert sorted(got) == hosts
     assert listened == pytest.approx(stop, abs=0.06)
+    assert stopped == why
     assert server.stopped
     assert any(l.startswith('listening on topic iosched-reports: ')
                for l in lines), lines
