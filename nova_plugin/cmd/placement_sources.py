@@ -191,13 +191,14 @@ def flavor_from_nova(name, cloud=None, connect=None):
         connect = openstack.connect
     try:
         conn = connect(cloud=cloud) if cloud else connect()
-        flavor = conn.compute.find_flavor(name, ignore_missing=True)
+        # get_extra_specs: fetched separately if the microversion's
+        # flavor body has none
+        flavor = conn.compute.find_flavor(name, ignore_missing=True,
+                                          get_extra_specs=True)
         if flavor is None:
-            raise BadInput('no flavor named or with the id %r in Nova (openstack '
-                           'flavor list shows them)' % (name,))
+            raise BadInput('no flavor named or with the id %r in Nova '
+                           '(openstack flavor list shows them)' % (name,))
         specs = flavor.extra_specs
-        if specs is None:
-            specs = conn.compute.fetch_flavor_extra_specs(flavor).extra_specs
     except BadInput:
         raise
     except Exception as e:     # openstacksdk / keystoneauth errors

@@ -364,11 +364,9 @@ class _Compute(object):
     def __init__(self, flavors):
         self.flavors = flavors
 
-    def find_flavor(self, name, ignore_missing=True):
+    def find_flavor(self, name, ignore_missing=True, get_extra_specs=False):
+        assert ignore_missing and get_extra_specs
         return self.flavors.get(name)
-
-    def fetch_flavor_extra_specs(self, flavor):
-        return _Flavor(flavor.name, flavor.vcpus, {'iosched:io_profile': 'io'})
 
 
 class _Conn(object):
@@ -380,9 +378,7 @@ FLAVOR_CASES = [
     # (flavors in Nova, name, expected (vcpus, specs) or error text)
     ({'io.medium': _Flavor('io.medium', 2, {'iosched:io_profile': 'io'})},
      'io.medium', (2, {'iosched:io_profile': 'io'})),
-    # an old microversion: extra specs fetched separately
-    ({'io.old': _Flavor('io.old', 4, None)}, 'io.old',
-     (4, {'iosched:io_profile': 'io'})),
+    ({'plain': _Flavor('plain', 4, None)}, 'plain', (4, {})),
     ({}, 'nope', "no flavor named or with the id 'nope' in Nova"),
 ]
 
@@ -545,3 +541,20 @@ def test_module_runs_and_imports_no_nova(three):
         + IO, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert 'compute-3' in proc.stdout
+
+
+def test_host_not_heard_on_the_bus_counts_as_missing(three, capsys,
+                                                     monkeypatch,
+                                                     no_default_config):
+    heard = sources.reports_from_files(three)
+    monkeypatch.setattr(sources, 'reports_from_bus',
+                        lambda *a, **kw: (heard, 1.4, 'interval'))
+    argv = ['--transport-url', 'rabbit://u:p@broker:5672/', '--vcpus', '2',
+            '--host', 'compute-9'] + IO
+    _, out, _ = run(argv, capsys)
+    assert 'host compute-9: a candidate, rank 3 of 3' in out
+    assert 'report: none fresh' in out
+    assert 'no fresh report (missing_report_policy=pass)' in out
+    doc = run_json(argv, capsys)
+    assert doc['stopped'] == 'interval'
+    assert _hosts(doc)['compute-9']['report'] is None
