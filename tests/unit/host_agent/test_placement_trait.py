@@ -569,12 +569,17 @@ print(json.dumps({'rc': rc, 'settled': seen['settled'],
 '''
 
 
-def test_io_host_agent_main_publishes_and_stops_the_publisher(tmp_path):
+@pytest.mark.parametrize('reporter_conf, reporters', [
+    ('transport_url = fake:/', ['TraitPublisher', 'ReportAPI']),
+    ('enabled = false', ['TraitPublisher']),      # a trait, no RPC reports
+])
+def test_io_host_agent_main_publishes_and_stops_the_publisher(
+        tmp_path, reporter_conf, reporters):
     path = tmp_path / 'host-agent.conf'
     path.write_text(
-        '[host_agent]\njournal_path = %s\n'
-        '[reporter]\ntransport_url = fake:/\n'
-        '[lsvm_trait]\npublish = true\n' % (tmp_path / 'journal.jsonl'))
+        '[host_agent]\njournal_path = %s\n[reporter]\n%s\n'
+        '[lsvm_trait]\npublish = true\n'
+        % (tmp_path / 'journal.jsonl', reporter_conf))
     root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))))
     out = subprocess.run(
@@ -584,6 +589,6 @@ def test_io_host_agent_main_publishes_and_stops_the_publisher(tmp_path):
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {'rc': 0, 'settled': True,
-                      'reporters': ['TraitPublisher', 'ReportAPI'],
+                      'reporters': reporters,
                       'alive': False,
                       'traits': [TRAIT]}
