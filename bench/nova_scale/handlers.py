@@ -25,13 +25,16 @@ function path through ``HostFilterHandler``/``HostWeightHandler``:
 * iosched alone: only the plugin's classes, on the same hosts (its own part).
 
 The plugin reads a ``ReportStore`` holding a fresh report for every host,
-each parsed from JSON by ``HostReport.from_dict`` as the endpoint does.
+each parsed from JSON by ``HostReport.from_dict`` as the endpoint does, with
+``[iosched] listen_for_reports = true`` and its listener running (on the
+in-process ``fake:/`` transport), as in production.
 Memory: tracemalloc of that store and of the HostState objects, per host.
 
 Imports nova: never import this module in a process that imports cinder.
 """
 
 import datetime
+import functools
 import gc
 import json
 import sys
@@ -91,6 +94,12 @@ def setup_nova():
     plugin_conf.register_opts(nova.conf.CONF)
 
 
+@functools.lru_cache(maxsize=None)
+def _numa_json(pcpus, memory_mb):
+    """ComputeNode.numa_topology (a string; each HostState parses its own)."""
+    return _numa(pcpus, memory_mb)._to_json()
+
+
 def _numa(pcpus, memory_mb):
     from nova import objects
 
@@ -136,7 +145,7 @@ def host_state(i, report):
         hypervisor_version=8002002, cpu_info=_CPU_INFO,
         supported_hv_specs=[objects.HVSpec(arch='x86_64', hv_type='kvm',
                                            vm_mode='hvm')],
-        numa_topology=_numa(pcpus, memory_mb)._to_json(),
+        numa_topology=_numa_json(pcpus, memory_mb),
         pci_device_pools=objects.PciDevicePoolList(objects=[]),
         stats={'num_instances': str(len(vms)), 'io_workload': '0',
                'num_vm_active': str(len(vms)), 'num_task_None': str(
@@ -251,6 +260,31 @@ def fill_store(report_store, n, templates, progress):
             progress('  store: %d/%d reports parsed' % (i + 1, n))
 
 
+def start_listener(timeout=60.0):
+    """Run the plugin as in production: ``listen_for_reports = true``.
+
+    The filters and weighers call ``endpoint.ensure_listener`` on every
+    host; with listening on, that is the fast path of a running listener
+    (with it off, the plugin takes another path, which nova-scheduler does
+    not run when configured as docs/nova.md says). The listener runs on
+    oslo.messaging's in-process ``fake:/`` transport and a topic of its
+    own: no broker is needed and nothing else feeds the store.
+    """
+    import nova.conf
+    from nova_plugin import endpoint
+
+    conf = nova.conf.CONF
+    conf.set_override('listen_for_reports', True, 'iosched')
+    conf.set_override('report_topic', 'iosched-bench-%s' %
+                      uuid_mod.uuid4().hex[:8], 'iosched')
+    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    deadline = time.monotonic() + timeout
+    while (getattr(listener, 'state', 'listening') != 'listening' and
+           time.monotonic() < deadline):
+        time.sleep(0.05)
+    return listener
+
+
 def _traced(build):
     """(result, bytes still allocated by build() when it returns)."""
     gc.collect()
@@ -266,6 +300,7 @@ def _traced(build):
 def run(args, log=print):
     """Part 1. Returns the JSON-ready figures."""
     setup_nova()
+    from nova_plugin import endpoint
     from nova_plugin import store
 
     sizes = sorted(args.hosts)
@@ -282,6 +317,7 @@ def run(args, log=print):
 
     report_store = store.ReportStore()
     store.STORE = report_store       # what get_store() hands the plugin
+    listener = start_listener()
     wire = templates(largest, args)
     _, store_bytes = _traced(lambda: fill_store(
         report_store, largest, wire, log))
@@ -353,6 +389,11 @@ def run(args, log=print):
             'iosched alone %.0f us per request' % (
                 n, us['default'], us['iosched'],
                 us['iosched'] / us['default'], us['iosched_alone']))
+    stop = getattr(endpoint, 'stop_listener', None)
+    if stop is not None:
+        stop()
+    elif hasattr(listener, 'stop'):
+        listener.stop()
     return {'names': handlers.names, 'per_size': per_size,
             'memory': memory,
             'requests_mix': [f[0] for f in FLAVORS],
