@@ -122,6 +122,13 @@ def _numa(pcpus, memory_mb):
     return objects.NUMATopology(cells=cells)
 
 
+def _fresh(text):
+    """A new copy of ``text``: each ComputeNode has its own strings from the
+    database, and the HostState keeps its ComputeNode (through
+    ``pci_stats``'s pool list), so a shared string would not be counted."""
+    return text[:-1] + text[-1:]
+
+
 def host_state(i, report):
     """A real HostState for host ``i``, as HostManager fills it."""
     from nova import objects
@@ -142,10 +149,10 @@ def host_state(i, report):
         len(vms), disk_available_least=1900 - 20 * len(vms),
         memory_mb=memory_mb, free_ram_mb=memory_mb - used_mb, vcpus=pcpus,
         vcpus_used=vcpus_used, updated_at=now, hypervisor_type='QEMU',
-        hypervisor_version=8002002, cpu_info=_CPU_INFO,
+        hypervisor_version=8002002, cpu_info=_fresh(_CPU_INFO),
         supported_hv_specs=[objects.HVSpec(arch='x86_64', hv_type='kvm',
                                            vm_mode='hvm')],
-        numa_topology=_numa_json(pcpus, memory_mb),
+        numa_topology=_fresh(_numa_json(pcpus, memory_mb)),
         pci_device_pools=objects.PciDevicePoolList(objects=[]),
         stats={'num_instances': str(len(vms)), 'io_workload': '0',
                'num_vm_active': str(len(vms)), 'num_task_None': str(
