@@ -22,6 +22,7 @@ input exits 2 with one line on stderr, never a traceback. No nova import.
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -226,8 +227,16 @@ def gather(args, conf, err):
     def progress(text):
         print('%s: %s' % (PROG, text), file=err, flush=True)
 
-    reports, listened, stopped = sources.reports_from_bus(
-        conf, url, args.wait, progress)
+    # amqp warns about a frame that arrives while the listener's channel
+    # closes: harmless, and not the operator's business
+    amqp_log = logging.getLogger('amqp')
+    level = amqp_log.level
+    amqp_log.setLevel(logging.ERROR)
+    try:
+        reports, listened, stopped = sources.reports_from_bus(
+            conf, url, args.wait, progress)
+    finally:
+        amqp_log.setLevel(level)
     meta = {'source': 'bus', 'topic': conf.iosched.report_topic,
             'listened_seconds': round(listened, 3), 'stopped': stopped}
     heading = 'reports: %d host(s) heard on topic %s in %.1f s' % (
