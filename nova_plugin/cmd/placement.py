@@ -53,6 +53,8 @@ and the weigher as nova-scheduler does, with the [iosched] thresholds of
 nova.conf: each filter's pass/fail with its numbers, the weigher's raw
 value (larger is better), its value normalised over the hosts that pass
 (0..1, as Nova does) times io_strength_weight_multiplier, and the rank.
+The rules and the options they read (every filter also applies
+[iosched] missing_report_policy to a host without a fresh report):
 
 %s
 
@@ -73,12 +75,13 @@ Configuration: --config-file (repeatable; nova-scheduler's nova.conf),
 else %s if it exists, else the options' defaults. When it sets
 [filter_scheduler] enabled_filters, only the iosched filters listed there
 are evaluated.""" % (
-    '\n'.join('  %-18s %s (%s)' % (r.name, r.plugin, ', '.join(
+    '\n'.join('  %-13s %s: %s' % (r.name, r.plugin, ', '.join(
         '[iosched] ' + o for o in r.options)
-        or "the agent's vSlicer parameters, from its report")
+        or "the agent's vSlicer parameters in its report")
                for r in rules_mod.RULES)
-    + '\n  %-18s %s ([iosched] io_strength_weight_multiplier, '
-      'missing_report_weight)' % ('weigher', rules_mod.WEIGHER),
+    + '\n  %-13s %s: [iosched] io_strength_weight_multiplier,\n'
+      '  %-13s %s  missing_report_weight' % ('weigher', rules_mod.WEIGHER,
+                                             '', ' ' * len(rules_mod.WEIGHER)),
     DEFAULT_CONFIG)
 
 EPILOG = """\

@@ -353,7 +353,7 @@ def test_bad_config_value(three, tmp_path, capsys):
     assert 'max_io_vcpus_per_pcpu' in err
 
 
-# -- the flavor from Nova ------------------------------------------------------
+# -- the flavor from Nova -----------------------------------------------------
 
 class _Flavor(object):
     def __init__(self, name, vcpus, extra_specs):
@@ -409,7 +409,7 @@ def test_flavor_without_a_cloud_says_so(three, tmp_path, capsys,
     assert 'clouds.yaml' in err and '--vcpus N and --property' in err
 
 
-# -- listening: when to stop (fake clock, fake server) -------------------------
+# -- listening: when to stop (fake clock, fake server) ------------------------
 
 class _Clock(object):
     def __init__(self):
@@ -519,7 +519,7 @@ def test_no_transport_url_is_bad_input(three, capsys, no_default_config):
     assert '--transport-url rabbit://USER:PASS@HOST:5672/' in err
 
 
-# -- the console script ---------------------------------------------------------
+# -- the console script -------------------------------------------------------
 
 def test_help_explains_with_examples():
     help_text = placement.parser().format_help()
