@@ -528,6 +528,7 @@ def test_help_explains_with_examples():
                    'IoDensityFilter', 'LsvmFilter', 'SloCapacityFilter',
                    'IoStrengthWeigher'):
         assert needle in help_text
+    assert [l for l in help_text.splitlines() if len(l) > 79] == []
 
 
 def test_module_runs_and_imports_no_nova(three):
