@@ -521,7 +521,8 @@ def test_no_transport_url_is_bad_input(three, capsys, no_default_config):
 
 # -- the console script -------------------------------------------------------
 
-def test_help_explains_with_examples():
+def test_help_explains_with_examples(monkeypatch):
+    monkeypatch.setenv('COLUMNS', '80')        # argparse's wrap width
     help_text = placement.parser().format_help()
     for needle in ('examples:', 'iosched-placement --flavor io.medium '
                    '--host compute-3', '--report FILE', 'exit status:',
