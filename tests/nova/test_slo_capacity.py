@@ -31,6 +31,7 @@ from nova.volume import cinder
 
 from host_agent.reporter import payload
 from nova_plugin import explain
+from nova_plugin import filters as plugin_filters
 from nova_plugin.filters import slo_capacity
 from nova_plugin.filters import slo_request
 from nova_plugin import store
@@ -348,7 +349,6 @@ class FilterTestCase(test.NoDBTestCase):
             self.filters, states, self.spec)]
 
     def test_all_filters_lists_it(self):
-        from nova_plugin import filters as plugin_filters
         self.assertIn(slo_capacity.SloCapacityFilter,
                       plugin_filters.all_filters())
 

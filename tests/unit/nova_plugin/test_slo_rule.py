@@ -13,15 +13,17 @@
 
 import math
 
+from oslo_config import cfg
 import pytest
 
+from nova_plugin import conf as iosched_conf
 from nova_plugin import slo_rule
 
 V = slo_rule.VolumeRef
 
 
-@pytest.mark.parametrize('capacity, reserved, pending, request_iops, fraction, '
-                         'passes, words', [
+@pytest.mark.parametrize('capacity, reserved, pending, request_iops, '
+                         'fraction, passes, words', [
     # 600 + 0 + 400 = 1000 <= 1.0 x 1000
     (1000.0, 600.0, 0.0, 400.0, 1.0, True, '= 1000.0 IOPS'),
     # 600 + 0 + 401 = 1001 > 1000
@@ -130,3 +132,25 @@ def test_volume_ref(bdm, want):
 def test_volume_ref_rejects_unreadable_mappings(bdm):
     with pytest.raises(slo_rule.SloSpecError, match='accepted sources'):
         slo_rule.volume_ref(**bdm)
+
+
+def test_slo_options_defaults_bounds_and_help():
+    conf = cfg.ConfigOpts()
+    iosched_conf.register_opts(conf)
+    conf([], default_config_files=[])
+    g = conf.iosched
+    assert (g.slo_capacity_fraction, g.slo_lookup_failure_policy,
+            g.slo_cache_seconds, g.slo_cache_max_entries) == (
+        1.0, 'pass', 60, 1000)
+    for name, bad in (('slo_capacity_fraction', 1.5),
+                      ('slo_capacity_fraction', -0.1),
+                      ('slo_lookup_failure_policy', 'ignore'),
+                      ('slo_cache_seconds', -1),
+                      ('slo_cache_max_entries', 0)):
+        with pytest.raises(ValueError):
+            conf.set_override(name, bad, group='iosched')
+    [(_, opts)] = iosched_conf.list_opts()
+    for opt in opts:
+        if opt.name.startswith('slo_'):
+            assert 'Possible values:' in opt.help, opt.name
+            assert 'Related options:' in opt.help, opt.name
