@@ -21,8 +21,9 @@ memory per host (tracemalloc) against Nova's HostState objects.
 
 Part 2 (RabbitMQ): 1,000 simulated hosts cast a HostReport every interval
 to N iosched scheduler workers (nova_plugin.endpoint.start_listener, one
-ReportStore each) and, on the same casts, N bare oslo.messaging servers
-(the baseline: the bus alone). Rates, delivery latency, report age and
+ReportStore each) and, in a phase of its own before (or with --together,
+on the same casts), N bare oslo.messaging servers (the baseline: the bus
+alone). Rates, delivery latency, report age and
 fresh fraction as a scheduler samples them, worker CPU per 1,000 reports.
 
 Figures are ratios against the baseline: the machine is shared and noisy.
@@ -126,8 +127,14 @@ def parse_args(argv=None):
                         'interval to hosts/rate (default %(default)s)')
     g.add_argument('--interval', type=float, default=None,
                    help='report interval in seconds (overrides --rate)')
-    g.add_argument('--duration', type=float, default=60.0,
-                   help='seconds of casting (default %(default)s)')
+    g.add_argument('--duration', type=float, default=30.0,
+                   help='seconds of casting, per phase (default '
+                        '%(default)s)')
+    g.add_argument('--together', action='store_true',
+                   help='run the baseline servers at the same time as the '
+                        'iosched workers, on the same casts (default: '
+                        'baseline first, then iosched, so that they do not '
+                        'compete for the CPUs)')
     g.add_argument('--workers', type=int, default=2,
                    help='iosched scheduler workers, and as many baseline '
                         'servers (default %(default)s)')
@@ -147,8 +154,9 @@ def parse_args(argv=None):
     g.add_argument('--settle', type=float, default=2.0,
                    help='seconds between every worker listening and the '
                         'first cast (default %(default)s)')
-    g.add_argument('--drain', type=float, default=2.0,
-                   help='seconds to wait after the last cast (default '
+    g.add_argument('--drain', type=float, default=30.0,
+                   help='after the last cast, wait up to this many seconds '
+                        'for the workers to take every report (default '
                         '%(default)s)')
     args = p.parse_args(argv)
     if args.quick:
@@ -157,7 +165,8 @@ def parse_args(argv=None):
         args.templates = 20
         args.pipeline_hosts = 100
         args.rate = 50.0
-        args.duration = 8.0
+        args.duration = 6.0
+        args.drain = 10.0
         args.startup = min(args.startup, 60.0)
     return args
 

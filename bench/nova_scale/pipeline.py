@@ -32,6 +32,7 @@ The first interval is warm-up (a host is missing until its first report)
 and is left out of the staleness samples.
 """
 
+import collections
 import dataclasses
 import multiprocessing
 import queue as queue_mod
@@ -104,9 +105,10 @@ def _sampler(s, start, lookup, stop, out):
     ages = []
     fresh = []
     warm = s.start_at + s.interval
+    end = s.start_at + s.duration
     while not stop.is_set():
         now = time.time()
-        if now >= warm:
+        if warm <= now < end:
             got = 0
             for h in names:
                 age = lookup(h, now, ttl)
@@ -123,7 +125,7 @@ def _sampler(s, start, lookup, stop, out):
                                'min': min(fresh) if fresh else None})
 
 
-def worker_main(kind, name, s, start, ready, results, stop):
+def worker_main(kind, name, s, start, count, ready, results, stop):
     """One scheduler worker process (kind 'iosched' or 'bare')."""
     from oslo_config import cfg
     import oslo_messaging
@@ -137,7 +139,10 @@ def worker_main(kind, name, s, start, ready, results, stop):
         class TimingStore(store_mod.ReportStore):
             def update(self, report):
                 latencies.append(time.time() - report.ts)
-                return super().update(report)
+                stored = super().update(report)
+                with count.get_lock():
+                    count.value += 1
+                return stored
 
         plugin_conf.register_opts(cfg.CONF)
         cfg.CONF.set_override('report_topic', s.topic, 'iosched')
@@ -164,6 +169,8 @@ def worker_main(kind, name, s, start, ready, results, stop):
                 ts = report['ts']
                 latencies.append(time.time() - ts)
                 held[report['host']] = ts
+                with count.get_lock():
+                    count.value += 1
 
         transport = oslo_messaging.get_rpc_transport(cfg.CONF, url=s.url)
         server = oslo_messaging.get_rpc_server(
@@ -215,7 +222,8 @@ class _Wire(object):
         return self.data
 
 
-def publisher_main(index, host_ids, s, start, ready, results, stop):
+def publisher_main(index, host_ids, s, start, sent_count, ready, results,
+                   stop):
     """Cast every host's report every interval, staggered, until the end."""
     from oslo_config import cfg
 
@@ -264,6 +272,8 @@ def publisher_main(index, host_ids, s, start, ready, results, stop):
             late.append(time.time() - t)
             api.report_host_io(base[i].renewed(ts=time.time(), seq=r))
             sent += 1
+            with sent_count.get_lock():
+                sent_count.value += 1
         r += 1
     cpu = _cpu_seconds() - (cpu0 or 0.0)
     messaging.cleanup()
@@ -281,28 +291,43 @@ def run(args, log=print):
         raise SystemExit('RabbitMQ: %s (--url, IOSCHED_RABBIT_URL, or '
                          '--no-rabbit)' % why)
     interval = args.interval or args.pipeline_hosts / args.rate
-    s = Settings(url=args.url, topic='iosched-bench-%s' % uuid.uuid4().hex[:8],
-                 hosts=args.pipeline_hosts, interval=interval,
-                 duration=args.duration, ttl_intervals=args.ttl_intervals,
+    s = Settings(url=args.url, topic='', hosts=args.pipeline_hosts,
+                 interval=interval, duration=args.duration,
+                 ttl_intervals=args.ttl_intervals,
                  sample_every=args.sample_every, vcpus=args.vcpus,
                  decisions=args.decisions, seed=args.seed)
+    if args.together:
+        phases = [('iosched', 'bare')]
+    else:
+        phases = [('bare',), ('iosched',)]
     log('part 2: %d hosts, one report each every %.2f s (%.0f/s), %d '
-        'publisher(s), %d iosched + %d baseline workers, %.0f s on topic '
-        '%s' % (s.hosts, interval, s.hosts / interval, args.publishers,
-                args.workers, args.workers, s.duration, s.topic))
+        'publisher(s); %d iosched and %d baseline workers, %s; %.0f s each'
+        % (s.hosts, interval, s.hosts / interval, args.publishers,
+           args.workers, args.workers,
+           'at the same time' if args.together else 'one after the other',
+           s.duration))
+    out = []
+    for kinds in phases:
+        s.topic = 'iosched-bench-%s' % uuid.uuid4().hex[:8]
+        out.extend(_phase(s, kinds, args, log))
+    return summarize(s, args, out)
+
+
+def _phase(s, kinds, args, log):
+    """Workers of ``kinds`` and the publishers on a fresh topic."""
     ctx = multiprocessing.get_context('spawn')
     ready, results, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
     start = ctx.Value('d', 0.0)      # start_at, once every worker listens
-    workers = [(kind, '%s-worker-%d' % (kind, k))
-               for kind in ('iosched', 'bare') for k in range(args.workers)]
-    procs = [ctx.Process(target=worker_main, args=(kind, name, s, start,
-                                                   ready, results, stop),
-                         name=name, daemon=True)
-             for kind, name in workers]
+    sent = ctx.Value('l', 0)
+    workers = [(kind, '%s-worker-%d' % (kind, k), ctx.Value('l', 0))
+               for kind in kinds for k in range(args.workers)]
+    procs = [ctx.Process(target=worker_main, args=(
+        kind, name, s, start, count, ready, results, stop),
+        name=name, daemon=True) for kind, name, count in workers]
     ids = list(range(s.hosts))
     pubs = [ctx.Process(target=publisher_main,
-                        args=(k, ids[k::args.publishers], s, start, ready,
-                              results, stop),
+                        args=(k, ids[k::args.publishers], s, start, sent,
+                              ready, results, stop),
                         name='publisher-%d' % k, daemon=True)
             for k in range(args.publishers)]
     for p in procs + pubs:
@@ -321,17 +346,30 @@ def run(args, log=print):
     # let the fanout queues bind
     s.start_at = time.time() + args.settle
     start.value = s.start_at
-    log('  %d workers listening, %d publishers ready; casting from %s' % (
-        len(procs), len(pubs),
+    log('  %s: %d workers listening, %d publishers ready; casting from %s' % (
+        ' + '.join(kinds), len(procs), len(pubs),
         time.strftime('%H:%M:%S', time.localtime(s.start_at))))
     t_end = s.start_at + s.duration
+
+    def received():
+        return ', '.join('%s %d' % (name, count.value)
+                         for _, name, count in workers)
+
     while time.time() < t_end:
         time.sleep(min(5.0, max(0.0, t_end - time.time())))
-        log('  %3.0f/%.0f s' % (min(s.duration, time.time() - s.start_at),
-                                s.duration))
+        log('  %3.0f/%.0f s: sent %d; received %s' % (
+            min(s.duration, time.time() - s.start_at), s.duration,
+            sent.value, received()))
     for p in pubs:
         p.join(timeout=60)
-    time.sleep(args.drain)
+    # the backlog: wait (up to --drain s) until every worker has every report
+    deadline = time.time() + args.drain
+    while (time.time() < deadline and
+           any(count.value < sent.value for _, _, count in workers)):
+        time.sleep(0.1)
+    backlog = {name: sent.value - count.value for _, name, count in workers}
+    if any(backlog.values()):
+        log('  still queued after --drain %.0f s: %s' % (args.drain, backlog))
     stop.set()
     out = []
     for _ in range(len(procs) + len(pubs)):
@@ -346,7 +384,11 @@ def run(args, log=print):
     if len(out) < len(procs) + len(pubs):
         raise SystemExit('only %d of %d processes reported' % (
             len(out), len(procs) + len(pubs)))
-    return summarize(s, args, out)
+    for o in out:
+        o['phase'] = '+'.join(kinds)
+        o['drain_s'] = round(args.drain - max(0.0, deadline - time.time()),
+                             1)
+    return out
 
 
 def _mean(xs):
@@ -366,16 +408,20 @@ def summarize(s, args, out):
     pubs = [o for o in out if o['kind'] == 'publisher']
     by_kind = {k: sorted((o for o in out if o['kind'] == k),
                          key=lambda o: o['name']) for k in ('iosched', 'bare')}
-    sent = sum(p['sent'] for p in pubs)
+    sent_by_phase = collections.Counter()
+    for p in pubs:
+        sent_by_phase[p['phase']] += p['sent']
 
     def agg(kind):
         ws = by_kind[kind]
+        sent = sent_by_phase[ws[0]['phase']]
         return {
+            'phase': ws[0]['phase'], 'sent': sent,
             'workers': len(ws),
             'received_per_worker': [w['received'] for w in ws],
             'received_per_s': _round(_mean([w['received_per_s']
                                            for w in ws]), 1),
-            'lost_fraction': round(1 - _mean([w['received']
+            'unreceived_fraction': round(1 - _mean([w['received']
                                               for w in ws]) / sent, 4)
             if sent else None,
             'latency_ms_p50': _round(_mean([w['latency_s']['p50'] * 1e3
@@ -413,8 +459,11 @@ def summarize(s, args, out):
         'hosts': s.hosts, 'interval_s': round(s.interval, 3),
         'duration_s': s.duration, 'ttl_intervals': s.ttl_intervals,
         'ttl_s': round(s.ttl_intervals * s.interval, 3),
-        'publishers': len(pubs), 'sent': sent,
-        'sent_per_s': round(sent / s.duration, 1),
+        'publishers': args.publishers, 'together': bool(args.together),
+        'sent_per_phase': dict(sent_by_phase),
+        'sent_per_s': round(_mean(list(sent_by_phase.values())) /
+                            s.duration, 1),
+        'drain_s': max(o['drain_s'] for o in out),
         'publisher_late_ms_p99': round(max(
             p['late_s']['p99'] or 0 for p in pubs) * 1e3, 1),
         'publisher_cpu_ms_per_cast': round(_mean(
@@ -430,17 +479,20 @@ def print_table(fig, out=None):
     w = (out or sys.stdout).write
     io, bare, r = fig['iosched'], fig['baseline'], fig['iosched_over_baseline']
     w('\nPart 2: report pipeline through RabbitMQ: %d hosts every %.2f s, '
-      '%.0f s, %d iosched + %d baseline workers\n' % (
+      '%.0f s, %d iosched and %d baseline workers %s\n' % (
           fig['hosts'], fig['interval_s'], fig['duration_s'],
-          io['workers'], bare['workers']))
-    w('  sent %d reports (%.1f/s) from %d publisher(s); publisher lateness '
+          io['workers'], bare['workers'],
+          'at the same time' if fig['together'] else
+          '(baseline first, then iosched)'))
+    w('  sent %s reports (%.1f/s) from %d publisher(s); publisher lateness '
       'p99 %.1f ms; %.2f ms CPU per cast (%d vCPUs, %d decisions)\n' % (
-          fig['sent'], fig['sent_per_s'], fig['publishers'],
+          ' and '.join(str(v) for v in fig['sent_per_phase'].values()),
+          fig['sent_per_s'], fig['publishers'],
           fig['publisher_late_ms_p99'], fig['publisher_cpu_ms_per_cast'],
           fig['report_vcpus'], fig['report_decisions']))
     rows = (
         ('received per worker, /s', 'received_per_s', '%.1f'),
-        ('lost (fraction of sent)', 'lost_fraction', '%.4f'),
+        ('not received after drain', 'unreceived_fraction', '%.4f'),
         ('delivery latency p50, ms', 'latency_ms_p50', '%.2f'),
         ('delivery latency p99, ms', 'latency_ms_p99', '%.2f'),
         ('delivery latency max, ms', 'latency_ms_max', '%.2f'),
@@ -460,10 +512,11 @@ def print_table(fig, out=None):
             label, fmt % io[key] if io[key] is not None else '-',
             fmt % bare[key] if bare[key] is not None else '-',
             '%.2fx' % ratio if ratio is not None else ''))
-    w('  (fresh: a report younger than %.1f intervals = %.1f s; the '
-      'samplers cost %.3f / %.3f CPU s, left out)\n' % (
-          fig['ttl_intervals'], fig['ttl_s'], io['sampler_cpu_s'],
-          bare['sampler_cpu_s']))
+    w('  (fresh: a report younger than %.1f intervals = %.1f s; ages '
+      'sampled from the 2nd interval to the last cast; CPU over casting '
+      'and drain (%.1f s), the samplers\' %.3f / %.3f CPU s left out)\n' % (
+          fig['ttl_intervals'], fig['ttl_s'], fig['drain_s'],
+          io['sampler_cpu_s'], bare['sampler_cpu_s']))
 
 
 if __name__ == '__main__':   # pragma: no cover - run bench.nova_scale
