@@ -47,7 +47,8 @@ def topics():
     overrides = [('topic', report_topic, 'reporter'),
                  ('resync_topic', agents_topic, 'reporter'),
                  ('tick_interval', 60.0, 'host_agent'),
-                 ('report_every_ticks', 1, 'host_agent')]
+                 ('report_every_ticks', 1, 'host_agent'),
+                 ('resync_min_interval', 1.0, 'reporter')]
     for name, value, group in overrides:
         fixtures.CONF.set_override(name, value, group)
     yield report_topic, agents_topic
@@ -96,7 +97,8 @@ def test_every_worker_holds_every_host_and_a_late_one_resyncs(
         # Both requests answered (one at once, one deferred to the end of
         # the 1 s coalescing window), with nothing to re-send yet.
         assert _wait(lambda: all(
-            sv.endpoint.coalescer.counts['sent'] == 2 for sv in services))
+            sv.endpoint.coalescer.counts['sent'] == 2 for sv in services)), [
+                sv.endpoint.coalescer.counts for sv in services]
         assert all(sv.endpoint.resent == 0 for sv in services)
         for host in HOSTS:
             fixtures.run_ticks(sims[host], agents[host], 1)

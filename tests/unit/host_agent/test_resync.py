@@ -23,6 +23,7 @@ from oslo_config import cfg
 import oslo_messaging
 import pytest
 
+from host_agent.conf import reporter as reporter_conf
 from host_agent.reporter import resync
 from host_agent.reporter import rpcapi
 from tests import fixtures
@@ -179,8 +180,10 @@ def test_resend_is_thread_safe_with_ticks():
 
 def _conf(**overrides):
     conf = cfg.ConfigOpts()
-    from host_agent.conf import reporter as reporter_conf
-    reporter_conf.register_opts(conf)
+    # a private group: overrides live on the OptGroup object, and the
+    # shared reporter_conf.GROUP would leak them into the global CONF
+    conf.register_group(cfg.OptGroup('reporter'))
+    conf.register_opts(reporter_conf.OPTS, group='reporter')
     conf([], default_config_files=[])
     for name, value in overrides.items():
         conf.set_override(name, value, group='reporter')
@@ -244,3 +247,8 @@ def test_start_from_conf(listen, has_reporter, started):
             service.listening.wait(10)
             service.stop()
         transport.cleanup()
+
+
+def test_test_confs_do_not_leak_overrides():
+    _conf(resync_min_interval=60.0)
+    assert _conf().reporter.resync_min_interval == 1.0

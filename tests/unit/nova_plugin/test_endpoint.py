@@ -42,6 +42,21 @@ def _wait_for(predicate, timeout=10.0):
     return predicate()
 
 
+def _conf(**overrides):
+    """A private ConfigOpts with [iosched]. Its own OptGroup: oslo.config
+    keeps overrides on the group object, so registering the shared
+    ``iosched_conf.iosched_group`` would leak them into every ConfigOpts
+    (the global CONF included)."""
+    conf = cfg.ConfigOpts()
+    conf.register_group(cfg.OptGroup(iosched_conf.GROUP))
+    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+    iosched_conf.register_opts(conf)        # what the code does: a no-op
+    conf([], default_config_files=[])
+    for name, value in overrides.items():
+        conf.set_override(name, value, group='iosched')
+    return conf
+
+
 def _malformed():
     bad = reports.report(host='bad-host').to_dict()
     bad['pcpus'] = 0
@@ -73,9 +88,7 @@ def test_endpoint_stores_good_and_drops_malformed(caplog):
 
 @pytest.fixture
 def listener():
-    conf = cfg.ConfigOpts()
-    iosched_conf.register_opts(conf)
-    conf([], default_config_files=[])
+    conf = _conf()
     st = store.ReportStore()
     server = endpoint.start_listener(conf, transport_url='fake:/', store=st,
                                      host='scheduler-1')
@@ -108,13 +121,6 @@ def test_report_over_fake_transport(listener, caplog):
     assert st.hosts() == ['compute-7']
 
 
-def _conf(**overrides):
-    conf = cfg.ConfigOpts()
-    iosched_conf.register_opts(conf)
-    conf([], default_config_files=[])
-    for name, value in overrides.items():
-        conf.set_override(name, value, group='iosched')
-    return conf
 
 
 @pytest.fixture
@@ -360,3 +366,10 @@ def test_probe_broker_open_and_closed_port():
 def test_backoff(initial, cap, first):
     gen = endpoint.backoff(initial, cap)
     assert [next(gen) for _ in first] == first
+
+
+def test_test_confs_do_not_leak_overrides():
+    _conf(listen_for_reports=True, agents_topic='leak')
+    other = _conf()
+    assert not other.iosched.listen_for_reports
+    assert other.iosched.agents_topic == 'iosched-agents'
