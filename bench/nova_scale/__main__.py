@@ -27,8 +27,9 @@ alone). Rates, delivery latency, report age and
 fresh fraction as a scheduler samples them, worker CPU per 1,000 reports.
 
 Figures are ratios against the baseline: the machine is shared and noisy.
-Prints tables and writes <output-dir>/nova_scale.json. Takes ~5 min in all
-(~1 min with --quick, ~10 s with --quick --no-rabbit).
+Prints tables and writes <output-dir>/nova_scale.json. Takes ~8 min on 2
+cores, mostly tracemalloc at 10,000 hosts and the 10,000-host requests
+(~40 s with --quick, ~20 s with --quick --no-rabbit).
 
     .venv/bin/python -m bench.nova_scale [--quick] [--no-rabbit]
                                          [--url rabbit://...] [-o out/bench]
