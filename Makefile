@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed reproduce
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -21,6 +21,14 @@ bench:
 
 bench-testbed:
 	tools/run-bench.sh testbed_lsvm
+
+# The Nova plugin at scale (bench/README.md): Nova's handlers at 100-10,000
+# hosts and the report pipeline through RabbitMQ (started if absent); ~8 min.
+# ARGS=--quick for a smoke run, ARGS=--no-rabbit for the handler part only.
+bench-nova: bootstrap
+	bash -c '. tools/services.sh; trap stop_started EXIT; \
+		case " $(ARGS) " in *" --no-rabbit "*) ;; *) ensure_rabbitmq || exit 1 ;; esac; \
+		$(VENV)/bin/python -m bench.nova_scale $(ARGS)'
 
 # The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
 # row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a

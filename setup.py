@@ -44,6 +44,7 @@ setuptools.setup(
         'console_scripts': [
             'io-host-agent = host_agent.cmd.agent:main',
             'iosched-explain = host_agent.cmd.explain:main',
+            'iosched-placement = nova_plugin.cmd.placement:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched_testbed.cli:main',
@@ -52,6 +53,10 @@ setuptools.setup(
             'iosched.host_agent = host_agent.conf.opts:list_opts',
             'iosched.nova_plugin = nova_plugin.conf:list_opts',
             'iosched.cinder_qos = cinder_qos.conf:list_opts',
+        ],
+        # Named like Nova's own entries: one per extra-spec namespace.
+        'nova.api.extra_spec_validators': [
+            'iosched = nova_plugin.validators',
         ],
         'iosched.host_agent.drivers': [
             'simulated = host_agent.drivers.simulated:SimulatedDriver',

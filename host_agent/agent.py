@@ -68,6 +68,7 @@ class Agent(object):
         self._known = set()
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
+        self._resend_lock = threading.Lock()
 
     @property
     def report_interval(self):
@@ -144,6 +145,13 @@ class Agent(object):
         self.actuator.apply(plan, now)
         errors.extend(getattr(self.actuator, 'errors', ()))
 
+    def _disk_capacity(self):
+        """[host_agent] disk_capacity_iops, else the driver's, else 0."""
+        from_driver = getattr(self.driver, 'disk_capacity_iops', None)
+        return build.choose_disk_capacity(
+            self.conf.host_agent.disk_capacity_iops,
+            from_driver() if from_driver is not None else None)
+
     def _report(self, errors):
         if self.last_snapshot is None:
             return
@@ -156,13 +164,29 @@ class Agent(object):
                 disk_latency_p50_ms=rates.percentile(lat, 50),
                 disk_latency_p99_ms=rates.percentile(lat, 99),
                 errors=errors,
-                decisions=build.report_decisions(self.conf, self.actuator))
+                decisions=build.report_decisions(self.conf, self.actuator),
+                disk_capacity_iops=self._disk_capacity())
             self.last_report = report
             self.seq += 1
             if self.reporter is not None:
                 self.reporter.report_host_io(report)
         except Exception:
             LOG.exception('report %d not sent; next one will be', self.seq)
+
+    def resend_last_report(self):
+        """Send the latest built report again, now (a scheduler's resync).
+
+        Thread-safe: called from the resync server's threads while the
+        control loop ticks. The report goes unchanged (same ``seq`` and
+        ``ts``): a scheduler that holds it already ignores the copy, a new
+        one stores it. Returns False when there is nothing to send yet.
+        """
+        report = self.last_report
+        if report is None or self.reporter is None:
+            return False
+        with self._resend_lock:
+            self.reporter.report_host_io(report)
+        return True
 
     def run(self):
         """Tick every ``tick_interval`` seconds until ``stop()``."""

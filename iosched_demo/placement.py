@@ -43,7 +43,7 @@ CONF = nova.conf.CONF
 STOCK_FILTERS = ('ComputeCapabilitiesFilter', 'ImagePropertiesFilter',
                  'ServerGroupAntiAffinityFilter',
                  'ServerGroupAffinityFilter')
-IOSCHED_FILTERS = ('IoDensityFilter',)
+IOSCHED_FILTERS = ('IoDensityFilter', 'LsvmFilter')
 _CONFIGURED = []
 
 

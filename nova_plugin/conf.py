@@ -57,6 +57,60 @@ Related options:
 
 * ``[DEFAULT] transport_url``
 """),
+    cfg.StrOpt('agents_topic',
+        default='iosched-agents',
+        help="""
+Message topic the iosched host agents listen on for resync requests.
+
+When a scheduler worker's report listener is up it fanout-casts
+``resync`` to this topic, and every agent re-sends its latest report, so
+a new worker holds every host at once instead of after one report
+interval. Agents that do not listen never answer; their hosts appear at
+their next report.
+
+Possible values:
+
+* A topic name; it must match the agents' ``[reporter] resync_topic``.
+
+Related options:
+
+* ``resync_on_start``
+"""),
+    cfg.BoolOpt('resync_on_start',
+        default=True,
+        help="""
+Ask every agent for its latest report when a worker's listener starts.
+
+Possible values:
+
+* True (default): cast ``resync`` to ``agents_topic`` once listening.
+* False: wait for the agents' periodic reports.
+
+Related options:
+
+* ``agents_topic``
+* ``listen_for_reports``
+"""),
+    cfg.FloatOpt('listener_retry_interval_max',
+        default=30.0,
+        min=0.5,
+        help="""
+Longest wait, in seconds, between attempts to reach the message broker.
+
+The report listener starts in the background and never delays a
+scheduling request. While no broker of ``[DEFAULT] transport_url``
+accepts a connection it retries after 0.5 s, then doubles the wait up
+to this value, and logs one WARNING per outage. Meanwhile requests are
+scheduled with the reports held (none, right after a worker starts).
+
+Possible values:
+
+* Seconds, at least 0.5.
+
+Related options:
+
+* ``listen_for_reports``
+"""),
     cfg.BoolOpt('listen_for_reports',
         default=False,
         help="""
@@ -105,7 +159,8 @@ Related options:
             ('reject', 'A host without a fresh report is filtered out'),
         ],
         help="""
-What ``IoDensityFilter`` does with a host that has no fresh report.
+What ``IoDensityFilter`` and ``LsvmFilter`` do with a host that has no
+fresh report.
 
 ``pass`` keeps such hosts schedulable (a broken agent does not take the
 host out of the cloud); ``reject`` places requests that depend on the agent
@@ -185,6 +240,36 @@ Related options:
 
 * ``[filter_scheduler] weight_classes``
 """),
+    cfg.StrOpt('inflight_vcpu_profile',
+        default='mixed',
+        choices=[
+            ('mixed', 'Count them as I/O vCPUs with 0.5 I/O strength each'),
+            ('io', 'Count them as I/O vCPUs with 1.0 I/O strength each '
+                   '(worst case)'),
+            ('cpu', 'Ignore them for I/O density and strength'),
+        ],
+        help="""
+How the plugin counts vCPUs placed on a host since its last report whose
+flavor this scheduler worker does not know.
+
+Nova's ``HostState`` of a host grows by the flavor's vCPUs each time the
+scheduler places a VM there; the plugin takes it at the first look after
+each new report and counts the growth as pending placements until the next
+report. Their vCPUs count as I/O vCPUs (``IoDensityFilter``) and I/O
+strength (``IoStrengthWeigher``) as this option says, and as non-LSVM vCPUs
+for ``LsvmFilter``; never as LSVM vCPUs.
+
+Possible values:
+
+* ``mixed`` (default): I/O vCPUs, 0.5 of I/O strength each.
+* ``io``: I/O vCPUs, 1.0 each (the worst case).
+* ``cpu``: not I/O at all.
+
+Related options:
+
+* ``max_io_vcpus_per_pcpu``
+* ``io_strength_weight_multiplier``
+"""),
     cfg.IntOpt('store_max_hosts',
         default=100000,
         min=1,
@@ -201,6 +286,94 @@ Possible values:
 Related options:
 
 * None
+"""),
+    cfg.FloatOpt('slo_capacity_fraction',
+        default=1.0,
+        min=0.0,
+        max=1.0,
+        help="""
+Share of a host's measured disk capacity that SLO floors may reserve.
+
+``SloCapacityFilter`` rejects a host if the throughput floors B
+(``iosched:min_iops``) of the SLO volumes already attached there (the
+agent's ``disk.reserved_iops``), plus the request's, would exceed this
+fraction of the host's ``disk.capacity_iops`` (``[host_agent]
+disk_capacity_iops`` on the compute node). A host whose capacity is unknown
+(0) is handled like a host without a fresh report.
+
+Possible values:
+
+* A fraction from 0 to 1; 1 (default) lets floors fill the measured
+  capacity, 0 admits no SLO volume.
+
+Related options:
+
+* ``missing_report_policy``
+* ``[filter_scheduler] enabled_filters`` must list ``SloCapacityFilter``.
+"""),
+    cfg.StrOpt('slo_lookup_failure_policy',
+        default='pass',
+        choices=[
+            ('pass', 'A request whose SLO floors cannot be read passes '
+                     '(logged at WARNING)'),
+            ('reject', 'A request whose SLO floors cannot be read is '
+                       'rejected by every host'),
+        ],
+        help="""
+What ``SloCapacityFilter`` does when it cannot read a request's SLO floors.
+
+The filter reads the request's block device mappings (the BuildRequest, or
+the instance's mappings in its cell) and asks Cinder for the volume types
+and their QoS specs. When that fails (Cinder unreachable, a volume or type
+not found, a malformed ``iosched:min_iops``), ``pass`` places the request as
+if it had no SLO volume and logs a WARNING; ``reject`` lets no host take it
+(the server goes to ERROR with NoValidHost).
+
+Possible values:
+
+* ``pass`` (default)
+* ``reject``
+
+Related options:
+
+* ``[cinder]`` authentication options: the filter reads volume types and
+  QoS specs with Nova's admin credentials for Cinder.
+"""),
+    cfg.IntOpt('slo_cache_seconds',
+        default=60,
+        min=0,
+        help="""
+Seconds a scheduler worker keeps what it read from Cinder.
+
+``SloCapacityFilter`` caches the throughput floor of each volume type and
+the floors of each request, so one scheduling request asks Cinder once,
+not once per host. A change of a type's QoS spec is seen after at most
+this long.
+
+Possible values:
+
+* A number of seconds; 0 reads again for every host.
+
+Related options:
+
+* ``slo_cache_max_entries``
+"""),
+    cfg.IntOpt('slo_cache_max_entries',
+        default=1000,
+        min=1,
+        help="""
+Maximum number of volume types and of requests each cache of
+``SloCapacityFilter`` holds per scheduler worker.
+
+Beyond it the least recently used entry is evicted.
+
+Possible values:
+
+* A number of entries, at least 1.
+
+Related options:
+
+* ``slo_cache_seconds``
 """),
 ]
 

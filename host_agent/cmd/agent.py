@@ -31,9 +31,11 @@ from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
+from host_agent import placement_trait
 from host_agent import plugins
 from host_agent import privsep
 from host_agent.reporter import messaging
+from host_agent.reporter import resync
 from host_agent.reporter import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -79,6 +81,15 @@ def main(argv=None):
                   e)
         return 2
     agent = build_agent(CONF, driver, build_reporter(CONF))
+    # Re-send the latest report when a scheduler worker starts (resync).
+    resync_service = (resync.start_from_conf(
+        CONF, agent, messaging.get_transport(
+            CONF, CONF.reporter.transport_url))
+        if CONF.reporter.enabled else None)
+    # [lsvm_trait] publish: the LSVM trait in Placement (None when off).
+    publisher = placement_trait.start_from_conf(CONF, agent.host)
+    agent.reporter = placement_trait.with_publisher(agent.reporter,
+                                                    publisher)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: agent.stop())
     LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
@@ -87,6 +98,10 @@ def main(argv=None):
     try:
         agent.run()
     finally:
+        if resync_service is not None:
+            resync_service.stop()
+        if publisher is not None:
+            publisher.stop()
         messaging.cleanup()
         driver.close()
     return 0

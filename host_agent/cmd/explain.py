@@ -43,8 +43,10 @@ DEFAULT_CONFIG = '/etc/iosched/host-agent.conf'
 RULES = {
     'vslicer.lsvm_microslice':
         'vSlicer: a vCPU of a latency-sensitive VM (LSVM) gets a microslice '
-        'T_m = min(lsvm_max_slice, L/k) so a woken vCPU waits at most '
-        'k*T_m; same CPU share as every VM.',
+        'T_m = min(lsvm_max_slice, budget) so that a woken vCPU waits at '
+        'most W + (k-1)*T_m <= L (W = T_m with wakeup_preemption: '
+        'budget L/k; W = T_NLSVM without: budget (L - T_NLSVM)/(k-1)); '
+        'same CPU share as every VM.',
     'vslicer.nlsvm_slice':
         'vSlicer: a vCPU of a VM that is not latency-sensitive keeps the '
         'long slice T_NLSVM.',

@@ -94,6 +94,33 @@ Possible values:
 * A writable file path. Empty keeps the journal in memory only (tests);
   then a crash cannot be undone.
 """),
+    cfg.FloatOpt('disk_capacity_iops', default=0.0, min=0.0,
+                 help="""
+Measured I/O capacity of the disk that backs this host's volumes, in IOPS.
+
+Reported as ``disk.capacity_iops``; the Nova ``SloCapacityFilter`` admits
+SLO volumes only while the sum of their floors B stays within it. Measure
+it when the host is commissioned, with fio at the SLOs' reference size
+(16 KiB, ``[cinder_qos] default_ref_io_bytes``), random I/O, the queue
+depth the host sees under load, e.g.::
+
+    fio --name=cap --filename=/dev/<disk> --direct=1 --rw=randrw \\
+        --bs=16k --iodepth=32 --ioengine=libaio --runtime=60 \\
+        --time_based --group_reporting
+
+and set the sum of read and write IOPS.
+
+Possible values:
+
+* 0 (default): unknown, unless the driver can tell (the simulated driver
+  reports its model's capacity); the scheduler then treats the host like
+  one without a fresh report.
+* A positive number of IOPS; it wins over the driver's value.
+
+Related options:
+
+* ``[iosched] slo_capacity_fraction`` in nova.conf of nova-scheduler.
+"""),
 ]
 
 

@@ -91,6 +91,28 @@ them). On: the per-core bound m_p * T_m holds as planned, at the cost of
 overriding Linux's load balancing for LSVM vCPUs. Flavors with
 hw:cpu_policy=dedicated are Nova's to pin and are left alone either way.
 """),
+    cfg.BoolOpt('wakeup_preemption', default=True,
+                help="""
+Whether a woken LSVM vCPU preempts the running ordinary vCPU at once.
+
+Sets the worst-case latency rule the microslice T_m is chosen by, the
+refusal notes use and the HostReport carries (``lsvm.wakeup_preemption``)
+so that the Nova ``LsvmFilter`` applies the same rule. With k LSVM vCPUs per
+pCPU the worst case is W + (k - 1) * T_m:
+
+* True (default): W = T_m, bound k * T_m, T_m = L / k. Linux EEVDF with
+  PREEMPT_SHORT: a woken task with a shorter slice (earlier deadline)
+  preempts a longer-slice one.
+* False: W = T_NLSVM, vSlicer's round-robin bound T_NLSVM + (k - 1) * T_m,
+  T_m = (L - T_NLSVM) / (k - 1). Use it on kernels without wake-up
+  preemption by slice (e.g. before Linux 6.12, or PREEMPT_NONE builds):
+  an LSVM that just missed its turn waits a whole ``nlsvm_slice_us``, so
+  ``iosched:latency_ms`` must exceed it.
+
+Related options:
+
+* ``nlsvm_slice_us``, ``lsvm_max_slice_us``, ``min_slice_us``
+"""),
     cfg.IntOpt('vcpu_weight', default=100, min=1, max=10000,
                help="""
 Weight every vCPU gets (cgroup v2 cpu.weight scale; 100 is the kernel's

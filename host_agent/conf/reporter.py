@@ -42,6 +42,42 @@ Possible values:
 Send reports at all. Disable to run the agent as a pure host-side
 regulator without a Nova plugin.
 """),
+    cfg.BoolOpt('listen_for_resync', default=True,
+                help="""
+Answer the schedulers' resync requests: a scheduler worker whose report
+listener has just started asks every agent for its latest report, and
+the agent re-sends it at once instead of at its next report interval.
+
+Possible values:
+
+* True (default): run a small RPC server on ``resync_topic``.
+* False: new scheduler workers learn this host at its next report.
+
+Related options:
+
+* ``resync_topic``
+* ``enabled``: without reports there is nothing to re-send.
+"""),
+    cfg.StrOpt('resync_topic', default='iosched-agents',
+               help="""
+oslo.messaging topic this agent takes resync requests on (fanout).
+
+Must equal ``[iosched] agents_topic`` in nova.conf of the schedulers.
+
+Possible values:
+
+* A topic name.
+"""),
+    cfg.FloatOpt('resync_min_interval', default=1.0, min=0.0,
+                 help="""
+Seconds between two re-sent reports. Requests arriving sooner (every
+scheduler worker asks when it starts) are answered together by one
+re-send at the end of the interval.
+
+Possible values:
+
+* Seconds; 0 re-sends on every request.
+"""),
     cfg.IntOpt('max_decisions', default=50, min=0, max=1000,
                help="""
 Most decisions (why a knob has its value: rule, reason, before and after)

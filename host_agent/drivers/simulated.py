@@ -20,6 +20,10 @@ timestamps) and the same knobs (slice, weight, affinity, iotune).
 from host_agent.drivers import base
 from host_agent import model
 
+# Bytes of one operation of an SLO's floor B by default ([cinder_qos]
+# default_ref_io_bytes); disk_capacity_iops() counts operations of this size.
+REF_IO_BYTES = 16384
+
 
 class SimulatedDriver(base.Driver):
     name = 'simulated'
@@ -74,6 +78,16 @@ class SimulatedDriver(base.Driver):
                 rd_reqs=c.rd_reqs, wr_reqs=c.wr_reqs, rd_bytes=c.rd_bytes,
                 wr_bytes=c.wr_bytes, total_time_ns=c.total_time_us * 1000))
         return samples
+
+    # -- capacity --------------------------------------------------------
+    # capacity := parallelism * 1e6 / (service_us + S * per_byte_ns / 1000)
+    # i.e. S-byte requests per second with every device slot busy; S is the
+    # SLOs' default reference size (cinder_qos default_ref_io_bytes).
+    def disk_capacity_iops(self, ref_io_bytes=REF_IO_BYTES):
+        """The model's device capacity in IOPS of ``ref_io_bytes``."""
+        disk = self.sim.spec.disk
+        mean_us = disk.service_us + ref_io_bytes * disk.per_byte_ns / 1000.0
+        return disk.parallelism * 1e6 / mean_us
 
     # -- knobs -----------------------------------------------------------
     def knobs(self):

@@ -60,9 +60,39 @@ def reserved_iops(instances):
     return total
 
 
+def lsvm_payload(lsvm):
+    """payload.LsvmState (1.2) from vSlicer's facts (policies.vslicer
+    LsvmState): the state plus the parameters the Nova LsvmFilter needs."""
+    extra = {}
+    params = getattr(lsvm, 'params', None)
+    if params is not None:
+        extra = dict(
+            nlsvm_slice_ms=params.nlsvm_slice_us / 1000.0,
+            min_slice_ms=params.min_slice_us / 1000.0,
+            max_slice_ms=params.lsvm_max_slice_us / 1000.0,
+            max_per_pcpu=params.max_lsvm_per_pcpu,
+            default_latency_ms=float(params.default_latency_ms),
+            wakeup_preemption=bool(params.wakeup_preemption))
+    return payload.LsvmState(
+        supported=True, count=lsvm.count, per_pcpu=lsvm.per_pcpu,
+        capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms,
+        min_latency_ms=float(getattr(lsvm, 'min_latency_ms', 0.0)),
+        nlsvm_vcpus=getattr(lsvm, 'nlsvm_vcpus', None), **extra)
+
+
+# capacity(option, driver) := option if option > 0, else driver's if > 0,
+# else 0 (unknown). The operator's fio measurement wins over a model.
+def choose_disk_capacity(configured, from_driver=None):
+    """The disk capacity a report carries, in IOPS (0.0 = unknown)."""
+    for value in (configured, from_driver):
+        if value is not None and value > 0:
+            return float(value)
+    return 0.0
+
+
 def build_report(snapshot, seq, report_interval, lsvm=None,
                  disk_latency_p50_ms=0.0, disk_latency_p99_ms=0.0,
-                 errors=(), decisions=()):
+                 errors=(), decisions=(), disk_capacity_iops=0.0):
     """Aggregate a HostSnapshot into the payload the schedulers read.
 
     ``decisions``: model.Decision to carry, as given (see
@@ -80,9 +110,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
             per_pcpu[v.pcpu] = per_pcpu.get(v.pcpu, 0.0) + v.io_strength
     total = sum(v.io_strength for v in snapshot.vcpus)
     if lsvm is not None:
-        lsvm_state = payload.LsvmState(
-            supported=True, count=lsvm.count, per_pcpu=lsvm.per_pcpu,
-            capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms)
+        lsvm_state = lsvm_payload(lsvm)
     else:
         lsvm_state = payload.LsvmState(supported=False)
     status = 'ok' if not errors else 'degraded'
@@ -95,7 +123,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
         io_strength_max_pcpu=max(per_pcpu.values(), default=0.0),
         lsvm=lsvm_state,
         disk=payload.DiskState(
-            capacity_iops=0.0,
+            capacity_iops=float(disk_capacity_iops),
             reserved_iops=reserved_iops(snapshot.instances.values()),
             latency_p50_ms=disk_latency_p50_ms,
             latency_p99_ms=disk_latency_p99_ms),

@@ -16,10 +16,12 @@ Enable them in nova.conf::
     [filter_scheduler]
     available_filters = nova.scheduler.filters.all_filters
     available_filters = nova_plugin.filters.all_filters
-    enabled_filters = ...,IoDensityFilter
+    enabled_filters = ...,IoDensityFilter,LsvmFilter
 """
 
 from nova_plugin.filters import io_density
+from nova_plugin.filters import lsvm
+from nova_plugin.filters import slo_capacity
 
 
 def all_filters():
@@ -31,4 +33,5 @@ def all_filters():
     directory of Nova's own ``BaseHostFilter`` and would return Nova's
     filters, not ours.
     """
-    return [io_density.IoDensityFilter]
+    return [io_density.IoDensityFilter, lsvm.LsvmFilter,
+            slo_capacity.SloCapacityFilter]

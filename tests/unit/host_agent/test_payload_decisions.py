@@ -42,10 +42,10 @@ def _report(decisions=None):
         if decisions is None else decisions)
 
 
-def test_version_is_1_1_and_decisions_round_trip_through_json():
+def test_version_is_1_2_and_decisions_round_trip_through_json():
     r = _report()
     d = json.loads(json.dumps(r.to_dict()))
-    assert d['version'] == '1.1'
+    assert d['version'] == '1.2'
     assert d['decisions'][1]['after'] == [1]
     assert payload.HostReport.from_dict(d) == r
 

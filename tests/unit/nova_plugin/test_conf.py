@@ -58,8 +58,11 @@ def test_list_opts_and_help_style():
     assert {o.name for o in opts} == {
         'listen_for_reports', 'report_topic', 'report_ttl_intervals',
         'missing_report_policy', 'missing_report_weight',
-        'max_io_vcpus_per_pcpu',
-        'io_strength_weight_multiplier', 'store_max_hosts'}
+        'max_io_vcpus_per_pcpu', 'inflight_vcpu_profile',
+        'io_strength_weight_multiplier', 'store_max_hosts',
+        'agents_topic', 'resync_on_start', 'listener_retry_interval_max',
+        'slo_capacity_fraction', 'slo_lookup_failure_policy',
+        'slo_cache_seconds', 'slo_cache_max_entries'}
     for opt in opts:
         assert 'Possible values:' in opt.help, opt.name
         assert 'Related options:' in opt.help, opt.name
@@ -85,15 +88,19 @@ def _plugin_files():
 
 
 def test_import_rules():
-    """Only filters/ and weighers/ import nova; from host_agent only the
-    payload module."""
+    """Only filters/, weighers/ and validators import nova; from host_agent
+    only the contract modules (payload, rpcapi)."""
     files = dict(_plugin_files())
     assert 'scoring.py' in files and 'store.py' in files
     for rel, path in files.items():
         for module in _imports(path):
             top = module.split('.')[0]
             if top == 'nova':
-                assert rel.split(os.sep)[0] in ('filters', 'weighers'), (
-                    rel, module)
+                assert (rel.split(os.sep)[0] in ('filters', 'weighers') or
+                        rel == 'validators.py'), (rel, module)
             if top == 'host_agent':
-                assert module == 'host_agent.reporter.payload', (rel, module)
+                # The contract modules: the payload schema and the agents'
+                # resync RPC client (oslo.messaging only).
+                assert module in ('host_agent.reporter.payload',
+                                  'host_agent.reporter.rpcapi'), (
+                    rel, module)
