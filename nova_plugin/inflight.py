@@ -74,8 +74,11 @@ NO_DELTA = Delta()
 # base := (num_instances, vcpus_used) at the first look after report key
 def delta_since(base, num_instances, vcpus_used):
     """Delta from ``base`` = (num_instances, vcpus_used); never negative."""
-    return Delta(placements=max(0, num_instances - base[0]),
-                 vcpus=max(0, vcpus_used - base[1]))
+    placements = max(0, num_instances - base[0])
+    vcpus = max(0, vcpus_used - base[1])
+    if not placements and not vcpus:
+        return NO_DELTA
+    return Delta(placements=placements, vcpus=vcpus)
 
 
 class Tracker(object):
@@ -132,6 +135,8 @@ def combine(exact, delta, profile):
                          % (', '.join(PROFILES), profile))
     exact = exact or scoring.NO_PENDING
     delta = delta or NO_DELTA
+    if delta is NO_DELTA and exact is scoring.NO_PENDING:
+        return exact        # the common case: nothing placed since
     known = scoring.pending_vcpus(exact)
     unknown_p = max(0, delta.placements - exact.placements)
     unknown_v = max(0, delta.vcpus - known) if unknown_p else 0

@@ -189,6 +189,9 @@ STORE = ReportStore()
 def get_store(conf=None):
     """The process-wide store; applies ``conf.iosched`` settings if given."""
     if conf is not None:
-        STORE.configure(ttl_intervals=conf.iosched.report_ttl_intervals,
-                        max_hosts=conf.iosched.store_max_hosts)
+        ttl = conf.iosched.report_ttl_intervals
+        max_hosts = conf.iosched.store_max_hosts
+        # Called once per host by the filters: take the lock only to change.
+        if ttl != STORE.ttl_intervals or max_hosts != STORE.max_hosts:
+            STORE.configure(ttl_intervals=ttl, max_hosts=max_hosts)
     return STORE

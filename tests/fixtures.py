@@ -29,6 +29,10 @@ from simulator import host as sim_host
 from simulator import spec as sim_spec
 
 CONF = agent_conf.CONF
+# Tests count one report per tick (the product's default is every 10 ticks,
+# see [host_agent] report_every_ticks); tests that need another interval
+# override it.
+CONF.set_default('report_every_ticks', 1, 'host_agent')
 LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
               'iosched:io_profile': 'io'}
 

@@ -43,13 +43,22 @@ Related options:
 
 * ``report_every_ticks``
 """),
-    cfg.IntOpt('report_every_ticks', default=1, min=1, max=3600,
+    cfg.IntOpt('report_every_ticks', default=10, min=1, max=3600,
                help="""
 Send a HostReport to the schedulers every N ticks.
 
+Every report is fanned out to every scheduler worker, and a worker spends
+about 4.5 ms of CPU to parse and store one (``make bench-nova``): 1,000
+hosts reporting every 10 s cost each worker about 45 % of a core, every
+second 4.5 cores. Schedulers count a report as missing after
+``[iosched] report_ttl_intervals`` (3) of these intervals, and a new
+scheduler worker asks for a resync, so a longer interval only delays
+changes, never a worker's start.
+
 Possible values:
 
-* 1 to 3600. The report interval is tick_interval * report_every_ticks.
+* 1 to 3600. The report interval is tick_interval * report_every_ticks
+  (default 10 x 1 s = 10 s).
 """),
     cfg.StrOpt('driver', default='libvirt',
                help="""

@@ -62,14 +62,16 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
             host_state, 'io_strength_weight_multiplier',
             CONF.iosched.io_strength_weight_multiplier)
 
-    def _assess(self, host_state, request):
+    def _assess(self, host_state, request, reports=None, profile=None):
         """(raw value, reason); the value is None without a fresh report."""
-        reports = store.get_store(CONF)
+        if reports is None:
+            reports = store.get_store(CONF)
         report = reports.get(host_state.host)
         if report is None:
             return None, 'no fresh report'
         pending = inflight.pending_for(
-            reports, host_state, report, CONF.iosched.inflight_vcpu_profile)
+            reports, host_state, report,
+            profile or CONF.iosched.inflight_vcpu_profile)
         return (scoring.score(report, pending, request),
                 scoring.score_reason(report, pending, request))
 
@@ -85,7 +87,10 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         label = request_spec.label(weight_properties)
         mode = CONF.iosched.missing_report_weight
         host_states = [w.obj for w in weighed_obj_list]
-        assessed = [self._assess(h, request) for h in host_states]
+        reports = store.get_store(CONF)
+        profile = CONF.iosched.inflight_vcpu_profile
+        assessed = [self._assess(h, request, reports, profile)
+                    for h in host_states]
         filled = scoring.missing_weights(
             [value for value, _ in assessed],
             [self.weight_multiplier(h) for h in host_states], mode)
