@@ -22,6 +22,7 @@ import os
 
 import pytest
 
+from host_agent.reporter import payload
 from iosched_demo import cmd
 from tests import fixtures
 
@@ -104,7 +105,7 @@ def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
         written = 0
         for name, agent in cloud.agents.items():
             stored = cloud.store.get(name)
-            assert stored is not None and stored.version == '1.1'
+            assert stored is not None and stored.version == payload.VERSION
             assert stored.decisions == agent.last_report.decisions
             held = agent.actuator.decisions()
             assert stored.decisions and len(stored.decisions) == min(
