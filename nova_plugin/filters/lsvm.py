@@ -21,57 +21,19 @@ HostReport 1.2 and the in-flight estimate). Requests without
     inflight_vcpu_profile = mixed
 """
 
-from oslo_log import log as logging
-
-import nova.conf
-from nova.scheduler import filters
-
-from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
-from nova_plugin import explain
-from nova_plugin import inflight
+from nova_plugin.filters import report_filter
 from nova_plugin import lsvm_rule
-from nova_plugin import request_spec
-from nova_plugin import store
-
-LOG = logging.getLogger(__name__)
-
-CONF = nova.conf.CONF
-iosched_conf.register_opts(CONF)
 
 
-class LsvmFilter(filters.BaseHostFilter):
+class LsvmFilter(report_filter.ReportFilter):
     """Filter out hosts where an LSVM's worst-case latency cannot hold."""
 
-    RUN_ON_REBUILD = False
-    # Each instance of a multi-instance request is checked again.
-    run_filter_once_per_request = False
+    check_name = 'LSVM'
+    log_passes = True
 
-    def host_passes(self, host_state, spec_obj):
-        request = request_spec.to_request(spec_obj)
-        if not request.latency_sensitive:
-            return True
-        endpoint.ensure_listener(CONF)
-        reports = store.get_store(CONF)
-        report = reports.get(host_state.host)
-        if report is None:
-            policy = CONF.iosched.missing_report_policy
-            passes = policy == 'pass'
-            reason = 'no fresh report (missing_report_policy=%s)' % policy
-        else:
-            pending = inflight.pending_for(
-                reports, host_state, report,
-                CONF.iosched.inflight_vcpu_profile)
-            passes, reason, _ = lsvm_rule.check(report, pending, request)
-        label = request_spec.label(spec_obj)
-        explain.record('filter', host_state.host, label, passed=passes,
-                       reason=reason)
-        if passes:
-            LOG.debug('%(host_state)s passes LSVM check for %(request)s: '
-                      '%(reason)s', {'host_state': host_state,
-                                     'request': label, 'reason': reason})
-        else:
-            LOG.debug('%(host_state)s fails LSVM check for %(request)s: '
-                      '%(reason)s', {'host_state': host_state,
-                                     'request': label, 'reason': reason})
-        return passes
+    def wants(self, request):
+        return request.latency_sensitive
+
+    def judge(self, report, pending, request):
+        passes, reason, _ = lsvm_rule.check(report, pending, request)
+        return passes, reason

@@ -27,9 +27,8 @@ from nova import test
 from nova_plugin import explain
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
-from nova_plugin import inflight
-from nova_plugin import store
 from nova_plugin.weighers import io_strength
+from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
 
@@ -52,12 +51,8 @@ class InflightTestCase(test.NoDBTestCase):
 
     def setUp(self):
         super(InflightTestCase, self).setUp()
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
-        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
         self.host = _host_state('h1')
 
     def report(self, **kw):

@@ -18,15 +18,10 @@ plugin enabled as docs/nova.md says, and HostReports (4 guest-usable pCPUs
 each, 1.2 ``lsvm`` objects) from a ``ReportStore`` on a test clock.
 """
 
-import warnings
-
-from sqlalchemy import exc as sqla_exc
-
 from nova.tests.functional import integrated_helpers
 
 from nova_plugin import explain
-from nova_plugin import inflight
-from nova_plugin import store
+from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
 NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
@@ -48,18 +43,9 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                    'nova_plugin.weighers.all_weighers'],
                    group='filter_scheduler')
         super().setUp()
-        # NOTE(iosched): as in test_placement_functional: Nova 34's
-        # WarningsFixture would turn the NoValidHost path's SQLAlchemy 2.1
-        # deprecation warning into an error.
-        warnings.filterwarnings(
-            'ignore', message=r'The noload\(\) option is deprecated',
-            category=sqla_exc.SADeprecationWarning)
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
-        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        plugin_state.ignore_noload_warning()
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
         for host in self.hosts:
             self._start_compute(host)
         self.lsvm_flavor = self._create_flavor(

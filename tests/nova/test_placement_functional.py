@@ -31,15 +31,10 @@ lowest weight but still choosable; reject: io servers never, cpu servers
 still) and a multi-instance request (filters and weighers per instance).
 """
 
-import warnings
-
-from sqlalchemy import exc as sqla_exc
-
 from nova.tests.functional import integrated_helpers
 
 from nova_plugin import explain
-from nova_plugin import inflight
-from nova_plugin import store
+from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
 NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
@@ -63,22 +58,9 @@ class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                    'nova_plugin.weighers.all_weighers'],
                    group='filter_scheduler')
         super().setUp()
-        # NOTE(iosched): Nova 34's WarningsFixture turns SQLAlchemy
-        # deprecation warnings into errors, and with SQLAlchemy 2.1 the
-        # NoValidHost path (instance_get with noload()) warns, so a server
-        # that finds no host would stay in BUILD. Nova restores the filters
-        # at cleanup.
-        warnings.filterwarnings(
-            'ignore', message=r'The noload\(\) option is deprecated',
-            category=sqla_exc.SADeprecationWarning)
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
-        # the in-flight baselines are per process: a fresh tracker per test
-        # (a report object of an earlier test may share a new one's id())
-        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        plugin_state.ignore_noload_warning()
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
         for host in self.hosts:
             self._start_compute(host)
         self.flavors = {

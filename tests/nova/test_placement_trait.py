@@ -23,16 +23,15 @@ reports LSVMs unsupported, such a boot fails with NoValidHost.
 """
 
 import os
-import warnings
 
 import fixtures
 from oslo_config import cfg
-from sqlalchemy import exc as sqla_exc
 
 from nova.tests.functional import integrated_helpers
 
 from host_agent.conf import placement as placement_conf
 from host_agent import placement_trait
+from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
 
@@ -55,12 +54,7 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def setUp(self):
         super().setUp()
-        # Nova 34 burying a NoValidHost instance in cell0 calls noload(),
-        # deprecated in the SQLAlchemy 2.1 installed here (no upper
-        # constraints); Nova's WarningsFixture makes that an error. The
-        # fixture restores the filters at cleanup.
-        warnings.filterwarnings('ignore', message='The noload',
-                                category=sqla_exc.SADeprecationWarning)
+        plugin_state.ignore_noload_warning()
         self._start_compute('host1')
         self._start_compute('host2')
         self.rp1 = self._get_provider_uuid_by_host('host1')

@@ -28,9 +28,8 @@ from nova.tests.unit.scheduler import fakes
 from nova_plugin import explain
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
-from nova_plugin import inflight
-from nova_plugin import store
 from nova_plugin.weighers import io_strength
+from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
 
@@ -49,12 +48,8 @@ class _PluginTestCase(test.NoDBTestCase):
 
     def setUp(self):
         super(_PluginTestCase, self).setUp()
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
-        self.stub_out('nova_plugin.inflight.TRACKER', inflight.Tracker())
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
 
     def report(self, host, **kw):
         kw.setdefault('ts', self.clock.now)

@@ -14,10 +14,8 @@ filter on FakeHostStates, and boots through Nova's API, conductor and
 scheduler (functional harness, CinderFixture)."""
 
 import dataclasses
-import warnings
 
 from oslo_utils.fixture import uuidsentinel as uuids
-from sqlalchemy import exc as sqla_exc
 
 from nova import context as nova_context
 from nova import exception
@@ -34,7 +32,7 @@ from nova_plugin import explain
 from nova_plugin import filters as plugin_filters
 from nova_plugin.filters import slo_capacity
 from nova_plugin.filters import slo_request
-from nova_plugin import store
+from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
 # Volume types as cinder_qos makes them: (consumer, specs) of the QoS spec.
@@ -325,16 +323,13 @@ class FilterTestCase(test.NoDBTestCase):
 
     def setUp(self):
         super(FilterTestCase, self).setUp()
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
         self.demand = slo_request.Demand(iops=500.0,
                                          volumes=(('gold', 500.0),),
                                          source='build_request')
         self.stub_out('nova_plugin.filters.slo_request.Resolver.demand',
                       lambda resolver, spec_obj: self.demand)
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
         self.handler = filters.HostFilterHandler()
         self.filters = [slo_capacity.SloCapacityFilter()]
         self.spec = objects.RequestSpec(instance_uuid=uuids.instance)
@@ -413,16 +408,9 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
                              'ImagePropertiesFilter', 'SloCapacityFilter'],
             group='filter_scheduler')
         super(SloCapacityFunctionalTest, self).setUp()
-        # NOTE(iosched): Nova 34's WarningsFixture turns SQLAlchemy
-        # deprecation warnings into errors, and with SQLAlchemy 2.1 burying
-        # a NoValidHost instance in cell0 (noload()) warns, so a server that
-        # finds no host would stay in BUILD instead of going to ERROR.
-        warnings.filterwarnings(
-            'ignore', message=r'The noload\(\) option is deprecated',
-            category=sqla_exc.SADeprecationWarning)
-        self.clock = reports.FakeClock(1000.0)
-        self.store = store.ReportStore(clock=self.clock)
-        self.stub_out('nova_plugin.store.STORE', self.store)
+        plugin_state.ignore_noload_warning()
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
         self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
                       slo_request.Resolver())
         explain.RING.clear()

@@ -1,0 +1,60 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Shared set-up of the tests that run the plugin inside Nova.
+
+* ``PluginState``: the plugin's process-wide state, fresh for one test: a
+  report store on a fake clock (``nova_plugin.store.STORE``), an in-flight
+  tracker (its baselines are per process, and a report object of an
+  earlier test may share a new one's ``id()``) and an empty explain ring.
+* ``ignore_noload_warning()``: Nova 34's WarningsFixture turns SQLAlchemy
+  deprecation warnings into errors, and with the SQLAlchemy 2.1 installed
+  here (no upper constraints) burying a NoValidHost instance in cell0
+  (``instance_get`` with ``noload()``) warns, so a server that finds no
+  host would stay in BUILD instead of going to ERROR. Nova's fixture
+  restores the filters at cleanup.
+"""
+
+import warnings
+
+import fixtures
+from sqlalchemy import exc as sqla_exc
+
+from nova_plugin import explain
+from nova_plugin import inflight
+from nova_plugin import store
+from tests.unit.nova_plugin import reports
+
+
+class PluginState(fixtures.Fixture):
+    """A fresh report store (fake clock), in-flight tracker and ring."""
+
+    def __init__(self, start=1000.0):
+        super().__init__()
+        self.start = start
+
+    def _setUp(self):
+        self.clock = reports.FakeClock(self.start)
+        self.store = store.ReportStore(clock=self.clock)
+        self.tracker = inflight.Tracker()
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
+                                             self.store))
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
+                                             self.tracker))
+        explain.RING.clear()
+        self.addCleanup(explain.RING.clear)
+
+
+def ignore_noload_warning():
+    """See the module docstring."""
+    warnings.filterwarnings(
+        'ignore', message=r'The noload\(\) option is deprecated',
+        category=sqla_exc.SADeprecationWarning)
