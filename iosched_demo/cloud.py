@@ -45,6 +45,8 @@ from host_agent import plugins
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 from iosched_demo import placement
+from nova_plugin import extra_specs
+from nova_plugin import scoring
 from simulator import host as sim_host
 from simulator import spec as sim_spec
 
@@ -215,11 +217,12 @@ class Cloud(object):
             extra_specs=dict(server.flavor.extra_specs), disks=disks))
         if self.store is not None:
             req = server.flavor.extra_specs
-            io = req.get('iosched:io_profile') in ('io', 'mixed')
-            lsvm = req.get('iosched:latency_sensitive') == 'true'
+            io = extra_specs.read(req, scoring.IO_PROFILE) in ('io', 'mixed')
+            lsvm = bool(extra_specs.read(req, scoring.LATENCY_SENSITIVE))
             self.store.note_placement(
                 decision.host, io_vcpus=server.flavor.vcpus if io else 0,
-                lsvm_vcpus=server.flavor.vcpus if lsvm else 0)
+                lsvm_vcpus=server.flavor.vcpus if lsvm else 0,
+                vcpus=server.flavor.vcpus)
 
     def run(self):
         """Place every server, warm up, measure. Returns (t0_s, t1_s)."""

@@ -116,16 +116,21 @@ class ReportStore(object):
                 return None
             return entry.report
 
-    def note_placement(self, host, io_vcpus, lsvm_vcpus=0, io_strength=None):
+    def note_placement(self, host, io_vcpus, lsvm_vcpus=0, io_strength=None,
+                       vcpus=None):
         """Count a placement on ``host`` until its next report arrives.
 
         ``io_strength`` defaults to 1.0 per I/O vCPU (see
-        ``scoring.request_io_strength`` for a request's estimate). A host
-        without a held report has nothing to correct: the note is dropped.
-        Returns whether it was recorded.
+        ``scoring.request_io_strength`` for a request's estimate); ``vcpus``
+        (all of the placement's vCPUs) defaults to the larger of
+        ``io_vcpus`` and ``lsvm_vcpus``. A host without a held report has
+        nothing to correct: the note is dropped. Returns whether it was
+        recorded.
         """
         if io_strength is None:
             io_strength = float(io_vcpus)
+        if vcpus is None:
+            vcpus = max(int(io_vcpus), int(lsvm_vcpus))
         with self._lock:
             entry = self._entries.get(host)
             if entry is None:
@@ -135,7 +140,8 @@ class ReportStore(object):
                 placements=p.placements + 1,
                 io_vcpus=p.io_vcpus + int(io_vcpus),
                 lsvm_vcpus=p.lsvm_vcpus + int(lsvm_vcpus),
-                io_strength=p.io_strength + float(io_strength))
+                io_strength=p.io_strength + float(io_strength),
+                vcpus=scoring.pending_vcpus(p) + int(vcpus))
             return True
 
     def pending(self, host):

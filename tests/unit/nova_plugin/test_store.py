@@ -92,12 +92,17 @@ def test_note_placement_until_newer_report(st):
     assert st.update(reports.report(ts=100.0, seq=1))
     assert st.note_placement('host1', 2, lsvm_vcpus=1)
     assert st.note_placement('host1', 1, io_strength=0.5)
+    # vcpus defaults to max(io_vcpus, lsvm_vcpus) per note: 2 + 1
     assert st.pending('host1') == scoring.Pending(
-        placements=2, io_vcpus=3, lsvm_vcpus=1, io_strength=2.5)
+        placements=2, io_vcpus=3, lsvm_vcpus=1, io_strength=2.5, vcpus=3)
+    # a CPU-only placement counts its vCPUs, not as I/O ones
+    assert st.note_placement('host1', 0, vcpus=4)
+    assert st.pending('host1') == scoring.Pending(
+        placements=3, io_vcpus=3, lsvm_vcpus=1, io_strength=2.5, vcpus=7)
     assert st.stats()['pending_hosts'] == 1
     # an older report does not clear the estimate...
     assert not st.update(reports.report(ts=99.0, seq=0))
-    assert st.pending('host1').placements == 2
+    assert st.pending('host1').placements == 3
     # ...a newer one does
     assert st.update(reports.report(ts=101.0, seq=2))
     assert st.pending('host1') == scoring.NO_PENDING
