@@ -23,53 +23,11 @@ and each worker runs one RPC server on that topic whose
 dropped and logged at WARNING with the reason ``HostReport.from_dict``
 gives.
 
-Two ways to run the server:
-
-* ``start_listener(conf, ...)`` starts it synchronously and returns the
-  ``oslo_messaging`` server (tests, the demo, a benchmark).
-* ``ensure_listener(conf)``, called by the filter and the weigher on every
-  scheduling request when ``[iosched] listen_for_reports`` is set, never
-  blocks: the first call of a process starts a ``BackgroundListener``
-  thread and returns at once; a request sees what the store holds at that
-  moment. The thread checks that a broker of the transport URL accepts TCP
-  connections before handing over to oslo.messaging (whose rabbit driver
-  would otherwise retry inside ``server.start()`` and log an ERROR per
-  attempt); while none does, it retries with a doubling delay capped at
-  ``[iosched] listener_retry_interval_max`` and logs one WARNING per
-  outage, however many requests come meanwhile. Once the server runs,
-  oslo.messaging reconnects by itself after a broker restart.
-
-Worker start. Nova builds its filters and weighers (importing this module)
-in the parent, then oslo.service forks the scheduler workers (the
-threading backend through ``multiprocessing``'s fork, the eventlet backend
-through ``os.fork``). Threads and connections do not survive a fork, so an
-``os.register_at_fork(after_in_child=...)`` hook runs in every forked
-child: it forgets the parent's listener without stopping or closing it
-(its server shares the parent's sockets, and stopping it would cancel the
-parent's consumers; the object is kept referenced so that no finalizer
-touches them), and, if ``listen_for_reports`` is set on the armed
-configuration (``cfg.CONF`` unless ``arm()`` names another), starts the
-child's own listener straight away, before its first request. A process
-that never forks (a single scheduler worker, tests) starts it at first use.
-
-Eventlet. With nova-scheduler monkey-patched by eventlet the listener is a
-green thread. oslo.service's eventlet ``ProcessLauncher`` replaces the hub
-right after the fork (``eventlet.hubs.use_hub()``), which silently drops a
-green thread spawned in the at-fork hook (and the RPC server's);
-``ensure_listener`` notices that (the hub it was started on is gone) and starts a new one, so
-there the listener starts at the worker's first request. In native-thread
-mode (``OS_NOVA_DISABLE_EVENTLET_PATCHING=true``, the default of
-nova-scheduler since Nova 2025.2) the at-fork start stands.
-
-Resync. Once its server is listening, a worker (when
-``[iosched] resync_on_start`` is set) fanout-casts ``resync(requester)``
-to the agents' topic (``[iosched] agents_topic``, client
-``host_agent.reporter.rpcapi.AgentAPI``, server
-``host_agent.reporter.resync``): every agent re-sends its latest report at
-once, so a new worker holds every host within a second or so instead of
-one report interval. Agents without the resync server (older agents, or
-``[reporter] listen_for_resync = false``) never answer; their hosts appear
-at their next periodic report.
+``start_listener(conf, ...)`` starts that server synchronously and returns
+the ``oslo_messaging`` server (tests, the demo, a benchmark). Inside
+nova-scheduler the filters and the weigher use
+``nova_plugin.listener.ensure_listener``, which runs it in a background
+thread, in every forked worker, and asks the agents for a resync.
 
 API version history of the ``iosched`` namespace on ``report_topic``
 (this server's):
@@ -79,9 +37,7 @@ API version history of the ``iosched`` namespace on ``report_topic``
 No nova import: this module runs (and is tested) without Nova.
 """
 
-import os
 import socket
-import sys
 import threading
 
 from oslo_config import cfg
@@ -89,7 +45,6 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from host_agent.reporter import payload
-from host_agent.reporter import rpcapi
 from nova_plugin import conf as iosched_conf
 from nova_plugin import store as report_store
 
@@ -98,12 +53,6 @@ LOG = logging.getLogger(__name__)
 NAMESPACE = 'iosched'
 VERSION = '1.0'
 
-# First retry delay of the background listener; doubles up to
-# [iosched] listener_retry_interval_max.
-RETRY_INITIAL = 0.5
-# Brokers this transport drivers name, and their default port.
-_PROBED_DRIVERS = {'rabbit': 5672, 'amqp': 5672, 'kombu': 5672}
-PROBE_TIMEOUT = 2.0
 
 
 class ReportEndpoint(object):
@@ -160,7 +109,7 @@ def start_listener(conf, transport_url=None, store=None, host=None,
     """Start and return an RPC server that feeds ``store``.
 
     Synchronous: with a broker down, oslo.messaging's rabbit driver retries
-    inside this call. Scheduling code uses ``ensure_listener`` instead.
+    inside this call. Scheduling code uses ``listener.ensure_listener``.
 
     :param conf: the ConfigOpts holding ``[iosched]`` (registered here).
     :param transport_url: overrides ``[DEFAULT] transport_url``; the
@@ -196,302 +145,3 @@ def start_listener(conf, transport_url=None, store=None, host=None,
     LOG.info('Listening for iosched host reports on topic %(topic)s as '
              '%(server)s', {'topic': target.topic, 'server': host})
     return server
-
-
-def request_resync(conf, transport, requester):
-    """Ask every agent on ``[iosched] agents_topic`` to re-send its report."""
-    iosched_conf.register_opts(conf)
-    rpcapi.AgentAPI(transport, conf.iosched.agents_topic).resync(requester)
-    LOG.info('Asked the iosched agents on topic %(topic)s for their latest '
-             'reports (resync from %(requester)s)',
-             {'topic': conf.iosched.agents_topic, 'requester': requester})
-
-
-def broker_addresses(transport_url=None):
-    """(host, port) of each broker in the URL; [] if not a probed driver.
-
-    ``transport_url`` None means ``[DEFAULT] transport_url`` of ``cfg.CONF``.
-    Raises ``oslo_messaging.InvalidTransportURL`` for a malformed URL.
-    """
-    url = oslo_messaging.TransportURL.parse(cfg.CONF, transport_url)
-    port = _PROBED_DRIVERS.get(url.transport)
-    if port is None:
-        return []
-    return [(h.hostname or 'localhost', h.port or port) for h in url.hosts]
-
-
-def probe_broker(transport_url=None, timeout=PROBE_TIMEOUT):
-    """None if a broker of the URL accepts a TCP connection, else why not."""
-    addresses = broker_addresses(transport_url)
-    errors = []
-    for host, port in addresses:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            return None
-        except OSError as e:
-            errors.append('%s:%s: %s' % (host, port, e))
-    return '; '.join(errors) or None
-
-
-def backoff(initial, cap):
-    """Retry delays: ``initial``, doubling, capped at ``cap``, forever."""
-    delay = min(initial, cap)
-    while True:
-        yield delay
-        delay = min(delay * 2, cap)
-
-
-def _eventlet_hub():
-    """The running eventlet hub if threads are green, else None."""
-    patcher = sys.modules.get('eventlet.patcher')
-    if patcher is None or not patcher.is_monkey_patched('thread'):
-        return None
-    from eventlet import hubs
-    return hubs.get_hub()
-
-
-class BackgroundListener(object):
-    """Start a report listener in a thread, retrying while the bus is down.
-
-    ``state`` is ``new``, ``connecting`` (probing or starting the server),
-    ``waiting`` (the broker did not answer; retrying after a delay),
-    ``listening`` or ``stopped``. ``attempts``, ``outages`` and
-    ``resyncs`` count what the thread did; ``server`` is the
-    ``oslo_messaging`` server once listening.
-    """
-
-    def __init__(self, conf, transport_url=None, store=None, host=None,
-                 probe=probe_broker, start=start_listener, wait=None):
-        iosched_conf.register_opts(conf)
-        self.conf = conf
-        self.transport_url = transport_url
-        self.store = store
-        self.host = _server_name(conf, host)
-        self.requester = '%s:%d' % (self.host, os.getpid())
-        self.pid = os.getpid()
-        self.state = 'new'
-        self.attempts = 0
-        self.outages = 0
-        self.resyncs = 0
-        self.last_error = None
-        self.server = None
-        self.began = threading.Event()
-        self.listening = threading.Event()
-        self._stop = threading.Event()
-        self._probe = probe
-        self._start = start
-        self._wait = wait or self._stop.wait
-        self.delays = []            # the waits between attempts, in order
-        self._hub = None
-        self._thread = None
-
-    def start(self):
-        """Start the thread and return at once."""
-        self._hub = _eventlet_hub()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name='iosched-report-listener')
-        self._thread.start()
-        return self
-
-    def lost(self):
-        """True if its green threads died with a replaced eventlet hub.
-
-        oslo.service's eventlet launcher replaces the hub after forking a
-        worker (``eventlet.hubs.use_hub()``). Green threads spawned on the
-        old hub (this one, which green ``Thread.start()`` runs up to its
-        first I/O, and the RPC server's) are never resumed again.
-        """
-        return self._hub is not None and _eventlet_hub() is not self._hub
-
-    def _connect(self):
-        """The running server, or None after logging why not."""
-        self.state = 'connecting'
-        self.attempts += 1
-        try:
-            why = self._probe(self.transport_url)
-            if why is None:
-                return self._start(self.conf,
-                                   transport_url=self.transport_url,
-                                   store=self.store, host=self.host)
-        except Exception as e:   # a bad URL, an auth failure, ...
-            why = '%s: %s' % (type(e).__name__, e)
-        self.last_error = why
-        return None
-
-    def _run(self):
-        self.began.set()
-        delays = backoff(RETRY_INITIAL, self._max_delay())
-        in_outage = False
-        server = None
-        while not self._stop.is_set():
-            server = self._connect()
-            if server is not None:
-                break
-            if not in_outage:
-                in_outage = True
-                self.outages += 1
-                LOG.warning('iosched report listener: no message broker at '
-                            '%(url)s (%(why)s); scheduling goes on with the '
-                            'reports held (%(hosts)d hosts) and the listener '
-                            'retries in the background every %(max)g s at '
-                            'most', {
-                                'url': self._safe_url(), 'why':
-                                self.last_error, 'max': self._max_delay(),
-                                'hosts': len(self._store().hosts())})
-            self.state = 'waiting'
-            delay = next(delays)
-            self.delays.append(delay)
-            self._wait(delay)
-        if server is None:
-            self.state = 'stopped'
-            return
-        if self._stop.is_set():
-            self._stop_server(server)
-            return
-        if in_outage:
-            LOG.warning('iosched report listener: broker reachable again '
-                        'after %d attempts; listening', self.attempts)
-        self.server = server
-        self.state = 'listening'
-        self.listening.set()
-        if self.conf.iosched.resync_on_start:
-            self.resync()
-
-    def resync(self):
-        """Ask every agent for its latest report; False if that failed."""
-        try:
-            request_resync(self.conf, self.server.transport, self.requester)
-        except Exception:
-            LOG.warning('iosched report listener: resync request failed; '
-                        'hosts appear at their next report', exc_info=True)
-            return False
-        self.resyncs += 1
-        return True
-
-    def _store(self):
-        return (self.store if self.store is not None
-                else report_store.get_store())
-
-    def _max_delay(self):
-        return max(self.conf.iosched.listener_retry_interval_max,
-                   RETRY_INITIAL)
-
-    def _safe_url(self):
-        try:
-            addresses = broker_addresses(self.transport_url)
-        except Exception:
-            return '<invalid transport_url>'
-        return ','.join('%s:%s' % a for a in addresses) or '<transport_url>'
-
-    @staticmethod
-    def _stop_server(server):
-        server.stop()
-        server.wait()
-        server.transport.cleanup()
-
-    def stop(self, timeout=30.0):
-        """Stop retrying or listening (tests, shutdown); joins the thread."""
-        self._stop.set()
-        if self._thread is not None and self.began.is_set():
-            self._thread.join(timeout)
-        if self.server is not None:
-            self._stop_server(self.server)
-            self.server = None
-        self.state = 'stopped'
-        self.listening.clear()
-
-
-_LOCK = threading.Lock()
-_STATE = {'listener': None, 'warned_off': False,
-          'armed': None}            # (conf, transport_url) or None
-# Listeners inherited from a parent process: never stopped, never freed.
-_INHERITED = []
-
-
-def current_listener():
-    """This process's BackgroundListener, or None."""
-    listener = _STATE['listener']
-    if listener is not None and listener.pid == os.getpid():
-        return listener
-    return None
-
-
-def arm(conf, transport_url=None):
-    """Name the configuration forked children start their listener from.
-
-    Without it, a forked child uses ``cfg.CONF`` (Nova's configuration)
-    and the default transport URL. ``ensure_listener`` arms too.
-    """
-    _STATE['armed'] = (conf, transport_url)
-
-
-def ensure_listener(conf, transport_url=None):
-    """Start this process's listener once, if ``listen_for_reports`` is set.
-
-    Never blocks on the bus: returns the ``BackgroundListener`` at once
-    (look at its ``state``), or None when listening is disabled.
-    """
-    if not conf.iosched.listen_for_reports:
-        # Look once: the demo and tests feed the store directly, and
-        # hosts() sorts the whole store (once per host per request).
-        if not _STATE['warned_off']:
-            _STATE['warned_off'] = True
-            if not report_store.get_store().hosts():
-                LOG.warning('[iosched] listen_for_reports is off and no host '
-                            'report is held: every host counts as missing '
-                            'until something feeds the report store')
-        return None
-    listener = _STATE['listener']
-    if (listener is not None and listener.pid == os.getpid() and
-            not listener.lost()):
-        return listener            # the common case: no lock
-    with _LOCK:
-        listener = _STATE['listener']
-        if listener is not None and listener.pid != os.getpid():
-            _INHERITED.append(listener)
-            listener = None
-        if listener is not None and listener.lost():
-            LOG.info('iosched report listener: its green threads were '
-                     'dropped with the eventlet hub after fork; starting '
-                     'it again')
-            _INHERITED.append(listener)     # never resumed: leave it be
-            listener = None
-        if listener is None:
-            _STATE['armed'] = (conf, transport_url)
-            listener = BackgroundListener(conf, transport_url=transport_url)
-            _STATE['listener'] = listener
-            listener.start()
-        return listener
-
-
-def stop_listener():
-    """Stop this process's listener, if any (tests, shutdown)."""
-    listener = current_listener()
-    _STATE['listener'] = None
-    if listener is not None:
-        listener.stop()
-
-
-def _after_fork_in_child():
-    """In a forked child: drop the parent's listener, start our own."""
-    global _LOCK
-    _LOCK = threading.Lock()    # the parent's may have been held at fork
-    listener = _STATE['listener']
-    if listener is not None:
-        _INHERITED.append(listener)
-        _STATE['listener'] = None
-    conf, url = _STATE['armed'] or (cfg.CONF, None)
-    try:
-        enabled = conf.iosched.listen_for_reports
-    except (cfg.NoSuchOptError, cfg.NoSuchGroupError, cfg.Error):
-        return                  # the plugin is not configured here
-    if enabled:
-        try:
-            ensure_listener(conf, transport_url=url)
-        except Exception:       # a fork must never fail because of us
-            LOG.exception('iosched report listener not started after fork; '
-                          'it starts at the first scheduling request')
-
-
-if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -278,7 +278,7 @@ def fill_store(report_store, n, templates, progress):
 def start_listener(timeout=60.0):
     """Run the plugin as in production: ``listen_for_reports = true``.
 
-    The filters and weighers call ``endpoint.ensure_listener`` on every
+    The filters and weighers call ``listener.ensure_listener`` on every
     host; with listening on, that is the fast path of a running listener
     (with it off, the plugin takes another path, which nova-scheduler does
     not run when configured as docs/nova.md says). The listener runs on
@@ -286,13 +286,13 @@ def start_listener(timeout=60.0):
     own: no broker is needed and nothing else feeds the store.
     """
     import nova.conf
-    from nova_plugin import endpoint
+    from nova_plugin import listener as listener_mod
 
     conf = nova.conf.CONF
     conf.set_override('listen_for_reports', True, 'iosched')
     conf.set_override('report_topic', 'iosched-bench-%s' %
                       uuid_mod.uuid4().hex[:8], 'iosched')
-    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
     deadline = time.monotonic() + timeout
     while (getattr(listener, 'state', 'listening') != 'listening' and
            time.monotonic() < deadline):

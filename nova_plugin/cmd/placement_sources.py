@@ -28,6 +28,7 @@ import time
 
 from host_agent.reporter import payload
 from nova_plugin import endpoint
+from nova_plugin import listener
 from nova_plugin import store as report_store
 
 
@@ -67,8 +68,8 @@ def reports_from_files(paths):
 def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
                      clock=time.monotonic, sleep=time.sleep,
                      listen=endpoint.start_listener,
-                     resync=endpoint.request_resync,
-                     probe=endpoint.probe_broker):
+                     resync=listener.request_resync,
+                     probe=listener.probe_broker):
     """Listen on ``[iosched] report_topic`` and gather every host's report.
 
     Once listening, ask every agent to re-send its report at once (resync

@@ -28,7 +28,7 @@ import nova.conf
 from nova.scheduler import filters
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
+from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import request_spec
@@ -68,7 +68,7 @@ class ReportFilter(filters.BaseHostFilter):
         request = request_spec.to_request(spec_obj)
         if not self.wants(request):
             return True
-        endpoint.ensure_listener(CONF)
+        listener.ensure_listener(CONF)
         reports = store.get_store(CONF)
         report = reports.get(host_state.host)
         if report is None:

@@ -27,7 +27,7 @@ import nova.conf
 from nova.scheduler import filters
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
+from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin.filters import slo_request
 from nova_plugin import request_spec
@@ -61,7 +61,7 @@ class SloCapacityFilter(filters.BaseHostFilter):
         demand = resolver.demand(spec_obj)
         if not demand.iops and not demand.error:
             return True             # no SLO volume: nothing to check
-        endpoint.ensure_listener(CONF)
+        listener.ensure_listener(CONF)
         label = request_spec.label(spec_obj)
         if demand.error:
             policy = CONF.iosched.slo_lookup_failure_policy

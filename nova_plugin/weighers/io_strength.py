@@ -34,7 +34,7 @@ from nova.scheduler import utils
 from nova.scheduler import weights
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
+from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import request_spec
@@ -82,7 +82,7 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
         """Raw values of all hosts, with the missing ones filled in."""
-        endpoint.ensure_listener(CONF)
+        listener.ensure_listener(CONF)
         request = request_spec.to_request(weight_properties)
         label = request_spec.label(weight_properties)
         mode = CONF.iosched.missing_report_weight

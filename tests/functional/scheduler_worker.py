@@ -70,7 +70,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 from oslo_config import cfg  # noqa: E402
 
 from nova_plugin import conf as iosched_conf  # noqa: E402
-from nova_plugin import endpoint  # noqa: E402
+from nova_plugin import listener as listener_mod  # noqa: E402
 from nova_plugin import store as store_mod  # noqa: E402
 
 CONF = cfg.CONF
@@ -105,7 +105,7 @@ def setup():
 
 
 def status_of(index, requests, first):
-    listener = endpoint.current_listener()
+    listener = listener_mod.current_listener()
     st = store_mod.get_store()
     stats = st.stats()
     stats.pop('stale_hosts')
@@ -138,7 +138,7 @@ def worker(index, parent=None):
     while not stop.is_set():
         if ARGS.requests < 0 or requests < ARGS.requests:
             # one "scheduling request", as IoDensityFilter.host_passes
-            listener = endpoint.ensure_listener(CONF,
+            listener = listener_mod.ensure_listener(CONF,
                                                 transport_url=ARGS.url)
             held = st.hosts()
             for host in ARGS.host:
@@ -151,7 +151,7 @@ def worker(index, parent=None):
         if parent is not None and os.getppid() != parent:
             break
         stop.wait(0.05)
-    endpoint.stop_listener()
+    listener_mod.stop_listener()
 
 
 def main():
@@ -159,7 +159,7 @@ def main():
     if ARGS.forks <= 0:
         worker(ARGS.first_index)
         return 0
-    endpoint.arm(CONF, transport_url=ARGS.url)
+    listener_mod.arm(CONF, transport_url=ARGS.url)
     parent = os.getpid()
     children = []
     for i in range(ARGS.forks):

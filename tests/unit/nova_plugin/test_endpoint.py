@@ -29,6 +29,7 @@ import pytest
 
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
+from nova_plugin import listener as listener_mod
 from nova_plugin import store
 from tests.unit.nova_plugin import reports
 
@@ -126,17 +127,17 @@ def test_report_over_fake_transport(listener, caplog):
 @pytest.fixture
 def fresh_state(monkeypatch):
     """An empty per-process listener state; stops what a test started."""
-    monkeypatch.setattr(endpoint, '_STATE', {'listener': None,
+    monkeypatch.setattr(listener_mod, '_STATE', {'listener': None,
                                              'warned_off': False,
                                              'armed': None})
-    monkeypatch.setattr(endpoint, '_INHERITED', [])
+    monkeypatch.setattr(listener_mod, '_INHERITED', [])
     started = []
-    real = endpoint.BackgroundListener.start
+    real = listener_mod.BackgroundListener.start
 
     def start(self):
         started.append(self)
         return real(self)
-    monkeypatch.setattr(endpoint.BackgroundListener, 'start', start)
+    monkeypatch.setattr(listener_mod.BackgroundListener, 'start', start)
     yield started
     for listener in started:
         listener.stop()
@@ -146,7 +147,7 @@ def test_ensure_listener_disabled_warns_once(fresh_state, caplog):
     conf = _conf()
     with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
         for _ in range(5):
-            assert endpoint.ensure_listener(conf, 'fake:/') is None
+            assert listener_mod.ensure_listener(conf, 'fake:/') is None
     assert [r.getMessage() for r in caplog.records].count(
         caplog.records[0].getMessage()) == 1
     assert 'listen_for_reports is off' in caplog.records[0].getMessage()
@@ -156,20 +157,20 @@ def test_ensure_listener_disabled_warns_once(fresh_state, caplog):
 
 def test_ensure_listener_once_per_process_and_resyncs(fresh_state):
     conf = _conf(listen_for_reports=True)
-    first = endpoint.ensure_listener(conf, transport_url='fake:/')
+    first = listener_mod.ensure_listener(conf, transport_url='fake:/')
     assert first is not None and first.pid == os.getpid()
-    assert endpoint.ensure_listener(conf, transport_url='fake:/') is first
+    assert listener_mod.ensure_listener(conf, transport_url='fake:/') is first
     assert first.listening.wait(10)
     assert first.state == 'listening'
     assert first.server.dispatcher.endpoints[0].store is store.get_store()
     assert first.resyncs == 1           # resync_on_start defaults to True
-    assert endpoint.current_listener() is first
+    assert listener_mod.current_listener() is first
     # A forked worker (another pid) starts its own and keeps the parent's
     # object, untouched.
     first.pid = -1
-    second = endpoint.ensure_listener(conf, transport_url='fake:/')
+    second = listener_mod.ensure_listener(conf, transport_url='fake:/')
     assert second is not first
-    assert endpoint._INHERITED == [first]
+    assert listener_mod._INHERITED == [first]
     assert first.state == 'listening'
     assert second.listening.wait(10)
     assert fresh_state == [first, second]
@@ -177,7 +178,7 @@ def test_ensure_listener_once_per_process_and_resyncs(fresh_state):
 
 def test_resync_on_start_off(fresh_state):
     conf = _conf(listen_for_reports=True, resync_on_start=False)
-    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
     assert listener.listening.wait(10)
     assert listener.resyncs == 0
 
@@ -185,7 +186,7 @@ def test_resync_on_start_off(fresh_state):
 def test_resync_request_reaches_agents_topic(fresh_state):
     """The cast a worker sends: topic agents_topic, method resync."""
     conf = _conf(listen_for_reports=True, agents_topic='agents-x')
-    listener = endpoint.BackgroundListener(conf, transport_url='fake:/',
+    listener = listener_mod.BackgroundListener(conf, transport_url='fake:/',
                                            store=store.ReportStore(),
                                            host='w1')
     got = []
@@ -223,20 +224,20 @@ def test_ensure_listener_never_blocks_on_the_bus(fresh_state, monkeypatch):
         started.append(kwargs)
         return endpoint.start_listener(conf, **kwargs)
 
-    real_init = endpoint.BackgroundListener.__init__
+    real_init = listener_mod.BackgroundListener.__init__
 
     def init(self, conf, **kwargs):
         real_init(self, conf, start=hanging_start, **kwargs)
-    monkeypatch.setattr(endpoint.BackgroundListener, '__init__', init)
+    monkeypatch.setattr(listener_mod.BackgroundListener, '__init__', init)
     conf = _conf(listen_for_reports=True, resync_on_start=False)
     st = store.get_store()
     st.clear()
-    listener = endpoint.ensure_listener(conf, transport_url='fake:/')
+    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
     # the "scheduling request" goes on: nothing held, nothing waited for
     assert st.get('compute-1') is None
     assert listener.began.wait(10)
     assert listener.state == 'connecting'
-    assert endpoint.ensure_listener(conf, 'fake:/') is listener
+    assert listener_mod.ensure_listener(conf, 'fake:/') is listener
     release.set()
     assert listener.listening.wait(10)
     assert len(started) == 1
@@ -255,7 +256,7 @@ def test_retry_backoff_and_one_warning_per_outage(caplog, failures, cap,
     waits = []
     sentinel = object()
 
-    listener = endpoint.BackgroundListener(
+    listener = listener_mod.BackgroundListener(
         conf, transport_url='rabbit://u:p@127.0.0.1:1/', host='w',
         store=store.ReportStore(),
         probe=lambda url: outcomes.pop(0),
@@ -285,7 +286,7 @@ def test_start_errors_are_retried_like_a_dead_broker(caplog):
         if len(calls) < 3:
             raise oslo_messaging.MessagingException('auth refused')
         return 'server'
-    listener = endpoint.BackgroundListener(
+    listener = listener_mod.BackgroundListener(
         conf, transport_url='fake:/', probe=lambda url: None, start=start,
         wait=lambda delay: None, store=store.ReportStore(), host='w')
     with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
@@ -297,7 +298,7 @@ def test_start_errors_are_retried_like_a_dead_broker(caplog):
 
 def test_stop_while_waiting_for_the_broker():
     conf = _conf()
-    listener = endpoint.BackgroundListener(
+    listener = listener_mod.BackgroundListener(
         conf, transport_url='fake:/', store=store.ReportStore(), host='w',
         probe=lambda url: 'refused')
     listener.start()
@@ -309,23 +310,23 @@ def test_stop_while_waiting_for_the_broker():
 
 def test_after_fork_in_child_drops_parent_listener(fresh_state):
     conf = _conf(listen_for_reports=True)
-    parent = endpoint.ensure_listener(conf, transport_url='fake:/')
+    parent = listener_mod.ensure_listener(conf, transport_url='fake:/')
     assert parent.listening.wait(10)
-    endpoint._after_fork_in_child()     # as if this were the child
-    child = endpoint.current_listener()
+    listener_mod._after_fork_in_child()     # as if this were the child
+    child = listener_mod.current_listener()
     assert child is not None and child is not parent
-    assert endpoint._INHERITED == [parent]
+    assert listener_mod._INHERITED == [parent]
     assert parent.state == 'listening'          # not stopped
     assert child.listening.wait(10)
 
 
 def test_after_fork_in_child_does_nothing_unarmed(fresh_state, monkeypatch):
     # cfg.CONF without [iosched] registered, or listening off
-    monkeypatch.setattr(endpoint.cfg, 'CONF', cfg.ConfigOpts())
-    endpoint._after_fork_in_child()
-    endpoint.arm(_conf(listen_for_reports=False))
-    endpoint._after_fork_in_child()
-    assert endpoint.current_listener() is None and fresh_state == []
+    monkeypatch.setattr(listener_mod.cfg, 'CONF', cfg.ConfigOpts())
+    listener_mod._after_fork_in_child()
+    listener_mod.arm(_conf(listen_for_reports=False))
+    listener_mod._after_fork_in_child()
+    assert listener_mod.current_listener() is None and fresh_state == []
 
 
 @pytest.mark.parametrize('url, addresses', [
@@ -335,12 +336,12 @@ def test_after_fork_in_child_does_nothing_unarmed(fresh_state, monkeypatch):
     ('kafka://k1:9092/', []),
 ])
 def test_broker_addresses(url, addresses):
-    assert endpoint.broker_addresses(url) == addresses
+    assert listener_mod.broker_addresses(url) == addresses
 
 
 def test_broker_addresses_bad_url():
     with pytest.raises(oslo_messaging.InvalidTransportURL):
-        endpoint.broker_addresses('not a url')
+        listener_mod.broker_addresses('not a url')
 
 
 def test_probe_broker_open_and_closed_port():
@@ -349,13 +350,13 @@ def test_probe_broker_open_and_closed_port():
     srv.listen(1)
     port = srv.getsockname()[1]
     try:
-        assert endpoint.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port) \
+        assert listener_mod.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port) \
             is None
     finally:
         srv.close()
-    why = endpoint.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port)
+    why = listener_mod.probe_broker('rabbit://u:p@127.0.0.1:%d/' % port)
     assert why.startswith('127.0.0.1:%d: ' % port), why
-    assert endpoint.probe_broker('fake:/') is None
+    assert listener_mod.probe_broker('fake:/') is None
 
 
 @pytest.mark.parametrize('initial, cap, first', [
@@ -364,7 +365,7 @@ def test_probe_broker_open_and_closed_port():
     (2.0, 1.0, [1.0, 1.0]),
 ])
 def test_backoff(initial, cap, first):
-    gen = endpoint.backoff(initial, cap)
+    gen = listener_mod.backoff(initial, cap)
     assert [next(gen) for _ in first] == first
 
 
