@@ -26,7 +26,7 @@ import threading
 from nova_plugin import scoring
 
 
-def _field(obj, name, default=None):
+def field(obj, name, default=None):
     """``obj.name`` if set, else ``default`` (never lazy-loads)."""
     if obj is None:
         return default
@@ -50,18 +50,18 @@ def _stored(obj, name):
     try:
         return vars(obj)['_obj_' + name]
     except (TypeError, KeyError):
-        return _field(obj, name)
+        return field(obj, name)
 
 
 def _read(spec_obj):
-    flavor = _field(spec_obj, 'flavor')
+    flavor = field(spec_obj, 'flavor')
     request = scoring.Request.from_extra_specs(
-        _field(flavor, 'vcpus', 0), _field(flavor, 'extra_specs', {}))
-    uuid = _field(spec_obj, 'instance_uuid')
+        field(flavor, 'vcpus', 0), field(flavor, 'extra_specs', {}))
+    uuid = field(spec_obj, 'instance_uuid')
     if uuid:
         name = str(uuid)
     else:
-        name = _field(flavor, 'name')
+        name = field(flavor, 'name')
         name = 'flavor:%s' % name if name else 'unknown'
     return request, name
 

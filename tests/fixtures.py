@@ -12,9 +12,11 @@
 """Shared test helpers: a simulated host with an agent, and the rule that a
 test needing a real component fails (not skips) in CI when it is missing."""
 
+import contextlib
 import os
 import socket
 import urllib.parse
+import uuid as uuid_mod
 
 import pytest
 
@@ -61,6 +63,30 @@ def rabbit_url():
             parts.hostname, parts.port or 5672, e)
     require('RabbitMQ', ok, why)
     return url
+
+
+@contextlib.contextmanager
+def agent_topics(*overrides):
+    """Fresh report and resync topics for agents built on ``CONF``.
+
+    Agents tick every 60 s and report every tick, so only what a test
+    drives (or a resync) produces a report. Yields (report_topic,
+    agents_topic); ``overrides`` are more (name, value, group) to set.
+    """
+    tag = uuid_mod.uuid4().hex[:8]
+    report_topic = 'iosched-test-reports-%s' % tag
+    agents_topic = 'iosched-test-agents-%s' % tag
+    overrides = [('topic', report_topic, 'reporter'),
+                 ('resync_topic', agents_topic, 'reporter'),
+                 ('tick_interval', 60.0, 'host_agent'),
+                 ('report_every_ticks', 1, 'host_agent')] + list(overrides)
+    for name, value, group in overrides:
+        CONF.set_override(name, value, group)
+    try:
+        yield report_topic, agents_topic
+    finally:
+        for name, _, group in overrides:
+            CONF.clear_override(name, group)
 
 
 def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):

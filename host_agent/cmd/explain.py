@@ -236,16 +236,13 @@ def from_report(args):
     """As ``from_journal``, from the decisions of a saved HostReport."""
     path = args.report
     try:
-        with open(path, encoding='utf-8') as fh:
-            data = json.load(fh)
+        report = payload.load(path)
     except OSError as e:
         raise BadInput('cannot read the report %s: %s' % (path, e))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BadInput('%s is not JSON: %s' % (path, e))
-    try:
-        report = payload.HostReport.from_dict(data)
     except payload.PayloadError as e:
         raise BadInput('%s is not a HostReport: %s' % (path, e))
+    except ValueError as e:
+        raise BadInput('%s is not JSON: %s' % (path, e))
     items = [fmt.from_entry(d) for d in report.decisions
              if _selected(args, d.instance_uuid, d.kind)]
     heading = ('report %s: host %s, version %s, seq %d: %d decision(s)%s'

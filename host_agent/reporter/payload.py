@@ -89,6 +89,7 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 """
 
 import dataclasses
+import json
 import math
 
 VERSION = '1.2'
@@ -430,3 +431,15 @@ class HostReport:
                                       accepted='a number >= 0'),
             decisions=_decisions(data),
             **sub)
+
+
+def load(path):
+    """The HostReport saved as JSON (``to_dict()``) at ``path``.
+
+    Raises OSError when the file cannot be read, PayloadError naming the
+    bad field, and ValueError (JSONDecodeError, UnicodeDecodeError) when
+    it is not JSON: catch PayloadError first, it is a ValueError too.
+    """
+    with open(path, encoding='utf-8') as fh:
+        data = json.load(fh)
+    return HostReport.from_dict(data)

@@ -21,7 +21,6 @@ Every failure is a ``BadInput`` whose message says what was wrong and what
 is accepted; the command prints it on one line and exits 2.
 """
 
-import json
 import os
 import socket
 import time
@@ -41,17 +40,14 @@ class BadInput(Exception):
 def read_report_file(path):
     """A HostReport from a JSON file holding ``HostReport.to_dict()``."""
     try:
-        with open(path, encoding='utf-8') as fh:
-            data = json.load(fh)
+        return payload.load(path)
     except OSError as e:
         raise BadInput('cannot read the report %s: %s' % (path, e))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BadInput('%s is not JSON: %s' % (path, e))
-    try:
-        return payload.HostReport.from_dict(data)
     except payload.PayloadError as e:
         raise BadInput('%s is not a HostReport (a saved HostReport.to_dict() '
                        'is accepted): %s' % (path, e))
+    except ValueError as e:
+        raise BadInput('%s is not JSON: %s' % (path, e))
 
 
 def reports_from_files(paths):

@@ -49,6 +49,7 @@ from nova import exception
 from nova import objects
 from nova.volume import cinder
 
+from nova_plugin import request_spec
 from nova_plugin import slo_rule
 
 LOG = logging.getLogger(__name__)
@@ -154,20 +155,6 @@ class _Cache(object):
             self._data.clear()
 
 
-def _field(obj, name):
-    """``obj.name`` if set, else None (never lazy-loads)."""
-    if obj is None:
-        return None
-    is_set = getattr(obj, 'obj_attr_is_set', None)
-    if is_set is not None:
-        try:
-            if not is_set(name):
-                return None
-        except AttributeError:      # not a field of this object version
-            return None
-    return getattr(obj, name, None)
-
-
 class Resolver(object):
     """``demand(spec_obj)``: the request's SLO floors, cached per worker."""
 
@@ -197,7 +184,7 @@ class Resolver(object):
 
     def demand(self, spec_obj):
         """The ``Demand`` of ``spec_obj``; lookups once per request."""
-        uuid = _field(spec_obj, 'instance_uuid')
+        uuid = request_spec.field(spec_obj, 'instance_uuid')
         if not uuid:
             return NO_DEMAND
         uuid = str(uuid)
@@ -227,10 +214,10 @@ class Resolver(object):
         volumes = []
         try:
             for bdm in bdms:
-                ref = slo_rule.volume_ref(
-                    _field(bdm, 'destination_type'),
-                    _field(bdm, 'source_type'), _field(bdm, 'volume_id'),
-                    _field(bdm, 'volume_type'), _field(bdm, 'snapshot_id'))
+                ref = slo_rule.volume_ref(*(
+                    request_spec.field(bdm, name) for name in (
+                        'destination_type', 'source_type', 'volume_id',
+                        'volume_type', 'snapshot_id')))
                 if ref is None:
                     continue
                 label, b = self._ref_iops(ctxt, ref)
@@ -247,11 +234,11 @@ class Resolver(object):
         try:
             build = objects.BuildRequest.get_by_instance_uuid(ctxt, uuid)
             return SOURCE_BUILD_REQUEST, list(
-                _field(build, 'block_device_mappings') or [])
+                request_spec.field(build, 'block_device_mappings') or [])
         except exception.BuildRequestNotFound:
             pass
         mapping = objects.InstanceMapping.get_by_instance_uuid(ctxt, uuid)
-        if _field(mapping, 'cell_mapping') is None:
+        if request_spec.field(mapping, 'cell_mapping') is None:
             raise exception.InstanceMappingNotFound(uuid=uuid)
         with nova_context.target_cell(ctxt, mapping.cell_mapping) as cctxt:
             return SOURCE_INSTANCE, list(

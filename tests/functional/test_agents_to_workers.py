@@ -26,7 +26,6 @@ Run once on native threads and once monkey-patched by eventlet.
 
 import threading
 import time
-import uuid
 
 import pytest
 
@@ -41,19 +40,8 @@ HOSTS = ['compute-%d' % i for i in range(1, 5)]
 
 @pytest.fixture
 def topics():
-    tag = uuid.uuid4().hex[:8]
-    report_topic = 'iosched-test-reports-%s' % tag
-    agents_topic = 'iosched-test-agents-%s' % tag
-    overrides = [('topic', report_topic, 'reporter'),
-                 ('resync_topic', agents_topic, 'reporter'),
-                 ('tick_interval', 60.0, 'host_agent'),
-                 ('report_every_ticks', 1, 'host_agent'),
-                 ('resync_min_interval', 1.0, 'reporter')]
-    for name, value, group in overrides:
-        fixtures.CONF.set_override(name, value, group)
-    yield report_topic, agents_topic
-    for name, _, group in overrides:
-        fixtures.CONF.clear_override(name, group)
+    with fixtures.agent_topics(('resync_min_interval', 1.0, 'reporter')) as t:
+        yield t
 
 
 def _wait(predicate, timeout=30.0):

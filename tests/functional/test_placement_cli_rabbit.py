@@ -25,7 +25,6 @@ Topics are unique per test; thresholds come from a nova.conf file.
 
 import json
 import threading
-import uuid
 
 import pytest
 
@@ -44,22 +43,13 @@ IO = ['--vcpus', '2', '--property', 'iosched:io_profile=io']
 
 @pytest.fixture
 def topics(tmp_path):
-    tag = uuid.uuid4().hex[:8]
-    report_topic = 'iosched-test-reports-%s' % tag
-    agents_topic = 'iosched-test-agents-%s' % tag
-    overrides = [('topic', report_topic, 'reporter'),
-                 ('resync_topic', agents_topic, 'reporter'),
-                 ('tick_interval', 60.0, 'host_agent'),
-                 ('report_every_ticks', 1, 'host_agent')]
-    for name, value, group in overrides:
-        fixtures.CONF.set_override(name, value, group)
-    nova_conf = tmp_path / 'nova.conf'
-    nova_conf.write_text('[iosched]\nreport_topic = %s\nagents_topic = %s\n'
-                         'max_io_vcpus_per_pcpu = 1.0\n'
-                         % (report_topic, agents_topic))
-    yield report_topic, str(nova_conf)
-    for name, _, group in overrides:
-        fixtures.CONF.clear_override(name, group)
+    with fixtures.agent_topics() as (report_topic, agents_topic):
+        nova_conf = tmp_path / 'nova.conf'
+        nova_conf.write_text('[iosched]\nreport_topic = %s\n'
+                             'agents_topic = %s\n'
+                             'max_io_vcpus_per_pcpu = 1.0\n'
+                             % (report_topic, agents_topic))
+        yield report_topic, str(nova_conf)
     messaging.cleanup()
 
 

@@ -15,6 +15,11 @@
   report store on a fake clock (``nova_plugin.store.STORE``), an in-flight
   tracker (its baselines are per process, and a report object of an
   earlier test may share a new one's ``id()``) and an empty explain ring.
+* ``enable_plugin(test, *filters)``: nova.conf of nova-scheduler as
+  docs/nova.md says (Nova's filters and ours available, Nova's default
+  filters plus ``filters`` enabled, Nova's weighers and ours). Call it
+  before the base class's setUp starts the scheduler, which loads its
+  filters then.
 * ``ignore_noload_warning()``: Nova 34's WarningsFixture turns SQLAlchemy
   deprecation warnings into errors, and with the SQLAlchemy 2.1 installed
   here (no upper constraints) burying a NoValidHost instance in cell0
@@ -51,6 +56,21 @@ class PluginState(fixtures.Fixture):
                                              self.tracker))
         explain.RING.clear()
         self.addCleanup(explain.RING.clear)
+
+
+NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
+                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                'ServerGroupAffinityFilter']
+
+
+def enable_plugin(test, *filters):
+    """See the module docstring."""
+    test.flags(available_filters=['nova.scheduler.filters.all_filters',
+                                  'nova_plugin.filters.all_filters'],
+               enabled_filters=NOVA_FILTERS + list(filters),
+               weight_classes=['nova.scheduler.weights.all_weighers',
+                               'nova_plugin.weighers.all_weighers'],
+               group='filter_scheduler')
 
 
 def ignore_noload_warning():

@@ -24,24 +24,13 @@ from nova_plugin import explain
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
-NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
-                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
-                'ServerGroupAffinityFilter']
-
-
 class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     compute_driver = 'fake.MediumFakeDriver'
     hosts = ('host1', 'host2', 'host3')
 
     def setUp(self):
-        self.flags(available_filters=['nova.scheduler.filters.all_filters',
-                                      'nova_plugin.filters.all_filters'],
-                   enabled_filters=NOVA_FILTERS + ['IoDensityFilter',
-                                                   'LsvmFilter'],
-                   weight_classes=['nova.scheduler.weights.all_weighers',
-                                   'nova_plugin.weighers.all_weighers'],
-                   group='filter_scheduler')
+        plugin_state.enable_plugin(self, 'IoDensityFilter', 'LsvmFilter')
         super().setUp()
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())

@@ -37,11 +37,6 @@ from nova_plugin import explain
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
-NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
-                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
-                'ServerGroupAffinityFilter']
-
-
 class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     """Three computes, the plugin enabled, reports from a test clock."""
 
@@ -51,12 +46,7 @@ class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def setUp(self):
         # nova.conf of nova-scheduler, as docs/nova.md says; set before the
         # base class starts the scheduler, which loads its filters then.
-        self.flags(available_filters=['nova.scheduler.filters.all_filters',
-                                      'nova_plugin.filters.all_filters'],
-                   enabled_filters=NOVA_FILTERS + ['IoDensityFilter'],
-                   weight_classes=['nova.scheduler.weights.all_weighers',
-                                   'nova_plugin.weighers.all_weighers'],
-                   group='filter_scheduler')
+        plugin_state.enable_plugin(self, 'IoDensityFilter')
         super().setUp()
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
