@@ -128,6 +128,49 @@ class DiskRates:
     mean_latency_ms: float
 
 
+# How a host shortens an LSVM's wait for a CPU ([host_agent_policy.vslicer]
+# mechanism; docs/architecture.md section 4):
+MECH_DEADLINE = 'deadline'   # SCHED_DEADLINE reservations (sched_setattr)
+MECH_WEIGHT = 'weight'       # VM-level cgroup weight boost + CFS quota cap
+MECH_SLICE = 'slice'         # EEVDF custom slice (sched_runtime)
+MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
+MECH_AUTO = 'auto'           # chosen at agent start by the wake-up self-test
+# The self-test's reference row: no mechanism, stock SCHED_OTHER.
+PROBE_STOCK = 'stock'
+
+
+@dataclasses.dataclass(frozen=True)
+class WakeupProbe:
+    """One row of the wake-up self-test: a sleeper among busy loops."""
+    mechanism: str                   # PROBE_STOCK or one of MECHANISMS
+    ok: bool                         # the kernel accepted the mechanism
+    p50_us: float = 0.0              # wake lateness percentiles, us
+    p99_us: float = 0.0
+    samples: int = 0
+    error: str = ''                  # why not ok (e.g. EPERM)
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSched:
+    """What this host's kernel gives LSVMs, as measured at agent start.
+
+    Filled by the agent (the self-test of ``host_agent.linux.wakeup_probe``
+    on a real host, the simulator's probe on a simulated one) and read by
+    the pure vSlicer policy from every snapshot.
+    """
+    mechanism: str = MECH_SLICE      # the one in force (never 'auto')
+    wakeup_p99_us: float = 0.0       # measured p99 wake-up latency under
+                                     # ``mechanism``; 0 = not measured
+    # SCHED_DEADLINE admission: CPUs of the root domain LSVM threads span
+    # (their affinity must cover it), the kernel's limit (sched_rt_runtime
+    # / sched_rt_period x len(dl_cpus)) and the bandwidth other threads
+    # hold there (CPUs), all 0/() when deadline is not in use.
+    dl_cpus: tuple = ()
+    dl_bw_limit: float = 0.0
+    dl_bw_foreign: float = 0.0
+    probes: tuple = ()               # tuple[WakeupProbe], the self-test
+
+
 @dataclasses.dataclass(frozen=True)
 class HostSnapshot:
     host: str
@@ -137,6 +180,7 @@ class HostSnapshot:
     instances: typing.Mapping[str, InstanceInfo]
     vcpus: tuple                     # tuple[VcpuIoStrength]
     disks: tuple = ()                # tuple[DiskRates]
+    sched: HostSched = HostSched()   # the LSVM mechanism in force
 
 
 # Action kinds: what an actuator knows how to change.
@@ -144,8 +188,24 @@ ACTION_VCPU_SLICE = 'vcpu_slice'     # value: slice in us (EEVDF request)
 ACTION_VCPU_WEIGHT = 'vcpu_weight'   # value: weight (cgroup v2 scale)
 ACTION_VCPU_PIN = 'vcpu_pin'         # value: tuple of pCPU ids or None
 ACTION_DISK_IOTUNE = 'disk_iotune'   # value: dict of iotune keys
+# SCHED_DEADLINE reservation of a vCPU thread (target: vCPU index) or of
+# every I/O-path thread of the VM (target '': QEMU main loop, iothreads,
+# vhost): value {'runtime_us', 'deadline_us', 'period_us'} (ints), or None
+# = back to SCHED_OTHER (nice 0, default slice).
+ACTION_VCPU_DEADLINE = 'vcpu_deadline'
+ACTION_IO_DEADLINE = 'io_thread_deadline'
+# The VM-level cgroup (libvirt's machine/<vm> group, which holds its
+# vCPU, emulator and iothread groups), target '': weight as cgroup v2
+# cpu.weight 1..10000 (v1 cpu.shares x 100/1024), cap as a fraction of
+# one CPU (float) or None = unlimited.
+ACTION_VM_WEIGHT = 'vm_weight'
+ACTION_VM_CAP = 'vm_cap'
+# The emulator (main loop) threads' pCPUs, target '': tuple or None = all.
+ACTION_EMULATOR_PIN = 'emulator_pin'
 ACTION_KINDS = (ACTION_VCPU_SLICE, ACTION_VCPU_WEIGHT, ACTION_VCPU_PIN,
-                ACTION_DISK_IOTUNE)
+                ACTION_DISK_IOTUNE, ACTION_VCPU_DEADLINE, ACTION_IO_DEADLINE,
+                ACTION_VM_WEIGHT, ACTION_VM_CAP, ACTION_EMULATOR_PIN)
+DEADLINE_KEYS = ('runtime_us', 'deadline_us', 'period_us')
 
 
 @dataclasses.dataclass(frozen=True)

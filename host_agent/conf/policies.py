@@ -19,6 +19,110 @@ VSLICER_GROUP = cfg.OptGroup(
          'slices for the others, equal weights.')
 
 VSLICER_OPTS = [
+    cfg.StrOpt('mechanism', default='auto',
+               choices=[('auto', 'run the wake-up self-test at agent start '
+                         'and use the first of deadline, weight, slice that '
+                         'meets the bound'),
+                        ('deadline', 'SCHED_DEADLINE reservations for the '
+                         'LSVM vCPU and I/O threads'),
+                        ('weight', 'boost the LSVM\'s VM-level cgroup '
+                         'weight, capped at its fair share by a CFS quota'),
+                        ('slice', 'EEVDF custom slices (vSlicer\'s '
+                         'microslices; no wake-up effect on PREEMPT_NONE '
+                         'HZ=250 kernels, measured)')],
+               help="""
+How the host shortens an LSVM's wait for a CPU.
+
+The product's promise is a shorter wait for I/O with no CPU share taken
+from anyone; which kernel lever delivers it depends on the kernel:
+
+* ``deadline``: SCHED_DEADLINE for the LSVM's vCPU threads and the threads
+  on its I/O path (QEMU main loop, iothreads, vhost): runtime = the
+  microslice T_m, period chosen so that the reservation equals the VM's
+  fair share (vSlicer's differentiated frequency), deadline = its latency
+  bound. The threads' affinity is widened to the root domain (the kernel
+  refuses SCHED_DEADLINE on narrower affinity), so LSVMs float; the
+  host's deadline admission is checked before asking the kernel. A guest
+  that turns CPU-bound is throttled at its reservation.
+* ``weight``: the LSVM's VM-level cgroup gets ``lsvm_weight``, capped with
+  a CFS quota at its fair share, so the boost never buys extra CPU.
+* ``slice``: EEVDF custom slices (kept for kernels where they work).
+* ``auto``: a self-test at agent start (a sleeper among busy loops, a few
+  seconds, no VM) measures each mechanism, logs the table, and picks the
+  first of deadline, weight, slice whose p99 wake-up latency is within
+  ``selftest_target_us``; the report carries the mechanism and its
+  measured latency. Drivers without the self-test (none today) use slice.
+
+Related options:
+
+* ``selftest_target_us``, ``lsvm_weight``, ``deadline_max_share``,
+  ``io_thread_runtime_us``
+"""),
+    cfg.IntOpt('selftest_target_us', default=500, min=10, max=100000,
+               help="""
+p99 wake-up latency, microseconds, a mechanism must achieve in the start-up
+self-test for ``mechanism = auto`` to choose it.
+
+When none does, auto takes the mechanism with the lowest measured p99 and
+logs a warning; the report carries the measured figure either way, so the
+Nova LsvmFilter never promises less than the host measured.
+
+Possible values:
+
+* 10 to 100000.
+"""),
+    cfg.IntOpt('selftest_wakes', default=300, min=50, max=5000,
+               help="""
+Wake-ups the self-test measures per mechanism (every 2 ms, so 300 wakes
+take 0.6 s per mechanism, about 3 s for the four rows).
+
+Possible values:
+
+* 50 to 5000.
+"""),
+    cfg.IntOpt('selftest_hogs_per_cpu', default=2, min=1, max=8,
+               help="""
+Busy loops per CPU the self-test runs beside its sleeper (on every CPU of
+the host's guest pCPUs, for the few seconds of the test).
+
+Possible values:
+
+* 1 to 8.
+"""),
+    cfg.IntOpt('lsvm_weight', default=10000, min=100, max=10000,
+               help="""
+VM-level CPU weight of an LSVM with ``mechanism = weight`` (cgroup v2
+cpu.weight scale; 100 is the default, cgroup v1 cpu.shares = weight x
+1024 / 100). The CFS quota caps the VM at its fair share, so a high weight
+buys a prompt wake-up, not extra CPU.
+
+Possible values:
+
+* 100 to 10000.
+"""),
+    cfg.FloatOpt('deadline_max_share', default=0.5, min=0.01, max=0.95,
+                 help="""
+Largest CPU share one LSVM vCPU's SCHED_DEADLINE reservation may have
+(``mechanism = deadline``).
+
+An LSVM vCPU's reservation is its fair share, min(this, P / N) with P the
+host's pCPUs and N all vCPUs on it. A reservation is not work-conserving:
+an LSVM whose guest turns CPU-bound is held to it even on an idle host.
+
+Possible values:
+
+* 0.01 to 0.95.
+"""),
+    cfg.IntOpt('io_thread_runtime_us', default=200, min=10, max=100000,
+               help="""
+SCHED_DEADLINE runtime per period of each I/O-path thread of an LSVM (QEMU
+main loop, iothreads, vhost), microseconds, with ``mechanism = deadline``.
+The VM's vCPU and I/O-thread reservations together equal its fair share.
+
+Possible values:
+
+* 10 to 100000.
+"""),
     cfg.IntOpt('nlsvm_slice_us', default=3000, min=100, max=100000,
                help="""
 EEVDF slice (request size) given to vCPUs of ordinary VMs, microseconds.

@@ -90,8 +90,11 @@ class SimulatedDriver(base.Driver):
         return disk.parallelism * 1e6 / mean_us
 
     # -- knobs -----------------------------------------------------------
+    KINDS = (model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
+             model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE)
+
     def knobs(self):
-        return model.ACTION_KINDS
+        return self.KINDS
 
     def read_knob(self, kind, instance_uuid, target):
         try:
@@ -107,7 +110,7 @@ class SimulatedDriver(base.Driver):
         except ValueError as e:
             raise base.DriverError(str(e))
         raise base.DriverError('unknown knob %r; accepted: %s'
-                               % (kind, ', '.join(model.ACTION_KINDS)))
+                               % (kind, ', '.join(self.KINDS)))
 
     def write_knob(self, kind, instance_uuid, target, value):
         try:
@@ -127,4 +130,4 @@ class SimulatedDriver(base.Driver):
         except ValueError as e:
             raise base.DriverError(str(e))
         raise base.DriverError('unknown knob %r; accepted: %s'
-                               % (kind, ', '.join(model.ACTION_KINDS)))
+                               % (kind, ', '.join(self.KINDS)))

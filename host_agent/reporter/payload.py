@@ -21,12 +21,15 @@ and fields added after 1.0 must have defaults.
 
 History: 1.0 the first schema; 1.1 ``decisions``; 1.2 the ``lsvm``
 object's vSlicer parameters (``nlsvm_slice_ms`` ... ``nlsvm_vcpus``), for
-the Nova ``LsvmFilter``.
+the Nova ``LsvmFilter``; 1.3 the LSVM mechanism the host uses, its measured
+wake-up latency, the deadline admission figures and the self-test table
+(``mechanism`` ... ``probes``).
 
 Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 
-  version          str    "1.2" (1.0 had no ``decisions``; 1.1 had only
-                          the first five ``lsvm`` fields)
+  version          str    "1.3" (1.0 had no ``decisions``; 1.1 had only
+                          the first five ``lsvm`` fields; 1.2 no
+                          ``lsvm.mechanism`` ... ``lsvm.probes``)
   host             str    compute host name, as Nova's HostState.host
   ts               float  seconds since the epoch (agent clock) when measured
   seq              int    per-agent counter, +1 per report; restarts at 0
@@ -65,6 +68,22 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
                                (true) or W = T_NLSVM (false) (true)
     nlsvm_vcpus         int?   vCPUs of non-LSVM VMs on the host (null:
                                unknown, derive len(vcpus) - count)
+    (1.3, optional: how the host serves LSVMs; defaults = a 1.2 host,
+     EEVDF slices with no measurement)
+    mechanism           str    deadline | weight | slice ("slice")
+    wakeup_latency_us   float  p99 wake-up latency measured under the
+                               mechanism at agent start (0: not measured)
+    deadline_max_share  float  largest reservation of one LSVM vCPU, CPUs
+                               (0.5); its share is min(this, pcpus / N)
+    dl_bw_limit         float  SCHED_DEADLINE bandwidth the kernel admits
+                               on the LSVMs' root domain, CPUs (0: none)
+    dl_bw_foreign       float  of which held by threads not the agent's
+    dl_bw_reserved      float  held by the agent's LSVM reservations
+    probes              list   the start-up self-test, one row per case:
+      mechanism         str    stock | deadline | weight | slice
+      ok                bool   the kernel accepted it
+      p50_us, p99_us    float  wake lateness of a sleeper among busy loops
+      error             str    why not ok ("")
   disk                  object
     capacity_iops       float  measured device capacity (0 = unknown)
     reserved_iops       float  sum of attached SLO throughputs B
@@ -92,7 +111,9 @@ import dataclasses
 import json
 import math
 
-VERSION = '1.2'
+VERSION = '1.3'
+MECHANISMS = ('deadline', 'weight', 'slice')
+PROBE_CASES = ('stock',) + MECHANISMS
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).
 MAX_DECISIONS = 1000
@@ -188,6 +209,32 @@ def _positive(v):
 
 
 @dataclasses.dataclass(frozen=True)
+class ProbeEntry:
+    """One row of the agent's wake-up self-test (1.3)."""
+    mechanism: str
+    ok: bool
+    p50_us: float = 0.0
+    p99_us: float = 0.0
+    error: str = ''
+
+    @classmethod
+    def from_dict(cls, data, path):
+        if not isinstance(data, dict):
+            raise PayloadError(path.rstrip('.'), 'expected an object, got %r'
+                               % (data,))
+        return cls(
+            mechanism=_get(data, 'mechanism', path, str,
+                           check=lambda v: v in PROBE_CASES,
+                           accepted=' | '.join(PROBE_CASES)),
+            ok=_get(data, 'ok', path, bool),
+            p50_us=_get(data, 'p50_us', path, float, default=0.0,
+                        check=_nonneg, accepted='microseconds >= 0'),
+            p99_us=_get(data, 'p99_us', path, float, default=0.0,
+                        check=_nonneg, accepted='microseconds >= 0'),
+            error=_get(data, 'error', path, str, default=''))
+
+
+@dataclasses.dataclass(frozen=True)
 class LsvmState:
     supported: bool = True
     count: int = 0
@@ -203,12 +250,44 @@ class LsvmState:
     min_latency_ms: float = 0.0
     wakeup_preemption: bool = True
     nlsvm_vcpus: object = None       # int, or None: unknown
+    # 1.3: the mechanism and what the host measured
+    mechanism: str = 'slice'
+    wakeup_latency_us: float = 0.0
+    deadline_max_share: float = 0.5
+    dl_bw_limit: float = 0.0
+    dl_bw_foreign: float = 0.0
+    dl_bw_reserved: float = 0.0
+    probes: tuple = ()               # tuple[ProbeEntry]
 
     @classmethod
     def from_dict(cls, data, path):
         d = cls()
         ms = 'a number of milliseconds > 0'
+        cpus = 'a number of CPUs >= 0'
+        probes = _get(data, 'probes', path, list, default=[])
+        if len(probes) > 16:
+            raise PayloadError(path + 'probes', 'got %d rows, accepted: at '
+                               'most 16' % len(probes))
         return cls(
+            mechanism=_get(data, 'mechanism', path, str,
+                           default=d.mechanism,
+                           check=lambda v: v in MECHANISMS,
+                           accepted=' | '.join(MECHANISMS)),
+            wakeup_latency_us=_get(data, 'wakeup_latency_us', path, float,
+                                   default=0.0, check=_nonneg,
+                                   accepted='microseconds >= 0'),
+            deadline_max_share=_get(data, 'deadline_max_share', path, float,
+                                    default=d.deadline_max_share,
+                                    check=lambda v: 0 < v <= 1,
+                                    accepted='a share in (0, 1]'),
+            dl_bw_limit=_get(data, 'dl_bw_limit', path, float, default=0.0,
+                             check=_nonneg, accepted=cpus),
+            dl_bw_foreign=_get(data, 'dl_bw_foreign', path, float,
+                               default=0.0, check=_nonneg, accepted=cpus),
+            dl_bw_reserved=_get(data, 'dl_bw_reserved', path, float,
+                                default=0.0, check=_nonneg, accepted=cpus),
+            probes=tuple(ProbeEntry.from_dict(r, '%sprobes[%d].' % (path, i))
+                         for i, r in enumerate(probes)),
             nlsvm_slice_ms=_get(data, 'nlsvm_slice_ms', path, float,
                                 default=d.nlsvm_slice_ms, check=_positive,
                                 accepted=ms),
@@ -382,6 +461,7 @@ class HostReport:
         data = dataclasses.asdict(self)
         data['vcpus'] = [dict(v) for v in data['vcpus']]
         data['health']['errors'] = list(data['health']['errors'])
+        data['lsvm']['probes'] = [dict(r) for r in data['lsvm']['probes']]
         data['decisions'] = [
             dict(d, before=_plain(d['before']), after=_plain(d['after']))
             for d in data['decisions']]
