@@ -151,6 +151,17 @@ class WakeupProbe:
 
 
 @dataclasses.dataclass(frozen=True)
+class DeadlineState:
+    """SCHED_DEADLINE admission figures of a host (driver.deadline_state)."""
+    cpus: tuple = ()                 # CPUs of the root domain LSVM threads
+                                     # may span (their affinity must cover it)
+    limit: float = 0.0               # bandwidth the kernel admits there, CPUs
+                                     # (sched_rt_runtime/period x len(cpus))
+    foreign: float = 0.0             # held by threads that are not VMs'
+    reserved: float = 0.0            # held by threads of the VMs (ours)
+
+
+@dataclasses.dataclass(frozen=True)
 class HostSched:
     """What this host's kernel gives LSVMs, as measured at agent start.
 

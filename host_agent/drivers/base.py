@@ -21,6 +21,18 @@ hypervisor (libvirt, procfs, cgroups, or the simulator):
   ``host_agent.model.ACTION_KINDS`` that ``knobs()`` lists. Only actuators
   call ``write_knob``.
 
+Optional, for the LSVM mechanisms (``[host_agent_policy.vslicer]
+mechanism``; the agent falls back to ``slice`` unmeasured without them):
+
+* ``wakeup_probe(cases, wakes=300, hogs_per_cpu=2, lsvm_weight=10000)``
+  runs the wake-up self-test (a sleeper among busy loops, no VM) for each
+  case in ``cases`` (``model.PROBE_STOCK`` and/or ``model.MECHANISMS``)
+  and returns a tuple of ``model.WakeupProbe`` in the same order; a case
+  the kernel refuses is a row with ``ok=False`` and its ``error``;
+* ``deadline_state()`` returns ``model.DeadlineState`` (root-domain CPUs,
+  the kernel's SCHED_DEADLINE limit there, bandwidth held by threads that
+  are not VMs' and by VMs' threads).
+
 ``now()`` is the driver's clock in seconds: wall clock on a real host,
 simulated time in the simulator, so the same agent code runs on both.
 """
