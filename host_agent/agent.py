@@ -26,6 +26,7 @@ from oslo_log import log as logging
 from host_agent.collectors import disk as disk_collector
 from host_agent.collectors import rates
 from host_agent.collectors import vcpu_io_strength
+from host_agent import lsvm_mechanism
 from host_agent import model
 from host_agent.reporter import build
 
@@ -69,6 +70,9 @@ class Agent(object):
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
         self._resend_lock = threading.Lock()
+        # The LSVM mechanism in force (resolved by start(); until then, or
+        # without a vSlicer policy: slices, not measured).
+        self.host_sched = model.HostSched()
 
     @property
     def report_interval(self):
@@ -90,6 +94,9 @@ class Agent(object):
             if restored:
                 LOG.warning('restored %d knobs left by a previous run',
                             restored)
+        if any(p.name == 'vslicer' for p in self.policies):
+            # The wake-up self-test runs once, before any knob is ours.
+            self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
 
     def tick(self):
         """One control step. Never raises."""
@@ -128,7 +135,7 @@ class Agent(object):
             window_s=(now - prev_ts) if prev_ts is not None else 0.0,
             pcpus=tuple(self.driver.pcpus()),
             instances={i.uuid: i for i in instances},
-            vcpus=vcpus, disks=disks)
+            vcpus=vcpus, disks=disks, sched=self.host_sched)
         self.last_snapshot = snapshot
         plans = []
         for policy in self.policies:
@@ -155,6 +162,10 @@ class Agent(object):
     def _report(self, errors):
         if self.last_snapshot is None:
             return
+        # Other threads may take or free deadline bandwidth: re-read the
+        # admission figures once per report (a /proc scan).
+        self.host_sched = lsvm_mechanism.refresh_deadline(self.host_sched,
+                                                          self.driver)
         lat = list(self._disk_latency)
         try:
             report = build.build_report(

@@ -58,6 +58,29 @@ RULES = {
         'vSlicer per-pCPU plan (pin_lsvms): the LSVM vCPU is pinned to its '
         'planned pCPU (strictest latency first, fewest LSVM vCPUs per pCPU) '
         'so that the per-core bound m_p*T_m holds.',
+    'vslicer.lsvm_deadline':
+        'vSlicer with mechanism=deadline: an LSVM vCPU thread gets a '
+        'SCHED_DEADLINE reservation, runtime T_m, deadline L, period so '
+        "that the VM holds its fair share: prompt at wake-up, throttled at "
+        'its share if it turns CPU-bound.',
+    'vslicer.lsvm_io_deadline':
+        "vSlicer with mechanism=deadline: the LSVM's I/O-path threads (QEMU "
+        'main loop, iothreads, vhost) get a small SCHED_DEADLINE '
+        'reservation in the same period.',
+    'vslicer.lsvm_dl_affinity':
+        'vSlicer with mechanism=deadline: the LSVM threads may run on every '
+        'CPU of their root domain (the kernel refuses SCHED_DEADLINE on '
+        'narrower affinity).',
+    'vslicer.lsvm_dl_release':
+        'vSlicer with mechanism=deadline: an LSVM the host cannot admit '
+        '(bandwidth, dedicated pinning) goes back to the fair class and '
+        'gets slices.',
+    'vslicer.lsvm_vm_weight':
+        'vSlicer with mechanism=weight: the LSVM\'s VM-level cgroup weight '
+        'is boosted so that it wins the CPU when it wakes.',
+    'vslicer.lsvm_vm_cap':
+        'vSlicer with mechanism=weight: the boosted LSVM is capped by a CFS '
+        'quota at its fair share, so the weight buys no extra CPU.',
     'vslicer.equal_weight':
         'vSlicer: every vCPU keeps the same weight; slices change when a '
         'vCPU runs, never its CPU share.',

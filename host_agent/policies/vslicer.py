@@ -9,24 +9,34 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""vSlicer on EEVDF: short, frequent slices for LSVMs, same CPU share.
+"""vSlicer on Linux: prompt turns for LSVMs, same CPU share.
 
 Description:
     vSlicer (seed 001, ch. 2) gives a latency-sensitive VM (LSVM) the same
     CPU share as every other VM, but in microslices, so its pending I/O
-    waits less. On Linux >= 6.12 the per-thread EEVDF slice
-    (``sched_setattr(SCHED_OTHER, sched_runtime=slice)``) does this: a
-    shorter request gives an earlier virtual deadline at the same weight,
-    and a woken short-slice task preempts a long-slice one (PREEMPT_SHORT).
+    waits less. Which kernel lever delivers "a shorter wait, no extra
+    share" depends on the kernel (``[host_agent_policy.vslicer]
+    mechanism``, resolved at agent start by the wake-up self-test into
+    ``snapshot.sched``):
+
+    * ``slice``: the per-thread EEVDF slice (``sched_setattr(SCHED_OTHER,
+      sched_runtime)``, Linux >= 6.12): a shorter request, an earlier
+      virtual deadline at the same weight, and PREEMPT_SHORT;
+    * ``deadline``: SCHED_DEADLINE reservations for the LSVM's vCPU and
+      I/O-path threads, runtime T_m, at the VM's fair share (vSlicer's
+      differentiated frequency), admitted within the host's limit;
+    * ``weight``: a boosted VM-level cgroup weight, capped by a CFS quota
+      at the VM's fair share.
 Requirements:
     Flavor extra specs ``iosched:latency_sensitive=true`` and optionally
-    ``iosched:latency_ms``; a driver with the ``vcpu_slice`` and
-    ``vcpu_weight`` knobs.
+    ``iosched:latency_ms``; a driver with the mechanism's knobs.
 Limitations:
-    EEVDF is not vSlicer's strict micro-round: the (m-1)*T_m bound is not
-    enforced by the kernel, only made likely (see docs/architecture.md).
-    Unless ``pin_lsvms`` is set, vCPUs float over the host's pCPUs, so
-    LSVMs per pCPU is the balanced spread the per-pCPU plan assumes.
+    Measured on a 6.18 PREEMPT_NONE HZ=250 kernel: the EEVDF custom slice
+    does not change wake-up latency (docs/status.md); ``deadline`` widens
+    an LSVM's affinity to its root domain (the kernel refuses narrower),
+    so LSVMs float and ``pin_lsvms`` does not apply to them. The (k-1)*T_m
+    term assumes slices cut turns short, which the same kernel does only
+    on the tick.
 Spec URL:
     ../shared/seeds/001-vslicer-vturbo-vread.md, sections 2.1 and 3.1.
 """
@@ -36,6 +46,7 @@ import math
 
 from host_agent import model
 from host_agent.policies import base
+from host_agent.policies import lsvm_bounds
 
 # Same string as host_agent.actuators.linux_knobs.ACTION_EMULATOR_SLICE
 # (policies import no actuator); drivers without it skip the action.
@@ -58,6 +69,9 @@ class Params:
     # PREEMPT_SHORT), wait W = T_m; False: vSlicer's strict round robin,
     # it may just miss its turn and wait one NLSVM slice, W = T_NLSVM.
     wakeup_preemption: bool = True
+    lsvm_weight: int = 10000
+    deadline_max_share: float = 0.5
+    io_thread_runtime_us: int = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +97,12 @@ class LsvmState:
     min_latency_ms: float = 0.0  # strictest L_i of the host's LSVMs, 0: none
     nlsvm_vcpus: int = 0       # vCPUs of the other VMs (n)
     params: object = None      # the Params planned with (for the report)
+    mechanism: str = model.MECH_SLICE
+    wakeup_us: float = 0.0     # measured wake-up term W under it (0: none)
+    dl_bw_limit: float = 0.0   # deadline: the kernel's limit, CPUs
+    dl_bw_foreign: float = 0.0  # held by threads that are not VMs'
+    dl_bw_reserved: float = 0.0  # the LSVM reservations planned, CPUs
+    probes: tuple = ()         # the self-test rows (model.WakeupProbe)
 
 
 def _clamp(v, lo, hi):
@@ -102,47 +122,25 @@ def _latency_ms(inst, params):
     return inst.latency_ms or params.default_latency_ms
 
 
-# Worst-case scheduling latency of an LSVM vCPU sharing its pCPU with
-# k - 1 other LSVM vCPUs, all with microslice T_m (vSlicer, seed 001 2.1):
-#   worst(k, T_m) = W + (k - 1) * T_m
-#   W = T_m      with wakeup_preemption (EEVDF: the woken LSVM preempts the
-#                running NLSVM at once and waits for the k - 1 others and
-#                the end of its own first request), i.e. k * T_m;
-#   W = T_NLSVM  without (vSlicer's strict round robin: it may just miss
-#                its turn and wait one whole NLSVM slice), vSlicer's crest
-#                T_NLSVM + (m - 1) * T_m.
-# nova_plugin/lsvm_rule.py applies the same rule from the HostReport
-# (tests/unit/nova_plugin/test_lsvm_rule.py checks that both agree).
-def worst_case_us(k, t_m_us, params):
-    """W + (k - 1) * T_m in microseconds."""
-    wait = t_m_us if params.wakeup_preemption else params.nlsvm_slice_us
-    return wait + (k - 1) * t_m_us
+# Worst-case scheduling latency and T_m's budget: lsvm_bounds (shared
+# with the Nova LsvmFilter's rule). With the slice mechanism and nothing
+# measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
+# worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
+def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
+                  measured_us=0.0):
+    """W + (k - 1) * T_m in microseconds (lsvm_bounds.worst_case_us)."""
+    return lsvm_bounds.worst_case_us(k, t_m_us, params, mechanism,
+                                     measured_us)
 
 
-def bound_formula(params):
-    """The worst-case rule in words, for reasons and notes."""
-    return 'k*T_m' if params.wakeup_preemption else 'T_NLSVM+(k-1)*T_m'
-
-
-# Largest T_m keeping worst(k, T_m) <= L (may be below min_slice, or
-# negative when T_NLSVM alone exceeds L):
-#   wakeup_preemption:  L / k
-#   round robin:        (L - T_NLSVM) / (k - 1), unbounded when k = 1
-#                       (the LSVM then waits only for T_NLSVM)
-def _budget_us(lat_ms, k, params):
-    if params.wakeup_preemption:
-        return lat_ms * 1000.0 / k
-    if k <= 1:
-        return float('inf')
-    return (lat_ms * 1000.0 - params.nlsvm_slice_us) / (k - 1)
-
-
-def _microslice(lat_ms, k, params):
+def _microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
+                measured_us=0.0):
     """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs.
 
     T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms).
     """
-    want = min(params.lsvm_max_slice_us, _budget_us(lat_ms, k, params))
+    want = min(params.lsvm_max_slice_us, lsvm_bounds.budget_us(
+        lat_ms, k, params, mechanism, measured_us))
     return int(_clamp(want, max(params.min_slice_us, KERNEL_MIN_SLICE_US),
                       KERNEL_MAX_SLICE_US)), want
 
@@ -155,16 +153,15 @@ def _microslice(lat_ms, k, params):
 # assumes one latency target per core; with mixed targets the strictest
 # wins, digest 001 6.1.4):
 #   T_m,p = clamp(min(lsvm_max_slice, budget(min_i L_i, m_p)), min_slice,
-#                 100 ms)   (budget: L / m_p, or (L - T_NLSVM) / (m_p - 1)
-#                            without wakeup_preemption; see _budget_us)
-#   bound_p = W + (m_p - 1) * T_m,p  (worst_case_us: W = T_m,p when a woken
-#   LSVM vCPU preempts an NLSVM one at once, else T_NLSVM; vSlicer's
+#                 100 ms)   (lsvm_bounds.budget_us for the mechanism)
+#   bound_p = W + (m_p - 1) * T_m,p  (lsvm_bounds.worst_case_us; vSlicer's
 #   (m-1) T_m <= T_l counted per core)
 #   holds_p = bound_p <= L_i for every LSVM i on p and m_p <= max_lsvm.
 # vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
 # round-robin needs; EEVDF serves a core of only LSVMs fine, so they are
 # not required here.
-def plan_pcpus(instances, pcpus, params):
+def plan_pcpus(instances, pcpus, params, mechanism=model.MECH_SLICE,
+               measured_us=0.0):
     """Return a tuple of PcpuPlan, one per pCPU. Pure."""
     ids = tuple(sorted(pcpus)) or (0,)
     lsvms = sorted(((_latency_ms(i, params), i.uuid, v)
@@ -183,8 +180,9 @@ def plan_pcpus(instances, pcpus, params):
             out.append(PcpuPlan(p, (), 0, others / len(ids), 0, 0.0, True))
             continue
         lat = min(x[0] for x in here)
-        t_m, _ = _microslice(lat, m_p, params)
-        bound = worst_case_us(m_p, t_m, params) / 1000.0
+        t_m, _ = _microslice(lat, m_p, params, mechanism, measured_us)
+        bound = worst_case_us(m_p, t_m, params, mechanism,
+                              measured_us) / 1000.0
         out.append(PcpuPlan(
             p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
             t_m, bound,
@@ -197,89 +195,243 @@ def _finite(us):
     return min(us, KERNEL_MAX_SLICE_US)
 
 
-def _refusal(inst, lat_ms, want, slice_us, k, params):
+def _refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
+             measured_us):
     return ('refused latency bound for %s: iosched:latency_ms=%.3g with %d '
             'LSVM vCPUs per pCPU needs T_m=%dus (minimum slice %dus); set '
-            '%dus, bound %s=%.3gms vs L=%.3gms (T_NLSVM=%dus, '
+            '%dus, bound %s=%.3gms vs L=%.3gms (mechanism %s, T_NLSVM=%dus, '
             'wakeup_preemption=%s). Fix: fewer LSVM vCPUs per pCPU (the Nova '
             'LsvmFilter places by the reported LSVM parameters) or a larger '
             'iosched:latency_ms' % (
                 inst.uuid, lat_ms, k, _finite(want), params.min_slice_us,
-                slice_us, bound_formula(params),
-                worst_case_us(k, slice_us, params) / 1000.0, lat_ms,
+                slice_us,
+                lsvm_bounds.formula(params, mechanism, measured_us),
+                worst_case_us(k, slice_us, params, mechanism,
+                              measured_us) / 1000.0, lat_ms, mechanism,
                 params.nlsvm_slice_us, params.wakeup_preemption))
+
+
+def measured_us(sched, mechanism):
+    """The self-test's p99 wake-up latency under ``mechanism`` (0: none)."""
+    if mechanism == sched.mechanism and sched.wakeup_p99_us > 0:
+        return float(sched.wakeup_p99_us)
+    for row in sched.probes:
+        if row.mechanism == mechanism and row.ok:
+            return float(row.p99_us)
+    return 0.0
+
+
+# Deadline admission (the kernel's own test, done first so that nothing is
+# half-applied): LSVMs, strictest iosched:latency_ms first (ties: uuid),
+# each reserving u_i = v_i * s (its fair share, lsvm_bounds.reservation),
+# are admitted while
+#   reserved + u_i <= dl_bw_limit - dl_bw_foreign
+# and never when the root domain is unknown or the flavor is dedicated
+# (Nova pins those to single pCPUs, which the kernel refuses). The others
+# fall back to slices and their bound is refused.
+def admit_deadline(instances, share, sched, params):
+    """(admitted uuids, {uuid: why not}, reserved CPUs). Pure."""
+    room = sched.dl_bw_limit - sched.dl_bw_foreign
+    reserved = 0.0
+    admitted = set()
+    refused = {}
+    for inst in sorted((i for i in instances if i.latency_sensitive
+                        and i.vcpus), key=lambda i: (_latency_ms(i, params),
+                                                     i.uuid)):
+        need = inst.vcpus * share
+        if not sched.dl_cpus:
+            refused[inst.uuid] = 'the deadline root domain is unknown'
+        elif _dedicated(inst):
+            refused[inst.uuid] = ('hw:cpu_policy=dedicated pins it narrower '
+                                  'than its root domain')
+        elif reserved + need > room + 1e-9:
+            refused[inst.uuid] = (
+                'deadline admission: %.3g + %.3g CPUs > limit %.3g - '
+                'foreign %.3g' % (reserved, need, sched.dl_bw_limit,
+                                  sched.dl_bw_foreign))
+        else:
+            admitted.add(inst.uuid)
+            reserved += need
+    return admitted, refused, reserved
+
+
+def _deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
+    vcpu_res, io_res = lsvm_bounds.reservation(
+        inst.vcpus, t_m, lat_ms, share, params.io_thread_runtime_us)
+    cpus = tuple(sorted(sched.dl_cpus))
+    why = ('%s; SCHED_DEADLINE runtime %dus / deadline %dus / period %dus '
+           '= the VM\'s fair share %.3g x %d vCPU(s) with one I/O thread at '
+           '%dus' % (reason, vcpu_res['runtime_us'], vcpu_res['deadline_us'],
+                     vcpu_res['period_us'], share, inst.vcpus,
+                     io_res['runtime_us']))
+    pin_why = ('SCHED_DEADLINE needs the thread\'s affinity to cover its '
+               'root domain, CPUs %s' % (list(cpus),))
+    out = [model.Action(kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
+                        target=str(v), value=cpus,
+                        rule='vslicer.lsvm_dl_affinity', reason=pin_why)
+           for v in range(inst.vcpus)]
+    out.append(model.Action(kind=model.ACTION_EMULATOR_PIN,
+                            instance_uuid=inst.uuid, target='', value=cpus,
+                            rule='vslicer.lsvm_dl_affinity', reason=pin_why))
+    out.extend(model.Action(kind=model.ACTION_VCPU_DEADLINE,
+                            instance_uuid=inst.uuid, target=str(v),
+                            value=dict(vcpu_res),
+                            rule='vslicer.lsvm_deadline', reason=why)
+               for v in range(inst.vcpus))
+    out.append(model.Action(kind=model.ACTION_IO_DEADLINE,
+                            instance_uuid=inst.uuid, target='',
+                            value=dict(io_res),
+                            rule='vslicer.lsvm_io_deadline', reason=why))
+    return out, (inst.vcpus * vcpu_res['runtime_us'] +
+                 io_res['runtime_us']) / float(vcpu_res['period_us'])
+
+
+def _release_deadline(inst, why):
+    """A refused LSVM's threads back to the fair class."""
+    out = [model.Action(kind=model.ACTION_VCPU_DEADLINE,
+                        instance_uuid=inst.uuid, target=str(v), value=None,
+                        rule='vslicer.lsvm_dl_release', reason=why)
+           for v in range(inst.vcpus)]
+    out.append(model.Action(kind=model.ACTION_IO_DEADLINE,
+                            instance_uuid=inst.uuid, target='', value=None,
+                            rule='vslicer.lsvm_dl_release', reason=why))
+    return out
+
+
+def _weight_actions(inst, pcpus, vcpus, params):
+    cap = round(inst.vcpus * lsvm_bounds.fair_share(pcpus, vcpus), 4)
+    return [
+        model.Action(kind=model.ACTION_VM_WEIGHT, instance_uuid=inst.uuid,
+                     target='', value=params.lsvm_weight,
+                     rule='vslicer.lsvm_vm_weight',
+                     reason='LSVM: VM-level weight %d (default 100) so that '
+                     'it wins the CPU when it wakes' % params.lsvm_weight),
+        model.Action(kind=model.ACTION_VM_CAP, instance_uuid=inst.uuid,
+                     target='', value=cap, rule='vslicer.lsvm_vm_cap',
+                     reason='the weight buys no extra CPU: capped at its '
+                     'fair share %d vCPU(s) x min(1, %d pCPUs / %d vCPUs) = '
+                     '%.4g CPU' % (inst.vcpus, pcpus, vcpus, cap))]
 
 
 # Control law (per host, vCPUs float over its P pCPUs):
 #   m   = LSVM vCPUs on the host,  k = ceil(m / P) LSVM vCPUs per pCPU
+#   N   = all vCPUs on the host
 #   L_i = the flavor's iosched:latency_ms (default_latency_ms if unset)
-#   T_m,i = clamp(min(lsvm_max_slice, budget(L_i, k)), min_slice, 100 ms)
-#   every other vCPU: T_NLSVM = nlsvm_slice;  every vCPU: weight = w
-#   bound_i = W + (k - 1) * T_m,i <= L_i            (worst_case_us)
-# wakeup_preemption (default): a woken LSVM vCPU preempts a running NLSVM
-# one at once (shorter slice, earlier deadline) and waits at most for the
-# k-1 other LSVM vCPUs of its pCPU plus the end of its own first request:
-# W = T_m, bound k * T_m, budget L / k. Without it (vSlicer's strict round
-# robin) it may just miss its turn: W = T_NLSVM, budget
-# (L - T_NLSVM) / (k - 1). vSlicer's T_m <= T_l / (m-1) is the same rule
-# counted per core. When the budget is below min_slice (or the bound still
-# exceeds L) the bound cannot hold: we set the clamped slice and refuse the
-# bound in a note (and in facts['lsvm'].refused).
-# With pin_lsvms, each LSVM vCPU is pinned to its plan_pcpus() pCPU and
-# gets that pCPU's T_m,p: the per-core bound then holds exactly as planned
-# instead of on average.
-def plan_slices(instances, pcpus, params):
+#   M   = the mechanism in force (snapshot.sched: the self-test's choice),
+#         W_M its measured p99 wake-up latency (0: not measured)
+#   T_m,i = clamp(min(lsvm_max_slice, budget_M(L_i, k)), min_slice, 100 ms)
+#   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (lsvm_bounds)
+#   slice:    LSVM vCPUs and main loop get T_m,i, other vCPUs T_NLSVM
+#   deadline: LSVMs admitted (admit_deadline) get SCHED_DEADLINE: vCPUs
+#             runtime T_m,i, I/O threads io_thread_runtime, period so that
+#             the VM holds v_i * s, s = min(deadline_max_share, P / N),
+#             deadline L_i, affinity = the root domain; refused ones fall
+#             back to slices; other vCPUs untouched
+#   weight:   LSVM VM-level weight = lsvm_weight, cap = v_i * min(1, P/N)
+#             CPUs (its fair share), LSVM slices T_m,i; others untouched
+#   every vCPU: weight = w (equal)
+# wakeup_preemption (default) is the slice mechanism's W = T_m: a woken
+# LSVM vCPU preempts a running NLSVM one at once; without it (vSlicer's
+# strict round robin) W = T_NLSVM. When the budget is below min_slice (or
+# the bound still exceeds L) the bound cannot hold: we set the clamped
+# slice and refuse the bound in a note (and in facts['lsvm'].refused).
+# With pin_lsvms (slice, weight), each LSVM vCPU is pinned to its
+# plan_pcpus() pCPU and gets that pCPU's T_m,p.
+def plan_slices(instances, pcpus, params, sched=None):
     """Return (actions, notes, LsvmState) for a host. Pure."""
+    sched = sched or model.HostSched()
+    mech = (sched.mechanism if sched.mechanism in model.MECHANISMS
+            else model.MECH_SLICE)
     n_pcpus = max(1, len(pcpus))
     m = lsvm_vcpus(instances)
+    n_all = sum(i.vcpus for i in instances)
     k = max(1, math.ceil(m / n_pcpus))
-    plan = plan_pcpus(instances, pcpus, params)
+    share = lsvm_bounds.deadline_share(n_pcpus, n_all,
+                                       params.deadline_max_share)
+    admitted, dl_refused, _ = (admit_deadline(instances, share, sched,
+                                              params)
+                               if mech == model.MECH_DEADLINE
+                               else (set(), {}, 0.0))
+    pin_mech = model.MECH_SLICE if mech == model.MECH_DEADLINE else mech
+    plan = plan_pcpus(instances, pcpus, params, pin_mech,
+                      measured_us(sched, pin_mech))
     where = {lv: pp for pp in plan for lv in pp.lsvm_vcpus}
     actions = []
     notes = []
     refused = []
     bound = 0.0
+    reserved = 0.0
     for inst in sorted(instances, key=lambda i: i.uuid):
         vcpu_slices = {}
+        set_slices = True
         if inst.latency_sensitive:
             lat_ms = _latency_ms(inst, params)
-            slice_us, want = _microslice(lat_ms, k, params)
+            inst_mech = mech
+            if mech == model.MECH_DEADLINE and inst.uuid not in admitted:
+                inst_mech = model.MECH_SLICE
+            w_us = measured_us(sched, inst_mech)
+            slice_us, want = _microslice(lat_ms, k, params, inst_mech, w_us)
             rule = 'vslicer.lsvm_microslice'
-            inst_bound = worst_case_us(k, slice_us, params) / 1000.0
-            reason = ('LSVM: L=%.3gms, m=%d LSVM vCPUs on %d pCPUs (k=%d): '
-                      'T_m=min(%dus, budget=%s)=%dus, bound %s=%.3gms'
-                      % (lat_ms, m, n_pcpus, k, params.lsvm_max_slice_us,
-                         '%dus' % _finite(_budget_us(lat_ms, k, params)),
-                         slice_us, bound_formula(params), inst_bound))
-            if params.pin_lsvms and not _dedicated(inst):
-                mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
-                inst_bound = max(pp.bound_ms for pp in mine)
-                want = min(_budget_us(lat_ms, pp.m, params) for pp in mine)
-                for v, pp in enumerate(mine):
-                    vcpu_slices[v] = pp.microslice_us
-                    actions.append(model.Action(
-                        kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
-                        target=str(v), value=(pp.pcpu,),
-                        rule='vslicer.lsvm_pcpu',
-                        reason='per-pCPU plan: pCPU%d has m=%d LSVM vCPUs, '
-                        'n=%.3g others; T_m=%dus, bound %.3gms%s' % (
-                            pp.pcpu, pp.m, pp.n, pp.microslice_us,
-                            pp.bound_ms, '' if pp.holds else
-                            ' (does not hold)')))
-                slice_us = max(vcpu_slices.values())
-                reason = ('LSVM pinned per pCPU: L=%.3gms, T_m of its pCPU(s)'
-                          ' %s' % (lat_ms, sorted(set(
-                              vcpu_slices.values()))))
+            inst_bound = worst_case_us(k, slice_us, params, inst_mech,
+                                       w_us) / 1000.0
+            reason = ('LSVM (%s): L=%.3gms, m=%d LSVM vCPUs on %d pCPUs '
+                      '(k=%d): T_m=min(%dus, budget=%s)=%dus, bound %s='
+                      '%.3gms' % (
+                          inst_mech, lat_ms, m, n_pcpus, k,
+                          params.lsvm_max_slice_us, '%dus' % _finite(
+                              lsvm_bounds.budget_us(lat_ms, k, params,
+                                                    inst_mech, w_us)),
+                          slice_us, lsvm_bounds.formula(params, inst_mech,
+                                                        w_us),
+                          inst_bound))
+            if inst_mech == model.MECH_DEADLINE:
+                dl_actions, used = _deadline_actions(
+                    inst, slice_us, lat_ms, share, sched, params, reason)
+                actions.extend(dl_actions)
+                reserved += used
+                set_slices = False
+            else:
+                if mech == model.MECH_DEADLINE:
+                    why = dl_refused.get(inst.uuid, 'not admitted')
+                    notes.append('LSVM %s gets no SCHED_DEADLINE reservation:'
+                                 ' %s; slices instead' % (inst.uuid, why))
+                    actions.extend(_release_deadline(inst, why))
+                if inst_mech == model.MECH_WEIGHT:
+                    actions.extend(_weight_actions(inst, n_pcpus, n_all,
+                                                   params))
+                if params.pin_lsvms and not _dedicated(inst):
+                    mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
+                    inst_bound = max(pp.bound_ms for pp in mine)
+                    want = min(lsvm_bounds.budget_us(lat_ms, pp.m, params,
+                                                     inst_mech, w_us)
+                               for pp in mine)
+                    for v, pp in enumerate(mine):
+                        vcpu_slices[v] = pp.microslice_us
+                        actions.append(model.Action(
+                            kind=model.ACTION_VCPU_PIN,
+                            instance_uuid=inst.uuid, target=str(v),
+                            value=(pp.pcpu,), rule='vslicer.lsvm_pcpu',
+                            reason='per-pCPU plan: pCPU%d has m=%d LSVM '
+                            'vCPUs, n=%.3g others; T_m=%dus, bound %.3gms%s'
+                            % (pp.pcpu, pp.m, pp.n, pp.microslice_us,
+                               pp.bound_ms, '' if pp.holds else
+                               ' (does not hold)')))
+                    slice_us = max(vcpu_slices.values())
+                    reason = ('LSVM pinned per pCPU: L=%.3gms, T_m of its '
+                              'pCPU(s) %s' % (lat_ms, sorted(set(
+                                  vcpu_slices.values()))))
             if want < params.min_slice_us or inst_bound > lat_ms + 1e-9:
                 notes.append(_refusal(inst, lat_ms, want, slice_us, k,
-                                      params))
+                                      params, inst_mech, w_us))
                 refused.append(inst.uuid)
             bound = max(bound, inst_bound)
         else:
             slice_us = params.nlsvm_slice_us
             rule = 'vslicer.nlsvm_slice'
             reason = 'not latency-sensitive: T_NLSVM=%dus' % slice_us
-        if inst.latency_sensitive and params.lsvm_io_threads:
+            set_slices = mech == model.MECH_SLICE
+        if (inst.latency_sensitive and params.lsvm_io_threads
+                and set_slices):
             # The host half of vTurbo, partly: the LSVM's QEMU main loop
             # (virtio notifications, chardevs) gets the microslice too, so
             # its I/O is not queued behind CPU-bound threads either.
@@ -289,10 +441,11 @@ def plan_slices(instances, pcpus, params):
                 reason='LSVM I/O thread gets T_m=%dus like its vCPUs'
                 % slice_us))
         for vcpu in range(inst.vcpus):
-            actions.append(model.Action(
-                kind=model.ACTION_VCPU_SLICE, instance_uuid=inst.uuid,
-                target=str(vcpu), value=vcpu_slices.get(vcpu, slice_us),
-                rule=rule, reason=reason))
+            if set_slices:
+                actions.append(model.Action(
+                    kind=model.ACTION_VCPU_SLICE, instance_uuid=inst.uuid,
+                    target=str(vcpu), value=vcpu_slices.get(vcpu, slice_us),
+                    rule=rule, reason=reason))
             actions.append(model.Action(
                 kind=model.ACTION_VCPU_WEIGHT, instance_uuid=inst.uuid,
                 target=str(vcpu), value=params.vcpu_weight,
@@ -307,7 +460,13 @@ def plan_slices(instances, pcpus, params):
         min_latency_ms=float(min(lats)) if lats else 0.0,
         nlsvm_vcpus=sum(i.vcpus for i in instances
                         if not i.latency_sensitive),
-        params=params)
+        params=params, mechanism=mech,
+        wakeup_us=measured_us(sched, mech),
+        dl_bw_limit=sched.dl_bw_limit if mech == model.MECH_DEADLINE
+        else 0.0,
+        dl_bw_foreign=sched.dl_bw_foreign
+        if mech == model.MECH_DEADLINE else 0.0,
+        dl_bw_reserved=round(reserved, 6), probes=tuple(sched.probes))
     return tuple(actions), tuple(notes), state
 
 
@@ -321,7 +480,10 @@ def params_from_conf(conf):
                   vcpu_weight=g.vcpu_weight,
                   lsvm_io_threads=g.lsvm_io_threads,
                   pin_lsvms=g.pin_lsvms,
-                  wakeup_preemption=g.wakeup_preemption)
+                  wakeup_preemption=g.wakeup_preemption,
+                  lsvm_weight=g.lsvm_weight,
+                  deadline_max_share=g.deadline_max_share,
+                  io_thread_runtime_us=g.io_thread_runtime_us)
 
 
 class VSlicerPolicy(base.Policy):
@@ -330,6 +492,6 @@ class VSlicerPolicy(base.Policy):
     def decide(self, snapshot):
         actions, notes, lsvm = plan_slices(
             tuple(snapshot.instances.values()), snapshot.pcpus,
-            params_from_conf(self.conf))
+            params_from_conf(self.conf), snapshot.sched)
         return model.Plan(policy=self.name, actions=actions, notes=notes,
                           facts={'lsvm': lsvm})

@@ -61,8 +61,9 @@ def reserved_iops(instances):
 
 
 def lsvm_payload(lsvm):
-    """payload.LsvmState (1.2) from vSlicer's facts (policies.vslicer
-    LsvmState): the state plus the parameters the Nova LsvmFilter needs."""
+    """payload.LsvmState (1.3) from vSlicer's facts (policies.vslicer
+    LsvmState): the state plus the parameters and the mechanism the Nova
+    LsvmFilter needs."""
     extra = {}
     params = getattr(lsvm, 'params', None)
     if params is not None:
@@ -72,12 +73,23 @@ def lsvm_payload(lsvm):
             max_slice_ms=params.lsvm_max_slice_us / 1000.0,
             max_per_pcpu=params.max_lsvm_per_pcpu,
             default_latency_ms=float(params.default_latency_ms),
-            wakeup_preemption=bool(params.wakeup_preemption))
+            wakeup_preemption=bool(params.wakeup_preemption),
+            deadline_max_share=float(params.deadline_max_share))
     return payload.LsvmState(
         supported=True, count=lsvm.count, per_pcpu=lsvm.per_pcpu,
         capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms,
         min_latency_ms=float(getattr(lsvm, 'min_latency_ms', 0.0)),
-        nlsvm_vcpus=getattr(lsvm, 'nlsvm_vcpus', None), **extra)
+        nlsvm_vcpus=getattr(lsvm, 'nlsvm_vcpus', None),
+        mechanism=getattr(lsvm, 'mechanism', model.MECH_SLICE),
+        wakeup_latency_us=float(getattr(lsvm, 'wakeup_us', 0.0)),
+        dl_bw_limit=float(getattr(lsvm, 'dl_bw_limit', 0.0)),
+        dl_bw_foreign=float(getattr(lsvm, 'dl_bw_foreign', 0.0)),
+        dl_bw_reserved=float(getattr(lsvm, 'dl_bw_reserved', 0.0)),
+        probes=tuple(payload.ProbeEntry(
+            mechanism=r.mechanism, ok=bool(r.ok),
+            p50_us=round(float(r.p50_us), 1),
+            p99_us=round(float(r.p99_us), 1), error=r.error[:200])
+            for r in getattr(lsvm, 'probes', ())), **extra)
 
 
 # capacity(option, driver) := option if option > 0, else driver's if > 0,

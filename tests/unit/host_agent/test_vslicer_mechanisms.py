@@ -1,0 +1,217 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Table-driven tests of the LSVM mechanisms: bounds, shares, deadline
+reservations and admission, the weight boost and cap (pure)."""
+
+import math
+
+import pytest
+
+from host_agent import model
+from host_agent.policies import lsvm_bounds
+from host_agent.policies import vslicer
+
+P = vslicer.Params()                                 # defaults
+RR = vslicer.Params(wakeup_preemption=False)
+D, W, S = model.MECH_DEADLINE, model.MECH_WEIGHT, model.MECH_SLICE
+
+
+def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False):
+    specs = {}
+    if lsvm:
+        specs['iosched:latency_sensitive'] = 'true'
+    if latency_ms is not None:
+        specs['iosched:latency_ms'] = str(latency_ms)
+    if dedicated:
+        specs['hw:cpu_policy'] = 'dedicated'
+    return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
+                              extra_specs=specs)
+
+
+def sched(mech, p99=0.0, cpus=(0, 1), limit=1.9, foreign=0.0, probes=()):
+    return model.HostSched(mechanism=mech, wakeup_p99_us=p99, dl_cpus=cpus,
+                           dl_bw_limit=limit, dl_bw_foreign=foreign,
+                           probes=probes)
+
+
+# name, params, mechanism, measured us, k, T_m, want W, want worst
+WAITS = [
+    ('slice, preemption, unmeasured: W = T_m', P, S, 0, 2, 800, 800, 1600),
+    ('slice, preemption, tick measured: W = 4 ms', P, S, 4000, 1, 1000,
+     4000, 4000),
+    ('slice, round robin: W = T_NLSVM', RR, S, 0, 2, 500, 3000, 3500),
+    ('slice, round robin, measured above T_NLSVM', RR, S, 5000, 1, 500,
+     5000, 5000),
+    ('deadline measured 13 us', P, D, 13, 3, 500, 13, 1013),
+    ('weight measured 63 us', P, W, 63, 1, 1000, 63, 63),
+    ('deadline not measured: W = T_m', P, D, 0, 2, 700, 700, 1400),
+]
+
+
+@pytest.mark.parametrize('name,params,mech,meas,k,t_m,wait,worst', WAITS,
+                         ids=[w[0] for w in WAITS])
+def test_wait_and_worst(name, params, mech, meas, k, t_m, wait, worst):
+    assert lsvm_bounds.wait_us(t_m, params, mech, meas) == wait
+    assert lsvm_bounds.worst_case_us(k, t_m, params, mech, meas) == worst
+
+
+# name, params, mechanism, measured, L ms, k, want budget us
+BUDGETS = [
+    ('slice preemption, k=1: L', P, S, 0, 2, 1, 2000),
+    ('slice preemption, k=2: L/2', P, S, 0, 2, 2, 1000),
+    ('slice preemption, W_meas=1500, k=2: (L-W)/(k-1)', P, S, 1500, 2, 2,
+     500),
+    ('slice round robin, k=1: inf', RR, S, 0, 5, 1, math.inf),
+    ('slice round robin, k=3: (L-T_NLSVM)/2', RR, S, 0, 5, 3, 1000),
+    ('deadline measured, k=1: inf', P, D, 13, 2, 1, math.inf),
+    ('deadline measured, k=3: (L-W)/2', P, D, 20, 2, 3, 990),
+    ('weight unmeasured, k=2: L/2', P, W, 0, 2, 2, 1000),
+]
+
+
+@pytest.mark.parametrize('name,params,mech,meas,lat,k,want', BUDGETS,
+                         ids=[b[0] for b in BUDGETS])
+def test_budget_is_the_largest_t_m_within_the_bound(name, params, mech,
+                                                    meas, lat, k, want):
+    got = lsvm_bounds.budget_us(lat, k, params, mech, meas)
+    assert got == pytest.approx(want)
+    if math.isfinite(got) and got > 0:
+        worst = lsvm_bounds.worst_case_us(k, got, params, mech, meas)
+        assert worst <= lat * 1000 + 1e-6
+
+
+# name, vcpus, T_m, L ms, share, io us, want (vCPU, io) reservations
+RESERVATIONS = [
+    ('1 vCPU at 0.5: period (1000+200)/0.5', 1, 1000, 2, 0.5, 200,
+     {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 2400},
+     {'runtime_us': 200, 'deadline_us': 2000, 'period_us': 2400}),
+    ('1 vCPU at 0.25: deadline = L within the period', 1, 1000, 2, 0.25,
+     200, {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 4800},
+     {'runtime_us': 200, 'deadline_us': 2000, 'period_us': 4800}),
+    ('2 vCPUs at 0.5, L longer than the period: deadline = period', 2, 500,
+     10, 0.5, 200,
+     {'runtime_us': 500, 'deadline_us': 1200, 'period_us': 1200},
+     {'runtime_us': 200, 'deadline_us': 1200, 'period_us': 1200}),
+    ('L shorter than T_m: deadline = T_m', 1, 1000, 0.5, 0.5, 200,
+     {'runtime_us': 1000, 'deadline_us': 1000, 'period_us': 2400},
+     {'runtime_us': 200, 'deadline_us': 1000, 'period_us': 2400}),
+]
+
+
+@pytest.mark.parametrize('name,vcpus,t_m,lat,share,io,want_v,want_io',
+                         RESERVATIONS, ids=[r[0] for r in RESERVATIONS])
+def test_reservation_holds_the_vms_fair_share(name, vcpus, t_m, lat, share,
+                                              io, want_v, want_io):
+    v, i = lsvm_bounds.reservation(vcpus, t_m, lat, share, io)
+    assert (v, i) == (want_v, want_io)
+    used = (vcpus * v['runtime_us'] + i['runtime_us']) / v['period_us']
+    assert used <= vcpus * share + 1e-9
+    assert v['runtime_us'] <= v['deadline_us'] <= v['period_us']
+
+
+def kinds(actions, uuid):
+    return sorted({a.kind for a in actions if a.instance_uuid == uuid})
+
+
+def by(actions, kind, uuid, target):
+    found = [a for a in actions if (a.kind, a.instance_uuid, a.target) ==
+             (kind, uuid, target)]
+    return found[0].value if found else 'absent'
+
+
+def test_deadline_gives_reservations_and_widens_affinity():
+    host = [inst('l', 1, True, 2), inst('c1'), inst('c2'), inst('c3')]
+    actions, notes, st = vslicer.plan_slices(host, (0, 1), P,
+                                             sched(D, p99=13))
+    assert notes == ()
+    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
+        'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 2400}
+    assert by(actions, model.ACTION_IO_DEADLINE, 'l', '')['runtime_us'] == \
+        200
+    assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') == (0, 1)
+    assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') == (0, 1)
+    # affinity before the reservation (the kernel needs it first; restore
+    # runs in reverse, so the reservation goes before the pin comes back)
+    order = [a.kind for a in actions if a.instance_uuid == 'l']
+    assert order.index(model.ACTION_VCPU_PIN) < order.index(
+        model.ACTION_VCPU_DEADLINE)
+    assert order.index(model.ACTION_EMULATOR_PIN) < order.index(
+        model.ACTION_IO_DEADLINE)
+    # no slices for the LSVM, and the other VMs are left stock
+    assert by(actions, model.ACTION_VCPU_SLICE, 'l', '0') == 'absent'
+    assert kinds(actions, 'c1') == [model.ACTION_VCPU_WEIGHT]
+    assert st.mechanism == D and st.wakeup_us == 13
+    assert st.latency_bound_ms == pytest.approx(0.013)
+    assert st.dl_bw_reserved == pytest.approx(0.5)
+    assert (st.dl_bw_limit, st.refused) == (1.9, ())
+
+
+def test_deadline_admission_strictest_first_then_fallback_to_slices():
+    # 4 LSVMs + 4 others on 2 pCPUs: s = min(0.5, 2/8) = 0.25; room 0.6
+    # CPUs admits two (the strictest), the others get slices and a note.
+    host = [inst('a', 1, True, 5), inst('b', 1, True, 1),
+            inst('c', 1, True, 2), inst('d', 1, True, 3)] + [
+        inst('n%d' % i) for i in range(4)]
+    actions, notes, st = vslicer.plan_slices(
+        host, (0, 1), P, sched(D, p99=13, limit=1.9, foreign=1.3))
+    got = {u for u in 'abcd' if by(actions, model.ACTION_VCPU_DEADLINE, u,
+                                   '0') not in (None, 'absent')}
+    assert got == {'b', 'c'}
+    for u in 'ad':
+        assert by(actions, model.ACTION_VCPU_DEADLINE, u, '0') is None
+        assert by(actions, model.ACTION_VCPU_SLICE, u, '0') != 'absent'
+    assert sum('gets no SCHED_DEADLINE' in n for n in notes) == 2
+    assert st.dl_bw_reserved <= 0.6 + 1e-9
+
+
+@pytest.mark.parametrize('name,host,s', [
+    ('unknown root domain', [inst('l', 1, True)], sched(D, cpus=())),
+    ('dedicated flavor', [inst('l', 1, True, dedicated=True)], sched(D)),
+    ('no bandwidth left', [inst('l', 1, True)], sched(D, foreign=1.8)),
+])
+def test_deadline_refusals_release_the_thread(name, host, s):
+    actions, notes, _ = vslicer.plan_slices(host, (0, 1), P, s)
+    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') is None
+    assert by(actions, model.ACTION_IO_DEADLINE, 'l', '') is None
+    assert any('gets no SCHED_DEADLINE' in n for n in notes)
+
+
+def test_weight_boosts_and_caps_at_the_fair_share():
+    host = [inst('l', 2, True, 2), inst('c1', 2)]
+    actions, notes, st = vslicer.plan_slices(host, (0, 1, 2, 3), P,
+                                             sched(W, p99=63))
+    assert by(actions, model.ACTION_VM_WEIGHT, 'l', '') == 10000
+    assert by(actions, model.ACTION_VM_CAP, 'l', '') == 2.0   # 2 x min(1,1)
+    assert by(actions, model.ACTION_VCPU_SLICE, 'l', '0') == 1000
+    assert by(actions, model.ACTION_VCPU_SLICE, 'c1', '0') == 'absent'
+    assert kinds(actions, 'c1') == [model.ACTION_VCPU_WEIGHT]
+    assert st.latency_bound_ms == pytest.approx(0.063)
+    host = [inst('l', 1, True, 2)] + [inst('c%d' % i) for i in range(7)]
+    actions, _, _ = vslicer.plan_slices(host, (0, 1), P, sched(W, p99=63))
+    assert by(actions, model.ACTION_VM_CAP, 'l', '') == 0.25  # 2/8
+
+
+def test_slice_with_a_measured_tick_refuses_a_2ms_bound():
+    # This kernel: slices do not shorten the wake-up wait (p99 one tick).
+    probes = (model.WakeupProbe(S, True, 55, 4000, 300),)
+    _, notes, st = vslicer.plan_slices([inst('l', 1, True, 2)], (0, 1), P,
+                                       sched(S, p99=4000, probes=probes))
+    assert st.refused == ('l',) and st.latency_bound_ms == 4.0
+    assert 'mechanism slice' in notes[0]
+
+
+def test_unmeasured_slice_is_the_old_rule():
+    host = [inst('l', 1, True, 2), inst('c')]
+    a1, n1, s1 = vslicer.plan_slices(host, (0,), P)
+    a2, n2, s2 = vslicer.plan_slices(host, (0,), P, model.HostSched())
+    assert (a1, n1) == (a2, n2) and s1.latency_bound_ms == 1.0
+    assert s1.mechanism == S and s1.wakeup_us == 0
