@@ -273,6 +273,25 @@ class LibvirtDriver(base.Driver):
             raise base.DriverError('no thread for vCPU %s of %s'
                                    % (vcpu, uuid))
 
+    # -- the wake-up self-test (mechanism = auto) -------------------------
+    def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
+                     lsvm_weight=10000):
+        """The wake-up self-test over ``pcpus()``, in the privsep daemon
+        (``host_agent.linux.privileged_probe``): a tuple of
+        ``model.WakeupProbe``, one per case in order. Loads every guest
+        pCPU for a few seconds; DriverError when it cannot run."""
+        # NOTE(iosched): imported here: the privsep client (oslo.privsep)
+        # is needed only by agents that run the self-test.
+        from host_agent import linux
+        from host_agent.linux import privileged_probe
+        try:
+            return privileged_probe.probe(self.conf, cases, self.pcpus(),
+                                          wakes=wakes,
+                                          hogs_per_cpu=hogs_per_cpu,
+                                          lsvm_weight=lsvm_weight)
+        except (linux.LinuxKnobError, OSError, ValueError) as e:
+            raise base.DriverError('wake-up self-test failed: %s' % e)
+
     # -- knobs: applied by host_agent.actuators.host_knobs -----------------
     def knobs(self):
         return ()

@@ -1,0 +1,615 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The wake-up self-test: which LSVM mechanism shortens a wake-up here?
+
+No VM: ``hogs_per_cpu`` busy loops pinned to each CPU of ``cpus`` and one
+sleeper (``host_agent.linux.wakeup_sleeper``, a fresh process per case)
+that wakes every ``period_us`` on an absolute timer, spins ``work_us`` and
+records how late each wake-up was. One row per case
+(``model.WakeupProbe``):
+
+=========  ============================================================
+stock      SCHED_OTHER, nothing changed: the reference row
+deadline   SCHED_DEADLINE runtime 300 us / deadline 1 ms / period =
+           ``period_us``, SCHED_FLAG_RESET_ON_FORK
+weight     the sleeper's own cgroup at ``lsvm_weight`` (v1: cpu.shares =
+           w x 1024 / 100), capped by a CFS quota at its fair share,
+           1/(hogs_per_cpu + 1) of a CPU per 100 ms
+slice      EEVDF custom slice of 100 us (``sched_runtime``)
+=========  ============================================================
+
+Layout, like libvirt's (every VM in a cgroup of its own): a temporary
+``iosched-selftest-<pid>`` group in the cpu hierarchy holds one group per
+hog (default weight), ``sleeper`` (default weight: stock, deadline,
+slice) and ``lsvm`` (the weight case). Without a usable cpu controller
+the test still runs, without groups, and ``weight`` is a failed row. The
+sleeper's affinity is all of ``cpus`` in every case: SCHED_DEADLINE
+refuses (EPERM) a thread whose affinity does not span its root domain.
+
+A case the kernel refuses is a row with ``ok=False`` and the errno text.
+Everything is undone in ``finally``: processes killed and reaped, groups
+removed. Both children die with their parent (``PR_SET_PDEATHSIG``) and a
+new run first removes ``iosched-selftest-<pid>`` groups whose pid is
+gone, so an interrupted test leaves nothing for long. Cost with the
+defaults: 4 cases x 310 wakes x 2 ms plus start-up, about 3 s, with every
+CPU of ``cpus`` fully loaded meanwhile.
+
+Needs uid 0 (cgroups) and CAP_SYS_NICE: it runs in the privsep daemon
+(``host_agent.linux.privileged_probe.run_wakeup_probe``), or as root in
+benchmarks. Children are started with ``no_new_privs`` so that, although
+they run as uid 0, they hold no capability the daemon lacks.
+"""
+
+import collections
+import ctypes
+import errno as errno_mod
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from oslo_log import log as logging
+
+from host_agent import linux
+from host_agent.linux import cgroups
+from host_agent.linux import sched
+from host_agent import model
+from host_agent import paths
+
+LOG = logging.getLogger(__name__)
+
+CASES = (model.PROBE_STOCK,) + model.MECHANISMS
+SCHED_DEADLINE = 6
+DL_RUNTIME_US = 300
+DL_DEADLINE_US = 1000
+SLICE_US = 100
+QUOTA_PERIOD_US = 100000
+PREFIX = 'iosched-selftest-'
+SLEEPER_CG = 'sleeper'
+LSVM_CG = 'lsvm'
+
+# Accepted arguments (the privsep entrypoint enforces the same).
+WAKES_MIN, WAKES_MAX = 50, 5000
+HOGS_MIN, HOGS_MAX = 0, 8
+PERIOD_MIN_US, PERIOD_MAX_US = 500, 100000
+SETTLE_S = 0.05            # hogs running before the first case
+RMDIR_TRIES = 40           # x 25 ms: a killed task may leave late
+
+PR_SET_NO_NEW_PRIVS = 38
+
+_lock = threading.Lock()   # one self-test at a time per process
+
+
+class ProbeArgError(linux.LinuxKnobError):
+    """An argument of the self-test is outside what it accepts."""
+
+
+# -- pure helpers ----------------------------------------------------------
+def parse_cpu_list(text):
+    """'0-3,6' (sysfs cpu lists) -> (0, 1, 2, 3, 6)."""
+    out = set()
+    for part in text.strip().split(','):
+        if not part:
+            continue
+        lo, sep, hi = part.partition('-')
+        try:
+            lo = int(lo)
+            hi = int(hi) if sep else lo
+        except ValueError:
+            raise ValueError('cpu list %r: %r is not N or N-M' % (text, part))
+        if lo < 0 or hi < lo:
+            raise ValueError('cpu list %r: bad range %r' % (text, part))
+        out.update(range(lo, hi + 1))
+    return tuple(sorted(out))
+
+
+def online_cpus(sys_root='/sys'):
+    path = paths.safe_join(sys_root, 'devices', 'system', 'cpu', 'online')
+    try:
+        with open(path) as fh:
+            return parse_cpu_list(fh.read())
+    except (OSError, ValueError) as e:
+        raise linux.LinuxKnobError('cannot read the online CPUs from %s: %s'
+                                   % (path, e))
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
+               period_us=2000, work_us=50):
+    """(cases, cpus) as tuples, or ProbeArgError saying what is wrong and
+    what is accepted. ``online``: the host's online CPUs."""
+    if isinstance(cases, str) or not isinstance(cases, (list, tuple)):
+        raise ProbeArgError('cases %r is not a list of names' % (cases,),
+                            errno_mod.EINVAL)
+    cases = tuple(cases)
+    bad = [c for c in cases if c not in CASES]
+    if not cases or bad:
+        raise ProbeArgError('cases %r: %s; accepted: one or more of %s'
+                            % (list(cases), 'unknown %r' % bad if bad
+                               else 'empty', ', '.join(CASES)),
+                            errno_mod.EINVAL)
+    if len(set(cases)) != len(cases):
+        raise ProbeArgError('cases %r name a case twice' % (list(cases),),
+                            errno_mod.EINVAL)
+    if isinstance(cpus, str) or not isinstance(cpus, (list, tuple)) or (
+            not cpus) or not all(_is_int(c) for c in cpus):
+        raise ProbeArgError('cpus %r is not a non-empty list of CPU ids'
+                            % (cpus,), errno_mod.EINVAL)
+    extra = sorted(set(cpus) - set(online))
+    if extra:
+        raise ProbeArgError('cpus %s are not online; online: %s'
+                            % (extra, list(online)), errno_mod.EINVAL)
+    for name, value, lo, hi in (
+            ('wakes', wakes, WAKES_MIN, WAKES_MAX),
+            ('hogs_per_cpu', hogs_per_cpu, HOGS_MIN, HOGS_MAX),
+            ('lsvm_weight', lsvm_weight, cgroups.WEIGHT_MIN,
+             cgroups.WEIGHT_MAX),
+            ('period_us', period_us, PERIOD_MIN_US, PERIOD_MAX_US),
+            ('work_us', work_us, 0, (period_us // 2
+                                     if _is_int(period_us) else 0))):
+        if not _is_int(value) or not lo <= value <= hi:
+            raise ProbeArgError('%s %r is not an int in %d..%d'
+                                % (name, value, lo, hi), errno_mod.EINVAL)
+    if model.MECH_DEADLINE in cases and period_us < DL_DEADLINE_US:
+        raise ProbeArgError('period_us %d is shorter than the deadline case'
+                            "'s %d us deadline" % (period_us,
+                                                   DL_DEADLINE_US),
+                            errno_mod.EINVAL)
+    return cases, tuple(sorted(set(cpus)))
+
+
+def percentile(sorted_values, q):
+    """Nearest-rank percentile (q in 0..100) of an ascending sequence."""
+    if not sorted_values:
+        raise ValueError('no samples')
+    rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def row(case, lateness_us):
+    """A measured row from the sleeper's lateness list (us)."""
+    values = sorted(float(v) for v in lateness_us)
+    if not values:
+        return failed(case, 'the sleeper reported no wake-ups')
+    return model.WakeupProbe(mechanism=case, ok=True,
+                             p50_us=round(percentile(values, 50), 1),
+                             p99_us=round(percentile(values, 99), 1),
+                             samples=len(values))
+
+
+def failed(case, error):
+    return model.WakeupProbe(mechanism=case, ok=False, error=str(error))
+
+
+def error_text(exc):
+    """'EPERM (Operation not permitted): <message>' for an OS refusal."""
+    err = getattr(exc, 'errno', None)
+    if err and err in errno_mod.errorcode:
+        return '%s (%s): %s' % (errno_mod.errorcode[err], os.strerror(err),
+                                exc)
+    return str(exc)
+
+
+def ratios(rows):
+    """{case: (p50 / stock p50, p99 / stock p99)} for the ok rows; empty
+    when there is no ok stock row."""
+    stock = [r for r in rows if r.mechanism == model.PROBE_STOCK and r.ok]
+    if not stock:
+        return {}
+    s = stock[0]
+    return {r.mechanism: (round(r.p50_us / max(s.p50_us, 0.1), 2),
+                          round(r.p99_us / max(s.p99_us, 0.1), 2))
+            for r in rows if r.ok}
+
+
+def to_dict(probe):
+    return {'mechanism': probe.mechanism, 'ok': probe.ok,
+            'p50_us': probe.p50_us, 'p99_us': probe.p99_us,
+            'samples': probe.samples, 'error': probe.error}
+
+
+def from_dict(d):
+    return model.WakeupProbe(
+        mechanism=str(d['mechanism']), ok=bool(d['ok']),
+        p50_us=float(d.get('p50_us', 0.0)),
+        p99_us=float(d.get('p99_us', 0.0)),
+        samples=int(d.get('samples', 0)), error=str(d.get('error', '')))
+
+
+# -- cgroups: plan (pure) and stale groups ---------------------------------
+CgroupPlan = collections.namedtuple('CgroupPlan',
+                                    'parent dirs setup lsvm_writes')
+CgroupPlan.__doc__ = """``dirs``: cgroups to create, parents first;
+``setup``: (relpath, value) writes right after creating them;
+``lsvm_writes``: the weight case's weight and cap."""
+
+
+def hog_cg(parent, i):
+    return '%s/hog%d' % (parent, i)
+
+
+def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu):
+    parent = '%s%d' % (PREFIX, int(owner_pid))
+    dirs = [parent, '%s/%s' % (parent, SLEEPER_CG),
+            '%s/%s' % (parent, LSVM_CG)]
+    dirs += [hog_cg(parent, i) for i in range(n_hogs)]
+    setup = []
+    if hierarchy.version == cgroups.V2:
+        # Children get the cpu controller only if the parent enables it.
+        setup.append((cgroups.file_relpath(hierarchy, parent,
+                                           'cgroup.subtree_control'),
+                      '+cpu'))
+    lsvm = '%s/%s' % (parent, LSVM_CG)
+    writes = cgroups.plan_weight(hierarchy, lsvm, lsvm_weight)
+    if hierarchy.version == cgroups.V1:
+        writes.append((cgroups.file_relpath(hierarchy, lsvm,
+                                            'cpu.cfs_period_us'),
+                       str(QUOTA_PERIOD_US)))
+    writes += cgroups.plan_cap(hierarchy, lsvm, 1.0 / (hogs_per_cpu + 1),
+                               QUOTA_PERIOD_US)
+    return CgroupPlan(parent, tuple(dirs), tuple(setup), tuple(writes))
+
+
+def stale_owners(names, alive, me):
+    """Owner pids of ``iosched-selftest-<pid>`` names left by a dead run
+    (or by this process, which runs one test at a time)."""
+    out = []
+    for name in names:
+        tail = name[len(PREFIX):] if name.startswith(PREFIX) else ''
+        if tail.isdigit() and (int(tail) == me or not alive(int(tail))):
+            out.append(int(tail))
+    return sorted(out)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cg_dir(hierarchy, cg):
+    return paths.safe_join(hierarchy.root, *[p for p in (hierarchy.cpu_dir,
+                                                         cg) if p])
+
+
+def _read_pids(path):
+    try:
+        with open(os.path.join(path, 'cgroup.procs')) as fh:
+            return [int(x) for x in fh.read().split() if x.isdigit()]
+    except OSError:
+        return []
+
+
+def _rmdir(path, rmdir=os.rmdir):
+    for i in range(RMDIR_TRIES):
+        try:
+            rmdir(path)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError as e:
+            if e.errno != errno_mod.EBUSY or i == RMDIR_TRIES - 1:
+                LOG.warning('cannot remove the self-test cgroup %s: %s',
+                            path, e.strerror)
+                return False
+            time.sleep(0.025)
+    return False
+
+
+def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
+    """Kill what is left in a self-test group and remove it, deepest
+    first. True when it is gone."""
+    if not os.path.isdir(path):
+        return True
+    subdirs = sorted(os.path.join(path, d) for d in os.listdir(path)
+                     if os.path.isdir(os.path.join(path, d)))
+    ok = all([remove_tree(d, kill, rmdir) for d in subdirs])
+    for pid in _read_pids(path):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return _rmdir(path, rmdir) and ok
+
+
+def sweep(hierarchy, alive=_alive, me=None, kill=os.kill, rmdir=os.rmdir):
+    """Remove the groups of self-tests whose process is gone. Returns the
+    names removed."""
+    top = _cg_dir(hierarchy, '') if hierarchy.cpu_dir else hierarchy.root
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return []
+    me = os.getpid() if me is None else me
+    removed = []
+    for pid in stale_owners(names, alive, me):
+        name = '%s%d' % (PREFIX, pid)
+        if remove_tree(os.path.join(top, name), kill, rmdir):
+            removed.append(name)
+            if pid != me:
+                LOG.info('removed the stale self-test cgroup %s', name)
+    return removed
+
+
+# -- the run -----------------------------------------------------------------
+def _write(hierarchy, relpath, value):
+    path = paths.safe_join(hierarchy.root, relpath)
+    try:
+        with open(path, 'w') as fh:
+            fh.write(value)
+    except OSError as e:
+        raise linux.LinuxKnobError('cannot write %r to %s: %s'
+                                   % (value, path, e.strerror), e.errno)
+
+
+def _no_new_privs():
+    """Children exec'd as uid 0 would get the full capability set back;
+    with no_new_privs they keep at most ours. Per thread, inherited by the
+    children this thread starts."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise linux.LinuxKnobError('prctl(PR_SET_NO_NEW_PRIVS): %s'
+                                   % os.strerror(err), err)
+
+
+def _child_env():
+    src = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    return {'PYTHONPATH': src, 'PATH': '/usr/sbin:/usr/bin:/sbin:/bin',
+            'LC_ALL': 'C.UTF-8'}
+
+
+class Session(object):
+    """Busy loops on ``cpus`` and the temporary groups, for several
+    measurements; ``close()`` (or the ``with`` block) undoes everything.
+
+    Used by ``run`` and by ``bench/slice_probe.py``.
+    """
+
+    def __init__(self, cpus, hogs_per_cpu=2, lsvm_weight=10000,
+                 cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
+                 wakes=300, groups=True):
+        self.cpus = tuple(cpus)
+        self.hogs_per_cpu = hogs_per_cpu
+        self.lsvm_weight = lsvm_weight
+        self.cgroup_root = cgroup_root
+        self.period_us = period_us
+        self.work_us = work_us
+        self.wakes = wakes
+        self.groups = groups
+        self.hierarchy = None
+        self.plan = None
+        self.cg_error = 'cgroups not used'
+        self.created = []
+        self.hogs = []
+        self.idle = []           # started sleepers waiting for 'go'
+        self.children = []       # every child, for cleanup
+
+    # context manager
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _spawn(self, args):
+        cmd = [sys.executable, '-m', 'host_agent.linux.wakeup_sleeper',
+               '--parent', str(os.getpid())] + args
+        hog = '--hog' in args
+        p = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL if hog else subprocess.PIPE,
+            stdout=subprocess.DEVNULL if hog else subprocess.PIPE,
+            stderr=subprocess.DEVNULL if hog else subprocess.PIPE,
+            env=_child_env(), cwd='/', close_fds=True, text=True)
+        self.children.append(p)
+        return p
+
+    def spawn_sleepers(self, n, wakes=None):
+        """Start ``n`` sleepers now (before the hogs load the CPUs, so
+        that their start-up is quick); ``measure`` uses them in turn."""
+        wakes = self.wakes if wakes is None else wakes
+        new = [self._spawn(['--wakes', str(wakes),
+                            '--period-us', str(self.period_us),
+                            '--work-us', str(self.work_us)])
+               for _ in range(n)]
+        for p in new:
+            line = p.stdout.readline()
+            if line.strip() != 'ready':
+                err = p.stderr.read() if p.poll() is not None else ''
+                raise linux.LinuxKnobError(
+                    'the self-test sleeper did not start: %r %s'
+                    % (line, err.strip()[-400:]))
+        self.idle.extend(new)
+
+    def start(self):
+        """Groups (when a cpu controller is found) and the busy loops."""
+        n_hogs = self.hogs_per_cpu * len(self.cpus)
+        if self.groups:
+            self._make_groups(n_hogs)
+        for cpu in self.cpus:
+            for _ in range(self.hogs_per_cpu):
+                p = self._spawn(['--hog'])
+                self.hogs.append(p)
+                os.sched_setaffinity(p.pid, {cpu})
+                if self.plan is not None:
+                    self._move(hog_cg(self.plan.parent, len(self.hogs) - 1),
+                               p.pid)
+        time.sleep(SETTLE_S)
+        return self
+
+    def _make_groups(self, n_hogs):
+        try:
+            self.hierarchy = cgroups.probe(self.cgroup_root)
+            sweep(self.hierarchy)
+            plan = plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
+                                self.lsvm_weight, self.hogs_per_cpu)
+            for cg in plan.dirs:
+                path = _cg_dir(self.hierarchy, cg)
+                try:
+                    os.mkdir(path, 0o755)
+                except OSError as e:
+                    raise linux.LinuxKnobError('cannot create %s: %s'
+                                               % (path, e.strerror), e.errno)
+                self.created.append(path)
+                if cg == plan.parent:
+                    for relpath, value in plan.setup:
+                        _write(self.hierarchy, relpath, value)
+            self.plan = plan
+        except linux.LinuxKnobError as e:
+            self.cg_error = 'no self-test cgroups: %s' % error_text(e)
+            LOG.warning('wake-up self-test without cgroups: %s', e)
+            self._remove_groups()
+            self.plan = None
+
+    def _move(self, cg, pid):
+        _write(self.hierarchy, cgroups.file_relpath(self.hierarchy, cg,
+                                                    'cgroup.procs'),
+               str(pid))
+
+    def _prepare(self, case, pid, slice_us, dl):
+        if case == model.MECH_WEIGHT:
+            if self.plan is None:
+                raise linux.LinuxKnobError(self.cg_error)
+            for relpath, value in self.plan.lsvm_writes:
+                _write(self.hierarchy, relpath, value)
+            self._move('%s/%s' % (self.plan.parent, LSVM_CG), pid)
+            return
+        if self.plan is not None:
+            self._move('%s/%s' % (self.plan.parent, SLEEPER_CG), pid)
+        if case == model.MECH_SLICE:
+            sched.set_slice_us(pid, slice_us)
+        elif case == model.MECH_DEADLINE:
+            runtime, deadline, period = dl or (
+                DL_RUNTIME_US, DL_DEADLINE_US, self.period_us)
+            sched.sched_setattr(pid, sched.make_attr(
+                policy=SCHED_DEADLINE, flags=sched.SCHED_FLAG_RESET_ON_FORK,
+                runtime=runtime * 1000, deadline=deadline * 1000,
+                period=period * 1000))
+
+    def measure(self, case, affinity=None, slice_us=SLICE_US, dl=None,
+                before=None):
+        """One row: the next idle sleeper (or a new one) gets ``affinity``
+        (default: all of ``cpus``), ``before(pid)`` if given (e.g. a move
+        into a cpuset), then the case's mechanism, then runs."""
+        if not self.idle:
+            self.spawn_sleepers(1)
+        p = self.idle.pop(0)
+        try:
+            os.sched_setaffinity(p.pid, set(affinity or self.cpus))
+            if before is not None:
+                before(p.pid)
+            self._prepare(case, p.pid, slice_us, dl)
+        except (linux.LinuxKnobError, OSError) as e:
+            self._reap(p)
+            return failed(case, error_text(e))
+        timeout = 10 + 5 * (self.wakes + 20) * self.period_us / 1e6
+        try:
+            out, err = p.communicate('go\n', timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._reap(p)
+            return failed(case, 'the sleeper did not finish in %.0f s'
+                          % timeout)
+        try:
+            return row(case, json.loads(out)['lateness_us'])
+        except (ValueError, KeyError, TypeError):
+            return failed(case, 'the sleeper failed (exit %s): %s'
+                          % (p.returncode, (err or out).strip()[-400:]))
+
+    def _reap(self, p):
+        if p.poll() is None:
+            p.kill()
+        try:
+            p.communicate(timeout=5)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            pass
+
+    def _remove_groups(self):
+        left = []
+        for path in reversed(self.created):
+            if not remove_tree(path):
+                left.append(path)
+        self.created = []
+        return left
+
+    def close(self):
+        for p in self.children:
+            if p.poll() is None:
+                try:
+                    p.kill()
+                except OSError:
+                    pass
+        for p in self.children:
+            self._reap(p)
+        self.children = []
+        self.hogs = []
+        self.idle = []
+        left = self._remove_groups()
+        if left:
+            LOG.warning('self-test cgroups left behind (removed by the next '
+                        'run): %s', ', '.join(left))
+
+
+def _run(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, cgroup_root,
+         period_us, work_us):
+    with Session(cpus, hogs_per_cpu, lsvm_weight, cgroup_root, period_us,
+                 work_us, wakes) as s:
+        s.spawn_sleepers(len(cases))
+        s.start()
+        return tuple(s.measure(case) for case in cases)
+
+
+def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
+        cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
+        sys_root='/sys'):
+    """The self-test: a tuple of ``model.WakeupProbe``, one per case in
+    order. ProbeArgError for bad arguments; LinuxKnobError when the test
+    cannot run at all (then nothing is left behind either)."""
+    cases, cpus = check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
+                             online_cpus(sys_root), period_us, work_us)
+    if not _lock.acquire(blocking=False):
+        raise linux.LinuxKnobError('a wake-up self-test is already running '
+                                   'in this process', errno_mod.EBUSY)
+    try:
+        # In a thread of its own: no_new_privs stays with that thread and
+        # the children it starts, not with the caller's (a privsep
+        # worker's) thread.
+        result = {}
+
+        def target():
+            try:
+                _no_new_privs()
+                result['rows'] = _run(cases, cpus, wakes, hogs_per_cpu,
+                                      lsvm_weight, cgroup_root, period_us,
+                                      work_us)
+            except BaseException as e:  # re-raised in the caller
+                result['error'] = e
+
+        t = threading.Thread(target=target, name='wakeup-probe')
+        t.start()
+        t.join()
+        if 'error' in result:
+            raise result['error']
+        return result['rows']
+    finally:
+        _lock.release()
