@@ -1,0 +1,161 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Pure: pool the LSVM testbed bench's rounds, check the issue's targets,
+and print the table (``bench/testbed_lsvm.py``)."""
+
+from host_agent.collectors import rates
+from host_agent import model
+
+# Issue 10's targets (benchmarks, not timed tests).
+P99_OVER_IDLE_MAX = 1.5
+P99_OVER_STOCK_MAX = 0.5
+P50_OVER_STOCK_MAX = 0.7
+BURN_OVER_STOCK_MIN = 0.97
+SHARE_DEVIATION_MAX = 0.05
+SELFTEST_MAX_S = 5.0
+
+
+def pct(values, p):
+    return round(rates.percentile(values, p), 1)
+
+
+def pool(rounds):
+    """One phase over its rounds: RTTs pooled, shares and rates averaged."""
+    if not rounds:
+        return {}
+    rtts = [r for x in rounds for r in x['rtts']]
+    names = rounds[0]['cpu_share']
+    burners = rounds[0]['burn_iter_per_s']
+    return {
+        'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+        'requests': len(rtts),
+        'rounds_p50_us': [pct(x['rtts'], 50) for x in rounds],
+        'rounds_p99_us': [pct(x['rtts'], 99) for x in rounds],
+        'cpu_share': {n: round(sum(x['cpu_share'][n] for x in rounds) /
+                               len(rounds), 4) for n in names},
+        'burn_iter_per_s': {n: round(sum(x['burn_iter_per_s'][n]
+                                         for x in rounds) / len(rounds))
+                            for n in burners}}
+
+
+def _ratio(a, b):
+    return round(a / b, 3) if b else None
+
+
+def share_deviation(phase, stock):
+    """Largest |share / stock share - 1| over the guests."""
+    devs = [abs(phase['cpu_share'][n] / s - 1.0)
+            for n, s in stock['cpu_share'].items() if s > 0]
+    return round(max(devs), 3) if devs else None
+
+
+def figures(results, mech):
+    m, s, i = results[mech], results['stock'], results['idle']
+    burn_m = sum(m['burn_iter_per_s'].values())
+    burn_s = sum(s['burn_iter_per_s'].values())
+    return {
+        'p99_over_idle': _ratio(m['rtt_p99_us'], i['rtt_p99_us']),
+        'p99_over_stock': _ratio(m['rtt_p99_us'], s['rtt_p99_us']),
+        'p50_over_stock': _ratio(m['rtt_p50_us'], s['rtt_p50_us']),
+        'burn_over_stock': _ratio(burn_m, burn_s),
+        'share_deviation': share_deviation(m, s),
+    }
+
+
+def targets(results, mechs):
+    """Per mechanism: each target's figure, limit and verdict."""
+    out = {}
+    for mech in mechs:
+        f = figures(results, mech)
+        out[mech] = {
+            'p99_over_idle': (f['p99_over_idle'], '<=', P99_OVER_IDLE_MAX),
+            'p99_over_stock': (f['p99_over_stock'], '<=',
+                               P99_OVER_STOCK_MAX),
+            'p50_over_stock': (f['p50_over_stock'], '<=',
+                               P50_OVER_STOCK_MAX),
+            'burn_over_stock': (f['burn_over_stock'], '>=',
+                                BURN_OVER_STOCK_MIN),
+            'share_deviation': (f['share_deviation'], '<=',
+                                SHARE_DEVIATION_MAX),
+        }
+        for name, (got, op, lim) in list(out[mech].items()):
+            met = got is not None and (got <= lim if op == '<='
+                                       else got >= lim)
+            out[mech][name] = {'value': got, 'target': '%s %s' % (op, lim),
+                               'met': met}
+    st = results.get('selftest', {}).get('seconds')
+    out['selftest_seconds'] = {'value': st, 'target': '<= %s'
+                               % SELFTEST_MAX_S,
+                               'met': st is not None and st <= SELFTEST_MAX_S}
+    return out
+
+
+def share_limit(decisions, uuid):
+    """The CPU share the agent allows the LSVM's vCPU 0 (deadline: runtime
+    / period; weight: the VM cap), from the actuator's decisions."""
+    for d in decisions.values():
+        if d.instance_uuid != uuid:
+            continue
+        if d.kind == model.ACTION_VCPU_DEADLINE and d.target == '0' and (
+                isinstance(d.after, dict)):
+            return round(d.after['runtime_us'] / d.after['period_us'], 4)
+    for d in decisions.values():
+        if d.instance_uuid == uuid and d.kind == model.ACTION_VM_CAP:
+            return d.after
+    return None
+
+
+def table(results, mechs):
+    """The bench's figures beside stock and idle, then the targets."""
+    lines = ['LSVM RTT (us), rounds pooled; ratios are to stock of the same '
+             'run', '%-9s %8s %8s %8s %8s %8s %8s %8s  %s' % (
+                 'phase', 'p50', 'p99', 'p50/stk', 'p99/stk', 'p99/idle',
+                 'burn/stk', 'shr dev', 'round p50s')]
+    for phase in ['idle', 'stock'] + list(mechs):
+        r = results.get(phase) or {}
+        if not r:
+            continue
+        f = (figures(results, phase) if phase not in ('idle', 'stock')
+             else {})
+        lines.append('%-9s %8.0f %8.0f %8s %8s %8s %8s %8s  %s' % (
+            phase, r['rtt_p50_us'], r['rtt_p99_us'],
+            f.get('p50_over_stock', '-'), f.get('p99_over_stock', '-'),
+            f.get('p99_over_idle', '-'), f.get('burn_over_stock', '-'),
+            f.get('share_deviation', '-'),
+            ' '.join('%.0f' % v for v in r['rounds_p50_us'])))
+    shares = results.get('stock', {}).get('cpu_share', {})
+    if shares:
+        lines.append('CPU share per guest: ' + '; '.join(
+            '%s %s' % (phase, ' '.join('%s=%.3f' % (n, results[phase][
+                'cpu_share'][n]) for n in sorted(shares)))
+            for phase in ['stock'] + list(mechs) if results.get(phase)))
+    bound = results.get('cpu_bound_share')
+    if bound:
+        lines.append('LSVM turned CPU-bound, vCPU share: ' + ', '.join(
+            '%s %.3f%s' % (k, v, ' (limit %s)' % bound.get(k + '_limit')
+                           if bound.get(k + '_limit') is not None else '')
+            for k, v in bound.items() if not k.endswith('_limit')))
+    t = results.get('targets', {})
+    lines.append('targets:')
+    for mech in mechs:
+        for name, v in t.get(mech, {}).items():
+            lines.append('  %-9s %-16s %-8s %-10s %s' % (
+                mech, name, v['value'], v['target'],
+                'met' if v['met'] else 'NOT met'))
+    st = t.get('selftest_seconds')
+    if st:
+        lines.append('  self-test %.2f s (%s): %s, auto picks %s' % (
+            st['value'] or 0, st['target'], 'met' if st['met'] else
+            'NOT met', results.get('selftest', {}).get('auto')))
+    lines.append('agent CPU per tick: %s ms' % results.get(
+        'agent_cpu_ms_per_tick'))
+    return lines

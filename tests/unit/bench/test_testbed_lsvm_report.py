@@ -1,0 +1,69 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The LSVM testbed bench's pooling, targets and table (pure)."""
+
+from bench import testbed_lsvm_report as rep
+from host_agent import model
+
+
+def phase(rtts, shares, burn):
+    return {'rtts': rtts, 'cpu_share': shares, 'burn_iter_per_s': burn}
+
+
+def results():
+    s = {'lsvm': 0.04, 'cpu1': 0.32, 'cpu2': 0.32}
+    b = {'cpu1': 100, 'cpu2': 100}
+    r = {'idle': rep.pool([phase([1000] * 99 + [2000], s, b)]),
+         'stock': rep.pool([phase([2000] * 98 + [8000] * 2, s, b),
+                            phase([3000] * 100, s, b)]),
+         'deadline': rep.pool([phase([1100] * 99 + [2500], dict(
+             s, cpu1=0.31), {'cpu1': 99, 'cpu2': 100})]),
+         'slice': rep.pool([phase([2500] * 98 + [9000] * 2, s, b)]),
+         'selftest': {'seconds': 3.2, 'auto': 'deadline'}}
+    r['targets'] = rep.targets(r, ['deadline', 'slice'])
+    return r
+
+
+def test_pool_and_figures():
+    r = results()
+    assert r['stock']['requests'] == 200
+    assert r['stock']['rounds_p50_us'] == [2000, 3000]
+    f = rep.figures(r, 'deadline')
+    assert f['p99_over_idle'] == 1.1            # 1100 / 1000 (nearest rank)
+    assert f['burn_over_stock'] == 0.995
+    assert f['share_deviation'] == round(1 - 0.31 / 0.32, 3)
+
+
+def test_targets_met_and_not_met():
+    t = results()['targets']
+    assert t['deadline']['p99_over_idle']['met']
+    assert t['deadline']['burn_over_stock']['met']
+    assert not t['slice']['p99_over_stock']['met']
+    assert t['selftest_seconds']['met']
+
+
+def test_table_names_every_phase_and_target():
+    lines = rep.table(results(), ['deadline', 'slice'])
+    text = '\n'.join(lines)
+    for word in ('idle', 'stock', 'deadline', 'slice', 'NOT met',
+                 'auto picks deadline'):
+        assert word in text
+
+
+def test_share_limit_from_decisions():
+    d = model.Decision(model.ACTION_VCPU_DEADLINE, 'u', '0', None,
+                       {'runtime_us': 1000, 'deadline_us': 2000,
+                        'period_us': 4000}, 'r', '', 1.0)
+    assert rep.share_limit({d.key: d}, 'u') == 0.25
+    c = model.Decision(model.ACTION_VM_CAP, 'u', '', None, 0.5, 'r', '', 1.0)
+    assert rep.share_limit({c.key: c}, 'u') == 0.5
+    assert rep.share_limit({}, 'u') is None
