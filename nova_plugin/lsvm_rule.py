@@ -9,34 +9,43 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pure LSVM feasibility rule of ``LsvmFilter``: vSlicer's check, once more.
+"""Pure LSVM feasibility rule of ``LsvmFilter``: the host's check, again.
 
 Description:
-    From a host's ``HostReport`` (``lsvm`` object, schema 1.2), the
+    From a host's ``HostReport`` (``lsvm`` object, schema 1.3), the
     placements made there since that report (``scoring.Pending``) and a
     latency-sensitive request (``iosched:latency_sensitive=true``), redo
-    the host agent's vSlicer check (``host_agent/policies/vslicer.py``) for
-    the host with the request added: LSVM vCPUs per pCPU within
-    ``max_per_pcpu``, vSlicer's fairness room, and the worst-case
-    scheduling latency within the request's bound and within the
-    strictest bound of the LSVMs already there.
+    the host agent's vSlicer check (``host_agent/policies/vslicer.py`` with
+    ``host_agent/policies/lsvm_bounds.py``) for the host with the request
+    added, under the mechanism the host reports (``lsvm.mechanism``) and
+    its measured wake-up latency (``lsvm.wakeup_latency_us``): LSVM vCPUs
+    per pCPU within ``max_per_pcpu``; the worst-case scheduling latency
+    W + (m_p - 1) * T_m within the request's bound and within the strictest
+    bound of the LSVMs already there; then per mechanism, ``deadline``:
+    every LSVM's SCHED_DEADLINE reservation within the host's reservable
+    bandwidth, ``slice``: vSlicer's fairness room, ``weight``: nothing more.
 
 Requirements:
     A report of schema ``host_agent.reporter.payload`` 1.x (a 1.1 report
-    reads with the agent's default parameters).
+    reads with the agent's default parameters, a 1.2 report as the slice
+    mechanism with nothing measured: exactly the rule of 1.2).
 
 Limitations:
     Pending LSVM vCPUs (noted by ``ReportStore.note_placement``) count with
     an unknown latency bound: only the reported ``min_latency_ms`` is kept.
     Pending vCPUs this worker only estimated (``nova_plugin.inflight``)
     count as non-LSVM vCPUs. Requests that are not latency-sensitive always
-    pass (see ``check``).
+    pass (see ``check``). The request's ``hw:cpu_policy`` is not known here:
+    a dedicated LSVM on a deadline host passes, and its agent then refuses
+    it a reservation (the kernel would refuse its narrow affinity).
 
 Spec URL:
     ../shared/seeds/001-vslicer-vturbo-vread.md section 2.1 (eqs. 2.11,
     2.12, the crest T_NLSVM + (m-1)*T_m); docs/nova.md.
 
-No nova, no I/O, no clock.
+No nova, no I/O, no clock; no host_agent import (tests/unit/test_layering.py):
+the agent's rule is mirrored here and the table test
+tests/unit/nova_plugin/test_lsvm_rule.py keeps both equal.
 """
 
 import dataclasses
@@ -47,6 +56,13 @@ from nova_plugin import scoring
 # The kernel's slice clamp, as the agent applies it (vslicer.py).
 KERNEL_MIN_SLICE_US = 100
 KERNEL_MAX_SLICE_US = 100000
+# The mechanisms a report names (host_agent.model.MECH_*).
+MECH_DEADLINE = 'deadline'
+MECH_WEIGHT = 'weight'
+MECH_SLICE = 'slice'
+MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
+# The agent's tolerance in its deadline admission (vslicer.admit_deadline).
+BW_EPSILON = 1e-9
 
 
 def _us(ms):
@@ -72,15 +88,68 @@ class Figures:
     latency_ms: float          # L_eff
     budget_us: float
     t_m_us: int
-    wait_us: int               # W
-    worst_us: int              # W + (m_p - 1) * T_m
+    wait_us: float             # W
+    worst_us: float            # W + (m_p - 1) * T_m
     nlsvm_slice_us: int
     max_per_pcpu: int
     wakeup_preemption: bool
+    # 1.3: the host's mechanism and what it measured
+    mechanism: str = MECH_SLICE
+    wakeup_measured_us: float = 0.0   # W_meas, 0: not measured
+    # deadline: the bandwidth after placement, in CPUs
+    vcpus_after: int = 0              # N' = m + n
+    deadline_max_share: float = 0.5
+    share: float = 0.0                # s' = min(max share, P / N')
+    dl_need: float = 0.0              # m * s'
+    dl_bw_limit: float = 0.0
+    dl_bw_foreign: float = 0.0
+    dl_bw_reserved: float = 0.0       # the LSVMs' reservations now
+    dl_room: float = 0.0              # limit - foreign
 
 
 def _clamp(v, lo, hi):
     return max(lo, min(hi, v))
+
+
+# W(T_m), as lsvm_bounds.wait_us: how long a woken LSVM vCPU may wait
+# before it first runs, with W_meas the p99 the host measured under its
+# mechanism (0: not measured):
+#   slice, wakeup_preemption:  max(T_m, W_meas)
+#   slice, round robin:        max(T_NLSVM, W_meas)
+#   weight, deadline:          W_meas; T_m when not measured
+def wait_us(t_m_us, mechanism, measured_us, nlsvm_slice_us, preemption):
+    if mechanism == MECH_SLICE:
+        base = t_m_us if preemption else nlsvm_slice_us
+        return max(base, measured_us)
+    return measured_us if measured_us > 0 else t_m_us
+
+
+# The largest T_m with W(T_m) + (k - 1) * T_m <= L, as
+# lsvm_bounds.budget_us:
+#   W grows with T_m (slice with wakeup_preemption; weight/deadline not
+#   measured):  min(L / k, (L - W_meas) / (k - 1)); L / k when k = 1
+#   W fixed (round robin: max(T_NLSVM, W_meas); weight/deadline measured):
+#               (L - W_fixed) / (k - 1), unbounded when k = 1
+def budget_us(lat_ms, k, mechanism, measured_us, nlsvm_slice_us,
+              preemption):
+    lat_us = lat_ms * 1000.0
+    grows = ((mechanism == MECH_SLICE and preemption)
+             or (mechanism != MECH_SLICE and measured_us <= 0))
+    if grows:
+        if k <= 1:
+            return lat_us
+        return min(lat_us / k, (lat_us - measured_us) / (k - 1))
+    fixed = (max(nlsvm_slice_us, measured_us)
+             if mechanism == MECH_SLICE else measured_us)
+    if k <= 1:
+        return float('inf')
+    return (lat_us - fixed) / (k - 1)
+
+
+# A vCPU's fair share when N vCPUs float over P pCPUs, as
+# lsvm_bounds.deadline_share: s = min(deadline_max_share, min(1, P / N)).
+def deadline_share(pcpus, vcpus, max_share):
+    return min(max_share, min(1.0, float(max(1, pcpus)) / max(1, vcpus)))
 
 
 # After placing the request (P = report.pcpus):
@@ -89,14 +158,17 @@ def _clamp(v, lo, hi):
 #   m_p = ceil(m / P),  n_p = ceil(n / P)
 #   L   = min(request L (or the host's default_latency_ms),
 #             host min_latency_ms if > 0)
-#   budget = L / m_p                          with wakeup_preemption
-#          = (L - T_NLSVM) / (m_p - 1)        without (inf when m_p = 1)
-#   T_m = clamp(min(max_slice, budget), max(min_slice, 100 us), 100 ms),
-#         truncated to whole microseconds, as the agent chooses it
-#   W   = T_m if wakeup_preemption else T_NLSVM
-#   worst = W + (m_p - 1) * T_m
-# (the same rule as host_agent.policies.vslicer.worst_case_us; the table
-# test tests/unit/nova_plugin/test_lsvm_rule.py checks they agree).
+#   M   = lsvm.mechanism, W_meas = lsvm.wakeup_latency_us (1.2: slice, 0)
+#   T_m = clamp(min(max_slice, budget_M(L, m_p)), max(min_slice, 100 us),
+#               100 ms), truncated to whole microseconds, as the agent
+#         chooses it
+#   worst = W_M(T_m) + (m_p - 1) * T_m
+#   deadline: N' = m + n,  s' = min(deadline_max_share, P / N'),
+#             need = m * s' (every LSVM's share shrinks as N' grows, so
+#             all of them are counted), room = dl_bw_limit - dl_bw_foreign
+# (the same rule as host_agent.policies.lsvm_bounds and vslicer's
+# admit_deadline; the table test tests/unit/nova_plugin/test_lsvm_rule.py
+# checks they agree).
 def figures(report, pending, request):
     """The figures of the host after placing ``request``."""
     lsvm = report.lsvm
@@ -115,17 +187,16 @@ def figures(report, pending, request):
     lat = lat_req
     if lsvm.min_latency_ms > 0:
         lat = min(lat, lsvm.min_latency_ms)
+    mech = lsvm.mechanism if lsvm.mechanism in MECHANISMS else MECH_SLICE
+    measured = float(lsvm.wakeup_latency_us)
     t_nlsvm = _us(lsvm.nlsvm_slice_ms)
-    if lsvm.wakeup_preemption:
-        budget = lat * 1000.0 / m_p
-    elif m_p <= 1:
-        budget = float('inf')
-    else:
-        budget = (lat * 1000.0 - t_nlsvm) / (m_p - 1)
+    preempt = lsvm.wakeup_preemption
+    budget = budget_us(lat, m_p, mech, measured, t_nlsvm, preempt)
     want = min(_us(lsvm.max_slice_ms), budget)
     t_m = int(_clamp(want, max(_us(lsvm.min_slice_ms), KERNEL_MIN_SLICE_US),
                      KERNEL_MAX_SLICE_US))
-    wait = t_m if lsvm.wakeup_preemption else t_nlsvm
+    wait = wait_us(t_m, mech, measured, t_nlsvm, preempt)
+    share = deadline_share(pcpus, m + n, lsvm.deadline_max_share)
     return Figures(
         pcpus=pcpus, m_reported=lsvm.count, m_pending=pending.lsvm_vcpus,
         m_request=request.vcpus, m=m, m_p=m_p, n_reported=n_reported,
@@ -133,50 +204,89 @@ def figures(report, pending, request):
         latency_host_ms=lsvm.min_latency_ms, latency_ms=lat, budget_us=budget,
         t_m_us=t_m, wait_us=wait, worst_us=wait + (m_p - 1) * t_m,
         nlsvm_slice_us=t_nlsvm, max_per_pcpu=lsvm.max_per_pcpu,
-        wakeup_preemption=lsvm.wakeup_preemption)
+        wakeup_preemption=preempt, mechanism=mech,
+        wakeup_measured_us=measured, vcpus_after=m + n,
+        deadline_max_share=lsvm.deadline_max_share, share=share,
+        dl_need=m * share, dl_bw_limit=lsvm.dl_bw_limit,
+        dl_bw_foreign=lsvm.dl_bw_foreign, dl_bw_reserved=lsvm.dl_bw_reserved,
+        dl_room=lsvm.dl_bw_limit - lsvm.dl_bw_foreign)
 
 
 def _ms(us):
     return '%.3gms' % (us / 1000.0)
 
 
+def _wait_words(f):
+    """W's rule for the reason, e.g. 'W=max(T_m, measured 4000us)'."""
+    if f.mechanism == MECH_SLICE:
+        base, how = (('T_m', 'wakeup_preemption') if f.wakeup_preemption
+                     else ('T_NLSVM', 'round robin'))
+        if f.wakeup_measured_us > 0:
+            return 'W=max(%s, measured p99 %.4gus) (%s)' % (
+                base, f.wakeup_measured_us, how)
+        return 'W=%s (%s)' % (base, how)
+    if f.wakeup_measured_us > 0:
+        return 'W=measured p99 %.4gus' % f.wakeup_measured_us
+    return 'W=T_m (not measured)'
+
+
+def bandwidth_words(f):
+    """The deadline admission's terms: s', need, room."""
+    return ("s'=min(max share %.3g, %d pCPUs/N' %d vCPUs)=%.3g, "
+            "need m*s'=%d*%.3g=%.3g CPUs vs limit %.3g - foreign %.3g = "
+            "%.3g CPUs (LSVMs reserve %.3g now)" % (
+                f.deadline_max_share, f.pcpus, f.vcpus_after, f.share, f.m,
+                f.share, f.dl_need, f.dl_bw_limit, f.dl_bw_foreign,
+                f.dl_room, f.dl_bw_reserved))
+
+
 def describe(f):
     """The figures as one line: every term of every formula."""
-    rule = ('W=T_m (wakeup_preemption)' if f.wakeup_preemption
-            else 'W=T_NLSVM (round robin)')
     host_l = ('host strictest %.3gms' % f.latency_host_ms
               if f.latency_host_ms > 0 else 'no LSVM on the host')
     budget = ('inf' if f.budget_us == float('inf')
               else _ms(max(f.budget_us, 0)) if f.budget_us >= 0
               else '<0')
-    return ('m_p=ceil((reported %d + pending %d + request %d)/%d pCPUs)=%d, '
-            'n_p=ceil((reported %d + pending %d)/%d)=%d, '
+    text = ('mechanism %s, m_p=ceil((reported %d + pending %d + request %d)'
+            '/%d pCPUs)=%d, n_p=ceil((reported %d + pending %d)/%d)=%d, '
             'L=min(request %.3gms, %s)=%.3gms, '
             'T_m=clamp(min(max slice, budget %s))=%s, %s, '
             'worst W+(m_p-1)*T_m=%s+%d*%s=%s' % (
-                f.m_reported, f.m_pending, f.m_request, f.pcpus, f.m_p,
-                f.n_reported, f.n_pending, f.pcpus, f.n_p,
+                f.mechanism, f.m_reported, f.m_pending, f.m_request,
+                f.pcpus, f.m_p, f.n_reported, f.n_pending, f.pcpus, f.n_p,
                 f.latency_request_ms, host_l, f.latency_ms, budget,
-                _ms(f.t_m_us), rule, _ms(f.wait_us), f.m_p - 1,
+                _ms(f.t_m_us), _wait_words(f), _ms(f.wait_us), f.m_p - 1,
                 _ms(f.t_m_us), _ms(f.worst_us)))
+    if f.mechanism == MECH_DEADLINE:
+        text += ', ' + bandwidth_words(f)
+    return text
 
 
 # check(h, p, r):
 #   r not latency-sensitive          -> pass (see below)
 #   not h.lsvm.supported             -> reject (no vSlicer on the host)
 #   m_p > max_per_pcpu               -> reject
-#   n_p * T_m > T_NLSVM              -> reject (vSlicer eq. 2.12: with
+#   deadline: need > room            -> reject (the agent admits LSVMs,
+#                                       strictest first, while their
+#                                       reservations fit; with the request
+#                                       added one of them would fall back
+#                                       to slices)
+#   slice: n_p * T_m > T_NLSVM       -> reject (vSlicer eq. 2.12: with
 #                                       r * T_m = T_NLSVM / n and r >= 1,
 #                                       each NLSVM turn must leave a whole
 #                                       microslice to every LSVM)
 #   worst > L (L includes the host's strictest reported bound, so the
 #             LSVMs already there keep theirs)  -> reject
 #   else pass
-# Requests that are not latency-sensitive pass: their vCPUs do not change
-# m_p, T_m or worst (W is T_m or T_NLSVM, not a function of n), and on
-# EEVDF equal weights keep every VM's CPU share whatever n is, so eq.
-# 2.12's room is vSlicer's round-structure precondition, checked when an
-# LSVM is admitted, not a reason to turn ordinary VMs away from a host.
+# No fairness room for deadline (a reservation is the VM's fair share by
+# construction) nor weight (the boost is capped by a CFS quota at the fair
+# share). Requests that are not latency-sensitive pass: their vCPUs do not
+# change m_p, T_m or worst (W is T_m, T_NLSVM or measured, not a function
+# of n), and on EEVDF equal weights keep every VM's CPU share whatever n
+# is, so eq. 2.12's room is vSlicer's round-structure precondition, checked
+# when an LSVM is admitted, not a reason to turn ordinary VMs away. On a
+# deadline host they shrink s' and so every reservation: the agent keeps
+# them at the fair share, never above the kernel's limit.
 def check(report, pending, request):
     """Return ``(passes, reason, figures or None)``."""
     if not request.latency_sensitive:
@@ -191,16 +301,31 @@ def check(report, pending, request):
     if f.m_p > f.max_per_pcpu:
         return (False, 'LSVM vCPUs per pCPU m_p=%d > max_per_pcpu %d; %s' % (
             f.m_p, f.max_per_pcpu, numbers), f)
+    if (f.mechanism == MECH_DEADLINE
+            and f.dl_need > f.dl_room + BW_EPSILON):
+        return (False, 'no SCHED_DEADLINE bandwidth: need %.3g CPUs > '
+                'reservable %.3g (limit %.3g - foreign %.3g); %s' % (
+                    f.dl_need, f.dl_room, f.dl_bw_limit, f.dl_bw_foreign,
+                    numbers), f)
     room = f.n_p * f.t_m_us
-    if room > f.nlsvm_slice_us:
+    if f.mechanism == MECH_SLICE and room > f.nlsvm_slice_us:
         return (False, 'no fairness room: n_p*T_m=%d*%s=%s > T_NLSVM %s '
                 '(vSlicer eq. 2.12); %s' % (
                     f.n_p, _ms(f.t_m_us), _ms(room), _ms(f.nlsvm_slice_us),
                     numbers), f)
     if f.worst_us > f.latency_ms * 1000.0 + 1e-6:
-        return (False, 'worst-case latency %s > L %.3gms; %s' % (
-            _ms(f.worst_us), f.latency_ms, numbers), f)
-    return (True, 'LSVM fits: worst-case latency %s <= L %.3gms, m_p=%d <= '
-            '%d, n_p*T_m=%s <= T_NLSVM %s; %s' % (
-                _ms(f.worst_us), f.latency_ms, f.m_p, f.max_per_pcpu,
-                _ms(room), _ms(f.nlsvm_slice_us), numbers), f)
+        return (False, 'worst-case latency %s > L %.3gms (mechanism %s); '
+                '%s' % (_ms(f.worst_us), f.latency_ms, f.mechanism,
+                        numbers), f)
+    if f.mechanism == MECH_SLICE:
+        extra = 'n_p*T_m=%s <= T_NLSVM %s' % (_ms(room),
+                                               _ms(f.nlsvm_slice_us))
+    elif f.mechanism == MECH_DEADLINE:
+        extra = 'deadline bandwidth %.3g <= %.3g CPUs' % (f.dl_need,
+                                                          f.dl_room)
+    else:
+        extra = 'weight capped at the fair share'
+    return (True, 'LSVM fits (%s): worst-case latency %s <= L %.3gms, '
+            'm_p=%d <= %d, %s; %s' % (
+                f.mechanism, _ms(f.worst_us), f.latency_ms, f.m_p,
+                f.max_per_pcpu, extra, numbers), f)

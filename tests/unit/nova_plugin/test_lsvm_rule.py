@@ -89,6 +89,56 @@ CASES = [
     ('a 4-vCPU LSVM on 2 pCPUs: m_p=2, T_m=1000, worst 2000',
      host(pcpus=2), None, R(4, latency_sensitive=True, latency_ms=2), True,
      (2, 0, 1000, 2000), ['/2 pCPUs)=2']),
+    # 1.3: the mechanism and the measured wake-up term W_meas
+    ('slice, measured tick 4000us: W=max(T_m 1000, 4000) > L=2000',
+     host(wakeup_latency_us=4000.0), None, LSVM1, False,
+     (1, 0, 1000, 4000),
+     ['worst-case latency 4ms > L 2ms (mechanism slice)',
+      'W=max(T_m, measured p99 4000us) (wakeup_preemption)']),
+    ('slice, measured 4000us, L=5, m_p=2: T_m=min(1000, 5000/2, '
+     '(5000-4000)/1)=1000, worst 4000+1000 = 5000',
+     host(count=4, min_latency_ms=5, wakeup_latency_us=4000.0), None,
+     R(1, latency_sensitive=True, latency_ms=5), True, (2, 0, 1000, 5000),
+     ['LSVM fits (slice)', 'n_p*T_m=0ms <= T_NLSVM 3ms']),
+    ('weight, measured 63us: worst 63, no fairness room asked (n_p=4)',
+     host(nlsvm_vcpus=13, mechanism='weight', wakeup_latency_us=63.0),
+     None, LSVM1, True, (1, 4, 1000, 63),
+     ['LSVM fits (weight)', 'W=measured p99 63us',
+      'weight capped at the fair share']),
+    ('weight, 63us, m_p=3: T_m=int((2000-63)/2)=968, worst 63+2*968=1999',
+     host(count=8, min_latency_ms=2, mechanism='weight',
+          wakeup_latency_us=63.0), None, LSVM1, True, (3, 0, 968, 1999),
+     ['worst W+(m_p-1)*T_m=0.063ms+2*0.968ms=2ms']),
+    ('weight, not measured: W=T_m, m_p=2: T_m=1000, worst 2000',
+     host(count=4, mechanism='weight'), None, LSVM1, True,
+     (2, 0, 1000, 2000), ['W=T_m (not measured)']),
+    ("deadline, room: m=1+1+1=3, N'=3+1=4 on 2 pCPUs, s'=min(0.5, 2/4)="
+     "0.5, need 1.5 <= 1.9; m_p=2, T_m=min(1000, 2000-13)=1000, worst 1013",
+     host(pcpus=2, count=1, nlsvm_vcpus=1, mechanism='deadline',
+          wakeup_latency_us=13.0, dl_bw_limit=1.9, dl_bw_reserved=0.5),
+     P(placements=1, lsvm_vcpus=1, vcpus=1), LSVM1, True,
+     (2, 1, 1000, 1013),
+     ["need m*s'=3*0.5=1.5 CPUs vs limit 1.9 - foreign 0 = 1.9 CPUs "
+      "(LSVMs reserve 0.5 now)", 'deadline bandwidth 1.5 <= 1.9 CPUs',
+      'W=measured p99 13us']),
+    ("deadline, the request exhausts it: m=4=N', s'=0.5, need 2 > 1.9",
+     host(pcpus=2, count=3, mechanism='deadline', wakeup_latency_us=13.0,
+          dl_bw_limit=1.9), None, LSVM1, False, (2, 0, 1000, 1013),
+     ['no SCHED_DEADLINE bandwidth: need 2 CPUs > reservable 1.9 (limit '
+      '1.9 - foreign 0)']),
+    ("deadline, more vCPUs shrink every share: N'=4+4, s'=2/8=0.25, need "
+     "1 <= 1.9 - foreign 0.5",
+     host(pcpus=2, count=3, nlsvm_vcpus=4, mechanism='deadline',
+          wakeup_latency_us=13.0, dl_bw_limit=1.9, dl_bw_foreign=0.5),
+     None, LSVM1, True, (2, 2, 1000, 1013),
+     ["s'=min(max share 0.5, 2 pCPUs/N' 8 vCPUs)=0.25"]),
+    ('deadline, no root domain known: limit 0',
+     host(mechanism='deadline', wakeup_latency_us=13.0), None, LSVM1,
+     False, (1, 0, 1000, 13), ['need 0.5 CPUs > reservable 0']),
+    ('deadline, measured W 2500us > L 2000 even with bandwidth',
+     host(mechanism='deadline', wakeup_latency_us=2500.0, dl_bw_limit=3.8),
+     None, LSVM1, False, (1, 0, 1000, 2500),
+     ['worst-case latency 2.5ms > L 2ms (mechanism deadline)']),
 ]
 
 
@@ -116,6 +166,20 @@ def test_host_without_vslicer_is_rejected():
     assert not ok and 'lsvm.supported=false' in reason
 
 
+def test_a_1_2_report_reads_as_slice_unmeasured():
+    """A 1.2 host (no mechanism, nothing measured): the rule of 1.2."""
+    data = host(count=4, min_latency_ms=2).to_dict()
+    data['version'] = '1.2'
+    for key in ('mechanism', 'wakeup_latency_us', 'deadline_max_share',
+                'dl_bw_limit', 'dl_bw_foreign', 'dl_bw_reserved', 'probes'):
+        del data['lsvm'][key]
+    ok, reason, f = lsvm_rule.check(payload.HostReport.from_dict(data),
+                                    None, LSVM1)
+    assert ok and reason.startswith('LSVM fits (slice)')
+    assert (f.mechanism, f.wakeup_measured_us) == ('slice', 0.0)
+    assert (f.m_p, f.t_m_us, f.wait_us, f.worst_us) == (2, 1000, 1000, 2000)
+
+
 def test_a_1_1_report_derives_n_from_its_vcpu_list():
     entries = tuple(payload.VcpuEntry('u%d' % i, 0, None, 0.0, 'cpu', 1.0)
                     for i in range(14))
@@ -138,10 +202,10 @@ def _inst(uuid, vcpus, lsvm, latency_ms=None):
                               extra_specs=specs)
 
 
-def _host_report(instances, pcpus, params):
-    """The HostReport (1.2) the agent builds for ``instances``."""
+def _host_report(instances, pcpus, params, sched=None):
+    """The HostReport (1.3) the agent builds for ``instances``."""
     _, _, facts = vslicer.plan_slices(instances, tuple(range(pcpus)),
-                                      params)
+                                      params, sched=sched)
     return payload.HostReport(host='h', ts=1.0, seq=1, report_interval=1.0,
                               pcpus=pcpus, lsvm=build.lsvm_payload(facts))
 
@@ -151,46 +215,114 @@ RRP = vslicer.Params(wakeup_preemption=False)
 NL12 = vslicer.Params(nlsvm_slice_us=1200, lsvm_max_slice_us=600,
                       min_slice_us=200, wakeup_preemption=False)
 
-# name, params, host's instances, pCPUs, request (vcpus, latency_ms)
+
+def _sched(mechanism, p99=0.0, limit=0.0, foreign=0.0):
+    """The HostSched an agent measured (the figures of issue 10's table:
+    deadline p99 ~13 us, weight ~63 us, slice one tick ~4 ms)."""
+    return model.HostSched(mechanism=mechanism, wakeup_p99_us=p99,
+                           dl_cpus=(0, 1) if limit else (),
+                           dl_bw_limit=limit, dl_bw_foreign=foreign)
+
+
+DL = model.MECH_DEADLINE
+WT = model.MECH_WEIGHT
+SL = model.MECH_SLICE
+
+
+def _lsvms(count, lat=2, vcpus=1):
+    return [_inst('l%d' % i, vcpus, True, lat) for i in range(count)]
+
+
+# name, params, host's instances, pCPUs, request (vcpus, latency_ms),
+# the host's HostSched (None: a 1.2 agent, slice, nothing measured)
 AGREE = [
-    ('preemption, empty host', PRE, [], 4, (1, 2)),
-    ('preemption, 4 LSVMs L=2 on 4 pCPUs + 1', PRE,
-     [_inst('l%d' % i, 1, True, 2) for i in range(4)], 4, (1, 2)),
+    ('preemption, empty host', PRE, [], 4, (1, 2), None),
+    ('preemption, 4 LSVMs L=2 on 4 pCPUs + 1', PRE, _lsvms(4), 4, (1, 2),
+     None),
     ('preemption, 8 LSVMs L=2 + 1 -> k=3', PRE,
-     [_inst('l%d' % i, 1, True, 2) for i in range(8)] + [_inst('c', 4,
-                                                                False)],
-     4, (1, 2)),
+     _lsvms(8) + [_inst('c', 4, False)], 4, (1, 2), None),
     ('preemption, too tight: 2 LSVM vCPUs at L=0.15 on 1 pCPU', PRE,
-     [_inst('l', 1, True, 0.15)], 1, (1, 0.15)),
+     [_inst('l', 1, True, 0.15)], 1, (1, 0.15), None),
     ('preemption, request strictest: L=0.5 joins L=0.5', PRE,
-     [_inst('l', 2, True, 0.5)], 2, (2, 0.5)),
-    ('round robin, empty host, L=5', RRP, [], 4, (1, 5)),
-    ('round robin, L=2 < T_NLSVM', RRP, [_inst('c', 2, False)], 2, (1, 2)),
-    ('round robin, 3 LSVMs L=5 on 1 pCPU + 1 -> k=4', RRP,
-     [_inst('l%d' % i, 1, True, 5) for i in range(3)], 1, (1, 5)),
+     [_inst('l', 2, True, 0.5)], 2, (2, 0.5), None),
+    ('round robin, empty host, L=5', RRP, [], 4, (1, 5), None),
+    ('round robin, L=2 < T_NLSVM', RRP, [_inst('c', 2, False)], 2, (1, 2),
+     None),
+    ('round robin, 3 LSVMs L=5 on 1 pCPU + 1 -> k=4', RRP, _lsvms(3, 5), 1,
+     (1, 5), None),
     ('round robin, custom slices, L=2 with k=2', NL12,
-     [_inst('l', 1, True, 2), _inst('c', 1, False)], 1, (1, 2)),
+     [_inst('l', 1, True, 2), _inst('c', 1, False)], 1, (1, 2), None),
     ('round robin, custom slices, budget below min slice', NL12,
-     [_inst('l', 2, True, 1.3)], 1, (1, 1.3)),
+     [_inst('l', 2, True, 1.3)], 1, (1, 1.3), None),
+    # 1.3: deadline (13 us), weight (63 us), slice with the measured tick
+    ("deadline with room: 2 LSVMs + 2 others + 1 on 2 pCPUs, s'=2/5, "
+     'need 1.2 <= 1.9, worst 13+1000', PRE,
+     _lsvms(2) + [_inst('c', 2, False)], 2, (1, 2), _sched(DL, 13.0, 1.9)),
+    ("deadline, the request exhausts it: 3 LSVMs + 1 = N', s'=0.5, "
+     'need 2 > 1.9', PRE, _lsvms(3), 2, (1, 2), _sched(DL, 13.0, 1.9)),
+    ('deadline, foreign bandwidth: need 1.5 > 1.9 - 0.8', PRE, _lsvms(2),
+     2, (1, 2), _sched(DL, 13.0, 1.9, 0.8)),
+    ('deadline, a 2-vCPU request on a host of others: s shrinks to 0.25',
+     PRE, [_inst('c', 6, False)], 2, (2, 2), _sched(DL, 13.0, 1.9)),
+    ('deadline, empty host, not measured: W=T_m', PRE, [], 2, (1, 2),
+     _sched(DL, 0.0, 1.9)),
+    ('deadline, measured 2500us > L=2', PRE, [], 2, (1, 2),
+     _sched(DL, 2500.0, 1.9)),
+    ("deadline, k=3 at L=0.5: T_m=int((500-13)/2)=243, worst 499; "
+     "s'=4/17, need 9*4/17=2.12 <= 3.8", PRE,
+     _lsvms(8, 0.5) + [_inst('c', 8, False)], 4, (1, 0.5),
+     _sched(DL, 13.0, 3.8)),
+    ('weight 63us, empty host', PRE, [], 4, (1, 2), _sched(WT, 63.0)),
+    ('weight 63us, 8 LSVMs + 1 on 4 pCPUs: k=3, T_m=968, worst 1999', PRE,
+     _lsvms(8), 4, (1, 2), _sched(WT, 63.0)),
+    ('weight 63us, many others (no fairness room asked)', PRE,
+     [_inst('c', 16, False)], 4, (1, 2), _sched(WT, 63.0)),
+    ('weight 63us, k=4 > max_lsvm_per_pcpu 3', PRE, _lsvms(12), 4, (1, 2),
+     _sched(WT, 63.0)),
+    ('slice, measured tick 4000us breaks L=2', PRE, [], 4, (1, 2),
+     _sched(SL, 4000.0)),
+    ('slice, measured tick 4000us, L=5 with k=2: worst 4000+1000', PRE,
+     _lsvms(4, 5), 4, (1, 5), _sched(SL, 4000.0)),
+    ('slice, measured 63us (a kernel where it works), k=2', PRE, _lsvms(4),
+     4, (1, 2), _sched(SL, 63.0)),
+    ('slice, round robin, measured 4000us > T_NLSVM, L=5, k=2', RRP,
+     _lsvms(4, 5), 4, (1, 5), _sched(SL, 4000.0)),
 ]
 
 
-@pytest.mark.parametrize('name,params,instances,pcpus,req', AGREE,
+def _admitted_everywhere(actions, instances, mechanism):
+    """Every LSVM got its host's mechanism (deadline: a reservation)."""
+    if mechanism != DL:
+        return True
+    reserved = {a.instance_uuid for a in actions
+                if a.kind == model.ACTION_VCPU_DEADLINE
+                and a.value is not None}
+    return all(i.uuid in reserved for i in instances
+               if i.latency_sensitive)
+
+
+@pytest.mark.parametrize('name,params,instances,pcpus,req,sched', AGREE,
                          ids=[a[0] for a in AGREE])
 def test_filter_bound_agrees_with_the_agent(name, params, instances, pcpus,
-                                            req):
+                                            req, sched):
     """The filter's worst case for "host + request", computed from the
     host's report, is the bound the agent plans once the VM is there; the
-    filter passes iff the agent refuses no bound."""
+    filter passes iff the agent then refuses no bound and admits every
+    LSVM to its mechanism."""
     vcpus, lat = req
-    report = _host_report(instances, pcpus, params)
+    report = _host_report(instances, pcpus, params, sched)
     request = R(vcpus, latency_sensitive=True, latency_ms=lat)
     ok, reason, f = lsvm_rule.check(report, None, request)
     after = instances + [_inst('new', vcpus, True, lat)]
-    _, notes, facts = vslicer.plan_slices(after, tuple(range(pcpus)),
-                                          params)
-    assert f.worst_us / 1000.0 == pytest.approx(facts.latency_bound_ms)
-    agent_ok = not facts.refused and max(
+    actions, notes, facts = vslicer.plan_slices(
+        after, tuple(range(pcpus)), params, sched=sched)
+    assert f.mechanism == facts.mechanism
+    admitted = _admitted_everywhere(actions, after, facts.mechanism)
+    if admitted:
+        # (a refused reservation falls back to slices: another bound)
+        assert f.worst_us / 1000.0 == pytest.approx(facts.latency_bound_ms)
+    agent_ok = admitted and not facts.refused and max(
         p.m for p in facts.pcpus) <= params.max_lsvm_per_pcpu
     assert ok is agent_ok, reason
-    assert bool(notes) is (not agent_ok and bool(facts.refused))
+    assert bool(notes) is (not agent_ok and (bool(facts.refused)
+                                             or not admitted))
