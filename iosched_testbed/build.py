@@ -22,6 +22,8 @@ A rebuild happens only when an input changed (kernel version, guest source,
 /init, busybox, module list) or ``force`` is set.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import lzma
@@ -124,10 +126,29 @@ def _compile_guest(out):
     os.replace(out + '.tmp', out)
 
 
-def build(workdir, force=False, log=print):
-    """Build (or reuse) the kernel and initramfs; returns the manifest."""
-    t0 = time.monotonic()
+@contextlib.contextmanager
+def _locked(workdir):
+    """One build at a time per work dir (processes share its scratch dir
+    and temporary names); outputs are replaced atomically, so guests that
+    boot meanwhile read a whole old or a whole new file."""
     os.makedirs(workdir, exist_ok=True)
+    with open(os.path.join(workdir, 'build.lock'), 'a') as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build(workdir, force=False, log=print):
+    """Build (or reuse) the kernel and initramfs; returns the manifest.
+    Serialised per work dir by a lock file (``<workdir>/build.lock``)."""
+    with _locked(workdir):
+        return _build(workdir, force, log)
+
+
+def _build(workdir, force, log):
+    t0 = time.monotonic()
     manifest_path = os.path.join(workdir, 'build.json')
     pkg, kver = kernel_package()
     key = _sha(json.dumps([

@@ -13,9 +13,10 @@
 
 QEMU accepts one client per channel socket, so one ``Guest`` object (one
 process) talks to a guest at a time. A reader thread parses the guest's
-lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr responses),
-``BURN``, ``DISK``, ``IDLE``. The guest drops its periodic reports while no
-client is connected, and a partial line after a reconnect is ignored.
+lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr and hybrid
+responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``. The guest drops
+its periodic reports while no client is connected, and a partial line
+after a reconnect is ignored.
 """
 
 import math
@@ -27,6 +28,9 @@ import time
 
 REQ = struct.Struct('<QII')           # seq, burst_us, flags
 FLAG_TIME_SPIN = 1
+RR_MODES = ('rr', 'hybrid')           # modes that answer requests
+REPORT_MODES = {'BURN': ('burn', 'hybrid'), 'DISK': ('disk',),
+                'IDLE': ('idle',)}
 
 
 class GuestError(Exception):
@@ -154,14 +158,14 @@ class Guest:
 
     def rr(self, count, rate_per_s, burst_us, poisson=True, spin='work',
            timeout=None):
-        """Open-loop request/response (``rr`` mode guests): send ``count``
-        requests at ``rate_per_s`` (Poisson or fixed interval), each asking
-        for ``burst_us`` of guest CPU (``spin='work'``: calibrated loop
+        """Open-loop request/response (``rr`` and ``hybrid`` guests): send
+        ``count`` requests at ``rate_per_s`` (Poisson or fixed interval),
+        each asking for ``burst_us`` of guest CPU (``spin='work'``: calibrated loop
         iterations, stretched when the vCPU is preempted; ``'time'``: by the
         guest clock). Returns the RTTs in µs, in send order."""
-        if self.mode != 'rr':
-            raise GuestError('%s: rr() needs an rr-mode guest, not %s' % (
-                self.name, self.mode))
+        if self.mode not in RR_MODES:
+            raise GuestError('%s: rr() needs an rr or hybrid guest, not %s'
+                             % (self.name, self.mode))
         self.connect()
         flags = FLAG_TIME_SPIN if spin == 'time' else 0
         rng = random.Random(self._seq)
@@ -187,9 +191,10 @@ class Guest:
         return [(recv - sent[s]) / 1000.0 for s, (recv, _) in zip(seqs, got)]
 
     def _rate(self, kind, timeout, fresher_than):
-        if self.mode != kind.lower():
+        if self.mode not in REPORT_MODES[kind]:
             raise GuestError('%s: %s rate needs a %s guest, not %s' % (
-                self.name, kind, kind.lower(), self.mode))
+                self.name, kind, ' or '.join(REPORT_MODES[kind]),
+                self.mode))
         self._wait(lambda: kind in self._latest and
                    self._latest[kind][0] > fresher_than, timeout,
                    'a %s report' % kind)
@@ -197,8 +202,9 @@ class Guest:
         return fields[0] * 1e6 / max(1, fields[1])
 
     def burn_rate(self, timeout=15.0, fresher_than=0.0):
-        """Latest loop iterations per second of a ``burn`` guest (waits for
-        a report newer than ``fresher_than``, a ``time.monotonic()``)."""
+        """Latest loop iterations per second of a ``burn`` guest or of a
+        ``hybrid`` guest's burn thread (waits for a report newer than
+        ``fresher_than``, a ``time.monotonic()``)."""
         return self._rate('BURN', timeout, fresher_than)
 
     def disk_rate(self, timeout=15.0, fresher_than=0.0):

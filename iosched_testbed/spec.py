@@ -22,7 +22,7 @@ import json
 import re
 import typing
 
-MODES = ('rr', 'burn', 'disk', 'idle')
+MODES = ('rr', 'burn', 'hybrid', 'disk', 'idle')
 NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]{0,30}$')
 
 # Default flavors per mode: (flavor name, extra specs).
@@ -31,11 +31,18 @@ FLAVORS = {
                           'iosched:latency_ms': '2',
                           'iosched:io_profile': 'io'}),
     'burn': ('cpu.small', {'iosched:io_profile': 'cpu'}),
+    # rr and burn on one vCPU (ISACS's I/O-and-CPU vCPU); not an LSVM.
+    'hybrid': ('mixed.small', {'iosched:io_profile': 'mixed'}),
     'disk': ('io.small', {'iosched:io_profile': 'io'}),
     'idle': ('std.small', {}),
 }
 # Options passed to the guest program (iosched.opts= on the command line).
-GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs')
+GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs', 'duty_pct',
+              'period_ms', 'burn_nice')
+# Integer options with their accepted range (inclusive).
+OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
+              'bs': (512, 1048576), 'duty_pct': (1, 100),
+              'period_ms': (1, 10000), 'burn_nice': (-20, 19)}
 
 
 class SpecError(ValueError):
@@ -45,7 +52,7 @@ class SpecError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class GuestSpec:
     name: str                       # short name; domain is <prefix><name>
-    mode: str = 'idle'              # rr | burn | disk | idle
+    mode: str = 'idle'              # rr | burn | hybrid | disk | idle
     flavor: str = ''                # default: FLAVORS[mode][0]
     extra_specs: typing.Optional[typing.Mapping[str, str]] = None
     memory_mib: int = 128
@@ -68,9 +75,18 @@ class GuestSpec:
         if bad:
             raise SpecError('guest %s: unknown opts %s (known: %s)' % (
                 self.name, sorted(bad), ', '.join(GUEST_OPTS)))
-        for v in self.opts.values():
+        for k, v in self.opts.items():
             if not re.match(r'^[A-Za-z0-9_.-]+$', str(v)):
                 raise SpecError('guest %s: bad opt value %r' % (self.name, v))
+            if k in OPT_RANGES:
+                lo, hi = OPT_RANGES[k]
+                try:
+                    ok = lo <= int(v) <= hi
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise SpecError('guest %s: %s=%r, want an integer %d..%d'
+                                    % (self.name, k, v, lo, hi))
 
     @property
     def flavor_name(self):

@@ -23,22 +23,31 @@
  *         flags bit0 = spin by guest clock time (else by calibrated work)
  *         response = "R <seq> <spun_us>\n" after busy-spinning burst_us
  *   burn: "BURN <iterations> <interval_us> <total_iterations>\n" every report
+ *   hybrid: rr's requests and responses, and a burn thread in the same
+ *         guest (one vCPU: ISACS's I/O-and-CPU vCPU) with burn's reports
  *   disk: "DISK <ops> <interval_us> <reads> <writes>\n" every report
  *   idle: "IDLE <uptime_ms>\n" every report
  *
- * Usage: iosched-guest --mode rr|burn|disk|idle [--opts k=v,k=v] [--port P]
+ * Usage: iosched-guest --mode rr|burn|hybrid|disk|idle [--opts k=v,k=v]
+ *                     [--port P]
  *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
+ *         (burn, hybrid) duty_pct=100 period_ms=10: burn at most duty_pct %
+ *         of every period_ms (guest clock) and sleep the rest;
+ *         (hybrid) burn_nice=0: the burn thread's nice value
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,9 +56,11 @@
 
 static char port_path[256];
 static int report_ms = 1000, write_pct = 0, bs = 4096, seq_pattern = 0;
+static int duty_pct = 100, period_ms = 10, burn_nice = 0;
 static char dev_path[128] = "/dev/vda";
 static double iters_per_us = 1.0;
 static volatile uint64_t sink;
+static uint64_t burn_count;	/* hybrid: written by the burn thread only */
 
 static uint64_t now_us(void)
 {
@@ -159,70 +170,170 @@ static void hello(int fd, const char *mode)
 	fprintf(stderr, "iosched-guest: %s", line);
 }
 
+/* Serve one request: busy-spin, then write the response line. */
+static void serve(int fd, const unsigned char *req)
+{
+	uint64_t seq, t0, end;
+	uint32_t burst, flags;
+	char line[64];
+
+	memcpy(&seq, req, 8);
+	memcpy(&burst, req + 8, 4);
+	memcpy(&flags, req + 12, 4);
+	t0 = now_us();
+	if (flags & FLAG_TIME_SPIN) {
+		end = t0 + burst;
+		while (now_us() < end)
+			spin_iters(64);
+	} else {
+		spin_iters((uint64_t)(burst * iters_per_us));
+	}
+	snprintf(line, sizeof(line), "R %llu %llu\n",
+		 (unsigned long long)seq,
+		 (unsigned long long)(now_us() - t0));
+	say(fd, line, 1);
+}
+
+/* Read more of a request; serve it once complete. 0 = host absent. */
+static int read_request(int fd, unsigned char *req, size_t *got)
+{
+	ssize_t n = read(fd, req + *got, 16 - *got);
+
+	if (n == 0) {			/* host side not connected */
+		*got = 0;
+		usleep(50000);
+		return 0;
+	}
+	if (n < 0) {
+		if (errno != EINTR && errno != EAGAIN) {
+			perror("iosched-guest: read");
+			usleep(50000);
+		}
+		return 1;
+	}
+	*got += n;
+	if (*got == 16) {
+		*got = 0;
+		serve(fd, req);
+	}
+	return 1;
+}
+
 static void __attribute__((noreturn)) run_rr(int fd)
 {
 	unsigned char req[16];
-	uint64_t seq, t0, end;
-	uint32_t burst, flags;
 	size_t got = 0;
-	ssize_t n;
-	char line[64];
 
-	for (;;) {
-		n = read(fd, req + got, sizeof(req) - got);
-		if (n == 0) {		/* host side not connected */
-			got = 0;
-			usleep(50000);
-			continue;
-		}
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			perror("iosched-guest: read");
-			usleep(50000);
-			continue;
-		}
-		got += n;
-		if (got < sizeof(req))
-			continue;
-		got = 0;
-		memcpy(&seq, req, 8);
-		memcpy(&burst, req + 8, 4);
-		memcpy(&flags, req + 12, 4);
-		t0 = now_us();
-		if (flags & FLAG_TIME_SPIN) {
-			end = t0 + burst;
-			while (now_us() < end)
-				spin_iters(64);
-		} else {
-			spin_iters((uint64_t)(burst * iters_per_us));
-		}
-		snprintf(line, sizeof(line), "R %llu %llu\n",
-			 (unsigned long long)seq,
-			 (unsigned long long)(now_us() - t0));
-		say(fd, line, 1);
-	}
+	for (;;)
+		read_request(fd, req, &got);
+}
+
+/* Duty cycle of burn and hybrid: after duty_pct % of the period has
+ * passed (guest clock, so time preempted on the host counts), sleep to the
+ * period's end. Returns the next period's start. */
+static uint64_t duty_pause(uint64_t start)
+{
+	uint64_t period = (uint64_t)period_ms * 1000, t;
+	struct timespec ts;
+
+	if (duty_pct >= 100)
+		return start;
+	t = now_us();
+	if (t - start < period * duty_pct / 100)
+		return start;
+	start += period;
+	if (start <= t)			/* overran the period: no pause */
+		return t;
+	ts.tv_sec = start / 1000000;
+	ts.tv_nsec = (start % 1000000) * 1000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+	return start;
+}
+
+static void burn_report(int fd, uint64_t count, uint64_t interval_us,
+			uint64_t total)
+{
+	char line[96];
+
+	snprintf(line, sizeof(line), "BURN %llu %llu %llu\n",
+		 (unsigned long long)count, (unsigned long long)interval_us,
+		 (unsigned long long)total);
+	say(fd, line, 0);
 }
 
 static void __attribute__((noreturn)) run_burn(int fd)
 {
-	uint64_t last = now_us(), t, count = 0, total = 0;
-	char line[96];
+	uint64_t last = now_us(), start = last, t, count = 0, total = 0;
 
 	for (;;) {
 		spin_iters(4096);
 		count += 4096;
+		start = duty_pause(start);
 		t = now_us();
 		if (t - last < (uint64_t)report_ms * 1000)
 			continue;
 		total += count;
-		snprintf(line, sizeof(line), "BURN %llu %llu %llu\n",
-			 (unsigned long long)count,
-			 (unsigned long long)(t - last),
-			 (unsigned long long)total);
-		say(fd, line, 0);
+		burn_report(fd, count, t - last, total);
 		count = 0;
 		last = t;
+	}
+}
+
+static void *burn_thread(void *arg)
+{
+	uint64_t start = now_us();
+
+	(void)arg;
+	if (burn_nice)
+		setpriority(PRIO_PROCESS, gettid(), burn_nice);
+	for (;;) {
+		spin_iters(4096);
+		__atomic_add_fetch(&burn_count, 4096, __ATOMIC_RELAXED);
+		start = duty_pause(start);
+	}
+	return NULL;
+}
+
+/* hybrid: rr in this thread (it blocks in poll(), so each request wakes
+ * it), the burn loop in another; this thread also writes the burn
+ * reports, non-blocking, so the port has a single user. */
+static void __attribute__((noreturn)) run_hybrid(int fd)
+{
+	uint64_t last = now_us(), t, due, prev = 0, cur, total = 0;
+	unsigned char req[16];
+	struct pollfd p;
+	size_t got = 0;
+	pthread_t th;
+	int n, fl;
+
+	if (pthread_create(&th, NULL, burn_thread, NULL)) {
+		perror("iosched-guest: pthread_create");
+		exit(2);
+	}
+	for (;;) {
+		t = now_us();
+		due = last + (uint64_t)report_ms * 1000;
+		p.fd = fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		n = poll(&p, 1, t >= due ? 0 : (int)((due - t + 999) / 1000));
+		t = now_us();
+		if (t >= due) {
+			cur = __atomic_load_n(&burn_count, __ATOMIC_RELAXED);
+			total += cur - prev;
+			fl = fcntl(fd, F_GETFL);
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+			burn_report(fd, cur - prev, t - last, total);
+			fcntl(fd, F_SETFL, fl);
+			prev = cur;
+			last = t;
+		}
+		if (n > 0 && (p.revents & POLLIN))
+			read_request(fd, req, &got);
+		else if (n > 0)		/* POLLHUP: no host client */
+			usleep(50000);
 	}
 }
 
@@ -304,6 +415,12 @@ static void parse_opts(char *s)
 			bs = atoi(v) >= 512 ? atoi(v) : 4096;
 		else if (!strcmp(tok, "dev"))
 			snprintf(dev_path, sizeof(dev_path), "%s", v);
+		else if (!strcmp(tok, "duty_pct"))
+			duty_pct = atoi(v) >= 1 && atoi(v) <= 100 ? atoi(v) : 100;
+		else if (!strcmp(tok, "period_ms"))
+			period_ms = atoi(v) >= 1 ? atoi(v) : 10;
+		else if (!strcmp(tok, "burn_nice"))
+			burn_nice = atoi(v);
 	}
 }
 
@@ -324,7 +441,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "iosched-guest: no virtio port %s\n", PORT_NAME);
 		return 2;
 	}
-	rr = !strcmp(mode, "rr");
+	rr = !strcmp(mode, "rr") || !strcmp(mode, "hybrid");
 	fd = open(port_path, O_RDWR | (rr ? 0 : O_NONBLOCK));
 	if (fd < 0) {
 		perror(port_path);
@@ -333,6 +450,8 @@ int main(int argc, char **argv)
 	if (rr)
 		calibrate();
 	hello(fd, mode);
+	if (!strcmp(mode, "hybrid"))
+		run_hybrid(fd);
 	if (rr)
 		run_rr(fd);
 	if (!strcmp(mode, "burn"))
