@@ -48,7 +48,8 @@ def host_dict(result):
             'report_interval': report.report_interval,
             'pcpus': report.pcpus, 'io_vcpus': report.io_vcpus,
             'io_strength_total': report.io_strength_total,
-            'health': report.health.status},
+            'health': report.health.status,
+            'lsvm': rules_mod.lsvm_host(report)},
     }
 
 
@@ -113,14 +114,19 @@ def header(query, source, thresholds, rules, heading):
 
 
 def table(results):
-    """One line per host: rank, each rule, the weigher, the verdict."""
+    """One line per host: rank, each rule, (with LsvmFilter) the host's
+    LSVM mechanism, the weigher, the verdict."""
     names = [rule.name for rule, _ in results[0].verdicts] if results else []
-    head = ['rank', 'host'] + names + ['raw weight', 'normalized',
-                                       'weighted', 'result']
+    mechanism = 'lsvm' in names
+    head = ['rank', 'host'] + names + (
+        ['lsvm mechanism'] if mechanism else []) + [
+        'raw weight', 'normalized', 'weighted', 'result']
     rows = []
     for r in results:
         cells = [_rank(r), r.host]
         cells += [_rule_cell(v) for _, v in r.verdicts]
+        if mechanism:
+            cells.append(rules_mod.lsvm_cell(r.report))
         cells += [_fmt(r.raw, '%.4f'), _fmt(r.normalized), _fmt(r.weighted)]
         if r.candidate:
             cells.append('candidate' + (' (no fresh report)'
@@ -134,6 +140,30 @@ def table(results):
         lines.append('  '.join(str(c).ljust(w) for c, w in
                                zip(cells, widths)).rstrip())
     return lines
+
+
+def lsvm_words(report):
+    """How the host serves LSVMs, in words (mechanism, W, bandwidth,
+    self-test)."""
+    host = rules_mod.lsvm_host(report)
+    if not host['supported']:
+        return 'not served (no vSlicer policy in its agent)'
+    text = 'mechanism %s, measured p99 wake-up latency W %s' % (
+        host['mechanism'], '%.4gus' % host['wakeup_latency_us']
+        if host['wakeup_latency_us'] > 0 else 'not measured')
+    if 'dl_bw_reservable' in host:
+        text += (', SCHED_DEADLINE bandwidth: limit %.3g - foreign %.3g = '
+                 '%.3g CPUs reservable, %.3g reserved by LSVMs, at most '
+                 '%.3g CPU per vCPU' % (
+                     host['dl_bw_limit'], host['dl_bw_foreign'],
+                     host['dl_bw_reservable'], host['dl_bw_reserved'],
+                     host['deadline_max_share']))
+    if host['probes']:
+        text += '; self-test p99: %s' % ', '.join(
+            '%s %.4gus' % (p['mechanism'], p['p99_us']) if p['ok']
+            else '%s failed (%s)' % (p['mechanism'], p['error'] or '?')
+            for p in host['probes'])
+    return text
 
 
 def explain_host(result, count):
@@ -154,6 +184,7 @@ def explain_host(result, count):
                      'strength %.3f, health %s' % (
                          rep.seq, rep.pcpus, rep.io_vcpus,
                          rep.io_strength_total, rep.health.status))
+        lines.append('  LSVMs: %s' % lsvm_words(rep))
     for rule, v in result.verdicts:
         lines.append('  %s (%s): %s: %s' % (
             rule.name, rule.plugin, 'pass' if v.passed else 'FAIL',

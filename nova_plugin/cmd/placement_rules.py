@@ -136,6 +136,45 @@ def check_lsvm(report, query, thresholds):
     return Verdict(passed, reason, numbers)
 
 
+# What a host reports about its LSVMs (HostReport 1.3): the mechanism it
+# serves them with, the p99 wake-up latency W it measured under it and,
+# for deadline, its SCHED_DEADLINE bandwidth in CPUs:
+#   reservable = dl_bw_limit - dl_bw_foreign   (what LsvmFilter admits to)
+#   reserved   = dl_bw_reserved                (the LSVMs' reservations now)
+def lsvm_host(report):
+    """The host's LSVM mechanism and measured figures, as a dict."""
+    lsvm = report.lsvm
+    out = {'supported': lsvm.supported, 'mechanism': lsvm.mechanism,
+           'wakeup_latency_us': lsvm.wakeup_latency_us,
+           'probes': [{'mechanism': p.mechanism, 'ok': p.ok,
+                       'p50_us': p.p50_us, 'p99_us': p.p99_us,
+                       'error': p.error} for p in lsvm.probes]}
+    if lsvm.mechanism == lsvm_rule.MECH_DEADLINE:
+        out.update(deadline_max_share=lsvm.deadline_max_share,
+                   dl_bw_limit=lsvm.dl_bw_limit,
+                   dl_bw_foreign=lsvm.dl_bw_foreign,
+                   dl_bw_reserved=lsvm.dl_bw_reserved,
+                   dl_bw_reservable=lsvm.dl_bw_limit - lsvm.dl_bw_foreign)
+    return out
+
+
+def lsvm_cell(report):
+    """One short cell: 'deadline W=13us, 0.5 of 1.85 CPUs reserved'."""
+    if report is None:
+        return '-'
+    host = lsvm_host(report)
+    if not host['supported']:
+        return 'none'
+    words = [host['mechanism']]
+    words.append('W=%.4gus' % host['wakeup_latency_us']
+                 if host['wakeup_latency_us'] > 0 else 'W unmeasured')
+    text = ' '.join(words)
+    if 'dl_bw_reservable' in host:
+        text += ', %.3g of %.3g CPUs reserved' % (host['dl_bw_reserved'],
+                                               host['dl_bw_reservable'])
+    return text
+
+
 def check_slo_capacity(report, query, thresholds):
     """``SloCapacityFilter``: ``slo_rule.admit`` with no pending floors."""
     disk = report.disk

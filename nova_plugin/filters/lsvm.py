@@ -9,12 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""LsvmFilter: place an LSVM only where vSlicer's latency bound holds.
+"""LsvmFilter: place an LSVM only where its host's latency bound holds.
 
 A thin adapter: the rule is ``nova_plugin.lsvm_rule.check`` (the host
 agent's vSlicer check redone with the request added, from the host's
-HostReport 1.2 and the in-flight estimate). Requests without
-``iosched:latency_sensitive=true`` pass. Config::
+HostReport 1.3 and the in-flight estimate, under the mechanism the host
+reports: deadline, weight or slice, with its measured wake-up latency).
+Requests without ``iosched:latency_sensitive=true`` pass. Config::
 
     [iosched]
     missing_report_policy = pass

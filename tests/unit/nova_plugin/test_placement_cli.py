@@ -16,6 +16,7 @@ stop rules (fake clock), and bad input exits 2 with one line."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -194,15 +195,90 @@ def test_table_ranks_and_explains(three, capsys, no_default_config):
     assert ('request: --vcpus 2: 2 vCPU(s), io_profile=io, '
             'latency_sensitive=false, SLO floors 0 IOPS -> 2 I/O vCPU(s), '
             'I/O strength +2.000') in lines
-    rows = [l.split() for l in lines if l.startswith(('1 ', '2 ', '- '))]
+    assert _cells(lines, 'rank') == [
+        'rank', 'host', 'io_density', 'lsvm', 'slo_capacity',
+        'lsvm mechanism', 'raw weight', 'normalized', 'weighted', 'result']
+    rows = [_cells(lines, p) for p in ('1 ', '2 ', '- ')]
     assert rows == [
-        ['1', 'compute-3', 'pass', 'pass', 'pass', '-0.5500', '1.000',
-         '1.000', 'candidate'],
-        ['2', 'compute-2', 'pass', 'pass', 'pass', '-0.7500', '0.000',
-         '0.000', 'candidate'],
-        ['-', 'compute-1', 'FAIL', 'pass', 'pass', '-1.2500', '-', '-',
-         'filtered', 'out', 'by', 'io_density']]
+        ['1', 'compute-3', 'pass', 'pass', 'pass', 'slice W unmeasured',
+         '-0.5500', '1.000', '1.000', 'candidate'],
+        ['2', 'compute-2', 'pass', 'pass', 'pass', 'slice W unmeasured',
+         '-0.7500', '0.000', '0.000', 'candidate'],
+        ['-', 'compute-1', 'FAIL', 'pass', 'pass', 'slice W unmeasured',
+         '-1.2500', '-', '-', 'filtered out by io_density']]
     assert "Nova's own filters" in out
+
+
+def _cells(lines, prefix):
+    """The cells of the table row starting with ``prefix`` (columns are
+    two or more spaces apart)."""
+    line = next(l for l in lines if l.startswith(prefix))
+    return re.split(r'\s{2,}', line.strip())
+
+
+def _mechanisms(tmp_path):
+    """Three 2-pCPU hosts serving LSVMs differently (issue 10's table):
+    deadline (p99 13 us, 1.9 CPUs limit, 0.05 foreign, one LSVM reserving
+    0.5), weight (63 us), slice (one tick, 4 ms)."""
+    def lsvm(**kw):
+        return reports.lsvm(pcpus=2, **kw)
+    probes = (payload.ProbeEntry('stock', True, 55.0, 3900.0),
+              payload.ProbeEntry('deadline', True, 5.0, 13.0),
+              payload.ProbeEntry('weight', True, 56.0, 63.0),
+              payload.ProbeEntry('slice', True, 55.0, 4000.0))
+    return [
+        _save(tmp_path, _report('dl', pcpus=2, lsvm=lsvm(
+            count=1, min_latency_ms=2, mechanism='deadline',
+            wakeup_latency_us=13.0, dl_bw_limit=1.9, dl_bw_foreign=0.05,
+            dl_bw_reserved=0.5, probes=probes))),
+        _save(tmp_path, _report('wt', pcpus=2, lsvm=lsvm(
+            mechanism='weight', wakeup_latency_us=63.0))),
+        _save(tmp_path, _report('sl', pcpus=2, lsvm=lsvm(
+            mechanism='slice', wakeup_latency_us=4000.0)))]
+
+
+def test_table_shows_each_hosts_mechanism(tmp_path, capsys,
+                                          no_default_config):
+    code, out, _ = run(_files(_mechanisms(tmp_path)) + ['--vcpus', '1']
+                       + LSVM, capsys)
+    lines = out.splitlines()
+    assert code == 0
+    rows = [re.split(r'\s{2,}', l.strip()) for l in lines
+            if l.startswith(('1', '2', '-'))]
+    assert [(c[1], c[3], c[5], c[-1]) for c in rows] == [
+        ('dl', 'pass', 'deadline W=13us, 0.5 of 1.85 CPUs reserved',
+         'candidate'),
+        ('wt', 'pass', 'weight W=63us', 'candidate'),
+        ('sl', 'FAIL', 'slice W=4000us', 'filtered out by lsvm')]
+
+
+def test_why_not_the_slice_host_and_the_deadline_hosts_figures(
+        tmp_path, capsys, no_default_config):
+    files = _files(_mechanisms(tmp_path))
+    _, out, _ = run(files + ['--vcpus', '1', '--host', 'sl'] + LSVM, capsys)
+    assert ('LSVMs: mechanism slice, measured p99 wake-up latency W 4000us'
+            in out)
+    assert ('lsvm (LsvmFilter): FAIL: worst-case latency 4ms > L 2ms '
+            '(mechanism slice)') in out
+    _, out, _ = run(files + ['--vcpus', '1', '--host', 'dl'] + LSVM, capsys)
+    assert ('LSVMs: mechanism deadline, measured p99 wake-up latency W 13us, '
+            'SCHED_DEADLINE bandwidth: limit 1.9 - foreign 0.05 = 1.85 CPUs '
+            'reservable, 0.5 reserved by LSVMs, at most 0.5 CPU per vCPU; '
+            'self-test p99: stock 3900us, deadline 13us, weight 63us, slice '
+            '4000us') in out
+    # m = 2 LSVM vCPUs of N' = 2 on 2 pCPUs: s' = 0.5, need 1 <= 1.85
+    assert "need m*s'=2*0.5=1 CPUs vs limit 1.9 - foreign 0.05" in out
+    doc = run_json(files + ['--vcpus', '1'] + LSVM, capsys)
+    dl = _hosts(doc)['dl']
+    assert dl['report']['lsvm']['dl_bw_reservable'] == pytest.approx(1.85)
+    assert dl['report']['lsvm']['probes'][1] == {
+        'mechanism': 'deadline', 'ok': True, 'p50_us': 5.0, 'p99_us': 13.0,
+        'error': ''}
+    numbers = dl['rules'][1]['numbers']
+    assert (numbers['mechanism'], numbers['wakeup_measured_us'],
+            numbers['dl_need'], numbers['worst_us']) == (
+        'deadline', 13.0, 1.0, 13.0)
+    assert 'dl_bw_limit' not in _hosts(doc)['wt']['report']['lsvm']
 
 
 def test_why_not_host(three, capsys, no_default_config):
