@@ -44,6 +44,7 @@ setuptools.setup(
         'console_scripts': [
             'io-host-agent = host_agent.cmd.agent:main',
             'iosched-explain = host_agent.cmd.explain:main',
+            'iosched-wakeup-probe = host_agent.cmd.wakeup_probe:main',
             'iosched-placement = nova_plugin.cmd.placement:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',

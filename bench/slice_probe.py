@@ -10,113 +10,313 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Does an EEVDF custom slice shorten wake-up latency on this kernel?
+"""Which LSVM mechanism shortens wake-up latency on this kernel?
 
-No VM involved: three busy loops and one sleeper (wakes every 3 ms and
-measures how late it runs) share one CPU. The sleeper's slice is the
-kernel default (the baseline, same run) or a custom 1000/200/100 µs, and
-each thread is either in the same cgroup or in a cgroup of its own, as
-libvirt puts every vCPU thread in its own cgroup. Prints wake lateness
-p50/p99 per case and the ratio to the default-slice case; writes JSON.
+No VM involved: the agent's wake-up self-test (host_agent.linux
+.wakeup_probe: busy loops pinned to every CPU, each in a cgroup of its
+own as libvirt puts every VM, and a sleeper that wakes every --period-us
+on an absolute timer and spins 50 us) with every mechanism and more:
 
-Needs root and the cgroup v1 cpu controller (cgroup_root/cpu).
-Usage: .venv/bin/python bench/slice_probe.py [--samples 600] [--cpu 1]
+* stock (the baseline, measured in the same run), deadline (SCHED_DEADLINE
+  300 us / 1 ms / period, affinity = all CPUs), weight (own group at
+  lsvm_weight, CFS quota at its fair share), slice 1000/200/100 us, and
+  the idle floor (no busy loops);
+* the pinning study of SCHED_DEADLINE: (a) affinity = all CPUs (the
+  deadline row), (b) pinned to one CPU inside an exclusive cpuset
+  partition (cgroup v1: the root cpuset's sched_load_balance = 0, two
+  children {others} and {cpu} with cpu_exclusive and load balancing, so
+  {cpu} is a root domain of its own), (c) pinned without a partition
+  (the kernel says EPERM). With libvirt's ``machine`` cpuset present
+  (it spans every CPU with load balancing on) (b) is also tried as is,
+  and, with --touch-machine, with load balancing off on ``machine`` and
+  its multi-CPU descendants. Everything is restored afterwards, also on
+  error.
+
+Rounds are interleaved (each round runs every row, in a rotated order);
+the figures pool the rounds and each is printed beside its ratio to
+stock. JSON goes to <output-dir>/slice_probe.json.
+
+Needs root and a cgroup cpu controller (v1 or v2); the partition study
+needs the v1 cpuset hierarchy.
+Usage: .venv/bin/python bench/slice_probe.py [--rounds 2] [--wakes 600]
+       [--quick] [--touch-machine]
 """
 
 import argparse
+import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from host_agent.linux import sched  # noqa: E402
+from host_agent import linux  # noqa: E402
+from host_agent.linux import wakeup_probe as wp  # noqa: E402
+from host_agent import model  # noqa: E402
 
-ROOT = '/sys/fs/cgroup/cpu/iosched-slice-probe'
-
-
-def _cg(name, pid):
-    d = os.path.join(ROOT, name)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, 'cgroup.procs'), 'w') as fh:
-        fh.write(str(pid))
+LB = 'cpuset.sched_load_balance'
 
 
-def _probe(samples, period_s=0.003):
-    lat = []
-    for _ in range(samples):
-        t = time.perf_counter_ns()
-        time.sleep(period_s)
-        lat.append((time.perf_counter_ns() - t) / 1000 - period_s * 1e6)
-    lat.sort()
-    return round(lat[len(lat) // 2]), round(lat[int(len(lat) * 0.99)])
+# -- cgroup v1 cpuset partitions ---------------------------------------------
+def _read(path):
+    with open(path) as fh:
+        return fh.read().strip()
 
 
-def case(cpu, slice_us, groups, samples):
-    hogs = [subprocess.Popen(['taskset', '-c', str(cpu), sys.executable,
-                              '-c', 'while 1: pass']) for _ in range(3)]
-    me = os.getpid()
-    old_aff = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {cpu})
-    default = sched.get_slice_us(me)
+def _write(path, value):
+    with open(path, 'w') as fh:
+        fh.write(str(value))
+
+
+def machine_cpusets(cpuset_root):
+    """libvirt's machine cpuset and its descendants: [(dir, cpus, lb)]."""
+    top = os.path.join(cpuset_root, 'machine')
+    out = []
+    for d, dirs, _ in os.walk(top):
+        out.append((d, wp.parse_cpu_list(_read(os.path.join(d,
+                                                            'cpuset.cpus'))),
+                    _read(os.path.join(d, LB))))
+    return out
+
+
+@contextlib.contextmanager
+def partition(cpuset_root, cpu, cpus, notes, touch_machine=False,
+              nest_in=None):
+    """{cpu} as a root domain of its own; yields the cpuset directory a
+    task must join. ``nest_in``: create the two children inside this
+    cpuset (which then gets load balancing off too) instead of the root.
+    Restores every file it changed and removes what it created."""
+    restore = []             # (path, old value), undone in reverse
+    created = []
+    parent = nest_in or cpuset_root
+    tag = 'iosched-bench-part-%d' % os.getpid()
     try:
-        if groups:
-            for i, h in enumerate(hogs):
-                _cg('hog%d' % i, h.pid)
-            _cg('probe', me)
-        if slice_us:
-            sched.set_slice_us(me, slice_us)
-        time.sleep(0.5)
-        return _probe(samples)
+        if touch_machine:
+            for d, span, lb in machine_cpusets(cpuset_root):
+                if lb == '1' and len(span) > 1:
+                    restore.append((os.path.join(d, LB), lb))
+                    _write(os.path.join(d, LB), 0)
+        mems = _read(os.path.join(cpuset_root, 'cpuset.mems'))
+        dirs = {}
+        for name, span in (('others', [c for c in cpus if c != cpu]),
+                           ('cpu', [cpu])):
+            d = os.path.join(parent, '%s-%s' % (tag, name))
+            os.mkdir(d)
+            created.append(d)
+            _write(os.path.join(d, 'cpuset.cpus'),
+                   ','.join(map(str, span)))
+            _write(os.path.join(d, 'cpuset.mems'), mems)
+            try:
+                _write(os.path.join(d, 'cpuset.cpu_exclusive'), 1)
+            except OSError as e:
+                notes.append('cpu_exclusive on %s refused: %s; continued '
+                             'without' % (os.path.relpath(d, cpuset_root),
+                                          e.strerror))
+            dirs[name] = d
+        for d in ([nest_in] if nest_in else []) + [cpuset_root]:
+            restore.append((os.path.join(d, LB), _read(os.path.join(d, LB))))
+            _write(os.path.join(d, LB), 0)
+        yield dirs['cpu']
     finally:
-        for h in hogs:
-            h.kill()
-            h.wait()
-        if groups:
-            with open('/sys/fs/cgroup/cpu/cgroup.procs', 'w') as fh:
-                fh.write(str(me))
-            for name in os.listdir(ROOT):
-                if os.path.isdir(os.path.join(ROOT, name)):
-                    os.rmdir(os.path.join(ROOT, name))
-            os.rmdir(ROOT)
-        if slice_us:
-            sched.set_slice_us(me, default)
-        os.sched_setaffinity(0, old_aff)
+        for path, value in reversed(restore):
+            try:
+                _write(path, value)
+            except OSError as e:
+                notes.append('RESTORE FAILED %s = %s: %s' % (path, value, e))
+        for d in reversed(created):
+            for pid in wp._read_pids(d):     # a sleeper still alive
+                try:
+                    _write(os.path.join(cpuset_root, 'cgroup.procs'), pid)
+                except OSError:
+                    pass
+            if not wp._rmdir(d):
+                notes.append('REMOVE FAILED %s' % d)
+
+
+# -- rows --------------------------------------------------------------------
+def plan_rows(cpus, pin_cpu, cpuset_root, machine, touch_machine):
+    """[(name, case, kwargs for measure, partition kwargs or None)]."""
+    others = [c for c in cpus if c != pin_cpu]
+    rows = [
+        ('stock', model.PROBE_STOCK, {}, None),
+        ('deadline (a) affinity all CPUs', model.MECH_DEADLINE, {}, None),
+        ('weight', model.MECH_WEIGHT, {}, None),
+        ('slice 1000 us', model.MECH_SLICE, {'slice_us': 1000}, None),
+        ('slice 200 us', model.MECH_SLICE, {'slice_us': 200}, None),
+        ('slice 100 us', model.MECH_SLICE, {'slice_us': 100}, None),
+        ('deadline (c) pinned to CPU %d, no partition' % pin_cpu,
+         model.MECH_DEADLINE, {'affinity': [pin_cpu]}, None),
+    ]
+    if cpuset_root and others:
+        if machine:
+            rows.append(('deadline (b) pinned, partition, libvirt machine '
+                         'cpuset as is', model.MECH_DEADLINE,
+                         {'affinity': [pin_cpu]}, {}))
+            if touch_machine:
+                rows.append(('deadline (b) pinned, partition, machine '
+                             'load balancing off', model.MECH_DEADLINE,
+                             {'affinity': [pin_cpu]},
+                             {'touch_machine': True}))
+                rows.append(('deadline (b) pinned, partition nested in '
+                             'machine', model.MECH_DEADLINE,
+                             {'affinity': [pin_cpu]},
+                             {'touch_machine': True, 'nest_in': machine}))
+        else:
+            rows.append(('deadline (b) pinned, exclusive partition',
+                         model.MECH_DEADLINE, {'affinity': [pin_cpu]}, {}))
+    return rows
+
+
+def run_round(args, cpus, rows, order, cpuset_root, notes, pooled):
+    with wp.Session(cpus, args.hogs_per_cpu, args.lsvm_weight,
+                    args.cgroup_root, args.period_us, args.work_us,
+                    args.wakes) as s:
+        s.spawn_sleepers(len(rows))
+        s.start()
+        if s.plan is None:
+            notes.append('round without cgroups: %s' % s.cg_error)
+        for i in order:
+            name, case, kwargs, part = rows[i]
+            if part is None:
+                r, samples = s.measure_samples(case, **kwargs)
+            else:
+                with partition(cpuset_root, kwargs['affinity'][0], cpus,
+                               notes, **part) as d:
+                    r, samples = s.measure_samples(
+                        case, before=lambda pid: _write(
+                            os.path.join(d, 'cgroup.procs'), pid), **kwargs)
+            pooled[name]['rounds'].append(r)
+            pooled[name]['samples'].extend(samples)
+    with wp.Session(cpus, 0, args.lsvm_weight, args.cgroup_root,
+                    args.period_us, args.work_us, args.wakes) as s:
+        s.spawn_sleepers(1)
+        s.start()
+        r, samples = s.measure_samples(model.PROBE_STOCK)
+        pooled['idle (no busy loops)']['rounds'].append(r)
+        pooled['idle (no busy loops)']['samples'].extend(samples)
+
+
+def summarize(pooled):
+    out = []
+    for name, d in pooled.items():
+        oks = [r for r in d['rounds'] if r.ok]
+        if oks and d['samples']:
+            r = wp.row(d['rounds'][0].mechanism, d['samples'])
+            out.append({'name': name, 'mechanism': r.mechanism, 'ok': True,
+                        'p50_us': r.p50_us, 'p99_us': r.p99_us,
+                        'samples': r.samples, 'error': '',
+                        'rounds': [[x.p50_us, x.p99_us] for x in oks]})
+        else:
+            errors = sorted(set(r.error for r in d['rounds']))
+            out.append({'name': name, 'mechanism': d['rounds'][0].mechanism,
+                        'ok': False, 'p50_us': None, 'p99_us': None,
+                        'samples': 0, 'error': '; '.join(errors),
+                        'rounds': []})
+    stock = out[0]
+    for row in out:
+        for q in ('p50', 'p99'):
+            row['%s_vs_stock' % q] = (
+                round(row['%s_us' % q] / max(stock['%s_us' % q], 0.1), 3)
+                if row['ok'] and stock['ok'] else None)
+    return out
+
+
+def _ratio(v):
+    return '  -  ' if v is None else 'x%.2f' % v
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--samples', type=int, default=600)
-    p.add_argument('--cpu', type=int, default=1)
+    p.add_argument('--rounds', type=int, default=2)
+    p.add_argument('--wakes', type=int, default=600,
+                   help='wake-ups per row and round')
+    p.add_argument('--period-us', type=int, default=2000)
+    p.add_argument('--work-us', type=int, default=50)
+    p.add_argument('--hogs-per-cpu', type=int, default=2)
+    p.add_argument('--lsvm-weight', type=int, default=10000)
+    p.add_argument('--cpus', default=None,
+                   help='CPU list (default: every online CPU)')
+    p.add_argument('--pin-cpu', type=int, default=None,
+                   help='CPU of the pinned deadline rows (default: the '
+                        'last of --cpus)')
+    p.add_argument('--cgroup-root', default='/sys/fs/cgroup')
+    p.add_argument('--touch-machine', action='store_true',
+                   help="also try the partition with load balancing off "
+                        "on libvirt's machine cpuset and its multi-CPU "
+                        'descendants (running VMs lose load balancing '
+                        'for that row)')
+    p.add_argument('--quick', action='store_true',
+                   help='1 round of 150 wakes')
     p.add_argument('-o', '--output-dir', default='out/bench')
     args = p.parse_args(argv)
-    rows = []
-    for groups in (False, True):
-        base = None
-        for s in (None, 1000, 200, 100):
-            p50, p99 = case(args.cpu, s, groups, args.samples)
-            base = base or (p50, p99)
-            row = {'cgroup_per_thread': groups, 'slice_us': s or 'default',
-                   'p50_us': p50, 'p99_us': p99,
-                   'p50_vs_default': round(p50 / max(1, base[0]), 2),
-                   'p99_vs_default': round(p99 / max(1, base[1]), 2)}
-            rows.append(row)
-            print('cgroup per thread=%-5s slice=%-7s wake lateness p50 %6d '
-                  'us p99 %6d us (x%.2f, x%.2f of the default slice)' % (
-                      groups, row['slice_us'], p50, p99,
-                      row['p50_vs_default'], row['p99_vs_default']),
-                  flush=True)
+    if args.quick:
+        args.rounds, args.wakes = 1, 150
+    start = time.monotonic()
+    online = wp.online_cpus()
+    cpus = wp.parse_cpu_list(args.cpus) if args.cpus else online
+    wp.check_args(list(wp.CASES), cpus, args.wakes, args.hogs_per_cpu,
+                  args.lsvm_weight, online, args.period_us, args.work_us)
+    pin = cpus[-1] if args.pin_cpu is None else args.pin_cpu
+    cpuset_root = os.path.join(args.cgroup_root, 'cpuset')
+    notes = []
+    if not os.path.isfile(os.path.join(cpuset_root, LB)):
+        notes.append('no cgroup v1 cpuset hierarchy at %s: no partition '
+                     'row (cgroup v2 would use cpuset.cpus.partition = '
+                     'root, not implemented here)' % cpuset_root)
+        cpuset_root = None
+    machine = (os.path.join(cpuset_root, 'machine')
+               if cpuset_root and os.path.isdir(os.path.join(
+                   cpuset_root, 'machine')) else None)
+    if machine:
+        notes.append("libvirt's machine cpuset is present: %s" % '; '.join(
+            '%s cpus %s load_balance %s' % (os.path.relpath(d, cpuset_root),
+                                            ','.join(map(str, c)), lb)
+            for d, c, lb in machine_cpusets(cpuset_root)))
+    rows = plan_rows(cpus, pin, cpuset_root, machine, args.touch_machine)
+    names = [r[0] for r in rows] + ['idle (no busy loops)']
+    pooled = {n: {'rounds': [], 'samples': []} for n in names}
+    print('kernel %s, CPUs %s, %d busy loop(s) per CPU, %d rounds x %d '
+          'wakes every %d us per row (wall clock figures are noisy on a '
+          'shared machine)' % (os.uname().release, ','.join(map(str, cpus)),
+                               args.hogs_per_cpu, args.rounds, args.wakes,
+                               args.period_us), flush=True)
+    for rnd in range(args.rounds):
+        k = rnd % len(rows)
+        order = list(range(len(rows)))[k:] + list(range(len(rows)))[:k]
+        run_round(args, cpus, rows, order, cpuset_root, notes, pooled)
+        print('round %d done' % (rnd + 1), flush=True)
+    table = summarize(pooled)
+    for row in table:
+        if row['ok']:
+            print('%-60s p50 %7.1f us (%s)  p99 %8.1f us (%s)' % (
+                row['name'], row['p50_us'], _ratio(row['p50_vs_stock']),
+                row['p99_us'], _ratio(row['p99_vs_stock'])))
+        else:
+            print('%-60s refused: %s' % (row['name'], row['error']))
+    for n in notes:
+        print('note: %s' % n)
+    wall = time.monotonic() - start
+    print('wall time %.1f s' % wall)
     os.makedirs(args.output_dir, exist_ok=True)
     path = os.path.join(args.output_dir, 'slice_probe.json')
     with open(path, 'w') as fh:
-        json.dump({'kernel': os.uname().release, 'rows': rows}, fh,
-                  indent=2)
+        json.dump({'kernel': os.uname().release, 'cpus': list(cpus),
+                   'pin_cpu': pin, 'rounds': args.rounds,
+                   'wakes': args.wakes, 'period_us': args.period_us,
+                   'work_us': args.work_us,
+                   'hogs_per_cpu': args.hogs_per_cpu,
+                   'lsvm_weight': args.lsvm_weight,
+                   'wall_s': round(wall, 1), 'notes': notes,
+                   'rows': table}, fh, indent=2)
     print('wrote %s' % path)
     return 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except linux.LinuxKnobError as e:
+        print('slice_probe: error: %s' % e, file=sys.stderr)
+        sys.exit(2)

@@ -80,6 +80,11 @@ QUOTA_PERIOD_US = 100000
 PREFIX = 'iosched-selftest-'
 SLEEPER_CG = 'sleeper'
 LSVM_CG = 'lsvm'
+# Where the temporary group may go, in order: the hierarchy's root, else
+# libvirt's machine group. A v1 root directory is mode 0555, so the privsep
+# daemon (uid 0 without CAP_DAC_OVERRIDE) may not create a group there;
+# libvirt's machine group (0755, owned by root) exists once a VM ran.
+MACHINE_GROUPS = {cgroups.V1: 'machine', cgroups.V2: 'machine.slice'}
 
 # Accepted arguments (the privsep entrypoint enforces the same).
 WAKES_MIN, WAKES_MAX = 50, 5000
@@ -244,8 +249,12 @@ def hog_cg(parent, i):
     return '%s/hog%d' % (parent, i)
 
 
-def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu):
-    parent = '%s%d' % (PREFIX, int(owner_pid))
+def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
+                  base=''):
+    """The groups of one run below ``base`` ('' = the hierarchy's root,
+    or a group such as libvirt's machine group)."""
+    parent = '/'.join(p for p in (base, '%s%d' % (PREFIX, int(owner_pid)))
+                      if p)
     dirs = [parent, '%s/%s' % (parent, SLEEPER_CG),
             '%s/%s' % (parent, LSVM_CG)]
     dirs += [hog_cg(parent, i) for i in range(n_hogs)]
@@ -288,8 +297,11 @@ def _alive(pid):
 
 
 def _cg_dir(hierarchy, cg):
-    return paths.safe_join(hierarchy.root, *[p for p in (hierarchy.cpu_dir,
-                                                         cg) if p])
+    """Directory of a cgroup ('' = the hierarchy's root)."""
+    parts = [p for p in (hierarchy.cpu_dir, cg) if p]
+    if not parts:
+        return os.path.normpath(hierarchy.root)
+    return paths.safe_join(hierarchy.root, *parts)
 
 
 def _read_pids(path):
@@ -332,22 +344,34 @@ def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
     return _rmdir(path, rmdir) and ok
 
 
+def bases(hierarchy):
+    """Groups a self-test's group may be in: the root, libvirt's machine
+    group when it exists."""
+    out = ['']
+    machine = MACHINE_GROUPS.get(hierarchy.version)
+    if machine and os.path.isdir(_cg_dir(hierarchy, machine)):
+        out.append(machine)
+    return out
+
+
 def sweep(hierarchy, alive=_alive, me=None, kill=os.kill, rmdir=os.rmdir):
     """Remove the groups of self-tests whose process is gone. Returns the
-    names removed."""
-    top = _cg_dir(hierarchy, '') if hierarchy.cpu_dir else hierarchy.root
-    try:
-        names = os.listdir(top)
-    except OSError:
-        return []
+    cgroups removed."""
     me = os.getpid() if me is None else me
     removed = []
-    for pid in stale_owners(names, alive, me):
-        name = '%s%d' % (PREFIX, pid)
-        if remove_tree(os.path.join(top, name), kill, rmdir):
-            removed.append(name)
-            if pid != me:
-                LOG.info('removed the stale self-test cgroup %s', name)
+    for base in bases(hierarchy):
+        top = _cg_dir(hierarchy, base)
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        for pid in stale_owners(names, alive, me):
+            name = '%s%d' % (PREFIX, pid)
+            if remove_tree(os.path.join(top, name), kill, rmdir):
+                cg = '/'.join(p for p in (base, name) if p)
+                removed.append(cg)
+                if pid != me:
+                    LOG.info('removed the stale self-test cgroup %s', cg)
     return removed
 
 
@@ -462,25 +486,45 @@ class Session(object):
         try:
             self.hierarchy = cgroups.probe(self.cgroup_root)
             sweep(self.hierarchy)
-            plan = plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
-                                self.lsvm_weight, self.hogs_per_cpu)
-            for cg in plan.dirs:
-                path = _cg_dir(self.hierarchy, cg)
+            refused = []
+            for base in bases(self.hierarchy):
+                plan = plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
+                                    self.lsvm_weight, self.hogs_per_cpu,
+                                    base)
                 try:
-                    os.mkdir(path, 0o755)
-                except OSError as e:
-                    raise linux.LinuxKnobError('cannot create %s: %s'
-                                               % (path, e.strerror), e.errno)
-                self.created.append(path)
-                if cg == plan.parent:
-                    for relpath, value in plan.setup:
-                        _write(self.hierarchy, relpath, value)
-            self.plan = plan
+                    self._create(plan)
+                    self.plan = plan
+                    return
+                except linux.LinuxKnobError as e:
+                    self._remove_groups()
+                    if e.errno not in (errno_mod.EACCES, errno_mod.EPERM):
+                        raise
+                    refused.append(str(e))
+            raise linux.LinuxKnobError(
+                '%s (a v1 cgroup root is mode 0555: creating a group there '
+                'needs CAP_DAC_OVERRIDE, which the privsep daemon does not '
+                'keep; libvirt\'s %s group is used when it exists)'
+                % ('; '.join(refused),
+                   MACHINE_GROUPS.get(self.hierarchy.version)),
+                errno_mod.EACCES)
         except linux.LinuxKnobError as e:
             self.cg_error = 'no self-test cgroups: %s' % error_text(e)
             LOG.warning('wake-up self-test without cgroups: %s', e)
             self._remove_groups()
             self.plan = None
+
+    def _create(self, plan):
+        for cg in plan.dirs:
+            path = _cg_dir(self.hierarchy, cg)
+            try:
+                os.mkdir(path, 0o755)
+            except OSError as e:
+                raise linux.LinuxKnobError('cannot create %s: %s'
+                                           % (path, e.strerror), e.errno)
+            self.created.append(path)
+            if cg == plan.parent:
+                for relpath, value in plan.setup:
+                    _write(self.hierarchy, relpath, value)
 
     def _move(self, cg, pid):
         _write(self.hierarchy, cgroups.file_relpath(self.hierarchy, cg,
@@ -512,6 +556,11 @@ class Session(object):
         """One row: the next idle sleeper (or a new one) gets ``affinity``
         (default: all of ``cpus``), ``before(pid)`` if given (e.g. a move
         into a cpuset), then the case's mechanism, then runs."""
+        return self.measure_samples(case, affinity, slice_us, dl, before)[0]
+
+    def measure_samples(self, case, affinity=None, slice_us=SLICE_US,
+                        dl=None, before=None):
+        """As ``measure``: (row, the lateness samples in us)."""
         if not self.idle:
             self.spawn_sleepers(1)
         p = self.idle.pop(0)
@@ -519,22 +568,36 @@ class Session(object):
             os.sched_setaffinity(p.pid, set(affinity or self.cpus))
             if before is not None:
                 before(p.pid)
+            self._wake(p)
             self._prepare(case, p.pid, slice_us, dl)
         except (linux.LinuxKnobError, OSError) as e:
             self._reap(p)
-            return failed(case, error_text(e))
+            return failed(case, error_text(e)), []
         timeout = 10 + 5 * (self.wakes + 20) * self.period_us / 1e6
         try:
             out, err = p.communicate('go\n', timeout=timeout)
         except subprocess.TimeoutExpired:
             self._reap(p)
             return failed(case, 'the sleeper did not finish in %.0f s'
-                          % timeout)
+                          % timeout), []
         try:
-            return row(case, json.loads(out)['lateness_us'])
+            samples = json.loads(out)['lateness_us']
+            return row(case, samples), samples
         except (ValueError, KeyError, TypeError):
             return failed(case, 'the sleeper failed (exit %s): %s'
-                          % (p.returncode, (err or out).strip()[-400:]))
+                          % (p.returncode, (err or out).strip()[-400:])), []
+
+    @staticmethod
+    def _wake(p):
+        """Wake the sleeper once, so that it runs on a CPU of its new
+        affinity (cpuset) before a SCHED_DEADLINE request: the kernel
+        checks the root domain of the runqueue the task is on."""
+        p.stdin.write('sync\n')
+        p.stdin.flush()
+        line = p.stdout.readline()
+        if line.strip() != 'ready':
+            raise linux.LinuxKnobError('the self-test sleeper stopped: %r'
+                                       % line)
 
     def _reap(self, p):
         if p.poll() is None:

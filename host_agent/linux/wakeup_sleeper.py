@@ -13,8 +13,11 @@
 
 ``python -m host_agent.linux.wakeup_sleeper --wakes N --period-us P
 --work-us W`` sets its timer slack to 1 ns, prints ``ready`` and waits for
-one line on stdin; the parent meanwhile gives it its scheduling class or
-cgroup. Then it wakes every P us on an absolute ``clock_nanosleep``
+``go`` on stdin; the parent meanwhile gives it its scheduling class or
+cgroup. Any other line makes it answer ``ready`` again: a blocked task
+stays on its old CPU's runqueue after an affinity change until it wakes,
+and ``sched_setattr(SCHED_DEADLINE)`` checks the root domain of that
+runqueue, so the parent wakes it once after pinning it. Then it wakes every P us on an absolute ``clock_nanosleep``
 (CLOCK_MONOTONIC, TIMER_ABSTIME), measures how late each wake-up is
 (now - the time it asked for), spins W us as a vCPU would handle an
 interrupt, and finally prints ``{"lateness_us": [...]}`` (one JSON line).
@@ -78,10 +81,16 @@ def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None):
     _die_with_parent(libc, parent)
     if libc.prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), 'prctl(PR_SET_TIMERSLACK, 1)')
-    stdout.write('ready\n')
-    stdout.flush()
-    if not stdin.readline():
-        return 1                     # the parent gave up
+    while True:
+        stdout.write('ready\n')
+        stdout.flush()
+        line = stdin.readline()
+        if not line:
+            return 1                 # the parent gave up
+        if line.strip() == 'go':
+            break
+        # Any other line: wake up (and so move to a CPU of a new
+        # affinity) and wait again.
     clock = time.clock_gettime_ns
     nanosleep = libc.clock_nanosleep
     ts = _Timespec()
