@@ -54,8 +54,9 @@ def _jsonable(value):
 
 
 def _from_json(kind, value):
-    # Pins travel as lists in JSON; drivers take tuples.
-    if kind == 'vcpu_pin' and isinstance(value, list):
+    # Pins travel as lists in JSON; drivers take tuples. Deadline
+    # reservations ({'runtime_us', ...}) and iotune dicts stay dicts.
+    if kind in ('vcpu_pin', 'emulator_pin') and isinstance(value, list):
         return tuple(value)
     return value
 

@@ -11,12 +11,22 @@
 # under the License.
 """The only functions that change the host: run in the privsep daemon.
 
-Two entrypoints, each re-checking everything it is given, because the
+Four entrypoints, each re-checking everything it is given, because the
 daemon must not trust its caller:
 
 * ``set_slice(tid, slice_us)``: an EEVDF slice of 100..100000 us on a
   fair-class thread (never an RT or deadline one). The worst a rogue
   caller can do is change some thread's slice inside the kernel's range.
+* ``set_deadline(tid, runtime_us, deadline_us, period_us)``: a
+  SCHED_DEADLINE reservation (``sched.check_deadline``: ints, runtime >=
+  2 us, runtime <= deadline <= period, period 100..4194304 us) on a
+  fair-class or deadline thread, never a real-time one, always with
+  SCHED_FLAG_RESET_ON_FORK. The worst a rogue caller can do is reserve
+  some thread a share the kernel's admission accepts (at most
+  ``sched_rt_runtime_us / sched_rt_period_us`` of the root domain in all).
+* ``set_fair(tid)``: a *deadline* thread back to SCHED_OTHER, nice 0,
+  default slice (any other thread is refused: it ends reservations, it
+  does not renice). The worst: ending some thread's reservation.
 * ``write_cgroup_file(cgroup_root, relpath, value)``: one write of a CPU
   weight or bandwidth file (``WRITABLE``), with a value in that file's
   range, below the ``[host_paths] cgroup_root`` the *daemon* was
@@ -27,6 +37,7 @@ daemon must not trust its caller:
 Callers: ``host_agent.actuators.linux_knobs`` only.
 """
 
+import errno
 import os
 import re
 
@@ -106,6 +117,34 @@ def check_write(cgroup_root, relpath, value):
 def set_slice(tid, slice_us):
     """EEVDF slice of a fair-class thread, in us (100..100000)."""
     sched.set_slice_us(tid, slice_us)
+
+
+@privsep.sys_admin_pctxt.entrypoint
+def set_deadline(tid, runtime_us, deadline_us, period_us):
+    """SCHED_DEADLINE reservation of a fair-class or deadline thread."""
+    sched.set_deadline_us(tid, runtime_us, deadline_us, period_us)
+
+
+def check_fair(tid):
+    """LinuxKnobError unless ``tid`` is a SCHED_DEADLINE thread."""
+    try:
+        attr = sched.sched_getattr(tid)
+    except linux.LinuxKnobError as e:
+        raise linux.LinuxKnobError('cannot return tid %s to SCHED_OTHER: %s'
+                                   % (tid, e), e.errno)
+    if attr.policy != sched.SCHED_DEADLINE:
+        raise linux.LinuxKnobError(
+            'refusing to return tid %d to SCHED_OTHER: it has policy %d, '
+            'not SCHED_DEADLINE (set_fair only ends reservations)'
+            % (tid, attr.policy), errno.EINVAL)
+
+
+@privsep.sys_admin_pctxt.entrypoint
+def set_fair(tid):
+    """A SCHED_DEADLINE thread back to SCHED_OTHER (nice 0, default
+    slice); refuses any other thread."""
+    check_fair(tid)
+    sched.set_fair(tid)
 
 
 @privsep.sys_admin_pctxt.entrypoint

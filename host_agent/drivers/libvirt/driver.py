@@ -42,7 +42,9 @@ from host_agent.drivers import base
 from host_agent.drivers.libvirt import domain_xml
 from host_agent.drivers.libvirt import threads
 from host_agent.drivers.libvirt import tracing
+from host_agent import linux
 from host_agent.linux import cgroups
+from host_agent.linux import deadline
 from host_agent import model
 from host_agent import paths
 
@@ -74,6 +76,7 @@ class LibvirtDriver(base.Driver):
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [ts_ns]
         self._hierarchy = None
+        self._dl_warned = set()
         self.tracer = None
         if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
                 p.tracefs_root):
@@ -272,6 +275,43 @@ class LibvirtDriver(base.Driver):
         except (KeyError, ValueError):
             raise base.DriverError('no thread for vCPU %s of %s'
                                    % (vcpu, uuid))
+
+    # -- SCHED_DEADLINE admission (mechanism = deadline) -----------------
+    def deadline_state(self):
+        """``model.DeadlineState``: the root domain's CPUs and limit, the
+        bandwidth the VMs' QEMU threads hold (``reserved``) and everything
+        else (``foreign``), from ``host_agent.linux.deadline`` over the
+        QEMU processes of the running domains (read now: the agent asks
+        before its first tick too)."""
+        p = self.conf.host_paths
+        try:
+            pids = self._qemu_pids()
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot list domains: %s' % e)
+        try:
+            measured = deadline.measure(p.proc_root, p.sys_root, pids,
+                                        cgroup_root=p.cgroup_root)
+        except (linux.LinuxKnobError, OSError, ValueError,
+                paths.UnsafePath) as e:
+            raise base.DriverError('cannot read the deadline admission '
+                                   'figures: %s' % e)
+        for warning in measured.warnings:
+            if warning not in self._dl_warned:
+                self._dl_warned.add(warning)
+                LOG.warning('deadline admission: %s', warning)
+        LOG.debug('deadline admission (%(s)s): %(st)s',
+                  {'s': measured.source, 'st': measured.state})
+        return measured.state
+
+    def _qemu_pids(self):
+        pids = set()
+        for dom in self.conn.listAllDomains(
+                libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE):
+            try:
+                pids.add(threads.qemu_pid(self.run_dir, dom.name()))
+            except threads.ThreadError as e:
+                LOG.debug('deadline admission: %s', e)
+        return sorted(pids)
 
     # -- the wake-up self-test (mechanism = auto) -------------------------
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,

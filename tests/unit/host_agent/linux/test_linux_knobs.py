@@ -76,9 +76,14 @@ def _file(tree, cg, name):
         return fh.read().strip()
 
 
+THREAD_KINDS = (SLICE, linux_knobs.ACTION_EMULATOR_SLICE,
+                model.ACTION_VCPU_DEADLINE, model.ACTION_IO_DEADLINE)
+
+
 def test_knobs_and_defaults(knobs):
-    assert knobs.knobs() == (SLICE, linux_knobs.ACTION_EMULATOR_SLICE,
-                             WEIGHT, CAP)
+    assert knobs.knobs() == THREAD_KINDS + (WEIGHT, CAP,
+                                            model.ACTION_VM_WEIGHT,
+                                            model.ACTION_VM_CAP)
     assert knobs.read_knob(SLICE, UUID, '0') == 1400
     assert knobs.read_knob(WEIGHT, UUID, '1') == 100
     assert knobs.read_knob(CAP, UUID, '1') is None
@@ -167,7 +172,7 @@ def test_without_cgroup_cpu_controller_only_the_slice(conf, tmp_path,
     resolver = FakeResolver(None)
     FakeSched(monkeypatch, resolver.tids)
     knobs = linux_knobs.LinuxKnobs(conf, resolver)
-    assert knobs.knobs() == (SLICE, linux_knobs.ACTION_EMULATOR_SLICE)
+    assert knobs.knobs() == THREAD_KINDS
     knobs.write_knob(SLICE, UUID, '0', 500)
     with pytest.raises(driver_base.DriverError, match='cpu controller'):
         knobs.read_knob(WEIGHT, UUID, '0')

@@ -11,6 +11,7 @@
 # under the License.
 """The privileged side re-checks every write (in-process, fake tree)."""
 
+import errno
 import os
 
 from oslo_privsep import capabilities
@@ -140,11 +141,97 @@ def test_set_slice_in_process_goes_to_sched(monkeypatch, in_process_privsep):
     assert calls == [(4250, 300)]
 
 
-def test_only_two_entrypoints():
+class FakeThreads(object):
+    """sched_getattr/sched_setattr over tid -> SchedAttr, recording sets."""
+
+    def __init__(self, monkeypatch, attrs):
+        self.attrs = dict(attrs)
+        self.sets = []
+        monkeypatch.setattr(sched, 'sched_getattr', self.getattr)
+        monkeypatch.setattr(sched, 'sched_setattr', self.setattr)
+
+    def getattr(self, tid):
+        sched._tid(tid)
+        try:
+            return self.attrs[tid]
+        except KeyError:
+            raise linux.LinuxKnobError('sched_getattr(tid %d): No such '
+                                       'process' % tid, errno.ESRCH)
+
+    def setattr(self, tid, attr):
+        self.sets.append((tid, attr))
+        self.attrs[tid] = attr
+
+
+DL_ATTR = sched.make_attr(policy=sched.SCHED_DEADLINE, flags=1,
+                          runtime=1000000, deadline=2000000, period=4000000)
+
+
+def test_set_deadline_in_process(monkeypatch, in_process_privsep):
+    fake = FakeThreads(monkeypatch, {4250: sched.make_attr()})
+    privileged.set_deadline(4250, 1000, 2000, 4000)
+    assert fake.sets == [(4250, DL_ATTR)]
+
+
+@pytest.mark.parametrize('args,words', [
+    ((4250, 1, 100, 100), 'the kernel needs sched_runtime >= 1024 ns'),
+    ((4250, 3000, 2000, 4000), 'does not hold'),
+    ((4250, 10, 50, 50), 'outside 100..4194304'),
+    ((4250, 10, 100, 5000000), 'outside 100..4194304'),
+    ((4250, 1000.0, 2000, 4000), 'not an int'),
+    ((4250, '1000', 2000, 4000), 'not an int'),
+    ((0, 1000, 2000, 4000), 'thread id'),
+    ((-1, 1000, 2000, 4000), 'thread id'),
+    (('4250', 1000, 2000, 4000), 'thread id'),
+    ((True, 1000, 2000, 4000), 'thread id'),
+    ((4251, 1000, 2000, 4000), 'real-time policy 1'),
+    ((4252, 1000, 2000, 4000), 'No such process'),
+])
+def test_set_deadline_revalidates(monkeypatch, in_process_privsep, args,
+                                  words):
+    fake = FakeThreads(monkeypatch, {
+        4250: sched.make_attr(),
+        4251: sched.make_attr(policy=sched.SCHED_FIFO, priority=10)})
+    with pytest.raises(linux.LinuxKnobError) as exc:
+        privileged.set_deadline(*args)
+    assert words in str(exc.value), str(exc.value)
+    assert fake.sets == []
+
+
+def test_set_fair_ends_a_reservation(monkeypatch, in_process_privsep):
+    fake = FakeThreads(monkeypatch, {4250: DL_ATTR})
+    privileged.set_fair(4250)
+    assert [a.policy for _, a in fake.sets] == [sched.SCHED_DEADLINE,
+                                                sched.SCHED_OTHER]
+    assert fake.attrs[4250] == sched.make_attr(flags=1)
+
+
+@pytest.mark.parametrize('tid,words', [
+    (4250, 'policy 0, not SCHED_DEADLINE'),     # fair: no renicing
+    (4251, 'policy 3, not SCHED_DEADLINE'),
+    (4252, 'policy 1, not SCHED_DEADLINE'),     # real-time
+    (4253, 'No such process'),
+    (0, 'thread id'), ('4250', 'thread id'), (None, 'thread id'),
+])
+def test_set_fair_refuses_all_but_deadline_threads(monkeypatch,
+                                                   in_process_privsep,
+                                                   tid, words):
+    fake = FakeThreads(monkeypatch, {
+        4250: sched.make_attr(nice=19),
+        4251: sched.make_attr(policy=sched.SCHED_BATCH),
+        4252: sched.make_attr(policy=sched.SCHED_FIFO, priority=10)})
+    with pytest.raises(linux.LinuxKnobError) as exc:
+        privileged.set_fair(tid)
+    assert words in str(exc.value), str(exc.value)
+    assert fake.sets == []
+
+
+def test_only_four_entrypoints():
     ctx = privsep.sys_admin_pctxt
     exported = sorted(name for name, obj in vars(privileged).items()
                       if ctx.is_entrypoint(obj))
-    assert exported == ['set_slice', 'write_cgroup_file']
+    assert exported == ['set_deadline', 'set_fair', 'set_slice',
+                        'write_cgroup_file']
 
 
 def test_capabilities_are_minimal_and_match_the_sample():
