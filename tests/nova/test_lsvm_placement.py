@@ -15,14 +15,41 @@ holds (``LsvmFilter``).
 Nova's functional harness (``ProviderUsageBaseTestCase``: API, conductor,
 scheduler, ``fake.MediumFakeDriver`` computes, in-memory Placement), the
 plugin enabled as docs/nova.md says, and HostReports (4 guest-usable pCPUs
-each, 1.2 ``lsvm`` objects) from a ``ReportStore`` on a test clock.
+each) from a ``ReportStore`` on a test clock: 1.2 ``lsvm`` objects, or
+the 1.3 report the agent's vSlicer plan gives under a measured mechanism
+(deadline, weight, slice with the figures of issue 10's table).
 """
 
 from nova.tests.functional import integrated_helpers
 
+from host_agent import model
+from host_agent.policies import vslicer
+from host_agent.reporter import build
 from nova_plugin import explain
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
+
+# The wake-up latencies measured on this project's 6.18 PREEMPT_NONE
+# HZ=250 kernel (issue 10's table): p99 under SCHED_DEADLINE ~13 us, under
+# a boosted cgroup weight ~63 us, under EEVDF slices one tick, ~4 ms.
+DEADLINE_P99_US = 13.0
+WEIGHT_P99_US = 63.0
+SLICE_P99_US = 4000.0
+
+
+def _lsvms(count, latency_ms=2):
+    return [model.InstanceInfo(
+        uuid='lsvm-%d' % i, name='lsvm-%d' % i, vcpus=1,
+        extra_specs={'iosched:latency_sensitive': 'true',
+                     'iosched:latency_ms': str(latency_ms)})
+        for i in range(count)]
+
+
+def _sched(mechanism, p99_us, dl_bw_limit=0.0):
+    return model.HostSched(mechanism=mechanism, wakeup_p99_us=p99_us,
+                           dl_cpus=(0, 1, 2, 3) if dl_bw_limit else (),
+                           dl_bw_limit=dl_bw_limit)
+
 
 class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
@@ -35,6 +62,7 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.seq = {}
         for host in self.hosts:
             self._start_compute(host)
         self.lsvm_flavor = self._create_flavor(
@@ -50,6 +78,16 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertTrue(self.store.update(reports.report(
             host=host, ts=self.clock.now, pcpus=4,
             lsvm=reports.lsvm(**lsvm))))
+
+    def agent_report(self, host, sched, instances=()):
+        """The report ``host``'s agent sends (HostReport 1.3): its vSlicer
+        plan for ``instances`` on 4 pCPUs under the measured ``sched``."""
+        _, _, facts = vslicer.plan_slices(tuple(instances), (0, 1, 2, 3),
+                                          vslicer.Params(), sched=sched)
+        self.seq[host] = self.seq.get(host, 0) + 1
+        self.assertTrue(self.store.update(reports.report(
+            host=host, ts=self.clock.now, seq=self.seq[host], pcpus=4,
+            lsvm=build.lsvm_payload(facts))))
 
     def boot(self, flavor, expected_state='ACTIVE'):
         return self._create_server(flavor_id=flavor, networks='none',
@@ -110,5 +148,51 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def test_missing_report_rejects_lsvms_only_by_policy(self):
         self.flags(missing_report_policy='reject', group='iosched')
         self.report('host2', count=0)
+        server = self.boot(self.lsvm_flavor)
+        self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
+
+    def test_lsvm_lands_where_the_hosts_mechanism_meets_the_bound(self):
+        # L = 2 ms, one vCPU: m_p = 1 everywhere, so worst = W.
+        # host1: slice, W = max(T_m 1 ms, measured 4 ms) = 4 ms > 2 ms
+        # host2: deadline, W = 13 us; 2 LSVMs there + 1: N' = 3 on 4 pCPUs,
+        #        s' = min(0.5, 4/3) = 0.5, need 3 * 0.5 = 1.5 <= 3.8 CPUs
+        # host3: weight, W = 63 us (no fairness room asked)
+        self.agent_report('host1', _sched('slice', SLICE_P99_US))
+        self.agent_report('host2', _sched('deadline', DEADLINE_P99_US, 3.8),
+                          _lsvms(2))
+        self.agent_report('host3', _sched('weight', WEIGHT_P99_US))
+        server = self.boot(self.lsvm_flavor)
+        self.assertIn(server['OS-EXT-SRV-ATTR:host'], ('host2', 'host3'))
+        why = self.why(server)
+        self.assertEqual({'host1': False, 'host2': True, 'host3': True},
+                         {h: d.passed for h, d in why.items()})
+        self.assertIn('worst-case latency 4ms > L 2ms (mechanism slice)',
+                      why['host1'].reason)
+        self.assertIn('W=max(T_m, measured p99 4000us)', why['host1'].reason)
+        self.assertIn('LSVM fits (deadline): worst-case latency 0.013ms',
+                      why['host2'].reason)
+        self.assertIn("need m*s'=3*0.5=1.5 CPUs vs limit 3.8 - foreign 0",
+                      why['host2'].reason)
+        self.assertIn('LSVM fits (weight): worst-case latency 0.063ms',
+                      why['host3'].reason)
+
+    def test_deadline_bandwidth_used_up_is_no_valid_host(self):
+        # host1, host3: slice hosts whose tick (4 ms) breaks L = 2 ms.
+        # host2: deadline, 7 LSVMs there + 1: N' = 8 on 4 pCPUs, s' = 0.5,
+        #        need 8 * 0.5 = 4 > 3.8 CPUs (m_p = 2, worst 13 us + 1 ms
+        #        would hold: only the bandwidth is missing).
+        self.agent_report('host1', _sched('slice', SLICE_P99_US))
+        self.agent_report('host2', _sched('deadline', DEADLINE_P99_US, 3.8),
+                          _lsvms(7))
+        self.agent_report('host3', _sched('slice', SLICE_P99_US))
+        server = self.boot(self.lsvm_flavor, expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+        reason = explain.recent(host='host2', stage='filter')[-1].reason
+        self.assertIn('no SCHED_DEADLINE bandwidth: need 4 CPUs > '
+                      'reservable 3.8 (limit 3.8 - foreign 0)', reason)
+        # One LSVM leaves host2 and its agent reports: 6 + 1 = 7 LSVMs,
+        # need 7 * 0.5 = 3.5 <= 3.8 CPUs: the next boot lands there.
+        self.agent_report('host2', _sched('deadline', DEADLINE_P99_US, 3.8),
+                          _lsvms(6))
         server = self.boot(self.lsvm_flavor)
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
