@@ -46,6 +46,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 
@@ -209,7 +210,8 @@ def summarize(pooled):
                         'samples': r.samples, 'error': '',
                         'rounds': [[x.p50_us, x.p99_us] for x in oks]})
         else:
-            errors = sorted(set(r.error for r in d['rounds']))
+            errors = sorted(set(re.sub(r'tid [0-9]+', 'tid N', r.error)
+                                for r in d['rounds']))
             out.append({'name': name, 'mechanism': d['rounds'][0].mechanism,
                         'ok': False, 'p50_us': None, 'p99_us': None,
                         'samples': 0, 'error': '; '.join(errors),
@@ -294,7 +296,9 @@ def main(argv=None):
                 row['name'], row['p50_us'], _ratio(row['p50_vs_stock']),
                 row['p99_us'], _ratio(row['p99_vs_stock'])))
         else:
-            print('%-60s refused: %s' % (row['name'], row['error']))
+            print('%-60s refused: %s' % (row['name'],
+                                         row['error'].split(': sched_')[0]))
+    notes = list(dict.fromkeys(notes))
     for n in notes:
         print('note: %s' % n)
     wall = time.monotonic() - start

@@ -21,7 +21,9 @@ runqueue, so the parent wakes it once after pinning it. Then it wakes every P us
 (CLOCK_MONOTONIC, TIMER_ABSTIME), measures how late each wake-up is
 (now - the time it asked for), spins W us as a vCPU would handle an
 interrupt, and finally prints ``{"lateness_us": [...]}`` (one JSON line).
-The first ``WARMUP`` wakes are not reported.
+The first ``WARMUP`` wakes are not reported. ``--budget-ms`` bounds the
+run on a starved host (late wakes skip periods): it then reports fewer
+wakes.
 
 Why timer slack 1 ns: a SCHED_OTHER thread's timers may fire up to its
 slack (50 us by default) late, to batch wake-ups. A vCPU is woken by an
@@ -74,7 +76,8 @@ def hog(parent):
         pass
 
 
-def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None):
+def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None,
+          budget_ms=0):
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     libc = _libc()
@@ -99,7 +102,10 @@ def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None):
     work = work_us * 1000
     out = []
     target = clock(CLOCK_MONOTONIC) + period
+    stop = target + budget_ms * 1000000 if budget_ms > 0 else None
     for _ in range(WARMUP + wakes):
+        if stop is not None and target > stop:
+            break                    # starved: report what we have
         ts.tv_sec, ts.tv_nsec = divmod(target, 1000000000)
         while True:
             err = nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ref, None)
@@ -126,11 +132,15 @@ def main(argv=None):
     p.add_argument('--wakes', type=int, default=300)
     p.add_argument('--period-us', type=int, default=2000)
     p.add_argument('--work-us', type=int, default=50)
+    p.add_argument('--budget-ms', type=int, default=0,
+                   help='stop after this long even if fewer wakes ran '
+                        '(0: no limit)')
     p.add_argument('--parent', type=int, default=os.getppid())
     args = p.parse_args(argv)
     if args.hog:
         hog(args.parent)
-    return sleep(args.wakes, args.period_us, args.work_us, args.parent)
+    return sleep(args.wakes, args.period_us, args.work_us, args.parent,
+                 budget_ms=args.budget_ms)
 
 
 if __name__ == '__main__':

@@ -139,7 +139,8 @@ def test_self_test_through_the_real_daemon(daemon):
     for case in (model.PROBE_STOCK, model.MECH_DEADLINE):
         assert by[case].ok, by[case].error
     for r in rows:
-        assert (r.ok and r.samples == 60 and 0 <= r.p50_us <= r.p99_us) or (
+        # (a starved case stops early and reports fewer wakes)
+        assert (r.ok and 0 < r.samples <= 60 and r.p50_us <= r.p99_us) or (
             not r.ok and r.error), r
     if not by[model.MECH_WEIGHT].ok:
         # A v1 root is mode 0555: without libvirt's machine group the
