@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -21,6 +21,14 @@ bench:
 
 bench-testbed:
 	tools/run-bench.sh testbed_lsvm
+
+# ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
+# (bench/README.md); ~5 and ~3 min. ARGS=--quick for a smoke run.
+bench-isacs:
+	tools/run-bench.sh testbed_isacs $(ARGS)
+
+bench-vturbo:
+	tools/run-bench.sh testbed_vturbo $(ARGS)
 
 # The Nova plugin at scale (bench/README.md): Nova's handlers at 100-10,000
 # hosts and the report pipeline through RabbitMQ (started if absent); ~8 min.

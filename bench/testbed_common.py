@@ -1,0 +1,437 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Shared parts of the real-guest benchmarks (``bench/testbed_*.py``).
+
+* ``boot``: start libvirtd if needed, build (cached), remove this prefix's
+  leftovers, boot guests pinned to one pCPU; ``pin_guest`` moves one.
+* ``Probe``: CPU time of each guest's vCPU threads and of its other QEMU
+  threads (emulator, RCU, workers) straight from procfs, so measuring never
+  shares the agent's driver (its tracer and inventory).
+* ``measure`` / ``pool``: one phase of request/response traffic with the
+  burn rates sampled every second and CPU shares over the phase; rounds of
+  one arm pooled (RTTs together, shares and rates averaged).
+* ``interleave``: arms run in ABBA order over the rounds, so a shared
+  machine's drift hits every arm alike.
+* ``ScopedDriver`` and ``AgentThread``: the host agent with the given
+  ``[host_agent] policies``, ticking in a thread, seeing only this
+  testbed's domains (other helpers' guests on the same host are left
+  alone), and restoring every knob it changed on exit.
+* ``ratio``, ``write_json``, ``progress``.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from host_agent.collectors import rates  # noqa: E402
+from host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
+from host_agent.drivers.libvirt import threads  # noqa: E402
+
+RUN_DIR = '/run/libvirt/qemu'
+PROC = '/proc'
+
+
+def progress(msg):
+    """A progress line on stderr (stdout holds the table)."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def pct(values, p):
+    return round(rates.percentile(values, p), 1)
+
+
+def ratio(a, b, nd=3):
+    """a / b rounded, or None when b is 0 or either is missing."""
+    if a is None or b is None or not b:
+        return None
+    return round(a / b, nd)
+
+
+def setup_conf(conf, overrides=()):
+    """Parse no files and no argv; no persistent journal (the agent's
+    ``shutdown()`` restores from memory); then ``(group, name, value)``
+    overrides, e.g. ``('host_agent', 'policies', ['isacs'])``."""
+    conf([], project='iosched', default_config_files=[])
+    conf.set_override('journal_path', '', 'host_agent')
+    for group, name, value in overrides:
+        conf.set_override(name, value, group)
+    return conf
+
+
+# -- guests ---------------------------------------------------------------
+def boot(specs, prefix, pin, log=progress):
+    """Boot ``specs`` (``GuestSpec`` list) pinned to pCPU ``pin``; returns
+    (Testbed, {name: Guest}, libvirtd_started). The caller runs
+    ``shutdown(tb, started)`` in a ``finally``."""
+    from iosched_testbed import daemons
+    from iosched_testbed import testbed
+    started = daemons.ensure_libvirtd()
+    tb = testbed.Testbed(prefix=prefix, log=log)
+    try:
+        tb.build()
+        tb.down()
+        log('booting %d tiny guests (TCG) pinned to pCPU %d: %s'
+            % (len(specs), pin, ', '.join('%s:%s' % (s.name, s.mode)
+                                          for s in specs)))
+        guests = tb.up(specs, pin=pin)
+    except BaseException:
+        shutdown(tb, started)
+        raise
+    return tb, {g.name: g for g in guests}, started
+
+
+def shutdown(tb, libvirtd_started):
+    """Remove this prefix's guests; stop libvirtd only if ``boot`` started
+    it."""
+    from iosched_testbed import daemons
+    try:
+        tb.down()
+    finally:
+        tb.close()
+        if libvirtd_started:
+            daemons.stop_libvirtd()
+
+
+def pin_guest(guest, cpus, vcpus=True, emulator=True):
+    """Pin a guest's vCPUs and/or emulator threads (live) to ``cpus``."""
+    dom = guest.domain
+    ncpu = len(dom.emulatorPinInfo(0))
+    cpumap = tuple(i in cpus for i in range(ncpu))
+    if vcpus:
+        for v in range(len(dom.vcpuPinInfo(0))):
+            dom.pinVcpuFlags(v, cpumap, 1)       # VIR_DOMAIN_AFFECT_LIVE
+    if emulator:
+        dom.pinEmulator(cpumap, 1)
+
+
+def cpus_of(cpumap):
+    return tuple(i for i, on in enumerate(cpumap) if on)
+
+
+# -- CPU time from procfs -------------------------------------------------
+def _run_ns(pid, tid):
+    with open('%s/%d/task/%d/schedstat' % (PROC, pid, tid)) as fh:
+        return int(fh.read().split()[0])
+
+
+class Probe:
+    """Cumulative CPU ns of each guest's vCPU threads and of its other
+    QEMU threads, read from procfs (no libvirt, no shared driver)."""
+
+    def __init__(self, guests):
+        self.guests = dict(guests)
+        self._pids = {}
+
+    def _pid(self, g):
+        pid = self._pids.get(g.name)
+        if pid is None:
+            pid = self._pids[g.name] = threads.qemu_pid(RUN_DIR,
+                                                        g.domain_name)
+        return pid
+
+    def sample(self):
+        """{name: (vcpu_ns, other_ns)}."""
+        out = {}
+        for name, g in self.guests.items():
+            pid = self._pid(g)
+            vcpus = set(threads.vcpu_tids(PROC, pid).values())
+            v = o = 0
+            for t in os.listdir('%s/%d/task' % (PROC, pid)):
+                try:
+                    ns = _run_ns(pid, int(t))
+                except (OSError, ValueError):
+                    continue              # the thread just exited
+                if int(t) in vcpus:
+                    v += ns
+                else:
+                    o += ns
+            out[name] = (v, o)
+        return out
+
+
+class BurnSampler:
+    """Every second, the latest burn rate of each guest that reports one
+    (``burn`` and ``hybrid`` guests)."""
+
+    def __init__(self, guests, period=1.0):
+        self.guests = [g for g in guests if g.mode in ('burn', 'hybrid')]
+        self.period = period
+        self.rates = {g.name: [] for g in self.guests}
+        self._stop = threading.Event()
+        self._th = threading.Thread(target=self._loop, daemon=True,
+                                    name='burn-sampler')
+
+    def _loop(self):
+        while not self._stop.wait(self.period):
+            fresher = time.monotonic() - self.period
+            for g in self.guests:
+                try:
+                    self.rates[g.name].append(g.burn_rate(
+                        timeout=3, fresher_than=fresher))
+                except Exception:
+                    pass                  # a late report: skip this second
+
+    def __enter__(self):
+        self._th.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._th.join()
+
+    def means(self):
+        return {n: round(sum(v) / len(v)) if v else 0
+                for n, v in self.rates.items()}
+
+
+def measure(rr_guest, guests, seconds, rate, burst_us, label):
+    """One phase: ``rate`` req/s for ``seconds`` to ``rr_guest`` (an rr or
+    hybrid guest) while burn rates are sampled. Returns RTT p50/p99 and the
+    RTTs, each guest's vCPU CPU share and other-QEMU-thread CPU share over
+    the phase (CPU seconds per wall second), and mean burn rates."""
+    probe = Probe({g.name: g for g in guests})
+    count = max(1, int(rate * seconds))
+    progress('%s: %d requests at %d/s, burst %d us' % (label, count, rate,
+                                                       burst_us))
+    t0 = time.monotonic()
+    run0 = probe.sample()
+    with BurnSampler(guests) as sampler:
+        rtts = rr_guest.rr(count, rate_per_s=rate, burst_us=burst_us)
+    run1 = probe.sample()
+    wall = time.monotonic() - t0
+    out = {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+           'requests': len(rtts), 'wall_s': round(wall, 2),
+           'cpu_share': {n: round((run1[n][0] - run0[n][0]) / 1e9 / wall, 4)
+                         for n in run0},
+           'qemu_other_share': {
+               n: round((run1[n][1] - run0[n][1]) / 1e9 / wall, 4)
+               for n in run0},
+           'burn_iter_per_s': sampler.means(), 'rtts': rtts}
+    progress('%s: p50 %.0f us, p99 %.0f us, shares %s' % (
+        label, out['rtt_p50_us'], out['rtt_p99_us'],
+        ' '.join('%s=%.3f' % kv for kv in sorted(out['cpu_share'].items()))))
+    return out
+
+
+def _mean(values):
+    return sum(values) / len(values) if values else 0.0
+
+
+def pool(rounds):
+    """Pool the rounds of one arm: RTTs together (percentiles of the pooled
+    samples, plus each round's), shares and burn rates averaged."""
+    rtts = [r for x in rounds for r in x['rtts']]
+    first = rounds[0]
+    out = {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+           'requests': len(rtts), 'rounds': len(rounds),
+           'rounds_p50_us': [x['rtt_p50_us'] for x in rounds],
+           'rounds_p99_us': [x['rtt_p99_us'] for x in rounds]}
+    for key, nd in (('cpu_share', 4), ('qemu_other_share', 4),
+                    ('burn_iter_per_s', 0)):
+        out[key] = {n: round(_mean([x[key][n] for x in rounds]), nd)
+                    for n in first.get(key, {})}
+    out['burn_iter_per_s'] = {n: int(v) for n, v in
+                              out['burn_iter_per_s'].items()}
+    return out
+
+
+def interleave(rounds, arms):
+    """Run ``arms`` ([(label, fn(round_index, label) -> result)]) for
+    ``rounds`` rounds in ABBA order (even rounds in the given order, odd
+    rounds reversed). Returns {label: [result per round]}."""
+    out = {label: [] for label, _ in arms}
+    for n in range(rounds):
+        order = arms if n % 2 == 0 else list(reversed(arms))
+        for label, fn in order:
+            out[label].append(fn(n, '%s round %d/%d' % (label, n + 1,
+                                                        rounds)))
+    return out
+
+
+def knob_view(guests):
+    """What the kernel and libvirt hold now, per guest: the vCPU 0 and
+    emulator (main loop) threads' slices in us, and the vCPU 0 and
+    emulator pins. For showing that a knob was applied and restored."""
+    from host_agent.linux import sched
+    out = {}
+    for name, g in sorted(guests.items()):
+        pid = threads.qemu_pid(RUN_DIR, g.domain_name)
+        tid = threads.vcpu_tids(PROC, pid)[0]
+        dom = g.domain
+        out[name] = {'vcpu_slice_us': sched.get_slice_us(tid),
+                     'emulator_slice_us': sched.get_slice_us(pid),
+                     'vcpu_pin': list(cpus_of(dom.vcpuPinInfo(0)[0])),
+                     'emulator_pin': list(cpus_of(dom.emulatorPinInfo(0)))}
+    return out
+
+
+# -- the agent --------------------------------------------------------------
+class ScopedDriver(lv_driver.LibvirtDriver):
+    """The libvirt driver, seeing only domains named ``<prefix>*``: a
+    benchmark's agent must not touch other testbeds on a shared host."""
+
+    prefix = ''
+
+    @classmethod
+    def for_prefix(cls, conf, prefix):
+        d = cls.from_conf(conf)
+        d.prefix = prefix
+        return d
+
+    def list_instances(self):
+        return [i for i in super().list_instances()
+                if i.name.startswith(self.prefix)]
+
+
+class AgentThread:
+    """The host agent ticking every ``interval`` s in a thread, with the
+    policies named in ``[host_agent] policies`` (or ``policies``, a list
+    of policy objects). ``on_tick(agent)`` runs after each tick (e.g. to
+    record ``agent.last_plan``). On exit the loop stops and ``shutdown()``
+    restores every knob the agent changed; ``restored`` holds the count.
+    A driver is made (and closed) unless one is given."""
+
+    def __init__(self, conf, prefix, policies=None, interval=1.0,
+                 on_tick=None, driver=None):
+        self.conf, self.prefix, self.interval = conf, prefix, interval
+        self.on_tick = on_tick
+        self._policies = policies
+        self._own_driver = driver is None
+        self.driver = driver
+        self.agent = None
+        self.ticks = 0
+        self.cpu_s = 0.0
+        self.restored = None
+        self.errors = []
+        self._stop = threading.Event()
+        self._th = None
+
+    def __enter__(self):
+        from host_agent.actuators import driver as driver_act
+        from host_agent.actuators import host_knobs
+        from host_agent.actuators import journal as journal_mod
+        from host_agent import agent as agent_mod
+        from host_agent import plugins
+        from host_agent import privsep
+        privsep.ensure_started(self.conf)
+        if self.driver is None:
+            self.driver = ScopedDriver.for_prefix(self.conf, self.prefix)
+        policies = (self._policies if self._policies is not None
+                    else plugins.load_policies(self.conf))
+        self.agent = agent_mod.Agent(
+            self.conf, self.driver, policies,
+            driver_act.DriverActuator(
+                host_knobs.knobs_for(self.conf, self.driver),
+                journal_mod.Journal()))
+        self._th = threading.Thread(target=self._loop, daemon=True,
+                                    name='agent-' + self.prefix)
+        self._th.start()
+        return self
+
+    def _loop(self):
+        while not self._stop.is_set():
+            t = time.thread_time()
+            self.agent.tick()
+            self.cpu_s += time.thread_time() - t
+            self.ticks += 1
+            for e in getattr(self.agent.actuator, 'errors', ()):
+                if e not in self.errors:
+                    self.errors.append(e)
+            if self.on_tick is not None:
+                try:
+                    self.on_tick(self.agent)
+                except Exception as e:      # a recorder must not stop it
+                    progress('on_tick failed: %s' % e)
+            self._stop.wait(self.interval)
+
+    def wait_ticks(self, n, timeout=60.0):
+        """Block until ``n`` more ticks have run."""
+        target = self.ticks + n
+        deadline = time.monotonic() + timeout
+        while self.ticks < target:
+            if time.monotonic() > deadline:
+                raise TimeoutError('agent: %d ticks in %.0f s' % (
+                    self.ticks, timeout))
+            time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._th is not None:
+            self._th.join()
+        try:
+            self.restored = self.agent.shutdown()
+        finally:
+            if self._own_driver and self.driver is not None:
+                self.driver.close()
+                self.driver = None
+
+    @property
+    def cpu_ms_per_tick(self):
+        return round(self.cpu_s / max(1, self.ticks) * 1e3, 3)
+
+
+class AgentTotals:
+    """Agent CPU time, ticks and distinct actuator errors over many arms."""
+
+    def __init__(self):
+        self.cpu_s, self.ticks, self.errors = 0.0, 0, []
+
+    def add(self, at):
+        self.cpu_s += at.cpu_s
+        self.ticks += at.ticks
+        self.errors.extend(e for e in at.errors if e not in self.errors)
+
+    @property
+    def cpu_ms_per_tick(self):
+        return round(self.cpu_s / max(1, self.ticks) * 1e3, 3)
+
+
+def agent_arm(conf, prefix, run, policies=None, on_tick=None,
+              settle_ticks=2, totals=None, during=None):
+    """An ``interleave`` arm: ``run(n, label)`` with an ``AgentThread``
+    (``policies`` objects, or ``[host_agent] policies``) that has ticked
+    ``settle_ticks`` times (its plan applied) and is restored afterwards.
+    ``during(label)`` runs after ``run`` while the agent still holds its
+    knobs (e.g. ``knob_view``); ``totals`` (``AgentTotals``) adds up the
+    agent's CPU time and errors."""
+    def arm(n, label):
+        with AgentThread(conf, prefix, policies=policies,
+                         on_tick=on_tick) as at:
+            at.wait_ticks(settle_ticks)
+            out = run(n, label)
+            if during is not None:
+                during(label)
+        if totals is not None:
+            totals.add(at)
+        return out
+    return arm
+
+
+# -- output -----------------------------------------------------------------
+def write_json(results, output_dir, name):
+    """``<output_dir>/<name>.json``; returns the path."""
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, name + '.json')
+    with open(path + '.tmp', 'w') as fh:
+        json.dump(results, fh, indent=2, sort_keys=True)
+    os.replace(path + '.tmp', path)
+    return path
+
+
+def strip_samples(arm_rounds):
+    """Rounds without their raw RTT lists (kept out of the JSON)."""
+    return [{k: v for k, v in r.items() if k != 'rtts'} for r in arm_rounds]

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""ISACS on real guests: an I/O-and-CPU vCPU beside CPU burners.
+
+One ``hybrid`` guest (the rr request/response server and a burn loop on
+its one vCPU: ISACS's I/O-and-CPU vCPU) and three ``burn`` guests share one
+pCPU (vCPUs and emulator threads pinned there). Arms, interleaved in ABBA
+order over ``--rounds`` so a shared machine's drift hits all alike:
+
+* stock: no agent;
+* agent: the host agent with ``[host_agent] policies = isacs``
+  (``--policies``), ticking every second, restored after each round;
+* slices: ISACS's extreme slices forced on every round regardless of what
+  the collector measures (hybrid ``min_io_slice_us``, burners
+  ``cpu_slice_us``): what the knob itself can do on this kernel
+  (``--no-slices`` drops the arm).
+
+Per arm: the hybrid guest's request RTT p50/p99 (pooled over rounds), its
+burn rate, the burners' burn rates, CPU shares (vCPU thread run time per
+wall second); ratios to stock. Also what the agent saw and chose per tick
+(the hybrid vCPU's I/O strength, IVCredit, class, slice) and the slices in
+the kernel during each arm. The ISACS claim (seed 000): better I/O latency
+for mixed vCPUs with no CPU cost to the others.
+
+Needs root, libvirt + QEMU and the testbed (python -m iosched_testbed
+build). Prints the table on stdout, progress on stderr, writes
+out/bench/testbed_isacs.json. Example:
+.venv/bin/python bench/testbed_isacs.py --quick
+"""
+
+import argparse
+import collections
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import testbed_common as tc  # noqa: E402
+from host_agent import conf as agent_conf  # noqa: E402
+from host_agent import model  # noqa: E402
+from host_agent.policies import base  # noqa: E402
+from host_agent.policies import isacs  # noqa: E402
+from host_agent import privsep  # noqa: E402
+
+CONF = agent_conf.CONF
+PREFIX = 'iosched-isx-'
+HYBRID = 'hybrid'
+BURNERS = ('cpu1', 'cpu2', 'cpu3')
+
+
+class FixedSlices(base.Policy):
+    """Not a product policy: the same vCPU slices every tick (by guest
+    name), so the agent's actuator applies and restores them."""
+
+    name = 'fixed-slices'
+
+    def __init__(self, conf, slices_by_name):
+        super().__init__(conf)
+        self.slices = dict(slices_by_name)
+
+    def decide(self, snapshot):
+        actions = []
+        for uuid, inst in sorted(snapshot.instances.items()):
+            short = inst.name[len(PREFIX):]
+            if short in self.slices:
+                actions.append(model.Action(
+                    kind=model.ACTION_VCPU_SLICE, instance_uuid=uuid,
+                    target='0', value=self.slices[short],
+                    rule='bench.forced_slice',
+                    reason='ISACS extreme slice forced by the benchmark'))
+        return model.Plan(policy=self.name, actions=tuple(actions))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0],
+        epilog=__doc__.split('\n\n', 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--seconds', type=float, default=10,
+                   help='seconds per arm and round (default %(default)s)')
+    p.add_argument('--rounds', type=int, default=5,
+                   help='interleaved rounds (ABBA order; default '
+                   '%(default)s)')
+    p.add_argument('--quick', action='store_true',
+                   help='a smoke run: 2 rounds of 4 s')
+    p.add_argument('--rate', type=int, default=50,
+                   help='hybrid requests per second (Poisson; default '
+                   '%(default)s)')
+    p.add_argument('--burst-us', type=int, default=200,
+                   help='guest CPU per request, calibrated loop work '
+                   '(default %(default)s)')
+    p.add_argument('--duty-pct', type=int, default=50,
+                   help='the hybrid guest burns at most this %% of every '
+                   '10 ms and sleeps the rest (default %(default)s; 100: '
+                   'always runnable, like ISACS\'s stress, and then the '
+                   'agent sees no I/O: its signal is vCPU wake-ups)')
+    p.add_argument('--burn-nice', type=int, default=0,
+                   help='nice of the hybrid guest\'s burn thread inside '
+                   'the guest (default %(default)s)')
+    p.add_argument('--policies', default='isacs',
+                   help='[host_agent] policies of the agent arm (default '
+                   '%(default)s)')
+    p.add_argument('--no-slices', action='store_true',
+                   help='drop the forced-slices arm')
+    p.add_argument('--shared-cpu', type=int, default=1,
+                   help='the pCPU all four guests share (default '
+                   '%(default)s)')
+    p.add_argument('-o', '--output-dir', default='out/bench')
+    p.add_argument('--json-name', default='testbed_isacs',
+                   help='JSON file name without .json (default '
+                   '%(default)s)')
+    args = p.parse_args(argv)
+    if args.quick:
+        args.rounds, args.seconds = 2, 4
+    if args.rounds < 1 or args.seconds <= 0:
+        p.error('--rounds must be >= 1 and --seconds > 0')
+    return args
+
+
+def agent_view(records):
+    """Per guest, over the agent's ticks: mean I/O strength and IVCredit,
+    the classes seen and the slices ISACS chose."""
+    out = {}
+    for name, rows in sorted(records.items()):
+        n = max(1, len(rows))
+        out[name] = {
+            'ticks': len(rows),
+            'io_strength_mean': round(sum(r['io_strength'] for r in rows)
+                                      / n, 3),
+            'ivcredit_mean': round(sum(r['ivcredit'] for r in rows) / n, 3),
+            'exact': all(r['exact'] for r in rows) if rows else None,
+            'classes': dict(collections.Counter(r['klass'] for r in rows)),
+            'slices_us': dict(collections.Counter(
+                str(r['slice_us']) for r in rows if r['slice_us']
+                is not None)),
+        }
+    return out
+
+
+def summarize(pooled, stock):
+    burn = pooled['burn_iter_per_s']
+    return {
+        'p50_over_stock': tc.ratio(pooled['rtt_p50_us'], stock['rtt_p50_us']),
+        'p99_over_stock': tc.ratio(pooled['rtt_p99_us'], stock['rtt_p99_us']),
+        'hybrid_burn_over_stock': tc.ratio(
+            burn[HYBRID], stock['burn_iter_per_s'][HYBRID]),
+        'burners_burn_over_stock': tc.ratio(
+            sum(burn[n] for n in BURNERS),
+            sum(stock['burn_iter_per_s'][n] for n in BURNERS)),
+        'cpu_share_delta_vs_stock': {
+            n: round(pooled['cpu_share'][n] - stock['cpu_share'][n], 4)
+            for n in pooled['cpu_share']},
+    }
+
+
+def print_table(res, args):
+    print('ISACS hybrid case on real guests: 1 hybrid (rr + burn, duty %d%%)'
+          ' + 3 burners on pCPU %d; %d rounds x %gs, ABBA; rr %d/s, burst '
+          '%d us' % (args.duty_pct, args.shared_cpu, args.rounds,
+                     args.seconds, args.rate, args.burst_us))
+    print('%-7s %8s %8s %10s %10s %7s %s' % (
+        'arm', 'p50 us', 'p99 us', 'hyb M/s', 'burn M/s', 'hyb sh',
+        'burner shares'))
+    for arm in res['arms']:
+        a = res['pooled'][arm]
+        b = a['burn_iter_per_s']
+        print('%-7s %8.0f %8.0f %10.1f %10.1f %7.3f %s' % (
+            arm, a['rtt_p50_us'], a['rtt_p99_us'], b[HYBRID] / 1e6,
+            sum(b[n] for n in BURNERS) / 1e6, a['cpu_share'][HYBRID],
+            ' '.join('%.3f' % a['cpu_share'][n] for n in BURNERS)))
+    for arm in res['arms']:
+        if arm == 'stock':
+            continue
+        r = res['ratios'][arm]
+        print('%s/stock: p50 %s, p99 %s, hybrid burn %s, burners burn %s, '
+              'share delta %s' % (
+                  arm, r['p50_over_stock'], r['p99_over_stock'],
+                  r['hybrid_burn_over_stock'], r['burners_burn_over_stock'],
+                  ' '.join('%s%+.3f' % kv for kv in sorted(
+                      r['cpu_share_delta_vs_stock'].items()))))
+    for arm in res['arms']:
+        p = res['pooled'][arm]
+        print('%s per round p50 %s p99 %s' % (
+            arm, p['rounds_p50_us'], p['rounds_p99_us']))
+    v = res.get('agent_view', {}).get(HYBRID)
+    if v:
+        print('agent saw the hybrid vCPU: I/O strength %.3f, IVCredit %.3f '
+              '(%s), classes %s, ISACS slices %s' % (
+                  v['io_strength_mean'], v['ivcredit_mean'],
+                  'exact' if v['exact'] else 'estimate', v['classes'],
+                  v['slices_us']))
+    for arm, view in sorted(res['kernel_slices_us'].items()):
+        print('kernel vCPU slices during %s: %s' % (
+            arm, ' '.join('%s=%s' % kv for kv in sorted(view.items()))))
+    print('agent CPU per tick: %.3f ms' % res['agent_cpu_ms_per_tick'])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    tc.setup_conf(CONF, [
+        ('host_agent', 'policies', args.policies.split(',')),
+        ('libvirt', 'guest_pcpus', str(args.shared_cpu))])
+    privsep.ensure_started(CONF)       # fork it before guest sockets open
+    params = isacs.params_from_conf(CONF)
+    from iosched_testbed import spec
+    hyb_opts = {'duty_pct': str(args.duty_pct)}
+    if args.burn_nice:
+        hyb_opts['burn_nice'] = str(args.burn_nice)
+    specs = [spec.GuestSpec(HYBRID, 'hybrid', opts=hyb_opts)] + [
+        spec.GuestSpec(n, 'burn') for n in BURNERS]
+    tb, guests, started = tc.boot(specs, PREFIX, args.shared_cpu)
+    by_uuid = {g.uuid: n for n, g in guests.items()}
+    records = collections.defaultdict(list)
+    kernel = {}
+    totals = tc.AgentTotals()
+
+    def record(agent):
+        snap, plan = agent.last_snapshot, agent.last_plan
+        facts = plan.facts.get('isacs') if plan is not None else None
+        chosen = {(e.instance_uuid, e.vcpu): e for e in
+                  (facts.vcpus if facts is not None else ())}
+        for v in (snap.vcpus if snap is not None else ()):
+            e = chosen.get((v.instance_uuid, v.vcpu))
+            records[by_uuid.get(v.instance_uuid, v.instance_uuid)].append({
+                'io_strength': v.io_strength, 'ivcredit': v.ivcredit,
+                'klass': v.klass, 'exact': v.exact,
+                'slice_us': e.slice_us if e is not None else None})
+
+    def slices_now(label):
+        kernel.setdefault(label.split()[0], {
+            n: v['vcpu_slice_us'] for n, v in tc.knob_view(guests).items()})
+
+    def run(n, label):
+        return tc.measure(guests[HYBRID], guests.values(), args.seconds,
+                          args.rate, args.burst_us, label)
+
+    def stock(n, label):
+        slices_now(label)
+        return run(n, label)
+
+    from host_agent import plugins
+    arms = [('stock', stock),
+            ('agent', tc.agent_arm(CONF, PREFIX, run,
+                                   policies=plugins.load_policies(CONF),
+                                   on_tick=record, totals=totals,
+                                   during=slices_now))]
+    if not args.no_slices:
+        forced = dict({HYBRID: params.min_io_slice_us},
+                      **{n: params.cpu_slice_us for n in BURNERS})
+        arms.append(('slices', tc.agent_arm(
+            CONF, PREFIX, run, policies=[FixedSlices(CONF, forced)],
+            totals=totals, during=slices_now)))
+    try:
+        time.sleep(2)
+        rounds = tc.interleave(args.rounds, arms)
+        after = tc.knob_view(guests)
+    finally:
+        tc.shutdown(tb, started)
+    names = [a for a, _ in arms]
+    pooled = {a: tc.pool(rounds[a]) for a in names}
+    res = {
+        'bench': 'testbed_isacs', 'arms': names,
+        'args': {k: v for k, v in vars(args).items()},
+        'policies': args.policies.split(','),
+        'isacs_params': {k: getattr(params, k) for k in (
+            'base_slice_us', 'min_io_slice_us', 'cpu_slice_us', 'alpha')},
+        'forced_slices_us': (None if args.no_slices else dict(forced)),
+        'pooled': pooled,
+        'rounds': {a: tc.strip_samples(rounds[a]) for a in names},
+        'ratios': {a: summarize(pooled[a], pooled['stock'])
+                   for a in names if a != 'stock'},
+        'agent_view': agent_view(records),
+        'kernel_slices_us': kernel,
+        'kernel_slices_after_us': {n: v['vcpu_slice_us']
+                                   for n, v in after.items()},
+        'agent_cpu_ms_per_tick': totals.cpu_ms_per_tick,
+        'agent_errors': totals.errors,
+        'host': os.uname().release,
+        'note': 'TCG guests on a shared 2-core machine: latency figures are '
+                'noisy; compare arms of the same run only',
+    }
+    print_table(res, args)
+    path = tc.write_json(res, args.output_dir, args.json_name)
+    print('wrote %s' % path)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""vTurbo's host half on real guests: a turbo pCPU for an LSVM's I/O.
+
+One LSVM (``rr`` request/response guest, an ``lsvm.small`` flavor) and
+three ``burn`` guests share the regular pCPU (vCPUs and emulator threads
+pinned there). Arms, interleaved in ABBA order over ``--rounds``:
+
+* stock: no agent, everything on the regular pCPU;
+* agent: the host agent with ``[host_agent] policies = vturbo``
+  (``--policies``) and ``[host_agent_policy.vturbo] turbo_pcpus`` = the
+  other pCPU: the LSVM's emulator (QEMU main loop and its helper threads,
+  libvirt's emulator pin) moves to the turbo pCPU with a 0.1 ms slice,
+  every guest vCPU stays on the regular pCPU. Restored after each round.
+
+Under TCG the main loop carries the host-to-guest half of each request
+(socket read, virtqueue, interrupt), so a request needs one wake-up on a
+busy pCPU fewer with vTurbo; the vCPU still has to wake among the burners.
+
+Per arm: LSVM request RTT p50/p99 (pooled over rounds), the burners'
+throughput, CPU shares of each guest's vCPU thread and of its other QEMU
+threads (the emulator work vTurbo moves off the regular pCPU is the LSVM's
+CPU the burners no longer pay for: vTurbo's Algorithm 3 charging is not
+actuated, docs/status.md), ratios to stock, and the pins in libvirt during
+each arm.
+
+Needs root, libvirt + QEMU, two or more host CPUs and the testbed.
+Prints the table on stdout, progress on stderr, writes
+out/bench/testbed_vturbo.json. Example:
+.venv/bin/python bench/testbed_vturbo.py --quick
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import testbed_common as tc  # noqa: E402
+from host_agent import conf as agent_conf  # noqa: E402
+from host_agent import privsep  # noqa: E402
+
+CONF = agent_conf.CONF
+PREFIX = 'iosched-vtb-'
+LSVM = 'lsvm'
+BURNERS = ('cpu1', 'cpu2', 'cpu3')
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0],
+        epilog=__doc__.split('\n\n', 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--seconds', type=float, default=10,
+                   help='seconds per arm and round (default %(default)s)')
+    p.add_argument('--rounds', type=int, default=5,
+                   help='interleaved rounds (ABBA order; default '
+                   '%(default)s)')
+    p.add_argument('--quick', action='store_true',
+                   help='a smoke run: 2 rounds of 4 s')
+    p.add_argument('--rate', type=int, default=50,
+                   help='LSVM requests per second (Poisson; default '
+                   '%(default)s)')
+    p.add_argument('--burst-us', type=int, default=200,
+                   help='guest CPU per request (default %(default)s)')
+    p.add_argument('--policies', default='vturbo',
+                   help='[host_agent] policies of the agent arm (default '
+                   '%(default)s)')
+    p.add_argument('--regular-cpu', type=int, default=1,
+                   help='the pCPU all guests share (default %(default)s)')
+    p.add_argument('--turbo-cpu', type=int, default=0,
+                   help='the turbo pCPU (default %(default)s)')
+    p.add_argument('-o', '--output-dir', default='out/bench')
+    p.add_argument('--json-name', default='testbed_vturbo',
+                   help='JSON file name without .json (default '
+                   '%(default)s)')
+    args = p.parse_args(argv)
+    if args.quick:
+        args.rounds, args.seconds = 2, 4
+    if args.rounds < 1 or args.seconds <= 0:
+        p.error('--rounds must be >= 1 and --seconds > 0')
+    if args.turbo_cpu == args.regular_cpu:
+        p.error('--turbo-cpu must differ from --regular-cpu')
+    ncpu = os.cpu_count() or 1
+    if max(args.turbo_cpu, args.regular_cpu) >= ncpu:
+        p.error('this host has CPUs 0..%d' % (ncpu - 1))
+    return args
+
+
+def summarize(pooled, stock):
+    burn = pooled['burn_iter_per_s']
+    return {
+        'p50_over_stock': tc.ratio(pooled['rtt_p50_us'], stock['rtt_p50_us']),
+        'p99_over_stock': tc.ratio(pooled['rtt_p99_us'], stock['rtt_p99_us']),
+        'burners_burn_over_stock': tc.ratio(
+            sum(burn[n] for n in BURNERS),
+            sum(stock['burn_iter_per_s'][n] for n in BURNERS)),
+        'cpu_share_delta_vs_stock': {
+            n: round(pooled['cpu_share'][n] - stock['cpu_share'][n], 4)
+            for n in pooled['cpu_share']},
+    }
+
+
+def print_table(res, args):
+    print('vTurbo host half on real guests: 1 LSVM (rr) + 3 burners on '
+          'regular pCPU %d, turbo pCPU %d; %d rounds x %gs, ABBA; rr %d/s, '
+          'burst %d us' % (args.regular_cpu, args.turbo_cpu, args.rounds,
+                           args.seconds, args.rate, args.burst_us))
+    print('%-6s %8s %8s %10s %8s %9s %s' % (
+        'arm', 'p50 us', 'p99 us', 'burn M/s', 'lsvm sh', 'lsvm emu',
+        'burner shares'))
+    for arm in res['arms']:
+        a = res['pooled'][arm]
+        print('%-6s %8.0f %8.0f %10.1f %8.3f %9.3f %s' % (
+            arm, a['rtt_p50_us'], a['rtt_p99_us'],
+            sum(a['burn_iter_per_s'][n] for n in BURNERS) / 1e6,
+            a['cpu_share'][LSVM], a['qemu_other_share'][LSVM],
+            ' '.join('%.3f' % a['cpu_share'][n] for n in BURNERS)))
+    r = res['ratios']['agent']
+    print('agent/stock: p50 %s, p99 %s, burners burn %s, share delta %s' % (
+        r['p50_over_stock'], r['p99_over_stock'],
+        r['burners_burn_over_stock'],
+        ' '.join('%s%+.3f' % kv for kv in sorted(
+            r['cpu_share_delta_vs_stock'].items()))))
+    for arm in res['arms']:
+        p = res['pooled'][arm]
+        print('%s per round p50 %s p99 %s' % (
+            arm, p['rounds_p50_us'], p['rounds_p99_us']))
+    for arm, view in sorted(res['knobs'].items()):
+        v = view[LSVM]
+        print('%s: LSVM emulator pin %s slice %s us, vCPU pin %s; burners '
+              'vCPU pins %s' % (arm, v['emulator_pin'],
+                                v['emulator_slice_us'], v['vcpu_pin'],
+                                [view[n]['vcpu_pin'] for n in BURNERS]))
+    print('agent CPU per tick: %.3f ms' % res['agent_cpu_ms_per_tick'])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    tc.setup_conf(CONF, [
+        ('host_agent', 'policies', args.policies.split(',')),
+        ('libvirt', 'guest_pcpus', '%d,%d' % tuple(sorted(
+            (args.regular_cpu, args.turbo_cpu)))),
+        ('host_agent_policy.vturbo', 'turbo_pcpus', [args.turbo_cpu])])
+    privsep.ensure_started(CONF)       # fork it before guest sockets open
+    from iosched_testbed import spec
+    specs = [spec.GuestSpec(LSVM, 'rr')] + [spec.GuestSpec(n, 'burn')
+                                            for n in BURNERS]
+    tb, guests, started = tc.boot(specs, PREFIX, args.regular_cpu)
+    knobs = {}
+    totals = tc.AgentTotals()
+
+    def knobs_now(label):
+        knobs.setdefault(label.split()[0], tc.knob_view(guests))
+
+    def run(n, label):
+        return tc.measure(guests[LSVM], guests.values(), args.seconds,
+                          args.rate, args.burst_us, label)
+
+    def stock(n, label):
+        knobs_now(label)
+        return run(n, label)
+
+    arms = [('stock', stock),
+            ('agent', tc.agent_arm(CONF, PREFIX, run, totals=totals,
+                                   during=knobs_now))]
+    try:
+        time.sleep(2)
+        rounds = tc.interleave(args.rounds, arms)
+        knobs['after'] = tc.knob_view(guests)
+    finally:
+        tc.shutdown(tb, started)
+    names = [a for a, _ in arms]
+    pooled = {a: tc.pool(rounds[a]) for a in names}
+    res = {
+        'bench': 'testbed_vturbo', 'arms': names,
+        'args': dict(vars(args)),
+        'policies': args.policies.split(','),
+        'pooled': pooled,
+        'rounds': {a: tc.strip_samples(rounds[a]) for a in names},
+        'ratios': {'agent': summarize(pooled['agent'], pooled['stock'])},
+        'knobs': knobs,
+        'agent_cpu_ms_per_tick': totals.cpu_ms_per_tick,
+        'agent_errors': totals.errors,
+        'host': os.uname().release,
+        'note': 'TCG guests on a shared 2-core machine: latency figures are '
+                'noisy; compare arms of the same run only',
+    }
+    print_table(res, args)
+    path = tc.write_json(res, args.output_dir, args.json_name)
+    print('wrote %s' % path)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
