@@ -17,7 +17,9 @@ testbed, the real kernel's sched_setattr and cgroups, privsep.
 * counters: non-zero run time, disk requests, exact wake-up events;
 * knobs: slice, weight, cap, pin, iotune and interface bandwidth changed
   through the journaled actuator are visible in the kernel or libvirt,
-  and restored by ``shutdown()``;
+  and restored by ``shutdown()``; SCHED_DEADLINE reservations of a
+  guest's vCPU and I/O-path threads after widening its pins, ended
+  before the pins are put back;
 * a killed ``io-host-agent`` daemon's journal is replayed at its restart.
 """
 
@@ -191,6 +193,81 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
     assert sched.get_slice_us(tid) == before_slice
     assert cdom.vcpuPinInfo(0)[0][:2] == (True, True)
     assert dom.blockIoTune('vda', 0)['total_iops_sec'] == 0
+
+
+def test_deadline_on_a_real_guest(guests, driver):
+    """The deadline mechanism's knobs on a TCG guest's threads, ordered
+    as the vSlicer policy orders them: widen the pins to the root domain,
+    reserve the vCPU and the I/O-path threads; restore: end the
+    reservations, then re-pin (the kernel narrows no deadline thread)."""
+    lsvm = _by_name(driver)['lsvm']
+    dom = driver.domain(lsvm.uuid)
+    knobs = host_knobs.HostKnobs(CONF, driver)
+    act = driver_act.DriverActuator(knobs, journal_mod.Journal())
+    state = driver.deadline_state()      # other VMs may hold some
+    assert state.cpus and state.limit > 0
+    ncpus = len(dom.emulatorPinInfo(0))
+    one = tuple(i == ncpus - 1 for i in range(ncpus))
+    # An LSVM pinned to one CPU, as on the testbed's benchmarks.
+    dom.pinVcpuFlags(0, one, 0)
+    dom.pinEmulator(one, 0)
+    vcpu_res = {'runtime_us': 2500, 'deadline_us': 5000, 'period_us': 10000}
+    io_res = {'runtime_us': 500, 'deadline_us': 5000, 'period_us': 10000}
+
+    def a(kind, target, value):
+        return model.Action(kind, lsvm.uuid, target, value, 'test', 'test')
+
+    plan = model.Plan('test', actions=(
+        a(model.ACTION_VCPU_PIN, '0', state.cpus),
+        a(model.ACTION_EMULATOR_PIN, '', state.cpus),
+        a(model.ACTION_VCPU_DEADLINE, '0', vcpu_res),
+        a(model.ACTION_IO_DEADLINE, '', io_res)))
+    try:
+        _reserve_and_restore(guests, driver, knobs, act, plan, state,
+                             vcpu_res, io_res, one)
+    finally:                                   # unpinned, as it started
+        dom.pinVcpuFlags(0, (True,) * ncpus, 0)
+        dom.pinEmulator((True,) * ncpus, 0)
+
+
+def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
+                         io_res, one):
+    lsvm = _by_name(driver)['lsvm']
+    dom = driver.domain(lsvm.uuid)
+    tid = driver.vcpu_tid(lsvm.uuid, 0)
+    io = driver.io_threads(lsvm.uuid)
+    io_tids = [io['emulator']] + list(io['io'].values())
+    try:
+        changes = act.apply(plan, time.time())
+        assert act.errors == []
+        assert len(changes) == 4
+        assert os.sched_getaffinity(tid) == set(state.cpus)
+        assert sched.get_deadline_us(tid) == vcpu_res
+        for t in io_tids:
+            assert sched.get_deadline_us(t) == io_res, (t, io)
+        assert knobs.read_knob(model.ACTION_VCPU_DEADLINE, lsvm.uuid,
+                               '0') == vcpu_res
+        assert knobs.read_knob(model.ACTION_IO_DEADLINE, lsvm.uuid,
+                               '') == io_res
+        # The guest still answers, and the admission figures count it.
+        rtts = guests['lsvm'].rr(50, rate_per_s=100, burst_us=100)
+        assert len(rtts) == 50
+        held = driver.deadline_state()
+        sys.stderr.write('LSVM reserved: vCPU 0 and %d I/O-path threads '
+                         '(emulator + %s); deadline state %s\n'
+                         % (len(io_tids), sorted(io['io']), held))
+        assert held.reserved - state.reserved == pytest.approx(
+            0.25 + 0.05 * len(io_tids))
+        assert act.apply(plan, time.time()) == []     # idempotent
+    finally:
+        restored = act.restore_all()
+    assert restored == 4
+    assert sched.get_deadline_us(tid) is None
+    assert all(sched.get_deadline_us(t) is None for t in io_tids)
+    assert dom.vcpuPinInfo(0)[0] == one               # re-pinned
+    assert dom.emulatorPinInfo(0) == one
+    assert driver.deadline_state().reserved == pytest.approx(
+        state.reserved)
 
 
 def _kernel_has_sfq():

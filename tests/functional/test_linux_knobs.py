@@ -143,8 +143,11 @@ def test_knobs_through_the_real_daemon(busy_child_in_cgroup, tmp_path):
     assert knobs.hierarchy.version == 'v1'
     assert knobs.knobs() == (model.ACTION_VCPU_SLICE,
                              linux_knobs.ACTION_EMULATOR_SLICE,
+                             model.ACTION_VCPU_DEADLINE,
+                             model.ACTION_IO_DEADLINE,
                              model.ACTION_VCPU_WEIGHT,
-                             linux_knobs.ACTION_VCPU_CAP)
+                             linux_knobs.ACTION_VCPU_CAP,
+                             model.ACTION_VM_WEIGHT, model.ACTION_VM_CAP)
     slice_kind = model.ACTION_VCPU_SLICE
 
     # 1. A daemon without capabilities: uid 0 still writes the root-owned
