@@ -22,9 +22,10 @@ from host_agent.drivers.libvirt import driver as lv_driver
 from host_agent import linux
 from host_agent.linux import deadline
 from host_agent import model
+from tests import fixtures
 
 CONF = agent_conf.CONF
-libvirt = pytest.importorskip('libvirt')
+libvirt = lv_driver.libvirt
 
 
 class Dom(object):
@@ -49,6 +50,8 @@ class Conn(object):
 
 @pytest.fixture
 def driver(tmp_path):
+    fixtures.require('libvirt-python', libvirt is not None,
+                     'pip install libvirt-python')
     run = tmp_path / 'run'
     run.mkdir()
     (run / 'instance-1.pid').write_text('4242\n')
