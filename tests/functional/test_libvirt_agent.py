@@ -335,17 +335,29 @@ def test_agent_ticks_on_real_guests_and_restores(guests, driver):
     assert sched.get_slice_us(emu) == emu_before
 
 
-def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
+def _lsvm_changed(mechanism, tid):
+    """Whether the LSVM's vCPU thread holds what ``mechanism`` sets."""
+    if mechanism == 'deadline':
+        return sched.get_deadline_us(tid) is not None
+    return (sched.get_deadline_us(tid) is None
+            and sched.get_slice_us(tid) == 1000)
+
+
+@pytest.mark.parametrize('mechanism', ['deadline', 'slice'])
+def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
+                                            mechanism):
     insts = _by_name(driver)
     tid = driver.vcpu_tid(insts['lsvm'].uuid, 0)
     before = sched.get_slice_us(tid)
+    assert sched.get_deadline_us(tid) is None
     journal = tmp_path / 'journal.jsonl'
     conf = tmp_path / 'agent.conf'
     log = tmp_path / 'agent.log'
     conf.write_text(
         '[DEFAULT]\nlog_file = %s\n' % log +
         '[host_agent]\ndriver = libvirt\ntick_interval = 0.5\n'
-        'journal_path = %s\n[reporter]\nenabled = false\n' % journal)
+        'journal_path = %s\n[reporter]\nenabled = false\n' % journal +
+        '[host_agent_policy.vslicer]\nmechanism = %s\n' % mechanism)
     # No [host_agent_privsep] helper_command: as root the daemon forks its
     # privsep daemon (production default on a root agent; no sudo here).
     cmd = [AGENT, '--config-file', str(conf)]
@@ -353,14 +365,15 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
                             stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while sched.get_slice_us(tid) != 1000:
+        while not _lsvm_changed(mechanism, tid):
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, 'agent never set the slice'
+            assert time.monotonic() < deadline, (
+                'agent never set the %s knob' % mechanism)
             time.sleep(0.2)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert sched.get_slice_us(tid) == 1000        # left changed by the kill
+    assert _lsvm_changed(mechanism, tid)          # left changed by the kill
     assert journal.read_text().strip()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -378,7 +391,8 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path):
         proc.wait(timeout=60)
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
-    assert sched.get_slice_us(tid) == before      # SIGTERM restored all
+    assert sched.get_deadline_us(tid) is None     # SIGTERM restored all
+    assert sched.get_slice_us(tid) == before
     # ... and removed its trace instance (no fd leaked into privsep).
     assert not [n for n in os.listdir('/sys/kernel/tracing/instances')
                 if n.startswith('iosched-%d-' % proc.pid)]
