@@ -135,5 +135,6 @@ def refresh_deadline(sched, driver):
         return sched
     return model.HostSched(
         mechanism=sched.mechanism, wakeup_p99_us=sched.wakeup_p99_us,
-        dl_cpus=tuple(state.cpus), dl_bw_limit=float(state.limit),
+        dl_cpus=tuple(state.cpus), dl_all_cpus=bool(state.all_cpus),
+        dl_bw_limit=float(state.limit),
         dl_bw_foreign=float(state.foreign), probes=sched.probes)

@@ -159,6 +159,8 @@ class DeadlineState:
                                      # (sched_rt_runtime/period x len(cpus))
     foreign: float = 0.0             # held by threads that are not VMs'
     reserved: float = 0.0            # held by threads of the VMs (ours)
+    all_cpus: bool = False           # ``cpus`` are all the host's CPUs (an
+                                     # affinity over them reads back as None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +179,7 @@ class HostSched:
     # / sched_rt_period x len(dl_cpus)) and the bandwidth other threads
     # hold there (CPUs), all 0/() when deadline is not in use.
     dl_cpus: tuple = ()
+    dl_all_cpus: bool = False        # dl_cpus are all the host's CPUs
     dl_bw_limit: float = 0.0
     dl_bw_foreign: float = 0.0
     probes: tuple = ()               # tuple[WakeupProbe], the self-test

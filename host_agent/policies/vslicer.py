@@ -258,14 +258,15 @@ def admit_deadline(instances, share, sched, params):
 def _deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
     vcpu_res, io_res = lsvm_bounds.reservation(
         inst.vcpus, t_m, lat_ms, share, params.io_thread_runtime_us)
-    cpus = tuple(sorted(sched.dl_cpus))
+    # None = every CPU of the host, as the pin knobs read it back.
+    cpus = None if sched.dl_all_cpus else tuple(sorted(sched.dl_cpus))
     why = ('%s; SCHED_DEADLINE runtime %dus / deadline %dus / period %dus '
            '= the VM\'s fair share %.3g x %d vCPU(s) with one I/O thread at '
            '%dus' % (reason, vcpu_res['runtime_us'], vcpu_res['deadline_us'],
                      vcpu_res['period_us'], share, inst.vcpus,
                      io_res['runtime_us']))
     pin_why = ('SCHED_DEADLINE needs the thread\'s affinity to cover its '
-               'root domain, CPUs %s' % (list(cpus),))
+               'root domain, CPUs %s' % (sorted(sched.dl_cpus),))
     out = [model.Action(kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
                         target=str(v), value=cpus,
                         rule='vslicer.lsvm_dl_affinity', reason=pin_why)

@@ -32,6 +32,7 @@ Configuration::
     proc_root = /proc
 """
 
+import dataclasses
 import os
 import socket
 import time
@@ -295,6 +296,14 @@ class LibvirtDriver(base.Driver):
                 paths.UnsafePath) as e:
             raise base.DriverError('cannot read the deadline admission '
                                    'figures: %s' % e)
+        try:
+            host_cpus = self.conn.getCPUMap(0)[0]
+        except libvirt.libvirtError:
+            host_cpus = None
+        if host_cpus is not None and (
+                set(measured.state.cpus) == set(range(host_cpus))):
+            measured = measured._replace(state=dataclasses.replace(
+                measured.state, all_cpus=True))
         for warning in measured.warnings:
             if warning not in self._dl_warned:
                 self._dl_warned.add(warning)

@@ -215,3 +215,12 @@ def test_unmeasured_slice_is_the_old_rule():
     a2, n2, s2 = vslicer.plan_slices(host, (0,), P, model.HostSched())
     assert (a1, n1) == (a2, n2) and s1.latency_bound_ms == 1.0
     assert s1.mechanism == S and s1.wakeup_us == 0
+
+
+def test_deadline_pins_to_none_when_the_root_domain_is_every_cpu():
+    s = model.HostSched(mechanism=D, wakeup_p99_us=13, dl_cpus=(0, 1),
+                        dl_all_cpus=True, dl_bw_limit=1.9)
+    actions, _, _ = vslicer.plan_slices([inst('l', 1, True, 2)], (0, 1), P,
+                                        s)
+    assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') is None
+    assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') is None

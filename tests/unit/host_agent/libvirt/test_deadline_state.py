@@ -37,8 +37,12 @@ class Dom(object):
 
 
 class Conn(object):
-    def __init__(self, names):
+    def __init__(self, names, ncpus=4):
         self.names = names
+        self.ncpus = ncpus
+
+    def getCPUMap(self, flags):
+        return self.ncpus, [True] * self.ncpus, self.ncpus
 
     def listAllDomains(self, flags):
         assert flags == libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
@@ -92,6 +96,11 @@ def test_measures_the_running_domains(driver, tmp_path, monkeypatch,
                         [4242, 5151], str(tmp_path / 'cg'))
     said = [r for r in caplog.records if 'servers taken' in r.getMessage()]
     assert len(said) == 1                           # once, not every call
+    # The root domain is all the host's CPUs: an affinity over them reads
+    # back as None from the pin knobs, so the policy writes None.
+    driver.conn.ncpus = 2
+    assert driver.deadline_state() == model.DeadlineState(
+        cpus=(0, 1), limit=1.9, foreign=0.1, reserved=0.25, all_cpus=True)
 
 
 def test_errors_are_driver_errors(driver, monkeypatch):
