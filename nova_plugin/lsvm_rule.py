@@ -35,9 +35,10 @@ Limitations:
     an unknown latency bound: only the reported ``min_latency_ms`` is kept.
     Pending vCPUs this worker only estimated (``nova_plugin.inflight``)
     count as non-LSVM vCPUs. Requests that are not latency-sensitive always
-    pass (see ``check``). The request's ``hw:cpu_policy`` is not known here:
-    a dedicated LSVM on a deadline host passes, and its agent then refuses
-    it a reservation (the kernel would refuse its narrow affinity).
+    pass (see ``check``). A dedicated LSVM (``hw:cpu_policy=dedicated``)
+    never goes to a deadline host: Nova pins its vCPUs to single pCPUs,
+    which the kernel refuses SCHED_DEADLINE for, and the agent would serve
+    it with slices.
 
 Spec URL:
     ../shared/seeds/001-vslicer-vturbo-vread.md section 2.1 (eqs. 2.11,
@@ -301,6 +302,11 @@ def check(report, pending, request):
     if f.m_p > f.max_per_pcpu:
         return (False, 'LSVM vCPUs per pCPU m_p=%d > max_per_pcpu %d; %s' % (
             f.m_p, f.max_per_pcpu, numbers), f)
+    if f.mechanism == MECH_DEADLINE and request.dedicated:
+        return (False, 'hw:cpu_policy=dedicated: Nova pins its vCPUs to '
+                'single pCPUs, and SCHED_DEADLINE needs an affinity over the '
+                'root domain (the agent would serve it with slices); %s'
+                % numbers, f)
     if (f.mechanism == MECH_DEADLINE
             and f.dl_need > f.dl_room + BW_EPSILON):
         return (False, 'no SCHED_DEADLINE bandwidth: need %.3g CPUs > '

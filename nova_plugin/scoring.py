@@ -41,6 +41,7 @@ import dataclasses
 IO_PROFILE = 'iosched:io_profile'
 LATENCY_SENSITIVE = 'iosched:latency_sensitive'
 LATENCY_MS = 'iosched:latency_ms'
+CPU_POLICY = 'hw:cpu_policy'
 IO_PROFILES = ('io', 'cpu', 'mixed')
 
 # Estimated I/O strength of one vCPU of a not yet measured VM, by profile.
@@ -62,6 +63,7 @@ class Request:
     io_profile: object = None          # 'io' | 'cpu' | 'mixed' | None
     latency_sensitive: bool = False
     latency_ms: object = None          # int > 0 or None
+    dedicated: bool = False            # hw:cpu_policy=dedicated (Nova pins)
 
     @classmethod
     def from_extra_specs(cls, vcpus, extra_specs):
@@ -81,7 +83,9 @@ class Request:
             vcpus=int(vcpus or 0),
             io_profile=profile if profile in IO_PROFILES else None,
             latency_sensitive=sensitive in _TRUE,
-            latency_ms=latency_ms if latency_ms and latency_ms > 0 else None)
+            latency_ms=latency_ms if latency_ms and latency_ms > 0 else None,
+            dedicated=str(specs.get(CPU_POLICY, '')).strip().lower() ==
+            'dedicated')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -161,6 +161,30 @@ def test_not_latency_sensitive_passes_even_on_a_full_host():
     assert 'not latency-sensitive' in reason
 
 
+@pytest.mark.parametrize('mechanism,passes', [
+    ('deadline', False), ('weight', True), ('slice', True)])
+def test_a_dedicated_lsvm_never_goes_to_a_deadline_host(mechanism, passes):
+    """Nova pins hw:cpu_policy=dedicated vCPUs to single pCPUs; the kernel
+    refuses SCHED_DEADLINE on them and the agent serves them with slices
+    (vslicer.admit_deadline), so a deadline host cannot keep the bound."""
+    req = R.from_extra_specs(1, {'iosched:latency_sensitive': 'true',
+                                 'iosched:latency_ms': '2',
+                                 'hw:cpu_policy': 'dedicated'})
+    assert req.dedicated and req.latency_sensitive
+    report = host(pcpus=2, mechanism=mechanism, wakeup_latency_us=13.0,
+                  dl_bw_limit=1.9)
+    ok, reason, _ = lsvm_rule.check(report, None, req)
+    assert ok is passes, reason
+    if not passes:
+        assert 'hw:cpu_policy=dedicated' in reason
+        agent = vslicer.plan_slices(
+            [model.InstanceInfo('new', 'new', vcpus=1, extra_specs={
+                'iosched:latency_sensitive': 'true',
+                'iosched:latency_ms': '2', 'hw:cpu_policy': 'dedicated'})],
+            (0, 1), vslicer.Params(), _sched('deadline', 13.0, 1.9))
+        assert any('gets no SCHED_DEADLINE' in n for n in agent[1])
+
+
 def test_host_without_vslicer_is_rejected():
     ok, reason, _ = lsvm_rule.check(host(supported=False), None, LSVM1)
     assert not ok and 'lsvm.supported=false' in reason

@@ -36,11 +36,13 @@ HOST = reports.report(pcpus=4, io_vcpus=2, io_strength_total=1.2)
     ({'iosched:latency_ms': '-3'}, R(2)),
     ({'iosched:latency_ms': '2.5'}, R(2)),
     ({'iosched:latency_ms': 'fast'}, R(2)),
-    ({'hw:cpu_policy': 'dedicated', 'iosched:io_profile': 'cpu'},
+    ({'hw:mem_page_size': 'large', 'iosched:io_profile': 'cpu'},
      R(2, 'cpu')),
+    ({'hw:cpu_policy': 'dedicated', 'iosched:io_profile': 'cpu'},
+     R(2, 'cpu', dedicated=True)),
 ], ids=['empty', 'none', 'io', 'mixed-padded', 'bad-profile', 'lsvm',
         'bad-bool', 'latency', 'latency-zero', 'latency-negative',
-        'latency-float', 'latency-word', 'other-keys'])
+        'latency-float', 'latency-word', 'other-keys', 'dedicated'])
 def test_request_from_extra_specs(specs, want):
     assert scoring.Request.from_extra_specs(2, specs) == want
 
