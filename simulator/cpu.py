@@ -11,22 +11,30 @@
 # under the License.
 """The per-pCPU EEVDF scheduler of one host, driven by the event loop.
 
-What it does (simplifications of Linux 6.12+ are marked *):
+What it does (simplifications of Linux 6.12+ are marked *). The host's
+``KernelSpec`` (``simulator.spec_kernel``) switches the three rules marked
+[kernel]; the default (``linux-6.12-hrtick``) is the first variant:
 
-* exact time: slice expiry and work completion are events at their exact
-  time, as with HRTICK (*: a stock kernel checks slice expiry on the 1 ms
-  tick, so sub-tick slices matter there mostly through wake-up
-  preemption);
-* wake-up placement: zero lag, vruntime = V, and a fresh request
-  (deadline = V + vslice) (*: the kernel keeps the lag a task had when it
-  went to sleep, and 6.12 delays the dequeue of a sleeping task until its
-  lag is spent; here sleeping forgets lag);
-* wake-up preemption: PREEMPT_SHORT clears the current entity's
-  RUN_TO_PARITY protection when the woken entity is eligible, has a
-  shorter slice and an earlier deadline (or the current one is not
-  eligible); then the woken entity preempts if it is what pick_eevdf
-  returns (as check_preempt_wakeup_fair). A protected current entity
-  (eligible, still in the request it was picked with) keeps the pCPU;
+* [kernel] time: work completion is an event at its exact time; slice
+  expiry (and a VM cap's quota end) is exact with ``hrtick`` (HRTICK),
+  else acted on at the next tick (every ``1e6 / hz`` us). Without
+  HRTICK a wake-up also renews an expired request of the running entity
+  and re-picks (6.18 ``update_curr``: resched when the request is used
+  up), and an entity re-picked at the end of its request without a switch
+  is not protected again;
+* [kernel] wake-up placement: ``place_lag`` False: zero lag, vruntime = V
+  (*: sleeping forgets lag); True: the lag the entity slept with (clamped
+  to max(2 slices, 1 tick)), inflated by (W + w) / W as place_entity does;
+  a negative lag is kept only while V has not caught up with the
+  entity's vruntime (DELAY_DEQUEUE) and on the same pCPU. Either way a
+  fresh request (deadline = v + vslice);
+* [kernel] wake-up preemption: with ``preempt_short``, PREEMPT_SHORT
+  clears the current entity's RUN_TO_PARITY protection when the woken
+  entity is eligible, has a shorter slice and an earlier deadline (or the
+  current one is not eligible); then the woken entity preempts if it is
+  what pick_eevdf returns (as check_preempt_wakeup_fair). A protected
+  current entity (eligible, still in the request it was picked with) keeps
+  the pCPU;
 * which pCPU on wake-up (select_idle_sibling-like): the previous pCPU if
   idle, else the lowest-id idle allowed pCPU, else the previous pCPU if
   allowed, else the first allowed one; an entity that never ran goes to
@@ -43,22 +51,39 @@ What it does (simplifications of Linux 6.12+ are marked *):
   (reweight_eevdf); a new slice applies from the next request (the
   kernel keeps the relative deadline across sched_setattr); an affinity
   change migrates a queued or running entity at once if its pCPU is no
-  longer allowed.
+  longer allowed; SCHED_DEADLINE (``cpu_deadline``) and a VM's CFS
+  bandwidth cap (``cpu_bandwidth``);
+* a wake-up onto an idle pCPU costs ``idle_exit_us`` more (KernelSpec).
 """
 
 import heapq
 
 from simulator import cpu_balance
+from simulator import cpu_bandwidth
+from simulator import cpu_deadline
 from simulator import eevdf
 from simulator import sched_base
+from simulator import spec_kernel
 
 
-class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
+class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
+                cpu_balance.BalanceMixin, sched_base.Scheduler):
     name = 'eevdf'
-    knobs = ('slice', 'weight', 'affinity')
+    knobs = ('slice', 'weight', 'affinity', 'deadline', 'cap')
 
     def __init__(self, loop, pcpus, switch_cost_us, balance_us,
-                 default_slice_us=3000):
+                 default_slice_us=3000, kernel=None):
+        kernel = kernel if kernel is not None else spec_kernel.KernelSpec()
+        self.kernel = kernel
+        self.exact = kernel.hrtick
+        self.tick_us = kernel.tick_us
+        self.place_lag = kernel.place_lag
+        self.preempt_short = kernel.preempt_short
+        self.idle_exit = kernel.idle_exit_us
+        # lag clamp floor: TICK_NSEC (the legacy model keeps HZ=1000's)
+        self.lag_tick_us = eevdf.TICK_US if kernel.hrtick else kernel.tick_us
+        self.dl_waiting = []
+        self.dl_bw = 0.0
         self.loop = loop
         self.default_slice_us = default_slice_us
         self.cpus = [eevdf.PCpu(i) for i in range(pcpus)]
@@ -81,6 +106,9 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
             e.v += d * eevdf.VSCALE // e.lw
             e.slice_left -= d
             e.wl.work_left -= d
+            g = e.group
+            if g is not None:
+                g.runtime -= d
 
     def _settle(self, p, now):
         """Run p's CPU event now if it is due, then account curr to now."""
@@ -96,6 +124,8 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
                 self._on_cpu(p, p.gen)
 
     def _run_since(self, e):
+        if e.dl is not None:
+            return e.dl.since
         return e.cpu.last_update
 
     # -- queue transitions ---------------------------------------------------
@@ -106,17 +136,18 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
         e.wait_start = now
         self.nr_waiting += 1
 
-    def _set_next(self, p, e, now):
-        """Dispatch waiting entity e on p (which has no curr)."""
+    def _set_next(self, p, e, now, delay=0):
+        """Dispatch waiting entity e on p (which has no curr) after
+        ``delay`` us (an idle pCPU's exit latency)."""
         p.dequeue(e)
         self.nr_waiting -= 1
-        e.wait_us += now - e.wait_start
+        e.wait_us += now + delay - e.wait_start
         e.running = True
         e.protected = True
         e.switches += 1
         e.last_cpu = p.id
         p.curr = e
-        start = now + self.cost
+        start = now + delay + self.cost
         p.last_update = start
         self._arm(p, start)
 
@@ -124,20 +155,29 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
         e = p.curr
         d = e.wl.work_left
         s = e.slice_left
-        if s < d:
-            d = s
-        if d < 0:
-            d = 0
+        g = e.group
+        if g is not None and g.runtime < s:
+            s = g.runtime
+        if self.exact:
+            if s < d:
+                d = s
+            t = start + d if d > 0 else start
+        else:
+            t = start + d if d > 0 else start
+            if s < d:                   # acted on at the next tick
+                tick = self.tick_us
+                ts = -(-(start + (s if s > 0 else 0)) // tick) * tick
+                if ts < t:
+                    t = ts
         p.gen += 1
-        t = start + d
         p.ev_time = t
         heapq.heappush(self._heap,
                        (t, next(self._seq), self._on_cpu_cb, p, p.gen))
 
-    def _dispatch(self, p, now):
+    def _dispatch(self, p, now, delay=0):
         """p has no curr: run the best waiting entity, else pull one."""
         if p.queue:
-            self._set_next(p, p.pick(), now)
+            self._set_next(p, p.pick(), now, delay)
             return
         p.ev_time = -1
         if self.nr_waiting:
@@ -162,6 +202,9 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
         if wl.work_left <= 0:
             wl.complete(now)
             if wl.work_left <= 0:           # nothing left: block
+                if self.place_lag:
+                    e.vlag = eevdf.entity_lag(e, p.avg_v(),
+                                              self.lag_tick_us)
                 e.running = False
                 e.on_rq = False
                 e.cpu = None
@@ -170,6 +213,10 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
                     p.idle_v = e.v
                 self._dispatch(p, now)
                 return
+        g = e.group
+        if g is not None and g.runtime <= 0:
+            self._throttle(g, now)          # the VM's quota is spent
+            return
         if e.slice_left <= 0:               # request done: new deadline
             e.new_request()
             e.protected = False
@@ -181,32 +228,86 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
                     self._enqueue_waiting(p, e, now)
                     self._set_next(p, best, now)
                     return
-            e.protected = True
+            # re-picked without a switch: protected again only in the
+            # legacy model (the kernel sets protection when it switches)
+            e.protected = self.exact
         self._arm(p, now)
 
     def wake(self, e, now, initial=False):
         """e (blocked) became runnable: place it and maybe preempt."""
+        if e.dl is not None:
+            self._dl_wake(e, now, initial)
+            return
         if not initial:
             e.wakeups += 1
+        # _fair_enqueue, inlined: the simulator's hottest path
+        g = e.group
+        if g is not None and g.throttled:
+            self._park_throttled(e, now)
+            return
         p = self.select_cpu(e)
         self._settle(p, now)
-        e.v = p.avg_v()
+        if self.place_lag:
+            self._place(p, e)
+        else:
+            e.v = p.avg_v()
         e.new_request()
         self._enqueue_waiting(p, e, now)
         if p.curr is None:
-            self._dispatch(p, now)
+            if p.dl_curr is None:
+                self._dispatch(p, now, self.idle_exit)
         else:
             self._check_preempt(p, e, now)
+
+    # (wake's fair half; also the way back from throttling and deadline)
+    def _fair_enqueue(self, e, now):
+        """Place runnable e on a pCPU's fair queue; dispatch or preempt."""
+        g = e.group
+        if g is not None and g.throttled:
+            self._park_throttled(e, now)
+            return
+        p = self.select_cpu(e)
+        self._settle(p, now)
+        if self.place_lag:
+            self._place(p, e)
+        else:
+            e.v = p.avg_v()
+        e.new_request()
+        self._enqueue_waiting(p, e, now)
+        if p.curr is None:
+            if p.dl_curr is None:
+                self._dispatch(p, now, self.idle_exit)
+        else:
+            self._check_preempt(p, e, now)
+
+    def _place(self, p, e):
+        """place_entity with PLACE_LAG (and DELAY_DEQUEUE's decay)."""
+        avg = p.avg_v()
+        lag = e.vlag
+        if lag > 0:
+            w = p.totals()[0]
+            e.v = avg - lag * (w + e.lw) // w if w else avg
+        elif lag < 0 and e.last_cpu == p.id and e.v > avg:
+            pass                        # still delayed: keeps its vruntime
+        else:
+            e.v = avg
 
     def _check_preempt(self, p, e, now):
         """check_preempt_wakeup_fair with PREEMPT_SHORT and RUN_TO_PARITY."""
         c = p.curr
+        if not self.exact and c.slice_left <= 0:
+            c.new_request()             # update_curr: the request is used
+            c.protected = False
         w, s = p.totals()
-        if (e.slice_us < c.slice_us and e.v * w <= s
+        if (self.preempt_short and e.slice_us < c.slice_us
+                and e.v * w <= s
                 and (e.deadline < c.deadline or c.v * w > s)):
             c.protected = False
-        if p.pick() is e:
+        best = p.pick()
+        if best is e:
             self._preempt(p, e, now)
+        elif not self.exact and best is not c and best is not None:
+            self._preempt(p, best, now)     # resched picks another one
 
     def select_cpu(self, e):
         cpus = self.cpus
@@ -215,12 +316,12 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
         prev_ok = prev is not None and (allowed is None or prev in allowed)
         if prev_ok:
             p = cpus[prev]
-            if p.curr is None and not p.queue:
+            if p.curr is None and not p.queue and p.dl_curr is None:
                 return p
         ids = range(len(cpus)) if allowed is None else allowed
         for i in ids:
             p = cpus[i]
-            if p.curr is None and not p.queue:
+            if p.curr is None and not p.queue and p.dl_curr is None:
                 return p
         if prev_ok:
             return cpus[prev]
@@ -241,7 +342,7 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
         return e.slice_us
 
     def set_weight(self, e, weight, now):
-        if not e.on_rq:
+        if not e.on_rq or e.cpu is None:    # blocked, deadline, throttled
             e.set_weight(weight)
             return
         p = e.cpu
@@ -262,7 +363,15 @@ class Scheduler(cpu_balance.BalanceMixin, sched_base.Scheduler):
 
     def remove(self, e, now):
         e.alive = False
+        self._leave_group(e, now)
+        if e.dl is not None:
+            self._dl_remove(e, now)
+            return
         if not e.on_rq:
+            return
+        if e.throttled:
+            e.throttled = False
+            e.on_rq = False
             return
         p = e.cpu
         self._settle(p, now)

@@ -37,7 +37,7 @@ class BalanceMixin:
         for q in (src, dst):
             if q.curr is not None:
                 self._update_curr(q, now)
-        lag = eevdf.entity_lag(x, src.avg_v())
+        lag = eevdf.entity_lag(x, src.avg_v(), self.lag_tick_us)
         rel_deadline = x.deadline - x.v
         src.dequeue(x)
         w = dst.totals()[0]
@@ -96,14 +96,15 @@ class BalanceMixin:
 
     def _after_arrival(self, dst, x, now):
         if dst.curr is None:
-            self._dispatch(dst, now)
+            if dst.dl_curr is None:
+                self._dispatch(dst, now)
         else:
             self._update_curr(dst, now)
             self._check_preempt(dst, x, now)
 
     def set_affinity(self, e, allowed, now):
         e.allowed = allowed
-        if not e.on_rq:
+        if not e.on_rq or e.cpu is None:    # blocked, deadline, throttled
             return
         self.settle_all(now)
         p = e.cpu

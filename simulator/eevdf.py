@@ -47,7 +47,7 @@ def load_weight(weight):
 class Entity(sched_base.Entity):
     """One vCPU thread: EEVDF state on top of the shared fields."""
     __slots__ = ('lw', 'slice_us', 'vslice', 'v', 'deadline', 'slice_left',
-                 'protected', 'cpu')
+                 'protected', 'cpu', 'vlag', 'dl', 'group', 'throttled')
 
     def __init__(self, eid, vm, index, weight, slice_us):
         super().__init__(eid, vm, index, weight)
@@ -58,7 +58,11 @@ class Entity(sched_base.Entity):
         self.deadline = 0
         self.slice_left = slice_us
         self.protected = False
-        self.cpu = None             # PCpu while on_rq
+        self.cpu = None             # PCpu while on a fair run-queue
+        self.vlag = 0               # lag kept across sleep (place_lag)
+        self.dl = None              # deadline.DlState: SCHED_DEADLINE
+        self.group = None           # cpu_bandwidth.Group: the VM's cap
+        self.throttled = False      # runnable, held by its group's cap
 
     def set_weight(self, weight):
         self.weight = weight
@@ -82,9 +86,11 @@ class PCpu:
     and ``sum_wv`` are their total load weight and load-weighted vruntime
     (the running entity ``curr`` is added on the fly, as in
     ``avg_vruntime``). ``gen`` invalidates the pending CPU event.
+    ``dl_curr`` is the SCHED_DEADLINE entity running here (then ``curr``
+    is None: the fair class waits); ``dl_gen`` invalidates its event.
     """
     __slots__ = ('id', 'curr', 'queue', 'sum_w', 'sum_wv', 'gen',
-                 'last_update', 'ev_time', 'idle_v')
+                 'last_update', 'ev_time', 'idle_v', 'dl_curr', 'dl_gen')
 
     def __init__(self, cpu_id):
         self.id = cpu_id
@@ -96,6 +102,8 @@ class PCpu:
         self.last_update = 0        # curr accrues run time from here
         self.ev_time = -1           # time of the pending CPU event
         self.idle_v = 0             # V of the queue when it went empty
+        self.dl_curr = None
+        self.dl_gen = 0
 
     @property
     def nr_running(self):
@@ -144,9 +152,9 @@ class PCpu:
         return best
 
 
-def entity_lag(e, avg_v):
+def entity_lag(e, avg_v, tick_us=TICK_US):
     """V - v clamped like update_entity_lag (2 slices, at least a tick)."""
-    limit = max(2 * e.vslice, TICK_US * VSCALE // e.lw)
+    limit = max(2 * e.vslice, tick_us * VSCALE // e.lw)
     lag = avg_v - e.v
     if lag > limit:
         return limit

@@ -15,7 +15,8 @@ The public API the host agent's ``SimulatedDriver`` and the demo use:
 add/remove VMs, advance simulated time (``run_until``), read counters a
 real host exposes (schedstat-like vCPU times, wake-ups, tracepoint-like
 I/O event timestamps, blockstats-like disk counters), set the knobs the
-agent acts on (EEVDF slice, cgroup weight, affinity, iotune) and read
+agent acts on (EEVDF slice, cgroup weight, affinity, iotune,
+SCHED_DEADLINE, VM-level weight and CFS cap) and read
 results (request and disk latencies, CPU time) over a time window.
 
 Time is integer microseconds (``now_us``). All randomness comes from
@@ -33,6 +34,7 @@ import random
 from simulator import backend as backends
 from simulator import checks
 from simulator import cpu
+from simulator import deadline
 from simulator import disk as disks
 from simulator import events
 from simulator import paper_workloads
@@ -42,11 +44,14 @@ from simulator import workloads
 
 
 class _Vm:
-    __slots__ = ('spec', 'uuid', 'ents', 'disks', 'lat_t', 'lat_v')
+    __slots__ = ('spec', 'uuid', 'ents', 'disks', 'lat_t', 'lat_v',
+                 'weight', 'vcpu_weights')
 
     def __init__(self, vm_spec):
         self.spec = vm_spec
         self.uuid = vm_spec.uuid
+        self.weight = checks.WEIGHT_DEFAULT     # VM-level cgroup weight
+        self.vcpu_weights = []                  # per-vCPU cgroup weights
         self.ents = []
         self.disks = {}
         self.lat_t = array.array('q')   # request completion times
@@ -61,7 +66,8 @@ def _build_scheduler(host_spec, loop):
     s = host_spec.scheduler
     if s is None:
         return cpu.Scheduler(loop, host_spec.pcpus, host_spec.switch_cost_us,
-                             host_spec.balance_us, host_spec.default_slice_us)
+                             host_spec.balance_us, host_spec.default_slice_us,
+                             host_spec.kernel)
     return s.build(loop, host_spec)
 
 
@@ -122,6 +128,7 @@ class SimHost:
             ent = self.sched.new_entity(self._next_eid, vm, i,
                                         checks.WEIGHT_DEFAULT)
             self._next_eid += 1
+            vm.vcpu_weights.append(checks.WEIGHT_DEFAULT)
             rng = self._rng('%s/vcpu%d' % (vm_spec.uuid, i))
             if isinstance(wl_spec, specs.PAPER_WORKLOADS):
                 ent.wl = paper_workloads.build(
@@ -186,18 +193,82 @@ class SimHost:
     def get_vcpu_slice(self, uuid, vcpu):
         return self.sched.get_slice(self._ent(uuid, vcpu))
 
+    # The model has one entity per vCPU, not libvirt's group entities
+    # (machine/<vm>/vcpuN): the weight an entity competes with is
+    #   effective := clamp(vcpu_weight * vm_weight / 100, 1, 10000)
+    # i.e. the VM-level weight applied in full to each of its vCPUs. On
+    # Linux the VM's group entity on a pCPU gets vm_weight x (its load
+    # there / its total load), so this is exact for a VM with one runnable
+    # vCPU (an LSVM) and gives a VM with k vCPUs busy on k pCPUs up to k
+    # times its kernel weight; a vCPU weight only orders a VM's own vCPUs
+    # on Linux, here it competes with other VMs (as before).
+    def _apply_weight(self, vm, vcpu):
+        eff = vm.vcpu_weights[vcpu] * vm.weight // checks.WEIGHT_DEFAULT
+        eff = min(checks.WEIGHT_MAX, max(checks.WEIGHT_MIN, eff))
+        self.sched.set_weight(vm.ents[vcpu], eff, self.loop.now)
+
     def set_vcpu_weight(self, uuid, vcpu, weight):
         """cgroup v2 cpu.weight of the vCPU thread (1..10000)."""
-        ent = self._ent(uuid, vcpu)
-        self.sched.set_weight(ent, checks.weight(weight), self.loop.now)
+        self._ent(uuid, vcpu)
+        vm = self._vm(uuid)
+        vm.vcpu_weights[vcpu] = checks.weight(weight)
+        self._apply_weight(vm, vcpu)
 
     def get_vcpu_weight(self, uuid, vcpu):
-        return self._ent(uuid, vcpu).weight
+        self._ent(uuid, vcpu)
+        return self._vm(uuid).vcpu_weights[vcpu]
+
+    def set_vm_weight(self, uuid, weight):
+        """cgroup v2 cpu.weight of the VM's group (1..10000), applied to
+        each vCPU (see ``_apply_weight``)."""
+        vm = self._vm(uuid)
+        vm.weight = checks.weight(weight, 'vm_weight')
+        for i in range(len(vm.ents)):
+            self._apply_weight(vm, i)
+
+    def get_vm_weight(self, uuid):
+        return self._vm(uuid).weight
+
+    def set_vm_cap(self, uuid, cap):
+        """CFS bandwidth cap of the VM's group in CPUs (quota / period,
+        e.g. 0.25), or None = unlimited (``simulator.cpu_bandwidth``)."""
+        vm = self._vm(uuid)
+        if cap is not None:
+            cap = checks.number_range('vm_cap', cap, 0, self.spec.pcpus,
+                                      lo_open=True)
+        self.sched.set_cap(vm.ents, cap, self.loop.now)
+
+    def get_vm_cap(self, uuid):
+        vm = self._vm(uuid)
+        return self.sched.get_cap(vm.ents[0])
+
+    def set_vcpu_deadline(self, uuid, vcpu, params):
+        """SCHED_DEADLINE for the vCPU thread: a dict {runtime_us,
+        deadline_us, period_us}, or None = back to SCHED_OTHER
+        (``simulator.cpu_deadline``: refused unless the vCPU may run on
+        every pCPU, and beyond the host's admission limit)."""
+        ent = self._ent(uuid, vcpu)
+        self.sched.set_deadline(ent, deadline.validate(params),
+                                self.loop.now)
+
+    def get_vcpu_deadline(self, uuid, vcpu):
+        params = self.sched.get_deadline(self._ent(uuid, vcpu))
+        return None if params is None else deadline.as_dict(params)
+
+    def deadline_state(self):
+        """SCHED_DEADLINE admission: {'cpus': pCPU ids of the one root
+        domain, 'limit': CPUs the kernel admits there, 'reserved': CPUs the
+        VMs' reservations hold} (the simulator has no other threads)."""
+        n = self.spec.pcpus
+        return {'cpus': tuple(range(n)),
+                'limit': self.spec.kernel.dl_bw_limit * n,
+                'reserved': self.sched.deadline_bw()}
 
     def set_vcpu_affinity(self, uuid, vcpu, pcpus):
         """None = all pCPUs, else a tuple of pCPU ids (pinning)."""
         ent = self._ent(uuid, vcpu)
         allowed = checks.affinity(pcpus, self.spec.pcpus)
+        self.sched.check_affinity(ent, allowed)
         self.sched.set_affinity(ent, allowed, self.loop.now)
 
     def get_vcpu_affinity(self, uuid, vcpu):

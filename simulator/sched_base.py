@@ -120,6 +120,29 @@ class Scheduler:
     def get_slice(self, e):
         return None
 
+    def set_deadline(self, e, params, now):
+        raise ValueError('vcpu deadline: the %s scheduler model has no '
+                         'SCHED_DEADLINE; accepted knobs: %s'
+                         % (self.name, ', '.join(self.knobs)))
+
+    def get_deadline(self, e):
+        return None
+
+    def deadline_bw(self):
+        """Bandwidth held by SCHED_DEADLINE reservations, in CPUs."""
+        return 0.0
+
+    def check_affinity(self, e, allowed):
+        """Raise ValueError if e may not get this affinity."""
+
+    def set_cap(self, ents, cap, now):
+        raise ValueError('vm cap: the %s scheduler model has no CFS '
+                         'bandwidth cap; accepted knobs: %s'
+                         % (self.name, ', '.join(self.knobs)))
+
+    def get_cap(self, e):
+        return None
+
     def io_event(self, e, now):
         """An I/O response event reached vCPU e (kept for the agent)."""
         if len(e.io_events) < IO_EVENTS_CAP:

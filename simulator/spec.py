@@ -15,10 +15,11 @@ All are frozen dataclasses validated in ``__post_init__``: a bad field
 raises ``ValueError`` naming the field, the value and what is accepted.
 
 * ``HostSpec`` / ``DiskSpec``: the host (pCPUs, default EEVDF slice,
-  context-switch cost, shared disk device);
+  context-switch cost, shared disk device, the kernel's wake-up rules:
+  ``KernelSpec`` and the named ``KERNELS`` of ``simulator.spec_kernel``);
 * ``VmSpec``: a VM, with one workload per vCPU and its guest disk names;
 * workloads: ``CpuBound``, ``RequestResponse``, ``DiskClosedLoop``,
-  ``Idle``, ``Mixed`` (see each class);
+  ``Idle``, ``Mixed``, ``Sleeper`` (see each class);
 * the papers' workloads (``simulator.paper_workloads``): I/O sources
   ``Ping`` and ``Stream``, guest tasks ``Lookbusy``, ``Sysbench`` and
   ``DdWriter`` (plus ``CpuBound``), and ``IoVcpu`` to put several of them
@@ -32,6 +33,11 @@ import dataclasses
 import typing
 
 from simulator import checks
+from simulator import spec_kernel
+
+KernelSpec = spec_kernel.KernelSpec
+KERNELS = spec_kernel.KERNELS
+kernel = spec_kernel.kernel
 
 
 # -- workloads ---------------------------------------------------------------
@@ -118,6 +124,32 @@ class Mixed:
 
 
 MIXED_CHUNK_US = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Sleeper:
+    """A periodic timer sleeper: the wake-up probe's measuring thread.
+
+    Sleeps to absolute targets ``period_us`` apart (the first one period
+    after the VM starts), then runs ``work_us`` of CPU. Its timer fires
+    ``timer_slack_us`` after the target (None: the host kernel's default
+    slack of a fair task, ``KernelSpec.timer_slack_us``; a vCPU under
+    SCHED_DEADLINE has none). Targets already past when the work ends are
+    skipped (as ``host_agent.linux.wakeup_sleeper`` does). Lateness = end
+    of the work - target - ``work_us`` (the start's lateness when the work
+    was not preempted), in ``SimHost.request_latencies_us``. Timer
+    wake-ups are not I/O events.
+    """
+    period_us: int = 3000
+    work_us: int = 50
+    timer_slack_us: typing.Optional[int] = None
+
+    def __post_init__(self):
+        checks.int_range('Sleeper.period_us', self.period_us, 10)
+        checks.int_range('Sleeper.work_us', self.work_us, 1)
+        if self.timer_slack_us is not None:
+            checks.int_range('Sleeper.timer_slack_us', self.timer_slack_us,
+                             0, 100000)
 
 
 # -- the papers' workloads (runtime: simulator.paper_workloads) --------------
@@ -340,7 +372,7 @@ class IoVcpu:
 
 PAPER_WORKLOADS = (Ping, Stream, Lookbusy, Sysbench, DdWriter, IoVcpu)
 WORKLOADS = (CpuBound, Idle, RequestResponse, DiskClosedLoop,
-             Mixed) + PAPER_WORKLOADS
+             Mixed, Sleeper) + PAPER_WORKLOADS
 
 
 # -- host and VM -------------------------------------------------------------
@@ -408,7 +440,11 @@ class HostSpec:
     EEVDF model (``simulator.cpu``, using the three fields above); else a
     scheduler spec with a ``build(loop, host_spec)`` method, e.g. the Xen
     models of ``simulator.xen``. ``backend`` the dom0-like backend of the
-    papers' workloads (unused by the others).
+    papers' workloads (unused by the others). ``kernel`` how the Linux
+    kernel treats slice ends and wake-ups (``simulator.spec_kernel``:
+    ``KernelSpec()`` is the historical 6.12/HRTICK model,
+    ``kernel('linux-6.18-hz250')`` the one calibrated on a real 6.18
+    host); only the EEVDF model reads it, except ``dl_bw_limit``.
     """
     name: str
     pcpus: int
@@ -418,6 +454,7 @@ class HostSpec:
     balance_us: int = 4000
     scheduler: typing.Any = None
     backend: BackendSpec = dataclasses.field(default_factory=BackendSpec)
+    kernel: KernelSpec = dataclasses.field(default_factory=KernelSpec)
 
     def __post_init__(self):
         checks.name('HostSpec.name', self.name)
@@ -437,6 +474,10 @@ class HostSpec:
         if not isinstance(self.backend, BackendSpec):
             raise ValueError('HostSpec.backend: %r is invalid; accepted: a '
                              'BackendSpec' % (self.backend,))
+        if not isinstance(self.kernel, KernelSpec):
+            raise ValueError('HostSpec.kernel: %r is invalid; accepted: a '
+                             'KernelSpec, e.g. spec.kernel(%r)'
+                             % (self.kernel, 'linux-6.18-hz250'))
 
 
 @dataclasses.dataclass(frozen=True)

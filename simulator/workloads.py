@@ -202,6 +202,52 @@ class DiskClosedLoopW(_Base):
         self.work_left = self.cpu_per_io if self.pending else 0
 
 
+class SleeperW(_Base):
+    """Periodic absolute-time sleeper (see ``spec.Sleeper``)."""
+    __slots__ = ('period', 'work', 'slack', 'target', '_timer_cb')
+
+    def __init__(self, ent, sched, loop, vm, rng, wl):
+        super().__init__(ent, sched, loop, vm, rng)
+        self.period = wl.period_us
+        self.work = wl.work_us
+        slack = wl.timer_slack_us
+        if slack is None:
+            kernel = getattr(sched, 'kernel', None)
+            slack = kernel.timer_slack_us if kernel is not None else 0
+        self.slack = slack
+        self.target = 0
+        self._timer_cb = self._on_timer
+
+    def start(self, now):
+        self.target = now + self.period
+        self._arm()
+
+    def _arm(self):
+        self.loop.at(self.target, self._timer_cb)
+
+    def _on_timer(self, slack_done, _b):
+        e = self.ent
+        if not e.alive or e.on_rq:
+            return
+        now = self.loop.now
+        # the slack is the class's when the timer expires (none for a
+        # SCHED_DEADLINE task)
+        if (not slack_done and self.slack
+                and getattr(e, 'dl', None) is None):
+            self.loop.at(now + self.slack, self._timer_cb, True)
+            return
+        self.work_left = self.work
+        self.sched.wake(e, now)
+
+    def complete(self, now):
+        self.vm.record_latency(now, now - self.target - self.work)
+        self.target += self.period
+        while self.target <= now:       # overran a period: skip it
+            self.target += self.period
+        self.work_left = 0
+        self._arm()
+
+
 def build(wl, ent, sched, loop, vm, rng, gdisks):
     """The run-time object for workload spec ``wl`` on entity ``ent``."""
     if isinstance(wl, specs.CpuBound):
@@ -212,6 +258,8 @@ def build(wl, ent, sched, loop, vm, rng, gdisks):
         return RequestResponseW(ent, sched, loop, vm, rng, wl)
     if isinstance(wl, specs.Mixed):
         return MixedW(ent, sched, loop, vm, rng, wl)
+    if isinstance(wl, specs.Sleeper):
+        return SleeperW(ent, sched, loop, vm, rng, wl)
     if isinstance(wl, specs.DiskClosedLoop):
         return DiskClosedLoopW(ent, sched, loop, vm, rng, wl,
                                gdisks[wl.disk])

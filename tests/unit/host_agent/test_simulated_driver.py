@@ -1,0 +1,142 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""SimulatedDriver's LSVM knobs (deadline, VM weight, VM cap), its wake-up
+self-test and its deadline admission figures."""
+
+import pytest
+
+from host_agent.drivers import base
+from host_agent.drivers import simulated
+from host_agent import model
+from simulator import host as sim_host
+from simulator import spec as sim_spec
+from simulator import xen
+from tests import fixtures
+
+DL = {'runtime_us': 300, 'deadline_us': 1000, 'period_us': 2000}
+ALL_CASES = (model.PROBE_STOCK,) + model.MECHANISMS
+
+
+def driver_for(kernel=None, scheduler=None, pcpus=2, slice_us=1400):
+    kw = {'kernel': sim_spec.kernel(kernel)} if kernel else {}
+    sim = sim_host.SimHost(sim_spec.HostSpec(
+        name='h', pcpus=pcpus, default_slice_us=slice_us,
+        scheduler=scheduler, **kw))
+    sim.add_vm(sim_spec.VmSpec(uuid='u', name='u', disks=()))
+    return simulated.SimulatedDriver(sim)
+
+
+def test_knobs_list_what_the_model_supports():
+    _, d = fixtures.sim_host_with_vms()
+    assert d.knobs() == simulated.SimulatedDriver.KINDS
+    assert set(d.knobs()) == {
+        model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
+        model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
+        model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
+        model.ACTION_VM_CAP}
+    # no I/O or emulator threads in the simulator
+    assert model.ACTION_IO_DEADLINE not in d.knobs()
+    assert model.ACTION_EMULATOR_PIN not in d.knobs()
+    xen_d = driver_for(scheduler=xen.CreditSpec())
+    assert model.ACTION_VCPU_DEADLINE not in xen_d.knobs()
+    assert model.ACTION_VM_CAP not in xen_d.knobs()
+    assert model.ACTION_VM_WEIGHT in xen_d.knobs()
+
+
+@pytest.mark.parametrize('kind,target,default,value', [
+    (model.ACTION_VCPU_DEADLINE, '0', None, DL),
+    (model.ACTION_VM_WEIGHT, '', 100, 10000),
+    (model.ACTION_VM_CAP, '', None, 0.25),
+])
+def test_new_knobs_round_trip_and_restore(kind, target, default, value):
+    d = driver_for()
+    assert d.read_knob(kind, 'u', target) == default
+    d.write_knob(kind, 'u', target, value)
+    assert d.read_knob(kind, 'u', target) == value
+    d.write_knob(kind, 'u', target, default)
+    assert d.read_knob(kind, 'u', target) == default
+
+
+@pytest.mark.parametrize('kind,target,value,needle', [
+    (model.ACTION_VCPU_DEADLINE, '0', {'runtime_us': 300}, 'missing key'),
+    (model.ACTION_VCPU_DEADLINE, '0',
+     {'runtime_us': 3000, 'deadline_us': 1000, 'period_us': 2000},
+     'runtime_us <= deadline_us'),
+    (model.ACTION_VCPU_DEADLINE, '0', 'fast', 'accepted: None'),
+    (model.ACTION_VM_WEIGHT, '', 0, 'vm_weight'),
+    (model.ACTION_VM_CAP, '', -1, 'vm_cap'),
+    (model.ACTION_VM_CAP, '', 'a lot', 'accepted: a finite number'),
+    (model.ACTION_IO_DEADLINE, '', DL, 'unknown knob'),
+    (model.ACTION_EMULATOR_PIN, '', None, 'unknown knob'),
+])
+def test_bad_writes_are_driver_errors(kind, target, value, needle):
+    d = driver_for()
+    with pytest.raises(base.DriverError) as err:
+        d.write_knob(kind, 'u', target, value)
+    assert needle in str(err.value)
+
+
+def test_deadline_refused_on_a_pinned_vcpu_and_admission_state():
+    d = driver_for()
+    d.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
+    with pytest.raises(base.DriverError) as err:
+        d.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+    assert 'EPERM' in str(err.value)
+    d.write_knob(model.ACTION_VCPU_PIN, 'u', '0', None)
+    d.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+    assert d.deadline_state() == model.DeadlineState(
+        cpus=(0, 1), limit=pytest.approx(1.9), foreign=0.0,
+        reserved=pytest.approx(0.15))
+
+
+def test_wakeup_probe_rows_in_order_with_the_hosts_kernel():
+    d = driver_for(kernel='linux-6.18-hz250')
+    rows = d.wakeup_probe(ALL_CASES)
+    assert tuple(r.mechanism for r in rows) == ALL_CASES
+    assert all(isinstance(r, model.WakeupProbe) and r.ok for r in rows)
+    assert all(r.samples == 300 for r in rows)
+    by = {r.mechanism: r for r in rows}
+    # the calibrated kernel: deadline and weight wake at once, a custom
+    # slice does not beat the stock tail (about a tick or half of one)
+    assert by[model.MECH_DEADLINE].p99_us < 50
+    assert by[model.MECH_WEIGHT].p99_us < 50
+    assert by[model.MECH_SLICE].p99_us >= by[model.PROBE_STOCK].p99_us
+    assert by[model.PROBE_STOCK].p99_us >= 2000
+    assert d.wakeup_probe(ALL_CASES) == rows          # deterministic
+
+
+def test_wakeup_probe_on_the_historical_kernel_promises_slice():
+    d = driver_for()
+    by = {r.mechanism: r for r in d.wakeup_probe(
+        (model.PROBE_STOCK, model.MECH_SLICE), wakes=100)}
+    assert by[model.MECH_SLICE].p99_us < by[model.PROBE_STOCK].p50_us
+    assert by[model.MECH_SLICE].samples == 100
+
+
+def test_wakeup_probe_leaves_the_host_alone():
+    sim, d = fixtures.sim_host_with_vms()
+    sim.run_until(100000)
+    before = (sim.now_us, sim.events_processed, sim.vm_uuids())
+    d.wakeup_probe(ALL_CASES, wakes=50, hogs_per_cpu=1, lsvm_weight=5000)
+    assert (sim.now_us, sim.events_processed, sim.vm_uuids()) == before
+
+
+def test_wakeup_probe_failed_rows_and_bad_cases():
+    d = driver_for(scheduler=xen.CreditSpec())
+    rows = {r.mechanism: r for r in d.wakeup_probe(ALL_CASES, wakes=50)}
+    assert rows[model.PROBE_STOCK].ok
+    for mech in (model.MECH_DEADLINE, model.MECH_WEIGHT, model.MECH_SLICE):
+        assert not rows[mech].ok and rows[mech].error
+        assert rows[mech].samples == 0
+    with pytest.raises(base.DriverError) as err:
+        d.wakeup_probe(('stock', 'auto'))
+    assert "'auto'" in str(err.value) and 'accepted' in str(err.value)
