@@ -162,13 +162,17 @@ def _ratio(a, b):
     return round(a / b, 3) if a is not None and b else None
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter,
+            argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
-        description=__doc__.split('\n\n')[0],
-        epilog='Setup, phases and the TCG path constant: see the module '
-        'docstring (python -c "import bench.model_validation as m; '
-        'help(m)") and docs/architecture.md section 7.',
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        description=__doc__.split('\nUsage:')[0],
+        epilog='The kernel models and what each parameter reproduces: '
+        'simulator/spec_kernel.py and docs/architecture.md section 7.',
+        formatter_class=_Help)
     p.add_argument('--seconds', type=float, default=30.0,
                    help='simulated seconds per phase after 1 s of warm-up')
     p.add_argument('--kernel', default='linux-6.18-hz250',
@@ -267,6 +271,10 @@ def main(argv=None):
             '-' if row['ratio_p50'] is None else '%.2f' % row['ratio_p50'],
             '-' if row['ratio_p99'] is None else '%.2f' % row['ratio_p99'],
             shares))
+    dl = sim['deadline']['deadline']
+    print('deadline phase: runtime %d us / deadline %d us / period %d us '
+          '(lsvm_bounds.reservation)' % (dl['runtime_us'], dl['deadline_us'],
+                                         dl['period_us']))
     if not real:
         print('no testbed results to compare (%s): run make bench-testbed'
               % why)

@@ -150,6 +150,7 @@ class DeadlineMixin:
         if p is not None:
             self._dl_next(p, now)
         if e.on_rq:
+            e.wait_us += now - e.wait_start     # waited or throttled
             self._fair_enqueue(e, now)
 
     def _dl_remove(self, e, now):

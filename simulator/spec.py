@@ -38,6 +38,7 @@ from simulator import spec_kernel
 KernelSpec = spec_kernel.KernelSpec
 KERNELS = spec_kernel.KERNELS
 kernel = spec_kernel.kernel
+base_slice_us = spec_kernel.base_slice_us
 
 
 # -- workloads ---------------------------------------------------------------

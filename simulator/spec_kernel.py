@@ -31,26 +31,43 @@ field and the measured row it comes from:
 
 * ``hz=250``, ``hrtick=False``: a slice end (and a CFS quota end, and a
   deadline task's runtime end: HRTICK_DL is off by default) is acted on at
-  the next tick, every 4 ms. Row "3 hogs, default": p99 3.9 ms, one tick:
-  a woken task that cannot preempt waits for the running hog's tick;
-* ``preempt_short=False``: a shorter custom slice does not lift the
-  running entity's protection at wake-up. Row "EEVDF custom slice 100
-  us": p50 55 us, p99 4.8 ms, no gain over the default slice (the kernel
-  has PREEMPT_SHORT; on this build it shows no effect, so the model
-  leaves it out);
+  the next tick, every 4 ms; a request that ended between ticks is renewed
+  at the next wake-up (6.18 ``update_curr``), which then re-picks. Row "3
+  hogs, default": p99 3.9 ms, one tick: a woken task that cannot preempt
+  waits for the running hog's tick;
 * ``place_lag=True``: a woken entity keeps the lag it slept with (clamped
   to max(2 slices, 1 tick)) and is placed with the kernel's load
   inflation (``place_entity``); negative lag decays while asleep as
-  DELAY_DEQUEUE lets it. A heavily weighted waker's inflated lag pulls V
-  below the running hog's vruntime, which makes the hog ineligible, so it
-  loses its protection. Rows "cpu.shares 65536 vs 1024" (p99 63 us) and
-  "nice -20" (p99 58-60 us): a weight boost wakes at once;
+  DELAY_DEQUEUE lets it. It is what makes a woken fair task wait or not:
+  it preempts when it is what pick_eevdf returns, i.e. when the running
+  entity is past its request or no longer eligible, and no waiting entity
+  has an earlier deadline. Rows "3 hogs, default" p50 55 us (without
+  place_lag the model waits ~3 ms at the median) and "cpu.shares 65536
+  vs 1024" / "nice -20" (p99 63 / 58-60 us): a heavy waker's inflated lag
+  moves V below a running hog that was close to it, which then loses its
+  protection;
+* ``preempt_short=False``: a shorter custom slice does not lift the
+  running entity's protection at wake-up. Row "EEVDF custom slice 100
+  us": p50 55 us, p99 4.8 ms, no gain. At that row's setup the model
+  shows no gain with PREEMPT_SHORT either (the running hog's deadline is
+  already earlier than a 100 us request of the waker); with it, the model
+  promises slice gains in other setups (3 hogs and a 2 ms sleeper) that
+  no measurement here supports, so it is off;
 * ``idle_exit_us=15``: extra latency of a wake-up onto an idle pCPU (C-state
   exit and the idle loop). Row "no hogs": p50 68 us against 55 us with
   hogs (both include the 50 us timer slack);
 * ``timer_slack_us=50``: the default timer slack of a fair task's timer
-  (deadline and RT tasks have none); only the probe's ``Sleeper`` timer
-  uses it. The 55 us p50 of every SCHED_OTHER row; deadline row p50 5 us.
+  (deadline and RT tasks have none); only ``spec.Sleeper`` uses it. The
+  55 us p50 of every SCHED_OTHER row; deadline row p50 5 us.
+
+The rows are reproduced by ``tests/unit/simulator/test_kernel.py`` with
+the machine's base slice (``HostSpec.default_slice_us=1400``: 700 us x (1
++ log2 2 CPUs), see ``base_slice_us``). A caveat the model makes
+visible: the probe's sleeper wakes on a fixed 3 ms grid against the 4 ms
+tick, so only four phases occur; with Poisson wake-ups (a real LSVM) the
+same model gives the weight boost a p99 near the stock one (a hog picked
+at a tick keeps its protection against a heavy waker unless it was close
+to V). The testbed's weight phase decides which is right.
 
 What the calibrated kernel does not model: the real probe's cgroup
 bandwidth overhead (row "25 % CFS quota": p99 86-381 us against 63 us
@@ -111,6 +128,14 @@ LINUX_6_18_HZ250 = KernelSpec(name='linux-6.18-hz250', hz=250, hrtick=False,
                               preempt_short=False, place_lag=True,
                               idle_exit_us=15)
 KERNELS = {k.name: k for k in (LINUX_6_12, LINUX_6_18_HZ250)}
+
+
+def base_slice_us(pcpus, base_us=700):
+    """The kernel's default EEVDF slice on a host of ``pcpus`` CPUs:
+    ``sysctl_sched_base_slice`` (700 us) x (1 + log2(min(pcpus, 8)))
+    (SCHED_TUNABLESCALING_LOG), for ``HostSpec.default_slice_us``."""
+    n = min(max(1, int(pcpus)), 8)
+    return base_us * (1 + n.bit_length() - 1)
 
 
 def kernel(name):

@@ -186,8 +186,10 @@ class SimulatedDriver(base.Driver):
         return tuple(model.WakeupProbe(**r) for r in rows)
 
     def deadline_state(self):
-        """``model.DeadlineState``: every pCPU is one root domain; the
-        simulator has no threads but the VMs' (``foreign`` 0)."""
+        """``model.DeadlineState``: all pCPUs are one root domain
+        (``all_cpus``); the simulator has no threads but the VMs'
+        (``foreign`` 0)."""
         st = self.sim.deadline_state()
         return model.DeadlineState(cpus=st['cpus'], limit=st['limit'],
-                                   foreign=0.0, reserved=st['reserved'])
+                                   foreign=0.0, reserved=st['reserved'],
+                                   all_cpus=True)

@@ -95,7 +95,7 @@ def test_deadline_refused_on_a_pinned_vcpu_and_admission_state():
     d.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
     assert d.deadline_state() == model.DeadlineState(
         cpus=(0, 1), limit=pytest.approx(1.9), foreign=0.0,
-        reserved=pytest.approx(0.15))
+        reserved=pytest.approx(0.15), all_cpus=True)
 
 
 def test_wakeup_probe_rows_in_order_with_the_hosts_kernel():

@@ -263,3 +263,14 @@ def test_xen_models_have_no_deadline():
         h.set_vcpu_deadline('a', 0, dl(300, 1000, 2000))
     assert 'no SCHED_DEADLINE' in str(err.value)
     assert h.deadline_state()['reserved'] == 0.0
+
+
+def test_wait_counts_while_throttled_and_across_leaving_deadline():
+    h = host()
+    b.add(h, 'a')
+    h.set_vcpu_deadline('a', 0, dl(100, 1000, 1000))
+    h.run_until(550)                    # ran 0-100, throttled since
+    h.set_vcpu_deadline('a', 0, None)   # back to fair: runs at once
+    h.run_until(1000)
+    c = h.vcpu_counters('a', 0)
+    assert (c.run_us, c.wait_us) == (100 + 450, 450)

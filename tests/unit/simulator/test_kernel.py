@@ -23,7 +23,13 @@ from tests.unit.simulator import builders as b
 K612 = spec.kernel('linux-6.12-hrtick')
 K618 = spec.kernel('linux-6.18-hz250')
 TICK = 4000
-BASE_SLICE = 1400           # 700 us x (1 + log2 2): the measured machine
+BASE_SLICE = spec.base_slice_us(2)      # the measured 2-CPU machine
+
+
+@pytest.mark.parametrize('pcpus,expected', [
+    (1, 700), (2, 1400), (3, 1400), (4, 2100), (8, 2800), (64, 2800)])
+def test_base_slice_follows_the_kernels_log_scaling(pcpus, expected):
+    assert spec.base_slice_us(pcpus) == expected
 
 
 def test_named_kernels_and_default():
