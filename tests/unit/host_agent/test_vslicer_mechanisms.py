@@ -90,20 +90,21 @@ def test_budget_is_the_largest_t_m_within_the_bound(name, params, mech,
 
 
 # name, vcpus, T_m, L ms, share, io us, want (vCPU, io) reservations
+# (deadline = period: see lsvm_bounds.reservation)
 RESERVATIONS = [
     ('1 vCPU at 0.5: period (1000+200)/0.5', 1, 1000, 2, 0.5, 200,
-     {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 2400},
-     {'runtime_us': 200, 'deadline_us': 2000, 'period_us': 2400}),
-    ('1 vCPU at 0.25: deadline = L within the period', 1, 1000, 2, 0.25,
-     200, {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 4800},
-     {'runtime_us': 200, 'deadline_us': 2000, 'period_us': 4800}),
-    ('2 vCPUs at 0.5, L longer than the period: deadline = period', 2, 500,
-     10, 0.5, 200,
+     {'runtime_us': 1000, 'deadline_us': 2400, 'period_us': 2400},
+     {'runtime_us': 200, 'deadline_us': 2400, 'period_us': 2400}),
+    ('1 vCPU at 0.25', 1, 1000, 2, 0.25, 200,
+     {'runtime_us': 1000, 'deadline_us': 4800, 'period_us': 4800},
+     {'runtime_us': 200, 'deadline_us': 4800, 'period_us': 4800}),
+    ('2 vCPUs at 0.5', 2, 500, 10, 0.5, 200,
      {'runtime_us': 500, 'deadline_us': 1200, 'period_us': 1200},
      {'runtime_us': 200, 'deadline_us': 1200, 'period_us': 1200}),
-    ('L shorter than T_m: deadline = T_m', 1, 1000, 0.5, 0.5, 200,
-     {'runtime_us': 1000, 'deadline_us': 1000, 'period_us': 2400},
-     {'runtime_us': 200, 'deadline_us': 1000, 'period_us': 2400}),
+    ('a tiny share: the longest period, shorter runtimes', 1, 1000, 2,
+     0.0001, 200,
+     {'runtime_us': 349, 'deadline_us': 4194304, 'period_us': 4194304},
+     {'runtime_us': 69, 'deadline_us': 4194304, 'period_us': 4194304}),
 ]
 
 
@@ -134,7 +135,7 @@ def test_deadline_gives_reservations_and_widens_affinity():
                                              sched(D, p99=13))
     assert notes == ()
     assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
-        'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 2400}
+        'runtime_us': 1000, 'deadline_us': 2400, 'period_us': 2400}
     assert by(actions, model.ACTION_IO_DEADLINE, 'l', '')['runtime_us'] == \
         200
     assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') == (0, 1)
