@@ -100,6 +100,7 @@ class Cloud(object):
             sim = sim_host.SimHost(sim_spec.HostSpec(
                 name=h.name, pcpus=h.pcpus,
                 default_slice_us=h.default_slice_us,
+                kernel=sim_spec.kernel(h.kernel),
                 disk=sim_spec.DiskSpec(service_us=h.disk_service_us,
                                        parallelism=h.disk_parallelism)),
                 seed=host_seed(scenario.seed, h.name))

@@ -43,6 +43,13 @@ import os
 
 import yaml
 
+from simulator import spec_kernel
+
+# The simulated hosts' kernel unless a host names another
+# (simulator/spec_kernel.py): the one calibrated on a real 6.18 host, so
+# the embedded default promises only what a real host does.
+DEFAULT_KERNEL = 'linux-6.18-hz250'
+
 WORKLOADS = {
     'cpu': {},
     'idle': {},
@@ -68,6 +75,7 @@ class Host:
     pcpus: int
     ram_mb: int
     default_slice_us: int = 3000
+    kernel: str = DEFAULT_KERNEL
     disk_service_us: int = 150
     disk_parallelism: int = 8
     cpu_allocation_ratio: float = 4.0
@@ -162,12 +170,18 @@ def parse(data, name='scenario'):
         p = 'hosts[%d]' % i
         if not isinstance(h, dict):
             raise ScenarioError(p, 'expected a mapping')
+        pcpus = _req(h, 'pcpus', p, int, lo=1)
+        kernel = _choice(_req(h, 'kernel', p, str, DEFAULT_KERNEL),
+                         spec_kernel.KERNELS, p + '.kernel')
+        slice_ms = _req(h, 'default_slice_ms', p, float, None, lo=0.1)
         hosts.append(Host(
             name=_req(h, 'name', p, str),
-            pcpus=_req(h, 'pcpus', p, int, lo=1),
+            pcpus=pcpus,
             ram_mb=_req(h, 'ram_mb', p, int, lo=1),
-            default_slice_us=int(_req(h, 'default_slice_ms', p, float, 3.0,
-                                      lo=0.1) * 1000),
+            # the kernel's own base slice for the host's size by default
+            default_slice_us=(int(slice_ms * 1000) if slice_ms is not None
+                              else spec_kernel.base_slice_us(pcpus)),
+            kernel=kernel,
             disk_service_us=_req(h, 'disk_service_us', p, int, 150,
                                  lo=1),
             disk_parallelism=_req(h, 'disk_parallelism', p, int, 8, lo=1),

@@ -44,7 +44,9 @@ def test_good_expands_counts_and_normalises_specs():
     assert [s.name for s in sc.servers] == ['web-1', 'web-2', 'db']
     assert sc.flavors['f'].extra_specs == {
         'iosched:latency_sensitive': 'true'}
-    assert sc.hosts[0].default_slice_us == 3000
+    # no default_slice_ms: the kernel's base slice for 2 CPUs (1.4 ms)
+    assert sc.hosts[0].default_slice_us == 1400
+    assert sc.hosts[0].kernel == scenario.DEFAULT_KERNEL
 
 
 def _set(path, value):
@@ -55,6 +57,8 @@ def _set(path, value):
     (('hosts',), [], 'hosts', 'at least one host'),
     (('hosts', 0, 'pcpus'), 0, 'hosts[0].pcpus', '>= 1'),
     (('hosts', 0, 'pcpus'), 'two', 'hosts[0].pcpus', 'expected int'),
+    (('hosts', 0, 'kernel'), 'linux-2.4', 'hosts[0].kernel',
+     'linux-6.18-hz250'),
     (('hosts', 0, 'name'), KeyError, 'hosts[0].name', 'missing'),
     (('hosts', 0, 'default_slice_ms'), 0.01, 'hosts[0].default_slice_ms',
      '>= 0.1'),
