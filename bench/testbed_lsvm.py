@@ -50,6 +50,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm_report as report  # noqa: E402
 from host_agent.actuators import driver as driver_act  # noqa: E402
 from host_agent.actuators import host_knobs  # noqa: E402
@@ -57,7 +58,6 @@ from host_agent.actuators import journal as journal_mod  # noqa: E402
 from host_agent import agent as agent_mod  # noqa: E402
 from host_agent.collectors import rates  # noqa: E402
 from host_agent import conf as agent_conf  # noqa: E402
-from host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
 from host_agent import lsvm_mechanism  # noqa: E402
 from host_agent import model  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
@@ -246,7 +246,8 @@ def main(argv=None):
                      spec.GuestSpec('cpu3', 'burn')], pin=args.shared_cpu)
     guests = {g.name: g for g in started}
     privsep.ensure_started(CONF)    # fork it before any fd is open
-    driver = lv_driver.LibvirtDriver.from_conf(CONF)
+    # The agent sees this bench's guests only (other testbeds may run).
+    driver = common.ScopedDriver.for_prefix(CONF, PREFIX)
     hogs = HostHogs(args.other_cpu, args.host_hogs)
     phases = {k: [] for k in ['idle', 'stock'] + mechs}
     results = {'config': dict(vars(args), mechanisms=mechs)}
@@ -299,8 +300,8 @@ def main(argv=None):
                 with AgentRun(driver, scheds[m], cpu) as run:
                     bound[m] = cpu_bound(guests, driver,
                                          args.cpu_bound_seconds, m)
-                    bound[m + '_limit'] = report.share_limit(
-                        run.decisions, guests['lsvm'].uuid)
+                bound[m + '_limit'] = report.share_limit(
+                    run.decisions, guests['lsvm'].uuid)
                 pin_lsvm(guests, args.shared_cpu)
             results['cpu_bound_share'] = bound
     finally:

@@ -116,6 +116,44 @@ class LibvirtKnobs(object):
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))
 
+    def _pin_emulator(self, dom, uuid, value):
+        """libvirt's emulator pin, and the same CPUs for the VM's I/O
+        threads (IO *, vhost-*): libvirt 9 moves only the main loop live,
+        and a SCHED_DEADLINE reservation on an I/O thread needs its
+        affinity over the root domain. All or nothing: a failure puts the
+        previous pin back."""
+        live = self._live()
+        before = dom.emulatorPinInfo(live)
+        cpumap = _cpumap(value, len(before))
+        dom.pinEmulator(cpumap, live)
+        cpus = [i for i, on in enumerate(cpumap) if on]
+        try:
+            for tid in self._io_tids(uuid):
+                self._set_affinity(tid, cpus)
+        except Exception as e:
+            try:
+                dom.pinEmulator(tuple(before), live)
+                for tid in self._io_tids(uuid):
+                    self._set_affinity(tid, [i for i, on in enumerate(before)
+                                             if on])
+            except Exception:
+                pass
+            raise base.DriverError('cannot move the I/O threads of %s to '
+                                   'CPUs %s (emulator pin put back): %s'
+                                   % (uuid, cpus, e))
+
+    def _io_tids(self, uuid):
+        threads = self.driver.io_threads(uuid)
+        io = threads.get('io', {}) if isinstance(threads, dict) else {}
+        return sorted(io.values())
+
+    @staticmethod
+    def _set_affinity(tid, cpus):
+        from host_agent.linux import privileged
+        from host_agent import privsep
+        privsep.ensure_started()
+        privileged.set_affinity(tid, cpus)
+
     def _set_bandwidth(self, dom, uuid, target, value):
         params = {k: int(value.get(k, 0)) for k in IFACE_KEYS}
         before = dom.interfaceParameters(target, self._live())
@@ -166,9 +204,7 @@ class LibvirtKnobs(object):
                 dom.setSchedulerParametersFlags(params, self._live())
                 return
             if kind == EMULATOR_PIN:
-                ncpus = len(dom.emulatorPinInfo(self._live()))
-                dom.pinEmulator(_cpumap(value, ncpus), self._live())
-                return
+                return self._pin_emulator(dom, uuid, value)
         except libvirt.libvirtError as e:
             raise base.DriverError('cannot set %s of %s/%s to %r: %s'
                                    % (kind, uuid, target, value, e))

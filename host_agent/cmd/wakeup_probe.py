@@ -30,6 +30,7 @@ from oslo_config import cfg
 
 from host_agent import conf as agent_conf
 from host_agent import linux
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe
 
@@ -144,12 +145,12 @@ def _int(name, text, default):
 
 def guest_cpus(conf):
     """[libvirt] guest_pcpus, else the online CPUs (as the driver)."""
-    online = wakeup_probe.online_cpus(conf.host_paths.sys_root)
+    online = cpulist.online_cpus(conf.host_paths.sys_root)
     configured = conf.libvirt.guest_pcpus
     if not configured:
         return online, online
     try:
-        return wakeup_probe.parse_cpu_list(configured), online
+        return cpulist.parse_cpu_list(configured), online
     except ValueError as e:
         raise BadInput('[libvirt] guest_pcpus: %s' % e)
 

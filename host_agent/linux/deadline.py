@@ -67,6 +67,7 @@ import os
 import re
 
 from host_agent import linux
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
 from host_agent import model
 from host_agent import paths
@@ -96,26 +97,6 @@ def _read(path):
         return fh.read()
 
 
-# sysfs/cgroup CPU lists: "0-3,6\n", "" when empty.
-def parse_cpu_list(text):
-    """'0-3,6' -> (0, 1, 2, 3, 6); '' -> ()."""
-    cpus = set()
-    text = text.strip()
-    if not text:
-        return ()
-    for part in text.split(','):
-        m = re.fullmatch(r'\s*(\d+)\s*(?:-\s*(\d+)\s*)?', part)
-        if m is None:
-            raise ValueError('CPU list %r: %r is not N or N-M' % (text, part))
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
-        if hi < lo:
-            raise ValueError('CPU list %r: range %r is reversed'
-                             % (text, part))
-        cpus.update(range(lo, hi + 1))
-    return tuple(sorted(cpus))
-
-
 def read_limit_per_cpu(proc_root):
     """sched_rt_runtime_us / sched_rt_period_us (1.0 when runtime is -1,
     no limit): the deadline bandwidth the kernel admits per CPU."""
@@ -138,13 +119,13 @@ def root_domain_cpus(sys_root, cgroup_root=None):
     """(cpus, warnings): the CPUs of the root domain LSVM threads span."""
     base = paths.safe_join(sys_root, 'devices', 'system', 'cpu')
     try:
-        online = set(parse_cpu_list(_read(os.path.join(base, 'online'))))
+        online = set(cpulist.parse_cpu_list(_read(os.path.join(base, 'online'))))
     except (OSError, ValueError) as e:
         raise linux.LinuxKnobError('cannot read the online CPUs in %s: %s'
                                    % (base, e), getattr(e, 'errno', None))
     warnings = []
     try:
-        isolated = set(parse_cpu_list(_read(os.path.join(base,
+        isolated = set(cpulist.parse_cpu_list(_read(os.path.join(base,
                                                          'isolated'))))
     except FileNotFoundError:
         isolated = set()
@@ -167,7 +148,7 @@ def _cpuset_partitions(cgroup_root, cpus):
         except (OSError, paths.UnsafePath):
             continue
         try:
-            top = set(parse_cpu_list(eff))
+            top = set(cpulist.parse_cpu_list(eff))
         except ValueError as e:
             warnings.append('cpuset.cpus.effective: %s' % e)
             continue

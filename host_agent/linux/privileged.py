@@ -11,7 +11,7 @@
 # under the License.
 """The only functions that change the host: run in the privsep daemon.
 
-Four entrypoints, each re-checking everything it is given, because the
+Five entrypoints, each re-checking everything it is given, because the
 daemon must not trust its caller:
 
 * ``set_slice(tid, slice_us)``: an EEVDF slice of 100..100000 us on a
@@ -27,6 +27,10 @@ daemon must not trust its caller:
 * ``set_fair(tid)``: a *deadline* thread back to SCHED_OTHER, nice 0,
   default slice (any other thread is refused: it ends reservations, it
   does not renice). The worst: ending some thread's reservation.
+* ``set_affinity(tid, cpus)``: a thread's CPU affinity, a non-empty set
+  of online CPUs (the emulator pin knob moves a VM's I/O threads with
+  its main loop; SCHED_DEADLINE needs their affinity over the root
+  domain). The worst: moving some thread to other online CPUs.
 * ``write_cgroup_file(cgroup_root, relpath, value)``: one write of a CPU
   weight or bandwidth file (``WRITABLE``), with a value in that file's
   range, below the ``[host_paths] cgroup_root`` the *daemon* was
@@ -44,6 +48,7 @@ import re
 from host_agent import conf as agent_conf
 from host_agent import linux
 from host_agent.linux import cgroups
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
 from host_agent import paths
 from host_agent import privsep
@@ -145,6 +150,16 @@ def set_fair(tid):
     slice); refuses any other thread."""
     check_fair(tid)
     sched.set_fair(tid)
+
+
+@privsep.sys_admin_pctxt.entrypoint
+def set_affinity(tid, cpus):
+    """CPU affinity of a thread: a non-empty list of online CPUs."""
+    if isinstance(tid, bool) or not isinstance(tid, int) or tid <= 0:
+        raise linux.LinuxKnobError('thread id %r is not a positive int'
+                                   % (tid,), errno.EINVAL)
+    cpulist.set_affinity(tid, list(cpus) if isinstance(cpus, (list, tuple))
+                         else cpus, CONF.host_paths.sys_root)
 
 
 @privsep.sys_admin_pctxt.entrypoint

@@ -28,6 +28,7 @@ the rows back into ``model.WakeupProbe``.
 """
 
 from host_agent import conf as agent_conf
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import wakeup_probe
 from host_agent import privsep
 
@@ -41,7 +42,7 @@ def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
     paths = CONF.host_paths
     cases, cpus = wakeup_probe.check_args(
         cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
-        wakeup_probe.online_cpus(paths.sys_root))
+        cpulist.online_cpus(paths.sys_root))
     rows = wakeup_probe.run(cases, cpus, wakes=wakes,
                             hogs_per_cpu=hogs_per_cpu,
                             lsvm_weight=lsvm_weight,

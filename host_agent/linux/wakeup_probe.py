@@ -67,6 +67,7 @@ from oslo_log import log as logging
 
 from host_agent import linux
 from host_agent.linux import cgroups
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
@@ -107,34 +108,6 @@ class ProbeArgError(linux.LinuxKnobError):
 
 
 # -- pure helpers ----------------------------------------------------------
-def parse_cpu_list(text):
-    """'0-3,6' (sysfs cpu lists) -> (0, 1, 2, 3, 6)."""
-    out = set()
-    for part in text.strip().split(','):
-        if not part:
-            continue
-        lo, sep, hi = part.partition('-')
-        try:
-            lo = int(lo)
-            hi = int(hi) if sep else lo
-        except ValueError:
-            raise ValueError('cpu list %r: %r is not N or N-M' % (text, part))
-        if lo < 0 or hi < lo:
-            raise ValueError('cpu list %r: bad range %r' % (text, part))
-        out.update(range(lo, hi + 1))
-    return tuple(sorted(out))
-
-
-def online_cpus(sys_root='/sys'):
-    path = paths.safe_join(sys_root, 'devices', 'system', 'cpu', 'online')
-    try:
-        with open(path) as fh:
-            return parse_cpu_list(fh.read())
-    except (OSError, ValueError) as e:
-        raise linux.LinuxKnobError('cannot read the online CPUs from %s: %s'
-                                   % (path, e))
-
-
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -656,7 +629,7 @@ def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
     order. ProbeArgError for bad arguments; LinuxKnobError when the test
     cannot run at all (then nothing is left behind either)."""
     cases, cpus = check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
-                             online_cpus(sys_root), period_us, work_us)
+                             cpulist.online_cpus(sys_root), period_us, work_us)
     if not _lock.acquire(blocking=False):
         raise linux.LinuxKnobError('a wake-up self-test is already running '
                                    'in this process', errno_mod.EBUSY)

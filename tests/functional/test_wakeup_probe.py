@@ -33,6 +33,7 @@ import pytest
 
 from host_agent import conf as agent_conf
 from host_agent.linux import cgroups
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
 from host_agent import model
@@ -116,7 +117,7 @@ def daemon(tmp_path):
 
 
 def test_self_test_through_the_real_daemon(daemon):
-    cpus = wp.online_cpus()
+    cpus = cpulist.online_cpus()
     seen = {}
     done = threading.Event()
 
@@ -164,7 +165,8 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     ok, why = _requirements()
     fixtures.require('root + cgroups', ok, why)
     code = ('import sys\nfrom host_agent.linux import wakeup_probe as wp\n'
-            'wp.run(wp.CASES, wp.online_cpus(), wakes=5000, '
+            'from host_agent.linux import cpus as cpulist\n'
+            'wp.run(wp.CASES, cpulist.online_cpus(), wakes=5000, '
             'hogs_per_cpu=1)\n')
     proc = subprocess.Popen([sys.executable, '-c', code],
                             cwd=os.path.dirname(os.path.dirname(

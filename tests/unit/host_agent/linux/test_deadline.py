@@ -17,6 +17,7 @@ import os
 import pytest
 
 from host_agent import linux
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import deadline
 from host_agent import model
 
@@ -101,20 +102,6 @@ class Host(object):
 
 def res(r, p):
     return {'runtime_us': r, 'deadline_us': p, 'period_us': p}
-
-
-@pytest.mark.parametrize('text,cpus', [
-    ('0-1\n', (0, 1)), ('0\n', (0,)), ('0-3,6\n', (0, 1, 2, 3, 6)),
-    ('\n', ()), ('', ()), ('2,0-1', (0, 1, 2)), ('8-9, 4', (4, 8, 9)),
-])
-def test_parse_cpu_list(text, cpus):
-    assert deadline.parse_cpu_list(text) == cpus
-
-
-@pytest.mark.parametrize('text', ['a', '3-1', '0-', '-1', '0,,1'])
-def test_parse_cpu_list_refuses(text):
-    with pytest.raises(ValueError, match='CPU list'):
-        deadline.parse_cpu_list(text)
 
 
 @pytest.mark.parametrize('runtime,limit', [

@@ -226,12 +226,12 @@ def test_set_fair_refuses_all_but_deadline_threads(monkeypatch,
     assert fake.sets == []
 
 
-def test_only_four_entrypoints():
+def test_only_five_entrypoints():
     ctx = privsep.sys_admin_pctxt
     exported = sorted(name for name, obj in vars(privileged).items()
                       if ctx.is_entrypoint(obj))
-    assert exported == ['set_deadline', 'set_fair', 'set_slice',
-                        'write_cgroup_file']
+    assert exported == ['set_affinity', 'set_deadline', 'set_fair',
+                        'set_slice', 'write_cgroup_file']
 
 
 def test_capabilities_are_minimal_and_match_the_sample():

@@ -23,6 +23,7 @@ import signal
 import pytest
 
 from host_agent import linux
+from host_agent.linux import cpus as cpulist
 from host_agent.linux import cgroups
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
@@ -39,29 +40,6 @@ def _args(**kw):
     a = dict(GOOD)
     a.update(kw)
     return a
-
-
-@pytest.mark.parametrize('text, cpus', [
-    ('0-1\n', (0, 1)), ('0', (0,)), ('0-3,6', (0, 1, 2, 3, 6)),
-    ('2,0-1', (0, 1, 2)), ('', ()),
-])
-def test_parse_cpu_list(text, cpus):
-    assert wp.parse_cpu_list(text) == cpus
-
-
-@pytest.mark.parametrize('text', ['a', '3-1', '0-x', '-1'])
-def test_parse_cpu_list_refuses(text):
-    with pytest.raises(ValueError):
-        wp.parse_cpu_list(text)
-
-
-def test_online_cpus_from_a_fake_sysfs(tmp_path):
-    d = tmp_path / 'devices' / 'system' / 'cpu'
-    d.mkdir(parents=True)
-    (d / 'online').write_text('0-2\n')
-    assert wp.online_cpus(str(tmp_path)) == (0, 1, 2)
-    with pytest.raises(linux.LinuxKnobError, match='online CPUs'):
-        wp.online_cpus(str(tmp_path / 'missing'))
 
 
 @pytest.mark.parametrize('kw', [
