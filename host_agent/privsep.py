@@ -12,8 +12,10 @@
 """The agent's one privilege boundary: an oslo.privsep context.
 
 Every root-only change goes through an ``@sys_admin_pctxt.entrypoint``
-function in ``host_agent.linux.privileged`` (two functions: set a thread's
-slice, write one CPU-weight/bandwidth cgroup file). The agent itself runs
+function in ``host_agent.linux.privileged`` (a thread's slice, deadline
+reservation, return to the fair class, CPU affinity; one CPU-weight or
+bandwidth cgroup file) or ``host_agent.linux.privileged_probe`` (the
+wake-up self-test, run once at start). The agent itself runs
 unprivileged; the privsep daemon keeps uid 0 but only these capabilities:
 
 * ``CAP_SYS_NICE``: ``sched_setattr`` on a thread of another user (QEMU
