@@ -23,7 +23,7 @@ bench-testbed:
 	tools/run-bench.sh testbed_lsvm
 
 # ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
-# (bench/README.md); ~5 and ~3 min. ARGS=--quick for a smoke run.
+# (bench/README.md); ~6 and ~3 min. ARGS=--quick for a smoke run.
 bench-isacs:
 	tools/run-bench.sh testbed_isacs $(ARGS)
 

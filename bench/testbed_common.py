@@ -221,9 +221,14 @@ def measure(rr_guest, guests, seconds, rate, burst_us, label):
                n: round((run1[n][1] - run0[n][1]) / 1e9 / wall, 4)
                for n in run0},
            'burn_iter_per_s': sampler.means(), 'rtts': rtts}
-    progress('%s: p50 %.0f us, p99 %.0f us, shares %s' % (
+    # All the guests' QEMU threads together: on one shared pCPU about 1.0
+    # when nothing outside the benchmark ran there (a noise indicator).
+    out['guests_cpu_total'] = round(sum(out['cpu_share'].values()) + sum(
+        out['qemu_other_share'].values()), 3)
+    progress('%s: p50 %.0f us, p99 %.0f us, shares %s, guests total %.3f' % (
         label, out['rtt_p50_us'], out['rtt_p99_us'],
-        ' '.join('%s=%.3f' % kv for kv in sorted(out['cpu_share'].items()))))
+        ' '.join('%s=%.3f' % kv for kv in sorted(out['cpu_share'].items())),
+        out['guests_cpu_total']))
     return out
 
 
@@ -239,7 +244,9 @@ def pool(rounds):
     out = {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
            'requests': len(rtts), 'rounds': len(rounds),
            'rounds_p50_us': [x['rtt_p50_us'] for x in rounds],
-           'rounds_p99_us': [x['rtt_p99_us'] for x in rounds]}
+           'rounds_p99_us': [x['rtt_p99_us'] for x in rounds],
+           'rounds_guests_cpu_total': [x.get('guests_cpu_total')
+                                       for x in rounds]}
     for key, nd in (('cpu_share', 4), ('qemu_other_share', 4),
                     ('burn_iter_per_s', 0)):
         out[key] = {n: round(_mean([x[key][n] for x in rounds]), nd)
@@ -247,6 +254,23 @@ def pool(rounds):
     out['burn_iter_per_s'] = {n: int(v) for n, v in
                               out['burn_iter_per_s'].items()}
     return out
+
+
+def median(values):
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+def round_ratios(arm_rounds, base_rounds, key):
+    """Per round, ``arm[key] / base[key]`` (same round: adjacent in time
+    under ABBA) and their median, robust to a round in which the shared
+    machine was busy for both."""
+    per = [ratio(a[key], b[key]) for a, b in zip(arm_rounds, base_rounds)]
+    m = median(per)
+    return {'per_round': per, 'median': None if m is None else round(m, 3)}
 
 
 def interleave(rounds, arms):

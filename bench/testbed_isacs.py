@@ -20,10 +20,13 @@ order over ``--rounds`` so a shared machine's drift hits all alike:
 * stock: no agent;
 * agent: the host agent with ``[host_agent] policies = isacs``
   (``--policies``), ticking every second, restored after each round;
-* slices: ISACS's extreme slices forced on every round regardless of what
-  the collector measures (hybrid ``min_io_slice_us``, burners
-  ``cpu_slice_us``): what the knob itself can do on this kernel
-  (``--no-slices`` drops the arm).
+* io_slice: only the hybrid vCPU's slice forced to ISACS's shortest,
+  ``min_io_slice_us``, whatever the collector measures (burners stock):
+  what ISACS's I/O boost itself can do on this kernel;
+* boost_slice: only the burners' slices forced to ISACS's CPU-BOOST
+  ``cpu_slice_us`` (hybrid stock): what the CPU-BOOST analogue costs the
+  hybrid. The agent arm does both when it classes the hybrid as I/O.
+  (``--no-slices`` drops these two arms.)
 
 Per arm: the hybrid guest's request RTT p50/p99 (pooled over rounds), its
 burn rate, the burners' burn rates, CPU shares (vCPU thread run time per
@@ -40,6 +43,7 @@ out/bench/testbed_isacs.json. Example:
 
 import argparse
 import collections
+import dataclasses
 import os
 import sys
 import time
@@ -64,7 +68,7 @@ class FixedSlices(base.Policy):
     """Not a product policy: the same vCPU slices every tick (by guest
     name), so the agent's actuator applies and restores them."""
 
-    name = 'fixed-slices'
+    name = 'forced-slices'
 
     def __init__(self, conf, slices_by_name):
         super().__init__(conf)
@@ -79,7 +83,7 @@ class FixedSlices(base.Policy):
                     kind=model.ACTION_VCPU_SLICE, instance_uuid=uuid,
                     target='0', value=self.slices[short],
                     rule='bench.forced_slice',
-                    reason='ISACS extreme slice forced by the benchmark'))
+                    reason='ISACS slice forced by the benchmark'))
         return model.Plan(policy=self.name, actions=tuple(actions))
 
 
@@ -113,7 +117,11 @@ def parse_args(argv):
                    help='[host_agent] policies of the agent arm (default '
                    '%(default)s)')
     p.add_argument('--no-slices', action='store_true',
-                   help='drop the forced-slices arm')
+                   help='drop the io_slice and boost_slice arms')
+    p.add_argument('--isacs', action='append', default=[], metavar='K=V',
+                   help='override a [host_agent_policy.isacs] option for '
+                   'the agent and forced arms, e.g. cpu_slice_us=3000 '
+                   '(repeatable)')
     p.add_argument('--shared-cpu', type=int, default=1,
                    help='the pCPU all four guests share (default '
                    '%(default)s)')
@@ -126,6 +134,21 @@ def parse_args(argv):
         args.rounds, args.seconds = 2, 4
     if args.rounds < 1 or args.seconds <= 0:
         p.error('--rounds must be >= 1 and --seconds > 0')
+    known = {f.name: f.type for f in dataclasses.fields(isacs.Params)}
+    over = []
+    for kv in args.isacs:
+        k, sep, v = kv.partition('=')
+        if not sep or k not in known:
+            p.error('--isacs %r: want K=V with K one of %s' % (
+                kv, ', '.join(sorted(known))))
+        typ = known[k]
+        try:
+            val = (v.lower() in ('1', 'true', 'yes') if typ is bool
+                   else typ(v))
+        except ValueError:
+            p.error('--isacs %s: %r is not a %s' % (k, v, typ.__name__))
+        over.append(('host_agent_policy.isacs', k, val))
+    args.isacs = over
     return args
 
 
@@ -149,9 +172,11 @@ def agent_view(records):
     return out
 
 
-def summarize(pooled, stock):
+def summarize(pooled, stock, rounds, stock_rounds):
     burn = pooled['burn_iter_per_s']
     return {
+        'p50_per_round': tc.round_ratios(rounds, stock_rounds, 'rtt_p50_us'),
+        'p99_per_round': tc.round_ratios(rounds, stock_rounds, 'rtt_p99_us'),
         'p50_over_stock': tc.ratio(pooled['rtt_p50_us'], stock['rtt_p50_us']),
         'p99_over_stock': tc.ratio(pooled['rtt_p99_us'], stock['rtt_p99_us']),
         'hybrid_burn_over_stock': tc.ratio(
@@ -170,13 +195,13 @@ def print_table(res, args):
           ' + 3 burners on pCPU %d; %d rounds x %gs, ABBA; rr %d/s, burst '
           '%d us' % (args.duty_pct, args.shared_cpu, args.rounds,
                      args.seconds, args.rate, args.burst_us))
-    print('%-7s %8s %8s %10s %10s %7s %s' % (
+    print('%-11s %8s %8s %10s %10s %7s %s' % (
         'arm', 'p50 us', 'p99 us', 'hyb M/s', 'burn M/s', 'hyb sh',
         'burner shares'))
     for arm in res['arms']:
         a = res['pooled'][arm]
         b = a['burn_iter_per_s']
-        print('%-7s %8.0f %8.0f %10.1f %10.1f %7.3f %s' % (
+        print('%-11s %8.0f %8.0f %10.1f %10.1f %7.3f %s' % (
             arm, a['rtt_p50_us'], a['rtt_p99_us'], b[HYBRID] / 1e6,
             sum(b[n] for n in BURNERS) / 1e6, a['cpu_share'][HYBRID],
             ' '.join('%.3f' % a['cpu_share'][n] for n in BURNERS)))
@@ -184,16 +209,19 @@ def print_table(res, args):
         if arm == 'stock':
             continue
         r = res['ratios'][arm]
-        print('%s/stock: p50 %s, p99 %s, hybrid burn %s, burners burn %s, '
-              'share delta %s' % (
+        print('%s/stock: p50 %s, p99 %s (median of rounds %s, %s), hybrid '
+              'burn %s, burners burn %s, share delta %s' % (
                   arm, r['p50_over_stock'], r['p99_over_stock'],
+                  r['p50_per_round']['median'],
+                  r['p99_per_round']['median'],
                   r['hybrid_burn_over_stock'], r['burners_burn_over_stock'],
                   ' '.join('%s%+.3f' % kv for kv in sorted(
                       r['cpu_share_delta_vs_stock'].items()))))
     for arm in res['arms']:
         p = res['pooled'][arm]
-        print('%s per round p50 %s p99 %s' % (
-            arm, p['rounds_p50_us'], p['rounds_p99_us']))
+        print('%s per round p50 %s p99 %s guests CPU %s' % (
+            arm, p['rounds_p50_us'], p['rounds_p99_us'],
+            p['rounds_guests_cpu_total']))
     v = res.get('agent_view', {}).get(HYBRID)
     if v:
         print('agent saw the hybrid vCPU: I/O strength %.3f, IVCredit %.3f '
@@ -211,7 +239,7 @@ def main(argv=None):
     args = parse_args(argv)
     tc.setup_conf(CONF, [
         ('host_agent', 'policies', args.policies.split(',')),
-        ('libvirt', 'guest_pcpus', str(args.shared_cpu))])
+        ('libvirt', 'guest_pcpus', str(args.shared_cpu))] + args.isacs)
     privsep.ensure_started(CONF)       # fork it before guest sockets open
     params = isacs.params_from_conf(CONF)
     from iosched_testbed import spec
@@ -256,12 +284,14 @@ def main(argv=None):
                                    policies=plugins.load_policies(CONF),
                                    on_tick=record, totals=totals,
                                    during=slices_now))]
+    forced = {}
     if not args.no_slices:
-        forced = dict({HYBRID: params.min_io_slice_us},
-                      **{n: params.cpu_slice_us for n in BURNERS})
-        arms.append(('slices', tc.agent_arm(
-            CONF, PREFIX, run, policies=[FixedSlices(CONF, forced)],
-            totals=totals, during=slices_now)))
+        forced = {'io_slice': {HYBRID: params.min_io_slice_us},
+                  'boost_slice': {n: params.cpu_slice_us for n in BURNERS}}
+        for arm, slices in forced.items():
+            arms.append((arm, tc.agent_arm(
+                CONF, PREFIX, run, policies=[FixedSlices(CONF, slices)],
+                totals=totals, during=slices_now)))
     try:
         time.sleep(2)
         rounds = tc.interleave(args.rounds, arms)
@@ -276,10 +306,11 @@ def main(argv=None):
         'policies': args.policies.split(','),
         'isacs_params': {k: getattr(params, k) for k in (
             'base_slice_us', 'min_io_slice_us', 'cpu_slice_us', 'alpha')},
-        'forced_slices_us': (None if args.no_slices else dict(forced)),
+        'forced_slices_us': forced,
         'pooled': pooled,
         'rounds': {a: tc.strip_samples(rounds[a]) for a in names},
-        'ratios': {a: summarize(pooled[a], pooled['stock'])
+        'ratios': {a: summarize(pooled[a], pooled['stock'], rounds[a],
+                                rounds['stock'])
                    for a in names if a != 'stock'},
         'agent_view': agent_view(records),
         'kernel_slices_us': kernel,

@@ -99,9 +99,11 @@ def parse_args(argv):
     return args
 
 
-def summarize(pooled, stock):
+def summarize(pooled, stock, rounds, stock_rounds):
     burn = pooled['burn_iter_per_s']
     return {
+        'p50_per_round': tc.round_ratios(rounds, stock_rounds, 'rtt_p50_us'),
+        'p99_per_round': tc.round_ratios(rounds, stock_rounds, 'rtt_p99_us'),
         'p50_over_stock': tc.ratio(pooled['rtt_p50_us'], stock['rtt_p50_us']),
         'p99_over_stock': tc.ratio(pooled['rtt_p99_us'], stock['rtt_p99_us']),
         'burners_burn_over_stock': tc.ratio(
@@ -129,15 +131,18 @@ def print_table(res, args):
             a['cpu_share'][LSVM], a['qemu_other_share'][LSVM],
             ' '.join('%.3f' % a['cpu_share'][n] for n in BURNERS)))
     r = res['ratios']['agent']
-    print('agent/stock: p50 %s, p99 %s, burners burn %s, share delta %s' % (
-        r['p50_over_stock'], r['p99_over_stock'],
-        r['burners_burn_over_stock'],
-        ' '.join('%s%+.3f' % kv for kv in sorted(
-            r['cpu_share_delta_vs_stock'].items()))))
+    print('agent/stock: p50 %s, p99 %s (median of rounds %s, %s), burners '
+          'burn %s, share delta %s' % (
+              r['p50_over_stock'], r['p99_over_stock'],
+              r['p50_per_round']['median'], r['p99_per_round']['median'],
+              r['burners_burn_over_stock'],
+              ' '.join('%s%+.3f' % kv for kv in sorted(
+                  r['cpu_share_delta_vs_stock'].items()))))
     for arm in res['arms']:
         p = res['pooled'][arm]
-        print('%s per round p50 %s p99 %s' % (
-            arm, p['rounds_p50_us'], p['rounds_p99_us']))
+        print('%s per round p50 %s p99 %s guests CPU %s' % (
+            arm, p['rounds_p50_us'], p['rounds_p99_us'],
+            p['rounds_guests_cpu_total']))
     for arm, view in sorted(res['knobs'].items()):
         v = view[LSVM]
         print('%s: LSVM emulator pin %s slice %s us, vCPU pin %s; burners '
@@ -190,7 +195,8 @@ def main(argv=None):
         'policies': args.policies.split(','),
         'pooled': pooled,
         'rounds': {a: tc.strip_samples(rounds[a]) for a in names},
-        'ratios': {'agent': summarize(pooled['agent'], pooled['stock'])},
+        'ratios': {'agent': summarize(pooled['agent'], pooled['stock'],
+                                      rounds['agent'], rounds['stock'])},
         'knobs': knobs,
         'agent_cpu_ms_per_tick': totals.cpu_ms_per_tick,
         'agent_errors': totals.errors,

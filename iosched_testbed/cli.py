@@ -28,9 +28,11 @@ EPILOG = '''examples:
   python -m iosched_testbed status --json
   python -m iosched_testbed down
 
-guest modes: rr (request/response server), burn (CPU burner), disk
-(O_DIRECT 4 KiB I/O on /dev/vda), idle. Guest options (name:mode:k=v,...):
-report_ms, pattern=rand|seq, write_pct, bs. A spec file (YAML or JSON) is a
+guest modes: rr (request/response server), burn (CPU burner), hybrid (rr
+and burn on one vCPU), disk (O_DIRECT 4 KiB I/O on /dev/vda), idle. Guest
+options (name:mode:k=v,...): report_ms, pattern=rand|seq, write_pct, bs,
+duty_pct and period_ms (burn, hybrid: burn at most duty_pct % of every
+period_ms), burn_nice (hybrid). A spec file (YAML or JSON) is a
 list, or {"guests": [...]}, of {name, mode, flavor, extra_specs, memory_mib,
 disk_mib, opts, volume_qos}. Guests run under TCG (type='qemu'), 1 vCPU.
 '''
