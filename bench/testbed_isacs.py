@@ -240,6 +240,12 @@ def main(argv=None):
     tc.setup_conf(CONF, [
         ('host_agent', 'policies', args.policies.split(',')),
         ('libvirt', 'guest_pcpus', str(args.shared_cpu))] + args.isacs)
+    from host_agent import plugins
+    try:
+        policies = plugins.load_policies(CONF)   # fail before booting
+    except plugins.PluginError as e:
+        print('error: --policies: %s' % e, file=sys.stderr)
+        return 2
     privsep.ensure_started(CONF)       # fork it before guest sockets open
     params = isacs.params_from_conf(CONF)
     from iosched_testbed import spec
@@ -278,10 +284,8 @@ def main(argv=None):
         slices_now(label)
         return run(n, label)
 
-    from host_agent import plugins
     arms = [('stock', stock),
-            ('agent', tc.agent_arm(CONF, PREFIX, run,
-                                   policies=plugins.load_policies(CONF),
+            ('agent', tc.agent_arm(CONF, PREFIX, run, policies=policies,
                                    on_tick=record, totals=totals,
                                    during=slices_now))]
     forced = {}
