@@ -117,6 +117,10 @@ class VcpuIoStrength:
     # The counter-based estimate for the same window (equal to io_strength
     # when not exact): kept to measure how far the estimator is off.
     io_strength_estimate: float = 0.0
+    # CPU time per activation (run time / wake-ups), us, smoothed over
+    # ticks (EMA): what a SCHED_DEADLINE runtime must cover so that a burst
+    # is not throttled half-way (0: no wake-up seen yet).
+    burst_us: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -101,6 +101,8 @@ class Figures:
     vcpus_after: int = 0              # N' = m + n
     deadline_max_share: float = 0.5
     share: float = 0.0                # s' = min(max share, P / N')
+    term_us: int = 0                  # the (m_p - 1) term: T_m, or the
+                                      # deadline host's largest runtime Q
     dl_need: float = 0.0              # m * s'
     dl_bw_limit: float = 0.0
     dl_bw_foreign: float = 0.0
@@ -163,7 +165,11 @@ def deadline_share(pcpus, vcpus, max_share):
 #   T_m = clamp(min(max_slice, budget_M(L, m_p)), max(min_slice, 100 us),
 #               100 ms), truncated to whole microseconds, as the agent
 #         chooses it
-#   worst = W_M(T_m) + (m_p - 1) * T_m
+#   worst = W_M(T_m) + (m_p - 1) * T
+#   T   = T_m; deadline: max(T_m, dl_runtime_us): the agent sizes each
+#         runtime Q = max(T_m, burst term) to the vCPU's measured bursts,
+#         and the other LSVMs of a pCPU may each use theirs before this
+#         one runs (dl_runtime_us = the host's largest burst term)
 #   deadline: N' = m + n,  s' = min(deadline_max_share, P / N'),
 #             need = m * s' (every LSVM's share shrinks as N' grows, so
 #             all of them are counted), room = dl_bw_limit - dl_bw_foreign
@@ -197,13 +203,16 @@ def figures(report, pending, request):
     t_m = int(_clamp(want, max(_us(lsvm.min_slice_ms), KERNEL_MIN_SLICE_US),
                      KERNEL_MAX_SLICE_US))
     wait = wait_us(t_m, mech, measured, t_nlsvm, preempt)
+    term = (max(t_m, lsvm.dl_runtime_us) if mech == MECH_DEADLINE
+            else t_m)
     share = deadline_share(pcpus, m + n, lsvm.deadline_max_share)
     return Figures(
         pcpus=pcpus, m_reported=lsvm.count, m_pending=pending.lsvm_vcpus,
         m_request=request.vcpus, m=m, m_p=m_p, n_reported=n_reported,
         n_pending=n_pending, n=n, n_p=n_p, latency_request_ms=lat_req,
         latency_host_ms=lsvm.min_latency_ms, latency_ms=lat, budget_us=budget,
-        t_m_us=t_m, wait_us=wait, worst_us=wait + (m_p - 1) * t_m,
+        t_m_us=t_m, wait_us=wait, worst_us=wait + (m_p - 1) * term,
+        term_us=term,
         nlsvm_slice_us=t_nlsvm, max_per_pcpu=lsvm.max_per_pcpu,
         wakeup_preemption=preempt, mechanism=mech,
         wakeup_measured_us=measured, vcpus_after=m + n,
@@ -252,12 +261,14 @@ def describe(f):
             '/%d pCPUs)=%d, n_p=ceil((reported %d + pending %d)/%d)=%d, '
             'L=min(request %.3gms, %s)=%.3gms, '
             'T_m=clamp(min(max slice, budget %s))=%s, %s, '
-            'worst W+(m_p-1)*T_m=%s+%d*%s=%s' % (
+            'worst W+(m_p-1)*%s=%s+%d*%s=%s' % (
                 f.mechanism, f.m_reported, f.m_pending, f.m_request,
                 f.pcpus, f.m_p, f.n_reported, f.n_pending, f.pcpus, f.n_p,
                 f.latency_request_ms, host_l, f.latency_ms, budget,
-                _ms(f.t_m_us), _wait_words(f), _ms(f.wait_us), f.m_p - 1,
-                _ms(f.t_m_us), _ms(f.worst_us)))
+                _ms(f.t_m_us), _wait_words(f),
+                'max(T_m,Q)' if f.mechanism == MECH_DEADLINE else 'T_m',
+                _ms(f.wait_us), f.m_p - 1, _ms(f.term_us or f.t_m_us),
+                _ms(f.worst_us)))
     if f.mechanism == MECH_DEADLINE:
         text += ', ' + bandwidth_words(f)
     return text

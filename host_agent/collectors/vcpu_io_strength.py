@@ -23,8 +23,36 @@ from host_agent.collectors import rates
 from host_agent import model
 
 
+# Weight of the newest window in the burst EMA (CPU per activation): a
+# tick's figure is noisy (a few dozen wake-ups), the reservation it sizes
+# should not flap.
+BURST_EMA_WEIGHT = 0.3
+
+
+# burst_t = w * run / wakeups + (1 - w) * burst_(t-1)   (first: run/wakeups;
+# a window without wake-ups keeps the previous figure)
+def burst_ema(prev_us, run_ns, wakeups, weight=BURST_EMA_WEIGHT):
+    """The smoothed CPU time per activation, us."""
+    if not wakeups:
+        return prev_us
+    now_us = run_ns / 1000.0 / wakeups
+    if not prev_us:
+        return now_us
+    return weight * now_us + (1.0 - weight) * prev_us
+
+
 class VcpuIoStrengthCollector(base.Collector):
     name = 'vcpu_io_strength'
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self._burst = {}   # (instance uuid, vcpu) -> smoothed burst, us
+
+    def forget(self, instance_uuids):
+        super().forget(instance_uuids)
+        gone = set(instance_uuids)
+        for key in [k for k in self._burst if k[0] in gone]:
+            del self._burst[key]
 
 
     def collect(self, driver, instances):
@@ -56,14 +84,18 @@ class VcpuIoStrengthCollector(base.Collector):
                                                          cutoff_ns)
                 estimate = rates.io_strength(est_n, est_ibar, window_ns)
                 raw.append((cur, window_ns, run, wait, n, ibar, exact,
-                            estimate))
+                            estimate, wakeups))
         if not raw:
             return ()
         mean_run = sum(r[2] for r in raw) / len(raw)
         out = []
-        for cur, window_ns, run, wait, n, ibar, exact, estimate in raw:
+        for cur, window_ns, run, wait, n, ibar, exact, estimate, wakeups \
+                in raw:
             strength = rates.io_strength(n, ibar, window_ns)
             run_share = min(1.0, run / window_ns)
+            key = (cur.instance_uuid, cur.vcpu)
+            self._burst[key] = burst_ema(self._burst.get(key, 0.0), run,
+                                         wakeups)
             out.append(model.VcpuIoStrength(
                 instance_uuid=cur.instance_uuid, vcpu=cur.vcpu,
                 pcpu=cur.pcpu, events=n, mean_gap_ns=ibar,
@@ -75,5 +107,6 @@ class VcpuIoStrengthCollector(base.Collector):
                                      c.io_strength_threshold,
                                      c.cpu_share_threshold,
                                      c.idle_share_threshold),
-                exact=exact, io_strength_estimate=estimate))
+                exact=exact, io_strength_estimate=estimate,
+                burst_us=round(self._burst[key], 1)))
         return tuple(out)

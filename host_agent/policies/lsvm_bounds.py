@@ -49,10 +49,11 @@ def wait_us(t_m_us, params, mechanism=model.MECH_SLICE, measured_us=0.0):
 
 
 def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
-                  measured_us=0.0):
-    """W + (k - 1) * T_m in microseconds."""
-    return wait_us(t_m_us, params, mechanism, measured_us) + (
-        (k - 1) * t_m_us)
+                  measured_us=0.0, term_us=None):
+    """W + (k - 1) * T_m in microseconds (``term_us`` instead of T_m in the
+    second term: a deadline host's largest runtime)."""
+    term = t_m_us if term_us is None else max(t_m_us, term_us)
+    return wait_us(t_m_us, params, mechanism, measured_us) + (k - 1) * term
 
 
 # Largest T_m keeping worst(k, T_m) <= L (may be below min_slice, or
@@ -98,6 +99,30 @@ def fair_share(pcpus, vcpus):
 
 def deadline_share(pcpus, vcpus, max_share):
     return min(max_share, fair_share(pcpus, vcpus))
+
+
+# Runtime of an LSVM vCPU's SCHED_DEADLINE reservation: it must cover the
+# vCPU's bursts (CPU time per activation, measured and smoothed by the
+# collector), or the kernel throttles the burst half-way until the next
+# period:
+#   Q = clamp(ceil(headroom * burst / 500 us) * 500 us, T_m, max_runtime)
+#   (Q = T_m before any burst is measured)
+# The 500 us step keeps a noisy burst from changing the reservation every
+# tick. With k LSVM vCPUs per pCPU the wait for the others is (k - 1) * Q.
+RUNTIME_STEP_US = 500
+
+
+def burst_runtime_us(burst_us, headroom, max_runtime_us):
+    """The burst term of Q: min(max_runtime, ceil(headroom * burst))."""
+    want = math.ceil(headroom * max(0.0, burst_us) / RUNTIME_STEP_US) * (
+        RUNTIME_STEP_US)
+    return int(min(max_runtime_us, want))
+
+
+def deadline_runtime_us(t_m_us, burst_us, headroom, max_runtime_us):
+    """Q = max(T_m, the burst term)."""
+    return int(max(t_m_us, burst_runtime_us(burst_us, headroom,
+                                            max_runtime_us)))
 
 
 # SCHED_DEADLINE reservation of an LSVM with v vCPUs (vSlicer's

@@ -71,7 +71,9 @@ class Params:
     wakeup_preemption: bool = True
     lsvm_weight: int = 10000
     deadline_max_share: float = 0.5
-    io_thread_runtime_us: int = 200
+    io_thread_runtime_us: int = 1000
+    deadline_burst_headroom: float = 4.0
+    deadline_max_runtime_us: int = 10000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +104,8 @@ class LsvmState:
     dl_bw_limit: float = 0.0   # deadline: the kernel's limit, CPUs
     dl_bw_foreign: float = 0.0  # held by threads that are not VMs'
     dl_bw_reserved: float = 0.0  # the LSVM reservations planned, CPUs
+    dl_runtime_us: int = 0     # largest burst term of a vCPU runtime
+                               # (Q = max(T_m, it); 0: none measured)
     probes: tuple = ()         # the self-test rows (model.WakeupProbe)
 
 
@@ -127,10 +131,10 @@ def _latency_ms(inst, params):
 # measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
 # worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
 def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
-                  measured_us=0.0):
+                  measured_us=0.0, term_us=None):
     """W + (k - 1) * T_m in microseconds (lsvm_bounds.worst_case_us)."""
     return lsvm_bounds.worst_case_us(k, t_m_us, params, mechanism,
-                                     measured_us)
+                                     measured_us, term_us)
 
 
 def _microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
@@ -338,9 +342,13 @@ def _weight_actions(inst, pcpus, vcpus, params):
 # slice and refuse the bound in a note (and in facts['lsvm'].refused).
 # With pin_lsvms (slice, weight), each LSVM vCPU is pinned to its
 # plan_pcpus() pCPU and gets that pCPU's T_m,p.
-def plan_slices(instances, pcpus, params, sched=None):
-    """Return (actions, notes, LsvmState) for a host. Pure."""
+def plan_slices(instances, pcpus, params, sched=None, bursts=None):
+    """Return (actions, notes, LsvmState) for a host. Pure.
+
+    ``bursts``: {instance uuid: CPU us per activation of its busiest vCPU}
+    (``VcpuIoStrength.burst_us``), which sizes deadline runtimes."""
     sched = sched or model.HostSched()
+    bursts = bursts or {}
     mech = (sched.mechanism if sched.mechanism in model.MECHANISMS
             else model.MECH_SLICE)
     n_pcpus = max(1, len(pcpus))
@@ -353,6 +361,19 @@ def plan_slices(instances, pcpus, params, sched=None):
                                               params)
                                if mech == model.MECH_DEADLINE
                                else (set(), {}, 0.0))
+    # Deadline: one T_m for every reservation, from the strictest admitted
+    # LSVM; runtimes Q_i = max(T_m, burst term_i); dl_term = max_i Q_i.
+    dl_t_m = dl_want = dl_term = dl_runtime = 0
+    if admitted:
+        w_dl = measured_us(sched, model.MECH_DEADLINE)
+        strictest = min(_latency_ms(i, params) for i in instances
+                        if i.uuid in admitted)
+        dl_t_m, dl_want = _microslice(strictest, k, params,
+                                      model.MECH_DEADLINE, w_dl)
+        dl_runtime = max(lsvm_bounds.burst_runtime_us(
+            bursts.get(u, 0.0), params.deadline_burst_headroom,
+            params.deadline_max_runtime_us) for u in admitted)
+        dl_term = max(dl_t_m, dl_runtime)
     pin_mech = model.MECH_SLICE if mech == model.MECH_DEADLINE else mech
     plan = plan_pcpus(instances, pcpus, params, pin_mech,
                       measured_us(sched, pin_mech))
@@ -372,6 +393,7 @@ def plan_slices(instances, pcpus, params, sched=None):
                 inst_mech = model.MECH_SLICE
             w_us = measured_us(sched, inst_mech)
             slice_us, want = _microslice(lat_ms, k, params, inst_mech, w_us)
+            term_us = slice_us         # the (k - 1) term: T_m, or Q
             rule = 'vslicer.lsvm_microslice'
             inst_bound = worst_case_us(k, slice_us, params, inst_mech,
                                        w_us) / 1000.0
@@ -386,8 +408,28 @@ def plan_slices(instances, pcpus, params, sched=None):
                                                         w_us),
                           inst_bound))
             if inst_mech == model.MECH_DEADLINE:
+                # one microslice for the host's reservations, the
+                # strictest LSVM's (vSlicer: one T_m per core), and the
+                # wait for the others' runtimes (dl_term)
+                slice_us, want = dl_t_m, dl_want
+                burst = bursts.get(inst.uuid, 0.0)
+                runtime = lsvm_bounds.deadline_runtime_us(
+                    dl_t_m, burst, params.deadline_burst_headroom,
+                    params.deadline_max_runtime_us)
+                inst_bound = worst_case_us(k, dl_t_m, params, inst_mech,
+                                           w_us, dl_term) / 1000.0
+                reason = ('LSVM (deadline): L=%.3gms, m=%d LSVM vCPUs on '
+                          '%d pCPUs (k=%d): T_m of the strictest LSVM %dus, '
+                          'runtime Q=max(T_m, %.3g x burst %dus)=%dus, '
+                          'bound W+(k-1)*max Q=%dus+%dx%dus=%.3gms' % (
+                              lat_ms, m, n_pcpus, k, dl_t_m,
+                              params.deadline_burst_headroom, burst, runtime,
+                              lsvm_bounds.wait_us(dl_t_m, params, inst_mech,
+                                                  w_us),
+                              k - 1, dl_term, inst_bound))
+                term_us = dl_term
                 dl_actions, used = _deadline_actions(
-                    inst, slice_us, lat_ms, share, sched, params, reason)
+                    inst, runtime, lat_ms, share, sched, params, reason)
                 actions.extend(dl_actions)
                 reserved += used
                 set_slices = False
@@ -422,7 +464,7 @@ def plan_slices(instances, pcpus, params, sched=None):
                               'pCPU(s) %s' % (lat_ms, sorted(set(
                                   vcpu_slices.values()))))
             if want < params.min_slice_us or inst_bound > lat_ms + 1e-9:
-                notes.append(_refusal(inst, lat_ms, want, slice_us, k,
+                notes.append(_refusal(inst, lat_ms, want, term_us, k,
                                       params, inst_mech, w_us))
                 refused.append(inst.uuid)
             bound = max(bound, inst_bound)
@@ -467,7 +509,8 @@ def plan_slices(instances, pcpus, params, sched=None):
         else 0.0,
         dl_bw_foreign=sched.dl_bw_foreign
         if mech == model.MECH_DEADLINE else 0.0,
-        dl_bw_reserved=round(reserved, 6), probes=tuple(sched.probes))
+        dl_bw_reserved=round(reserved, 6), dl_runtime_us=dl_runtime,
+        probes=tuple(sched.probes))
     return tuple(actions), tuple(notes), state
 
 
@@ -484,15 +527,21 @@ def params_from_conf(conf):
                   wakeup_preemption=g.wakeup_preemption,
                   lsvm_weight=g.lsvm_weight,
                   deadline_max_share=g.deadline_max_share,
-                  io_thread_runtime_us=g.io_thread_runtime_us)
+                  io_thread_runtime_us=g.io_thread_runtime_us,
+                  deadline_burst_headroom=g.deadline_burst_headroom,
+                  deadline_max_runtime_us=g.deadline_max_runtime_us)
 
 
 class VSlicerPolicy(base.Policy):
     name = 'vslicer'
 
     def decide(self, snapshot):
+        bursts = {}
+        for v in snapshot.vcpus:
+            bursts[v.instance_uuid] = max(bursts.get(v.instance_uuid, 0.0),
+                                          v.burst_us)
         actions, notes, lsvm = plan_slices(
             tuple(snapshot.instances.values()), snapshot.pcpus,
-            params_from_conf(self.conf), snapshot.sched)
+            params_from_conf(self.conf), snapshot.sched, bursts)
         return model.Plan(policy=self.name, actions=actions, notes=notes,
                           facts={'lsvm': lsvm})

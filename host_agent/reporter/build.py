@@ -85,6 +85,7 @@ def lsvm_payload(lsvm):
         dl_bw_limit=float(getattr(lsvm, 'dl_bw_limit', 0.0)),
         dl_bw_foreign=float(getattr(lsvm, 'dl_bw_foreign', 0.0)),
         dl_bw_reserved=float(getattr(lsvm, 'dl_bw_reserved', 0.0)),
+        dl_runtime_us=int(getattr(lsvm, 'dl_runtime_us', 0)),
         probes=tuple(payload.ProbeEntry(
             mechanism=r.mechanism, ok=bool(r.ok),
             p50_us=round(float(r.p50_us), 1),

@@ -79,6 +79,12 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
                                on the LSVMs' root domain, CPUs (0: none)
     dl_bw_foreign       float  of which held by threads not the agent's
     dl_bw_reserved      float  held by the agent's LSVM reservations
+    dl_runtime_us       int    largest burst term of an LSVM vCPU's
+                               runtime (headroom x its CPU per wake-up,
+                               rounded up to 500 us); each runtime is
+                               Q = max(T_m, its term), and with k LSVM
+                               vCPUs per pCPU the others' wait is
+                               (k-1)*max(T_m, dl_runtime_us) (0: none)
     probes              list   the start-up self-test, one row per case:
       mechanism         str    stock | deadline | weight | slice
       ok                bool   the kernel accepted it
@@ -257,6 +263,7 @@ class LsvmState:
     dl_bw_limit: float = 0.0
     dl_bw_foreign: float = 0.0
     dl_bw_reserved: float = 0.0
+    dl_runtime_us: int = 0
     probes: tuple = ()               # tuple[ProbeEntry]
 
     @classmethod
@@ -286,6 +293,9 @@ class LsvmState:
                                default=0.0, check=_nonneg, accepted=cpus),
             dl_bw_reserved=_get(data, 'dl_bw_reserved', path, float,
                                 default=0.0, check=_nonneg, accepted=cpus),
+            dl_runtime_us=_get(data, 'dl_runtime_us', path, int, default=0,
+                               check=_nonneg,
+                               accepted='microseconds >= 0 (an integer)'),
             probes=tuple(ProbeEntry.from_dict(r, '%sprobes[%d].' % (path, i))
                          for i, r in enumerate(probes)),
             nlsvm_slice_ms=_get(data, 'nlsvm_slice_ms', path, float,

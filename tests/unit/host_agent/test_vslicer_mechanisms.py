@@ -135,9 +135,9 @@ def test_deadline_gives_reservations_and_widens_affinity():
                                              sched(D, p99=13))
     assert notes == ()
     assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
-        'runtime_us': 1000, 'deadline_us': 2400, 'period_us': 2400}
+        'runtime_us': 1000, 'deadline_us': 4000, 'period_us': 4000}
     assert by(actions, model.ACTION_IO_DEADLINE, 'l', '')['runtime_us'] == \
-        200
+        1000
     assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') == (0, 1)
     assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') == (0, 1)
     # affinity before the reservation (the kernel needs it first; restore
@@ -154,6 +154,42 @@ def test_deadline_gives_reservations_and_widens_affinity():
     assert st.latency_bound_ms == pytest.approx(0.013)
     assert st.dl_bw_reserved == pytest.approx(0.5)
     assert (st.dl_bw_limit, st.refused) == (1.9, ())
+
+
+# name, T_m, burst us, headroom, max, want Q
+RUNTIMES = [
+    ('nothing measured yet: T_m', 1000, 0.0, 4.0, 10000, 1000),
+    ('short bursts: T_m', 1000, 100.0, 4.0, 10000, 1000),
+    ('0.5 ms bursts x 4 = 2 ms', 1000, 500.0, 4.0, 10000, 2000),
+    ('rounded up to 500 us', 1000, 510.0, 4.0, 10000, 2500),
+    ('capped', 1000, 5000.0, 4.0, 10000, 10000),
+    ('the cap never goes below T_m', 2000, 5000.0, 4.0, 1000, 2000),
+]
+
+
+@pytest.mark.parametrize('name,t_m,burst,headroom,cap,want', RUNTIMES,
+                         ids=[r[0] for r in RUNTIMES])
+def test_deadline_runtime_covers_the_bursts(name, t_m, burst, headroom, cap,
+                                           want):
+    assert lsvm_bounds.deadline_runtime_us(t_m, burst, headroom, cap) == \
+        want
+
+
+def test_deadline_runtime_follows_the_measured_burst():
+    # The TCG testbed's LSVM: ~0.5 ms of vCPU time per request.
+    host = [inst('l', 1, True, 5), inst('c1'), inst('c2'), inst('c3')]
+    actions, notes, st = vslicer.plan_slices(
+        host, (0, 1), P, sched(D, p99=60), bursts={'l': 480.0, 'c1': 9e5})
+    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
+        'runtime_us': 2000, 'deadline_us': 6000, 'period_us': 6000}
+    assert st.dl_runtime_us == 2000 and notes == ()
+    # two LSVM vCPUs per pCPU: each may wait for the other's runtime
+    host = [inst('l%d' % i, 1, True, 2) for i in range(4)]
+    _, notes, st = vslicer.plan_slices(
+        host, (0, 1), P, sched(D, p99=60),
+        bursts={'l%d' % i: 480.0 for i in range(4)})
+    assert st.latency_bound_ms == pytest.approx(0.06 + 2.0)
+    assert st.refused and 'W=60us' in notes[0]
 
 
 def test_deadline_admission_strictest_first_then_fallback_to_slices():
