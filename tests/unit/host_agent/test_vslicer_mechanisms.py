@@ -261,3 +261,19 @@ def test_deadline_pins_to_none_when_the_root_domain_is_every_cpu():
                                         s)
     assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') is None
     assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') is None
+
+
+# name, previous us, run ns, wake-ups, want us
+BURSTS_EMA = [
+    ('first window: run / wake-ups', 0.0, 25_000_000, 50, 500.0),
+    ('no wake-up: keep the previous figure', 500.0, 10_000_000, 0, 500.0),
+    ('then 0.3 on the newest', 500.0, 50_000_000, 50, 0.3 * 1000 + 0.7 * 500),
+]
+
+
+@pytest.mark.parametrize('name,prev,run,wakeups,want', BURSTS_EMA,
+                         ids=[b[0] for b in BURSTS_EMA])
+def test_burst_ema(name, prev, run, wakeups, want):
+    from host_agent.collectors import vcpu_io_strength
+    assert vcpu_io_strength.burst_ema(prev, run, wakeups) == \
+        pytest.approx(want)
