@@ -146,8 +146,12 @@ class Agent(object):
                               policy.name)
                 errors.append('policy %s: %s' % (policy.name, e))
         plan = merge_plans(plans)
+        # A note (a refused bound, an LSVM without a reservation) is said
+        # once, when it appears, not on every tick it still holds.
+        said = set(self.last_plan.notes) if self.last_plan else set()
         for note in plan.notes:
-            LOG.warning('%s', note)
+            if note not in said:
+                LOG.warning('%s', note)
         self.last_plan = plan
         self.actuator.apply(plan, now)
         errors.extend(getattr(self.actuator, 'errors', ()))

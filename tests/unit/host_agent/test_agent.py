@@ -149,3 +149,22 @@ def test_vanished_vm_is_forgotten(host):
     assert agent.last_report.lsvm.count == 0
     # Only the LSVM's slice had changed: nothing of others is left over.
     assert agent.actuator.journal.pending() == {}
+
+
+def test_a_lasting_note_is_logged_once(host, caplog):
+    """A refused bound that holds tick after tick is said when it appears,
+    not every second."""
+    import logging
+    sim, driver = host
+    agent = fixtures.make_agent(driver)
+
+    class Noting(object):
+        name = 'noting'
+
+        def decide(self, snapshot):
+            return model.Plan(policy='noting', notes=('refused bound X',))
+    agent.policies.append(Noting())
+    with caplog.at_level(logging.WARNING):
+        fixtures.run_ticks(sim, agent, 3)
+    assert sum('refused bound X' in r.getMessage()
+               for r in caplog.records) == 1
