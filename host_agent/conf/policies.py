@@ -21,7 +21,7 @@ VSLICER_GROUP = cfg.OptGroup(
 VSLICER_OPTS = [
     cfg.StrOpt('mechanism', default='auto',
                choices=[('auto', 'run the wake-up self-test at agent start '
-                         'and use the first of deadline, weight, slice that '
+                         'and use the first of weight, deadline, slice that '
                          'meets the bound'),
                         ('deadline', 'SCHED_DEADLINE reservations for the '
                          'LSVM vCPU and I/O threads'),
@@ -49,9 +49,11 @@ from anyone; which kernel lever delivers it depends on the kernel:
 * ``slice``: EEVDF custom slices (kept for kernels where they work).
 * ``auto``: a self-test at agent start (a sleeper among busy loops, a few
   seconds, no VM) measures each mechanism, logs the table, and picks the
-  first of deadline, weight, slice whose p99 wake-up latency is within
+  first of weight, deadline, slice whose p99 wake-up latency is within
   ``selftest_target_us``; the report carries the mechanism and its
-  measured latency. Drivers without the self-test (none today) use slice.
+  measured latency. The order comes from real guests (TCG testbed, LSVM
+  p99 against stock: weight 0.39-0.53x, deadline 0.61-0.87x, slice no
+  gain). Drivers without the self-test use slice, not measured.
 
 Related options:
 

@@ -30,15 +30,19 @@ NO_DL = (row('stock', p99=3900), row('deadline', False, error='EPERM'),
 
 # name, wanted, rows, target, want (mechanism, p99), problem?
 CASES = [
-    ('auto on this kernel: deadline', 'auto', THIS_KERNEL, 500,
-     ('deadline', 13), False),
+    ('auto on this kernel: weight (measured best on real guests)', 'auto',
+     THIS_KERNEL, 500, ('weight', 63), False),
     ('auto without deadline: weight', 'auto', NO_DL, 500, ('weight', 63),
      False),
+    ('auto, weight beside busy VMs misses: deadline', 'auto',
+     (row('stock', p99=3900), row('deadline', p99=60),
+      row('weight', p99=12000), row('slice', p99=4800)), 500,
+     ('deadline', 60), False),
     ('auto, nothing within target: the lowest p99, with a warning', 'auto',
      NO_DL, 50, ('weight', 63), True),
     ('auto, tie on p99: the preferred order', 'auto',
      (row('deadline', p99=900), row('weight', p99=900)), 100,
-     ('deadline', 900), True),
+     ('weight', 900), True),
     ('auto, no rows: slice, unmeasured', 'auto', (), 500, ('slice', 0),
      True),
     ('explicit weight', 'weight', THIS_KERNEL, 500, ('weight', 63), False),
@@ -89,10 +93,15 @@ def test_resolve_runs_the_self_test_and_reads_the_admission_figures():
     drv = ProbingDriver(THIS_KERNEL, state)
     sched = lsvm_mechanism.resolve(conf, drv)
     assert drv.asked == [('stock', 'deadline', 'weight', 'slice')]
-    assert (sched.mechanism, sched.wakeup_p99_us) == ('deadline', 13)
+    assert (sched.mechanism, sched.wakeup_p99_us) == ('weight', 63)
+    assert sched.dl_cpus == ()          # figures read for deadline only
+    drv = ProbingDriver((row('stock', p99=3900), row('deadline', p99=60),
+                         row('weight', p99=9000)), state)
+    sched = lsvm_mechanism.resolve(conf, drv)
+    assert (sched.mechanism, sched.wakeup_p99_us) == ('deadline', 60)
     assert (sched.dl_cpus, sched.dl_bw_limit, sched.dl_bw_foreign) == (
         (0, 1), 1.9, 0.1)
-    assert len(sched.probes) == 4
+    assert len(sched.probes) == 3
 
 
 def test_resolve_without_a_self_test_is_slice_unmeasured():
