@@ -38,6 +38,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.actuators import linux_knobs
 from host_agent import agent as agent_mod
 from host_agent.drivers.libvirt import driver as lv_driver
+from host_agent.linux import cgroups
 from host_agent.linux import sched
 from host_agent import model
 from host_agent.policies import vslicer
@@ -343,20 +344,30 @@ def test_agent_ticks_on_real_guests_and_restores(guests, driver):
     assert sched.get_slice_us(emu) == emu_before
 
 
-def _lsvm_changed(mechanism, tid):
-    """Whether the LSVM's vCPU thread holds what ``mechanism`` sets."""
+def _vm_weight(driver, uuid):
+    hier = cgroups.probe(CONF.host_paths.cgroup_root)
+    return cgroups.read_weight(hier, driver.vm_cgroup(uuid))
+
+
+def _lsvm_changed(mechanism, tid, driver=None, uuid=None):
+    """Whether the LSVM holds what ``mechanism`` sets (vCPU thread, or for
+    weight its VM-level cgroup)."""
     if mechanism == 'deadline':
         return sched.get_deadline_us(tid) is not None
+    if mechanism == 'weight':
+        return _vm_weight(driver, uuid) == 10000
     return (sched.get_deadline_us(tid) is None
             and sched.get_slice_us(tid) == 1000)
 
 
-@pytest.mark.parametrize('mechanism', ['deadline', 'slice'])
+@pytest.mark.parametrize('mechanism', ['deadline', 'weight', 'slice'])
 def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
                                             mechanism):
     insts = _by_name(driver)
-    tid = driver.vcpu_tid(insts['lsvm'].uuid, 0)
+    uuid = insts['lsvm'].uuid
+    tid = driver.vcpu_tid(uuid, 0)
     before = sched.get_slice_us(tid)
+    weight_before = _vm_weight(driver, uuid)
     assert sched.get_deadline_us(tid) is None
     journal = tmp_path / 'journal.jsonl'
     conf = tmp_path / 'agent.conf'
@@ -373,7 +384,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
                             stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not _lsvm_changed(mechanism, tid):
+        while not _lsvm_changed(mechanism, tid, driver, uuid):
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
             assert time.monotonic() < deadline, (
                 'agent never set the %s knob' % mechanism)
@@ -381,7 +392,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert _lsvm_changed(mechanism, tid)          # left changed by the kill
+    assert _lsvm_changed(mechanism, tid, driver, uuid)   # left by the kill
     assert journal.read_text().strip()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -401,6 +412,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
     assert sched.get_deadline_us(tid) is None     # SIGTERM restored all
     assert sched.get_slice_us(tid) == before
+    assert _vm_weight(driver, uuid) == weight_before
     # ... and removed its trace instance (no fd leaked into privsep).
     assert not [n for n in os.listdir('/sys/kernel/tracing/instances')
                 if n.startswith('iosched-%d-' % proc.pid)]
