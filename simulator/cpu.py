@@ -79,6 +79,7 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         self.tick_us = kernel.tick_us
         self.place_lag = kernel.place_lag
         self.preempt_short = kernel.preempt_short
+        self.parity_min = kernel.protect_min_slice
         self.idle_exit = kernel.idle_exit_us
         # lag clamp floor: TICK_NSEC (the legacy model keeps HZ=1000's)
         self.lag_tick_us = eevdf.TICK_US if kernel.hrtick else kernel.tick_us
@@ -144,6 +145,8 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         e.wait_us += now + delay - e.wait_start
         e.running = True
         e.protected = True
+        if self.parity_min:
+            self._set_protect(p, e)
         e.switches += 1
         e.last_cpu = p.id
         p.curr = e
@@ -158,6 +161,16 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         g = e.group
         if g is not None and g.runtime < s:
             s = g.runtime
+        if self.parity_min and p.queue:
+            # the end of its protection is a resched (update_curr's
+            # !protect_slice), at a tick unless exact; unprotected, every
+            # tick re-picks
+            left = self._protect_left(e)
+            if left > 0:
+                if left < s:
+                    s = left
+            elif not self.exact and s > 1:
+                s = 1
         if self.exact:
             if s < d:
                 d = s
@@ -231,6 +244,14 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
             # re-picked without a switch: protected again only in the
             # legacy model (the kernel sets protection when it switches)
             e.protected = self.exact
+        elif self.parity_min and p.queue and self._protect_left(e) <= 0:
+            best = p.pick()                 # protection over: re-pick
+            if best is not e:
+                e.running = False
+                p.curr = None
+                self._enqueue_waiting(p, e, now)
+                self._set_next(p, best, now)
+                return
         self._arm(p, now)
 
     def wake(self, e, now, initial=False):
@@ -298,6 +319,9 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         if not self.exact and c.slice_left <= 0:
             c.new_request()             # update_curr: the request is used
             c.protected = False
+        if self.parity_min:
+            self._check_preempt_617(p, e, c, now)
+            return
         w, s = p.totals()
         if (self.preempt_short and e.slice_us < c.slice_us
                 and e.v * w <= s
@@ -308,6 +332,54 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
             self._preempt(p, e, now)
         elif not self.exact and best is not c and best is not None:
             self._preempt(p, best, now)     # resched picks another one
+
+    def _check_preempt_617(self, p, e, c, now):
+        """The 6.17+ rule: a woken entity with a shorter slice is picked
+        against curr without curr's protection (__pick_eevdf(protect=
+        false)); if it does not win, curr's protection shrinks to the
+        shortest queued slice from now (update_protect_slice). Without
+        HRTICK, update_curr's resched (request used up, or protection
+        over) then lets schedule() pick another entity."""
+        short = self.preempt_short and e.slice_us < c.slice_us
+        best = p.pick(not short)
+        if best is e:
+            self._preempt(p, e, now)
+            return
+        if short:
+            m = c.slice_us
+            for x in p.queue:
+                if x.slice_us < m:
+                    m = x.slice_us
+            v = c.v + m * eevdf.VSCALE // c.lw
+            if v < c.vprot:
+                c.vprot = v
+        if not self.exact and (not c.protected or c.v >= c.vprot):
+            best = p.pick()
+            if best is not c and best is not None:
+                self._preempt(p, best, now)
+                return
+        self._arm(p, max(now, p.last_update))  # its protection may end
+
+    def _set_protect(self, p, e):
+        """set_protect_slice (6.17+): protected until it has run min(its
+        slice, the shortest slice still queued on p), at most to the end
+        of its request (vprot <= deadline)."""
+        m = e.slice_us
+        for x in p.queue:
+            if x.slice_us < m:
+                m = x.slice_us
+        if m == e.slice_us:
+            e.vprot = e.deadline
+        else:
+            v = e.v + m * eevdf.VSCALE // e.lw
+            e.vprot = v if v < e.deadline else e.deadline
+
+    @staticmethod
+    def _protect_left(e):
+        """Run time (us) until e's protection ends; 0 when it has."""
+        if not e.protected or e.v >= e.vprot:
+            return 0
+        return -(-(e.vprot - e.v) * e.lw // eevdf.VSCALE)
 
     def select_cpu(self, e):
         cpus = self.cpus
@@ -352,12 +424,15 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
             return
         avg = p.avg_v()
         old_lw = e.lw
+        old_v = e.v
         lag = eevdf.entity_lag(e, avg)
         if not e.running:
             p.dequeue(e)
         e.set_weight(weight)
         e.v = avg - lag * old_lw // e.lw
         e.deadline = avg + (e.deadline - avg) * old_lw // e.lw
+        if self.parity_min and e.running:   # rel. vprot (reweight_entity)
+            e.vprot = e.v + (e.vprot - old_v) * old_lw // e.lw
         if not e.running:
             p.enqueue(e)
 

@@ -28,7 +28,10 @@ thread is an entity; cgroup group entities are not modelled):
   expiry is an exact event time;
 * pick = the eligible entity with the earliest deadline (ties: lower id);
   RUN_TO_PARITY keeps the current entity while it is eligible and has not
-  started a new request since it was picked (``protected``).
+  started a new request since it was picked (``protected``) and, in the
+  6.17+ rule (``KernelSpec.protect_min_slice``), while its vruntime is
+  below ``vprot`` (set at pick: the vruntime after min(its slice, the
+  shortest queued slice) of run, at most its deadline).
 
 This module holds state and pure math only; ``simulator.cpu`` drives it.
 """
@@ -37,6 +40,7 @@ from simulator import sched_base
 
 VSCALE = 1024 * 1000        # virtual ns per us of run time at lw 1024
 TICK_US = 1000              # lag clamp floor, as TICK_NSEC at HZ=1000
+NO_VPROT = 1 << 100         # no vruntime limit on protection (6.12 rule)
 
 
 def load_weight(weight):
@@ -47,7 +51,8 @@ def load_weight(weight):
 class Entity(sched_base.Entity):
     """One vCPU thread: EEVDF state on top of the shared fields."""
     __slots__ = ('lw', 'slice_us', 'vslice', 'v', 'deadline', 'slice_left',
-                 'protected', 'cpu', 'vlag', 'dl', 'group', 'throttled')
+                 'protected', 'vprot', 'cpu', 'vlag', 'dl', 'group',
+                 'throttled')
 
     def __init__(self, eid, vm, index, weight, slice_us):
         super().__init__(eid, vm, index, weight)
@@ -58,6 +63,7 @@ class Entity(sched_base.Entity):
         self.deadline = 0
         self.slice_left = slice_us
         self.protected = False
+        self.vprot = NO_VPROT       # protection ends at this vruntime
         self.cpu = None             # PCpu while on a fair run-queue
         self.vlag = 0               # lag kept across sleep (place_lag)
         self.dl = None              # deadline.DlState: SCHED_DEADLINE
@@ -135,13 +141,14 @@ class PCpu:
             return self.idle_v
         return s // w
 
-    def pick(self):
-        """pick_eevdf: protected curr, else earliest eligible deadline."""
+    def pick(self, protect=True):
+        """pick_eevdf: protected curr, else earliest eligible deadline
+        (``protect`` False: __pick_eevdf(protect=false), PREEMPT_SHORT)."""
         w, s = self.totals()
         c = self.curr
         best = None
         if c is not None and c.v * w <= s:
-            if c.protected:
+            if protect and c.protected and c.v < c.vprot:
                 return c
             best = c
         for x in self.queue:

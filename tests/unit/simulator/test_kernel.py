@@ -35,8 +35,9 @@ def test_base_slice_follows_the_kernels_log_scaling(pcpus, expected):
 def test_named_kernels_and_default():
     assert spec.HostSpec(name='h', pcpus=1).kernel == K612
     assert K612 == spec.KernelSpec()
-    assert (K618.hz, K618.hrtick, K618.place_lag, K618.preempt_short) == (
-        250, False, True, False)
+    assert (K618.hz, K618.hrtick, K618.place_lag, K618.preempt_short,
+            K618.protect_min_slice) == (250, False, True, True, True)
+    assert not K612.protect_min_slice
     assert K618.tick_us == TICK
     assert sorted(spec.KERNELS) == ['linux-6.12-hrtick', 'linux-6.18-hz250']
 
@@ -44,6 +45,7 @@ def test_named_kernels_and_default():
 @pytest.mark.parametrize('kw,needle', [
     (dict(hz=0), 'KernelSpec.hz'),
     (dict(hrtick='no'), 'KernelSpec.hrtick'),
+    (dict(protect_min_slice=1), 'KernelSpec.protect_min_slice'),
     (dict(idle_exit_us=-1), 'KernelSpec.idle_exit_us'),
     (dict(dl_bw_limit=1.5), 'KernelSpec.dl_bw_limit'),
     (dict(cfs_period_us=10), 'KernelSpec.cfs_period_us'),
