@@ -20,7 +20,7 @@ bench:
 	tools/run-bench.sh simulator_speed
 
 bench-testbed:
-	tools/run-bench.sh testbed_lsvm
+	tools/run-bench.sh testbed_lsvm $(ARGS)
 
 # ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
 # (bench/README.md); ~6 and ~3 min. ARGS=--quick for a smoke run.
