@@ -113,6 +113,24 @@ RULES = {
 }
 
 
+def config_files(args):
+    """(oslo argv, default config files) for the agent's configuration
+    named by ``--config-file``/``--config-dir``, else the agent's default
+    locations (``DEFAULT_CONFIG`` first)."""
+    cli = []
+    for path in args.config_file:
+        cli += ['--config-file', path]
+    for path in args.config_dir:
+        cli += ['--config-dir', path]
+    defaults = None
+    if not cli:
+        defaults = cfg.find_config_files(project='iosched',
+                                         prog='io-host-agent')
+        if os.path.exists(DEFAULT_CONFIG):
+            defaults.insert(0, DEFAULT_CONFIG)
+    return cli, defaults
+
+
 class BadInput(Exception):
     """Input the command cannot use: said on stderr, exit code 2."""
 
@@ -202,17 +220,7 @@ def journal_path(args):
         return args.journal
     conf = cfg.ConfigOpts()
     agent_opts.register_opts(conf)
-    cli = []
-    for path in args.config_file:
-        cli += ['--config-file', path]
-    for path in args.config_dir:
-        cli += ['--config-dir', path]
-    defaults = None
-    if not cli:
-        defaults = cfg.find_config_files(project='iosched',
-                                         prog='io-host-agent')
-        if os.path.exists(DEFAULT_CONFIG):
-            defaults.insert(0, DEFAULT_CONFIG)
+    cli, defaults = config_files(args)
     try:
         conf(cli, project='iosched', prog='io-host-agent',
              default_config_files=defaults)

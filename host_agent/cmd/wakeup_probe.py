@@ -22,12 +22,12 @@ test that cannot run (no privilege) exits 1.
 
 import argparse
 import json
-import os
 import sys
 import time
 
 from oslo_config import cfg
 
+from host_agent.cmd import explain
 from host_agent import conf as agent_conf
 from host_agent import linux
 from host_agent.linux import cpus as cpulist
@@ -37,7 +37,7 @@ from host_agent.linux import wakeup_probe
 PROG = 'iosched-wakeup-probe'
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-DEFAULT_CONFIG = '/etc/iosched/host-agent.conf'
+DEFAULT_CONFIG = explain.DEFAULT_CONFIG
 VSLICER = 'host_agent_policy.vslicer'
 CONF = agent_conf.CONF
 
@@ -114,17 +114,7 @@ def parser():
 
 
 def load_conf(args):
-    cli = []
-    for path in args.config_file:
-        cli += ['--config-file', path]
-    for path in args.config_dir:
-        cli += ['--config-dir', path]
-    defaults = None
-    if not cli:
-        defaults = cfg.find_config_files(project='iosched',
-                                         prog='io-host-agent')
-        if os.path.exists(DEFAULT_CONFIG):
-            defaults.insert(0, DEFAULT_CONFIG)
+    cli, defaults = explain.config_files(args)
     try:
         CONF(cli, project='iosched', prog='io-host-agent',
              default_config_files=defaults)

@@ -22,6 +22,19 @@ Every reader takes its root (``proc_root``, ``cgroup_root``) as an
 argument, from ``[host_paths]``.
 """
 
+import os
+
+
+def pid_alive(pid):
+    """Whether process ``pid`` exists (another user's counts too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 class LinuxKnobError(Exception):
     """A kernel interface refused or lacked something; the message says

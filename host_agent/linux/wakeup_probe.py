@@ -263,16 +263,6 @@ def stale_owners(names, alive, me):
     return sorted(out)
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _cg_dir(hierarchy, cg):
     """Directory of a cgroup ('' = the hierarchy's root)."""
     parts = [p for p in (hierarchy.cpu_dir, cg) if p]
@@ -331,7 +321,7 @@ def bases(hierarchy):
     return out
 
 
-def sweep(hierarchy, alive=_alive, me=None, kill=os.kill, rmdir=os.rmdir):
+def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill, rmdir=os.rmdir):
     """Remove the groups of self-tests whose process is gone. Returns the
     cgroups removed."""
     me = os.getpid() if me is None else me

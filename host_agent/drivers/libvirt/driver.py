@@ -33,7 +33,6 @@ Configuration::
 """
 
 import dataclasses
-import os
 import socket
 import time
 

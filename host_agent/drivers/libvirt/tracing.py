@@ -34,6 +34,7 @@ import re
 
 from oslo_log import log as logging
 
+from host_agent import linux
 from host_agent import paths
 
 _LINE = re.compile(r'\s(\d+)\.(\d+): sched_wakeup: .*?\bpid=(\d+)\s+prio=')
@@ -50,16 +51,6 @@ def parse_lines(text):
             secs, frac, tid = m.groups()
             ns = int(secs) * 1_000_000_000 + int(frac.ljust(9, '0')[:9])
             yield int(tid), ns
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def filter_expr(tids):
@@ -95,7 +86,7 @@ class WakeupTracer(object):
         removed = []
         for name in os.listdir(base):
             m = re.fullmatch(r'iosched-(\d+)(?:-\d+)?', name)
-            if not m or name == self.name or _alive(int(m.group(1))):
+            if not m or name == self.name or linux.pid_alive(int(m.group(1))):
                 continue
             d = os.path.join(base, name)
             try:

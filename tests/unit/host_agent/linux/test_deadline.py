@@ -17,7 +17,6 @@ import os
 import pytest
 
 from host_agent import linux
-from host_agent.linux import cpus as cpulist
 from host_agent.linux import deadline
 from host_agent import model
 

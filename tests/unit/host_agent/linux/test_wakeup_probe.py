@@ -23,7 +23,6 @@ import signal
 import pytest
 
 from host_agent import linux
-from host_agent.linux import cpus as cpulist
 from host_agent.linux import cgroups
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
