@@ -56,7 +56,6 @@ from host_agent.actuators import driver as driver_act  # noqa: E402
 from host_agent.actuators import host_knobs  # noqa: E402
 from host_agent.actuators import journal as journal_mod  # noqa: E402
 from host_agent import agent as agent_mod  # noqa: E402
-from host_agent.collectors import rates  # noqa: E402
 from host_agent import conf as agent_conf  # noqa: E402
 from host_agent import lsvm_mechanism  # noqa: E402
 from host_agent import model  # noqa: E402
@@ -67,17 +66,8 @@ CONF = agent_conf.CONF
 PREFIX = 'iosched-lsvm-'
 
 
-def pct(values, p):
-    return round(rates.percentile(values, p), 1)
-
-
 def progress(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def run_ns(driver, uuid):
-    inst = next(i for i in driver.list_instances() if i.uuid == uuid)
-    return driver.vcpu_samples(inst)[0].run_ns
 
 
 class HostHogs(object):
@@ -101,38 +91,10 @@ class HostHogs(object):
         self.procs = []
 
 
-def measure(guests, driver, seconds, rate, burst_us, label):
-    """LSVM RTTs, CPU shares and burner throughput over one phase."""
-    lsvm = guests['lsvm']
-    burners = [g for n, g in sorted(guests.items()) if n != 'lsvm']
-    run0 = {n: run_ns(driver, g.uuid) for n, g in guests.items()}
-    burn = {g.name: [] for g in burners}
-    stop = threading.Event()
-
-    def sample():
-        while not stop.wait(1.0):
-            t = time.monotonic() - 1.0
-            for g in burners:
-                try:
-                    burn[g.name].append(g.burn_rate(timeout=3,
-                                                    fresher_than=t))
-                except Exception:
-                    pass
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    t0 = time.monotonic()
-    sampler.start()
-    progress('%s: %d requests at %d/s' % (label, int(rate * seconds), rate))
-    rtts = lsvm.rr(int(rate * seconds), rate_per_s=rate, burst_us=burst_us)
-    wall = time.monotonic() - t0
-    stop.set()
-    sampler.join()
-    share = {n: round((run_ns(driver, g.uuid) - run0[n]) / 1e9 / wall, 4)
-             for n, g in guests.items()}
-    tput = {n: round(sum(v) / len(v)) if v else 0 for n, v in burn.items()}
-    progress('%s: p50 %.0f us, p99 %.0f us' % (label, pct(rtts, 50),
-                                               pct(rtts, 99)))
-    return {'rtts': rtts, 'cpu_share': share, 'burn_iter_per_s': tput}
+def measure(guests, seconds, rate, burst_us, label):
+    """LSVM RTTs, every guest's CPU share and the burners' throughput."""
+    return common.measure(guests['lsvm'], list(guests.values()), seconds,
+                          rate, burst_us, label)
 
 
 class AgentRun(object):
@@ -179,20 +141,18 @@ def sched_for(mech, probes, driver):
 
 
 def pin_lsvm(guests, cpu):
-    dom = guests['lsvm'].domain
-    ncpu = len(dom.vcpuPinInfo(0)[0])
-    cpumap = tuple(i == cpu for i in range(ncpu))
-    dom.pinVcpuFlags(0, cpumap, 1)
-    dom.pinEmulator(cpumap, 1)
+    common.pin_guest(guests['lsvm'], {cpu})
 
 
-def cpu_bound(guests, driver, seconds, label):
-    """The LSVM spins for ``seconds``: its vCPU thread's CPU share."""
+def cpu_bound(guests, seconds, label):
+    """The LSVM spins for ``seconds``: its vCPU threads' CPU share."""
     lsvm = guests['lsvm']
-    r0, t0 = run_ns(driver, lsvm.uuid), time.monotonic()
+    probe = common.Probe({'lsvm': lsvm})
+    r0, t0 = probe.sample()['lsvm'][0], time.monotonic()
     lsvm.rr(1, rate_per_s=1, burst_us=int(seconds * 1e6), spin='time',
             timeout=seconds * 4 + 10)
-    share = (run_ns(driver, lsvm.uuid) - r0) / 1e9 / (time.monotonic() - t0)
+    share = ((probe.sample()['lsvm'][0] - r0) / 1e9 /
+             (time.monotonic() - t0))
     progress('%s: LSVM CPU-bound share %.3f' % (label, share))
     return round(share, 4)
 
@@ -274,7 +234,7 @@ def main(argv=None):
             tag = 'round %d/%d' % (r + 1, args.rounds)
             hogs.stop()
             pin_lsvm(guests, args.other_cpu)
-            phases['idle'].append(measure(guests, driver, args.seconds,
+            phases['idle'].append(measure(guests, args.seconds,
                                           args.rate, args.burst_us,
                                           tag + ' idle'))
             pin_lsvm(guests, args.shared_cpu)
@@ -285,21 +245,20 @@ def main(argv=None):
                 label = '%s %s' % (tag, phase)
                 if phase == 'stock':
                     phases[phase].append(measure(
-                        guests, driver, args.seconds, args.rate,
+                        guests, args.seconds, args.rate,
                         args.burst_us, label))
                     continue
                 with AgentRun(driver, scheds[phase], cpu):
                     phases[phase].append(measure(
-                        guests, driver, args.seconds, args.rate,
+                        guests, args.seconds, args.rate,
                         args.burst_us, label))
                 pin_lsvm(guests, args.shared_cpu)
         if args.cpu_bound_seconds:
-            bound = {'stock': cpu_bound(guests, driver,
-                                        args.cpu_bound_seconds, 'stock')}
+            bound = {'stock': cpu_bound(guests, args.cpu_bound_seconds,
+                                        'stock')}
             for m in mechs:
                 with AgentRun(driver, scheds[m], cpu) as run:
-                    bound[m] = cpu_bound(guests, driver,
-                                         args.cpu_bound_seconds, m)
+                    bound[m] = cpu_bound(guests, args.cpu_bound_seconds, m)
                 bound[m + '_limit'] = report.share_limit(
                     run.decisions, guests['lsvm'].uuid)
                 pin_lsvm(guests, args.shared_cpu)
@@ -313,7 +272,7 @@ def main(argv=None):
     results['agent_cpu_ms_per_tick'] = round(
         cpu['s'] / max(1, cpu['ticks']) * 1e3, 3)
     for name, rounds in phases.items():
-        results[name] = report.pool(rounds)
+        results[name] = common.pool(rounds)
     results['targets'] = report.targets(results, mechs)
     print('\n'.join(report.table(results, mechs)))
     os.makedirs(args.output_dir, exist_ok=True)

@@ -9,10 +9,10 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pure: pool the LSVM testbed bench's rounds, check the issue's targets,
-and print the table (``bench/testbed_lsvm.py``)."""
+"""Pure: check the LSVM testbed bench's figures against the issue's
+targets and print the table (``bench/testbed_lsvm.py``; the rounds are
+pooled by ``bench.testbed_common.pool``)."""
 
-from host_agent.collectors import rates
 from host_agent import model
 
 # Issue 10's targets (benchmarks, not timed tests).
@@ -22,29 +22,6 @@ P50_OVER_STOCK_MAX = 0.7
 BURN_OVER_STOCK_MIN = 0.97
 SHARE_DEVIATION_MAX = 0.05
 SELFTEST_MAX_S = 5.0
-
-
-def pct(values, p):
-    return round(rates.percentile(values, p), 1)
-
-
-def pool(rounds):
-    """One phase over its rounds: RTTs pooled, shares and rates averaged."""
-    if not rounds:
-        return {}
-    rtts = [r for x in rounds for r in x['rtts']]
-    names = rounds[0]['cpu_share']
-    burners = rounds[0]['burn_iter_per_s']
-    return {
-        'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
-        'requests': len(rtts),
-        'rounds_p50_us': [pct(x['rtts'], 50) for x in rounds],
-        'rounds_p99_us': [pct(x['rtts'], 99) for x in rounds],
-        'cpu_share': {n: round(sum(x['cpu_share'][n] for x in rounds) /
-                               len(rounds), 4) for n in names},
-        'burn_iter_per_s': {n: round(sum(x['burn_iter_per_s'][n]
-                                         for x in rounds) / len(rounds))
-                            for n in burners}}
 
 
 def _ratio(a, b):

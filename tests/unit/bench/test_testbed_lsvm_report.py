@@ -11,23 +11,26 @@
 # under the License.
 """The LSVM testbed bench's pooling, targets and table (pure)."""
 
+from bench import testbed_common
 from bench import testbed_lsvm_report as rep
 from host_agent import model
 
 
 def phase(rtts, shares, burn):
-    return {'rtts': rtts, 'cpu_share': shares, 'burn_iter_per_s': burn}
+    return {'rtts': rtts, 'cpu_share': shares, 'burn_iter_per_s': burn,
+            'rtt_p50_us': testbed_common.pct(rtts, 50),
+            'rtt_p99_us': testbed_common.pct(rtts, 99)}
 
 
 def results():
     s = {'lsvm': 0.04, 'cpu1': 0.32, 'cpu2': 0.32}
     b = {'cpu1': 100, 'cpu2': 100}
-    r = {'idle': rep.pool([phase([1000] * 99 + [2000], s, b)]),
-         'stock': rep.pool([phase([2000] * 98 + [8000] * 2, s, b),
+    r = {'idle': testbed_common.pool([phase([1000] * 99 + [2000], s, b)]),
+         'stock': testbed_common.pool([phase([2000] * 98 + [8000] * 2, s, b),
                             phase([3000] * 100, s, b)]),
-         'deadline': rep.pool([phase([1100] * 99 + [2500], dict(
+         'deadline': testbed_common.pool([phase([1100] * 99 + [2500], dict(
              s, cpu1=0.31), {'cpu1': 99, 'cpu2': 100})]),
-         'slice': rep.pool([phase([2500] * 98 + [9000] * 2, s, b)]),
+         'slice': testbed_common.pool([phase([2500] * 98 + [9000] * 2, s, b)]),
          'selftest': {'seconds': 3.2, 'auto': 'deadline'}}
     r['targets'] = rep.targets(r, ['deadline', 'slice'])
     return r
