@@ -25,7 +25,6 @@ locally and fails in CI (CI=true) when libvirt/QEMU/root are missing.
 """
 
 import os
-import shutil
 
 import pytest
 
@@ -37,6 +36,7 @@ from iosched_testbed import daemons
 from iosched_testbed import spec as spec_mod
 from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
+from tests.testbed import needs
 
 CONF = fixtures.CONF
 PREFIX = 'iosched-ivt-'
@@ -45,26 +45,9 @@ PIN = NCPU - 1
 SPECS = ['lsvm:rr', 'hyb:hybrid:duty_pct=50', 'cpu1:burn']
 
 
-def _missing():
-    why = []
-    try:
-        import libvirt  # noqa: F401
-    except ImportError:
-        why.append('python module libvirt (pip install libvirt-python)')
-    for tool in ('qemu-system-x86_64', 'virsh', 'gcc', 'apt-get'):
-        if not shutil.which(tool):
-            why.append(tool)
-    if not os.path.exists('/bin/busybox'):
-        why.append('/bin/busybox (busybox-static)')
-    if os.geteuid() != 0:
-        why.append('root')
-    return why
-
-
 @pytest.fixture(scope='module')
 def guests():
-    why = _missing()
-    fixtures.require('libvirt', not why, 'missing: ' + ', '.join(why))
+    needs.require_testbed()
     try:
         started = daemons.ensure_libvirtd()
     except RuntimeError as e:

@@ -20,7 +20,6 @@ fails in CI (CI=true) when libvirt/QEMU/the build tools are missing.
 
 import json
 import os
-import shutil
 import struct
 import xml.etree.ElementTree as ET
 
@@ -33,33 +32,16 @@ from iosched_testbed import guest as guest_mod
 from iosched_testbed import spec as spec_mod
 from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
+from tests.testbed import needs
 
 PREFIX = 'iosched-tb-'
 SPECS = ['lsvm:rr', 'cpu1:burn', 'db1:disk', 'idle1:idle']
 PIN = (os.cpu_count() or 1) - 1
 
 
-def _missing():
-    why = []
-    try:
-        import libvirt  # noqa: F401
-    except ImportError:
-        why.append('python module libvirt (pip install libvirt-python)')
-    for tool in ('qemu-system-x86_64', 'virsh', 'gcc', 'apt-get', 'depmod',
-                 'modprobe'):
-        if not shutil.which(tool):
-            why.append(tool)
-    if not os.path.exists('/bin/busybox'):
-        why.append('/bin/busybox (busybox-static)')
-    if os.geteuid() != 0:
-        why.append('root')
-    return why
-
-
 @pytest.fixture(scope='module')
 def bed():
-    why = _missing()
-    fixtures.require('libvirt', not why, 'missing: ' + ', '.join(why))
+    needs.require_testbed()
     try:
         started = daemons.ensure_libvirtd()
     except RuntimeError as e:
