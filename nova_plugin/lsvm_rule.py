@@ -62,7 +62,7 @@ MECH_DEADLINE = 'deadline'
 MECH_WEIGHT = 'weight'
 MECH_SLICE = 'slice'
 MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
-# The agent's tolerance in its deadline admission (vslicer.admit_deadline).
+# The agent's tolerance in its deadline admission (lsvm_mechanisms.admit_deadline).
 BW_EPSILON = 1e-9
 
 
