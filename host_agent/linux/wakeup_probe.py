@@ -51,13 +51,11 @@ benchmarks. Children are started with ``no_new_privs`` so that, although
 they run as uid 0, they hold no capability the daemon lacks.
 """
 
-import collections
 import ctypes
 import errno as errno_mod
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -69,6 +67,7 @@ from host_agent import linux
 from host_agent.linux import cgroups
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
+from host_agent.linux import wakeup_probe_groups as groups
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
 from host_agent import paths
@@ -80,15 +79,9 @@ SCHED_DEADLINE = 6
 DL_RUNTIME_US = 300
 DL_DEADLINE_US = 1000
 SLICE_US = 100
-QUOTA_PERIOD_US = 100000
-PREFIX = 'iosched-selftest-'
-SLEEPER_CG = 'sleeper'
-LSVM_CG = 'lsvm'
-# Where the temporary group may go, in order: the hierarchy's root, else
-# libvirt's machine group. A v1 root directory is mode 0555, so the privsep
-# daemon (uid 0 without CAP_DAC_OVERRIDE) may not create a group there;
-# libvirt's machine group (0755, owned by root) exists once a VM ran.
-MACHINE_GROUPS = {cgroups.V1: 'machine', cgroups.V2: 'machine.slice'}
+# The temporary cgroups' names and places: wakeup_probe_groups.
+QUOTA_PERIOD_US = groups.QUOTA_PERIOD_US
+PREFIX = groups.PREFIX
 
 # Accepted arguments (the privsep entrypoint enforces the same).
 WAKES_MIN, WAKES_MAX = 50, 5000
@@ -96,7 +89,6 @@ HOGS_MIN, HOGS_MAX = 0, 8
 PERIOD_MIN_US, PERIOD_MAX_US = 500, 100000
 SETTLE_S = 0.05            # hogs running before the first case
 BUDGET_FACTOR = 1.25       # a case stops after 1.25 x its nominal time
-RMDIR_TRIES = 40           # x 25 ms: a killed task may leave late
 
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -214,134 +206,6 @@ def from_dict(d):
         samples=int(d.get('samples', 0)), error=str(d.get('error', '')))
 
 
-# -- cgroups: plan (pure) and stale groups ---------------------------------
-CgroupPlan = collections.namedtuple('CgroupPlan',
-                                    'parent dirs setup lsvm_writes')
-CgroupPlan.__doc__ = """``dirs``: cgroups to create, parents first;
-``setup``: (relpath, value) writes right after creating them;
-``lsvm_writes``: the weight case's weight and cap."""
-
-
-def hog_cg(parent, i):
-    return '%s/hog%d' % (parent, i)
-
-
-def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
-                  base=''):
-    """The groups of one run below ``base`` ('' = the hierarchy's root,
-    or a group such as libvirt's machine group)."""
-    parent = '/'.join(p for p in (base, '%s%d' % (PREFIX, int(owner_pid)))
-                      if p)
-    dirs = [parent, '%s/%s' % (parent, SLEEPER_CG),
-            '%s/%s' % (parent, LSVM_CG)]
-    dirs += [hog_cg(parent, i) for i in range(n_hogs)]
-    setup = []
-    if hierarchy.version == cgroups.V2:
-        # Children get the cpu controller only if the parent enables it.
-        setup.append((cgroups.file_relpath(hierarchy, parent,
-                                           'cgroup.subtree_control'),
-                      '+cpu'))
-    lsvm = '%s/%s' % (parent, LSVM_CG)
-    writes = cgroups.plan_weight(hierarchy, lsvm, lsvm_weight)
-    if hierarchy.version == cgroups.V1:
-        writes.append((cgroups.file_relpath(hierarchy, lsvm,
-                                            'cpu.cfs_period_us'),
-                       str(QUOTA_PERIOD_US)))
-    writes += cgroups.plan_cap(hierarchy, lsvm, 1.0 / (hogs_per_cpu + 1),
-                               QUOTA_PERIOD_US)
-    return CgroupPlan(parent, tuple(dirs), tuple(setup), tuple(writes))
-
-
-def stale_owners(names, alive, me):
-    """Owner pids of ``iosched-selftest-<pid>`` names left by a dead run
-    (or by this process, which runs one test at a time)."""
-    out = []
-    for name in names:
-        tail = name[len(PREFIX):] if name.startswith(PREFIX) else ''
-        if tail.isdigit() and (int(tail) == me or not alive(int(tail))):
-            out.append(int(tail))
-    return sorted(out)
-
-
-def _cg_dir(hierarchy, cg):
-    """Directory of a cgroup ('' = the hierarchy's root)."""
-    parts = [p for p in (hierarchy.cpu_dir, cg) if p]
-    if not parts:
-        return os.path.normpath(hierarchy.root)
-    return paths.safe_join(hierarchy.root, *parts)
-
-
-def _read_pids(path):
-    try:
-        with open(os.path.join(path, 'cgroup.procs')) as fh:
-            return [int(x) for x in fh.read().split() if x.isdigit()]
-    except OSError:
-        return []
-
-
-def _rmdir(path, rmdir=os.rmdir):
-    for i in range(RMDIR_TRIES):
-        try:
-            rmdir(path)
-            return True
-        except FileNotFoundError:
-            return True
-        except OSError as e:
-            if e.errno != errno_mod.EBUSY or i == RMDIR_TRIES - 1:
-                LOG.warning('cannot remove the self-test cgroup %s: %s',
-                            path, e.strerror)
-                return False
-            time.sleep(0.025)
-    return False
-
-
-def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
-    """Kill what is left in a self-test group and remove it, deepest
-    first. True when it is gone."""
-    if not os.path.isdir(path):
-        return True
-    subdirs = sorted(os.path.join(path, d) for d in os.listdir(path)
-                     if os.path.isdir(os.path.join(path, d)))
-    ok = all([remove_tree(d, kill, rmdir) for d in subdirs])
-    for pid in _read_pids(path):
-        try:
-            kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    return _rmdir(path, rmdir) and ok
-
-
-def bases(hierarchy):
-    """Groups a self-test's group may be in: the root, libvirt's machine
-    group when it exists."""
-    out = ['']
-    machine = MACHINE_GROUPS.get(hierarchy.version)
-    if machine and os.path.isdir(_cg_dir(hierarchy, machine)):
-        out.append(machine)
-    return out
-
-
-def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill, rmdir=os.rmdir):
-    """Remove the groups of self-tests whose process is gone. Returns the
-    cgroups removed."""
-    me = os.getpid() if me is None else me
-    removed = []
-    for base in bases(hierarchy):
-        top = _cg_dir(hierarchy, base)
-        try:
-            names = os.listdir(top)
-        except OSError:
-            continue
-        for pid in stale_owners(names, alive, me):
-            name = '%s%d' % (PREFIX, pid)
-            if remove_tree(os.path.join(top, name), kill, rmdir):
-                cg = '/'.join(p for p in (base, name) if p)
-                removed.append(cg)
-                if pid != me:
-                    LOG.info('removed the stale self-test cgroup %s', cg)
-    return removed
-
-
 # -- the run -----------------------------------------------------------------
 def _write(hierarchy, relpath, value):
     path = paths.safe_join(hierarchy.root, relpath)
@@ -447,7 +311,7 @@ class Session(object):
                 self.hogs.append(p)
                 os.sched_setaffinity(p.pid, {cpu})
                 if self.plan is not None:
-                    self._move(hog_cg(self.plan.parent, len(self.hogs) - 1),
+                    self._move(groups.hog_cg(self.plan.parent, len(self.hogs) - 1),
                                p.pid)
         time.sleep(SETTLE_S)
         return self
@@ -455,10 +319,10 @@ class Session(object):
     def _make_groups(self, n_hogs):
         try:
             self.hierarchy = cgroups.probe(self.cgroup_root)
-            sweep(self.hierarchy)
+            groups.sweep(self.hierarchy)
             refused = []
-            for base in bases(self.hierarchy):
-                plan = plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
+            for base in groups.bases(self.hierarchy):
+                plan = groups.plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
                                     self.lsvm_weight, self.hogs_per_cpu,
                                     base)
                 try:
@@ -475,7 +339,7 @@ class Session(object):
                 'needs CAP_DAC_OVERRIDE, which the privsep daemon does not '
                 'keep; libvirt\'s %s group is used when it exists)'
                 % ('; '.join(refused),
-                   MACHINE_GROUPS.get(self.hierarchy.version)),
+                   groups.MACHINE_GROUPS.get(self.hierarchy.version)),
                 errno_mod.EACCES)
         except linux.LinuxKnobError as e:
             self.cg_error = 'no self-test cgroups: %s' % error_text(e)
@@ -485,7 +349,7 @@ class Session(object):
 
     def _create(self, plan):
         for cg in plan.dirs:
-            path = _cg_dir(self.hierarchy, cg)
+            path = groups._cg_dir(self.hierarchy, cg)
             try:
                 os.mkdir(path, 0o755)
             except OSError as e:
@@ -507,10 +371,10 @@ class Session(object):
                 raise linux.LinuxKnobError(self.cg_error)
             for relpath, value in self.plan.lsvm_writes:
                 _write(self.hierarchy, relpath, value)
-            self._move('%s/%s' % (self.plan.parent, LSVM_CG), pid)
+            self._move('%s/%s' % (self.plan.parent, groups.LSVM_CG), pid)
             return
         if self.plan is not None:
-            self._move('%s/%s' % (self.plan.parent, SLEEPER_CG), pid)
+            self._move('%s/%s' % (self.plan.parent, groups.SLEEPER_CG), pid)
         if case == model.MECH_SLICE:
             sched.set_slice_us(pid, slice_us)
         elif case == model.MECH_DEADLINE:
@@ -580,7 +444,7 @@ class Session(object):
     def _remove_groups(self):
         left = []
         for path in reversed(self.created):
-            if not remove_tree(path):
+            if not groups.remove_tree(path):
                 left.append(path)
         self.created = []
         return left

@@ -36,6 +36,7 @@ from host_agent.linux import cgroups
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
+from host_agent.linux import wakeup_probe_groups as groups
 from host_agent import model
 from host_agent import privsep
 from tests import fixtures
@@ -85,8 +86,8 @@ def _children(parent=None):
 def _groups():
     hier = cgroups.probe(CGROUP_ROOT)
     left = []
-    for base in wp.bases(hier):
-        top = wp._cg_dir(hier, base)
+    for base in groups.bases(hier):
+        top = groups._cg_dir(hier, base)
         left += [os.path.join(top, n) for n in os.listdir(top)
                  if n.startswith(wp.PREFIX)]
     return left
@@ -185,6 +186,6 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     # ... and the next run (here: its sweep) removes the orphaned group.
     left = [g for g in _groups() if g.endswith('-%d' % proc.pid)]
     assert len(left) == 1
-    removed = wp.sweep(cgroups.probe(CGROUP_ROOT))
+    removed = groups.sweep(cgroups.probe(CGROUP_ROOT))
     assert any(r.endswith('-%d' % proc.pid) for r in removed)
     assert [g for g in _groups() if g.endswith('-%d' % proc.pid)] == []

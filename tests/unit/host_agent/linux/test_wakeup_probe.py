@@ -26,6 +26,7 @@ from host_agent import linux
 from host_agent.linux import cgroups
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
+from host_agent.linux import wakeup_probe_groups as groups
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
 from tests.unit.host_agent.linux import conftest
@@ -193,7 +194,7 @@ V2 = cgroups.Hierarchy('v2', '/sys/fs/cgroup', '')
 ])
 def test_plan_cgroups(hier, base, hogs, weight, hogs_per_cpu, parent, setup,
                       writes):
-    plan = wp.plan_cgroups(hier, 77, hogs, weight, hogs_per_cpu, base)
+    plan = groups.plan_cgroups(hier, 77, hogs, weight, hogs_per_cpu, base)
     assert plan.parent == parent
     assert plan.dirs == tuple([parent, parent + '/sleeper',
                                parent + '/lsvm'] +
@@ -205,7 +206,7 @@ def test_plan_cgroups(hier, base, hogs, weight, hogs_per_cpu, parent, setup,
 
 def test_plan_refuses_a_bad_base():
     with pytest.raises(Exception):
-        wp.plan_cgroups(V1, 77, 1, 100, 1, '../etc')
+        groups.plan_cgroups(V1, 77, 1, 100, 1, '../etc')
 
 
 @pytest.mark.parametrize('names, alive, me, stale', [
@@ -216,7 +217,7 @@ def test_plan_refuses_a_bad_base():
     (['iosched-selftest-12', 'iosched-selftest-3'], set(), 1, [3, 12]),
 ])
 def test_stale_owners(names, alive, me, stale):
-    assert wp.stale_owners(names, lambda pid: pid in alive, me) == stale
+    assert groups.stale_owners(names, lambda pid: pid in alive, me) == stale
 
 
 def _fake_group(path, pids=()):
@@ -240,18 +241,18 @@ def test_sweep_removes_dead_runs_only(tmp_path, version):
         tmp_path)
     hier = cgroups.probe(tree.cgroup_root)
     top = tmp_path / 'cgroup' / hier.cpu_dir
-    machine = top / wp.MACHINE_GROUPS[version]
+    machine = top / groups.MACHINE_GROUPS[version]
     _fake_group(top / 'iosched-selftest-10' / 'hog0', [1001])
     (top / 'iosched-selftest-10' / 'cgroup.procs').write_text('')
     _fake_group(top / 'iosched-selftest-20' / 'hog0', [2001])
     _fake_group(machine / 'iosched-selftest-30' / 'lsvm', [3001, 3002])
     killed = []
-    removed = wp.sweep(hier, alive=lambda pid: pid == 20, me=99,
+    removed = groups.sweep(hier, alive=lambda pid: pid == 20, me=99,
                        kill=lambda pid, sig: killed.append((pid, sig)),
                        rmdir=_fake_rmdir)
     assert sorted(removed) == sorted([
         'iosched-selftest-10',
-        '%s/iosched-selftest-30' % wp.MACHINE_GROUPS[version]])
+        '%s/iosched-selftest-30' % groups.MACHINE_GROUPS[version]])
     assert sorted(killed) == [(1001, signal.SIGKILL), (3001, signal.SIGKILL),
                               (3002, signal.SIGKILL)]
     assert not (top / 'iosched-selftest-10').exists()
@@ -262,14 +263,14 @@ def test_sweep_removes_dead_runs_only(tmp_path, version):
 def test_bases_lists_libvirts_group_when_present(tmp_path):
     tree = conftest.make_v1(tmp_path)
     hier = cgroups.probe(tree.cgroup_root)
-    assert wp.bases(hier) == ['', 'machine']
+    assert groups.bases(hier) == ['', 'machine']
     bare = conftest.make_v2(tmp_path / 'v2')
     hier2 = cgroups.probe(bare.cgroup_root)
-    assert wp.bases(hier2) == ['', 'machine.slice']
+    assert groups.bases(hier2) == ['', 'machine.slice']
     empty = tmp_path / 'empty'
     (empty / 'cpu').mkdir(parents=True)
     (empty / 'cpu' / 'cpu.shares').write_text('1024\n')
-    assert wp.bases(cgroups.probe(str(empty))) == ['']
+    assert groups.bases(cgroups.probe(str(empty))) == ['']
 
 
 def test_session_without_a_cpu_controller_fails_the_weight_row(tmp_path):
