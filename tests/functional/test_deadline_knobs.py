@@ -114,15 +114,7 @@ def child_group(tmp_path):
                 pass
             child.kill()
             child.wait()
-        tlk.privsep.sys_admin_pctxt.stop()
-        CONF.clear_override('helper_command', tlk.SECTION)
-        for _ in range(50):
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.05)
-        assert not os.path.exists(path), 'could not remove %s' % path
+        tlk.stop_daemon_and_remove(path)
 
 
 def _signal_thread(child):

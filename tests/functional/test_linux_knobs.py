@@ -97,6 +97,20 @@ def _start_daemon(tmp_path, name, extra=''):
     return str(path)
 
 
+def stop_daemon_and_remove(path):
+    """Stop the privsep daemon, forget its helper, remove the test's
+    cgroup (retrying while the killed tasks leave it)."""
+    privsep.sys_admin_pctxt.stop()
+    CONF.clear_override('helper_command', SECTION)
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            break
+        except OSError:
+            time.sleep(0.05)
+    assert not os.path.exists(path), 'could not remove %s' % path
+
+
 def _run_ns(pid):
     return sched.read_schedstat('/proc', pid, pid)[0]
 
@@ -126,15 +140,7 @@ def busy_child_in_cgroup():
     finally:
         child.kill()
         child.wait()
-        privsep.sys_admin_pctxt.stop()
-        CONF.clear_override('helper_command', SECTION)
-        for _ in range(50):
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.05)
-        assert not os.path.exists(path), 'could not remove %s' % path
+        stop_daemon_and_remove(path)
 
 
 def test_knobs_through_the_real_daemon(busy_child_in_cgroup, tmp_path):
