@@ -1,0 +1,141 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Scenarios: VMs with SLOs on one disk, a scheduler, fixed work or a
+duration; ``run(scenario)`` returns a ``Result``.
+
+Schedulers: 'noop', 'deadline', 'cfq' (base CFQ, every VM a BE process),
+'cfq-prio' (RT for the VMs marked latency, BE for the others),
+'edf-credit' (VBC + plain EDF, backup deadline 500 ms) and 'flubber'
+(VBC + BD-EDF). ``bd=False`` with 'flubber' is the ablation (identical
+to 'edf-credit' but for BD's background handling).
+"""
+
+import dataclasses
+import random
+import typing
+
+from simulator.flubber import bdedf
+from simulator.flubber import clients
+from simulator.flubber import disk as fdisk
+from simulator.flubber import elevators
+from simulator.flubber import engine as fengine
+from simulator.flubber import vbc as fvbc
+
+SCHEDULERS = ('noop', 'deadline', 'cfq', 'cfq-prio', 'edf-credit',
+              'flubber')
+
+
+@dataclasses.dataclass(frozen=True)
+class VmSpec:
+    name: str
+    workload: clients.Workload
+    b_iops: float
+    l_ms: float
+    latency_class: bool = False     # RT under cfq-prio
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    vms: typing.Tuple[VmSpec, ...]
+    scheduler: str = 'flubber'
+    beta: int = 32
+    max_interval: int = 1152
+    feedback: bool = True
+    bd: bool = True
+    backup_gb: float = 0.0
+    duration_ms: typing.Optional[float] = None   # None: until work done
+    max_ms: float = 600_000.0
+    device: str = 'hdd'
+    seed: int = 1
+
+
+@dataclasses.dataclass
+class Result:
+    scenario: Scenario
+    end_ms: float
+    finish: dict                   # vm or 'backup' -> ms (None: not done)
+    metrics: object
+    vbc: object
+    low: object
+    guests: dict
+
+    def exec_s(self, vm):
+        f = self.finish.get(vm)
+        return None if f is None else f / 1000.0
+
+    def server_iops(self, t1=None):
+        t1 = t1 or self.end_ms
+        n = sum(1 for v in self.guests for t, _ in self.metrics.done[v]
+                if t < t1)
+        return n * 1000.0 / t1
+
+    def wait_success(self):
+        if isinstance(self.low, bdedf.BdEdf):
+            return self.low.wait_success_ratio()
+        return None
+
+
+def _low(scn, slos, vbc):
+    s = scn.scheduler
+    if s == 'noop':
+        return elevators.Noop()
+    if s == 'deadline':
+        return elevators.Deadline()
+    if s == 'cfq':
+        return elevators.Cfq()
+    if s == 'cfq-prio':
+        return elevators.Cfq({v.name: 'rt' if v.latency_class else 'be'
+                              for v in scn.vms})
+    if s == 'edf-credit':
+        return elevators.Edf(slos)
+    if s == 'flubber':
+        return bdedf.BdEdf(slos, bd=scn.bd, can_send=vbc.has_credit)
+    raise ValueError('scheduler %r unknown; accepted: %s'
+                     % (s, ', '.join(SCHEDULERS)))
+
+
+def build(scn):
+    slos = {v.name: (v.b_iops, v.l_ms) for v in scn.vms}
+    vbc = None
+    if scn.scheduler in ('edf-credit', 'flubber'):
+        vbc = fvbc.Vbc(slos, beta=scn.beta, max_interval=scn.max_interval,
+                       feedback_on=scn.feedback)
+    low = _low(scn, slos, vbc)
+    dev = fdisk.Hdd() if scn.device == 'hdd' else fdisk.Ssd()
+    eng = fengine.Engine(dev, low, vbc, seed=scn.seed)
+    guests = {}
+    for i, v in enumerate(scn.vms):
+        guests[v.name] = clients.Guest(
+            eng, v.name, i, v.workload, random.Random(scn.seed * 1000 + i),
+            on_finish=vbc.leave if vbc is not None else None)
+    backup = clients.Backup(eng, scn.backup_gb) if scn.backup_gb else None
+    return eng, vbc, low, guests, backup
+
+
+def run(scn):
+    eng, vbc, low, guests, backup = build(scn)
+    for g in guests.values():
+        g.start()
+    if backup is not None:
+        backup.start()
+
+    def done():
+        return all(g.finished is not None or g.wl.total_ops is None
+                   for g in guests.values()) and (
+            backup is None or backup.finished is not None)
+
+    until = scn.duration_ms if scn.duration_ms is not None else scn.max_ms
+    eng.run(until, stop=None if scn.duration_ms is not None else done)
+    finish = {v: g.finished for v, g in guests.items()}
+    if backup is not None:
+        finish['backup'] = backup.finished
+    return Result(scn, eng.now, finish, eng.metrics, vbc, low, guests)
