@@ -67,6 +67,7 @@ setuptools.setup(
             'vslicer = host_agent.policies.vslicer:VSlicerPolicy',
             'isacs = host_agent.policies.isacs:IsacsPolicy',
             'vturbo = host_agent.policies.vturbo:VTurboPolicy',
+            'slo = host_agent.policies.slo:SloPolicy',
         ],
         'iosched.host_agent.actuators': [
             'driver = host_agent.actuators.driver:DriverActuator',

@@ -29,6 +29,7 @@ from host_agent.collectors import vcpu_io_strength
 from host_agent import lsvm_mechanism
 from host_agent import model
 from host_agent.reporter import build
+from host_agent import volume_slo
 
 LOG = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class Agent(object):
             vcpu_io_strength.VcpuIoStrengthCollector(conf),
             disk_collector.DiskCollector(conf))
         self.host = conf.host_agent.host or driver.host_name()
+        self.volumes = volume_slo.Resolver(conf.host_agent.volume_qos_file)
         self.ticks = 0
         self.seq = 0
         self.last_snapshot = None
@@ -111,7 +113,7 @@ class Agent(object):
             self._report(errors)
 
     def _tick(self, errors):
-        instances = self.driver.list_instances()
+        instances = self.volumes.attach(self.driver.list_instances())
         current = {i.uuid for i in instances}
         gone = self._known - current
         if gone:
@@ -135,7 +137,8 @@ class Agent(object):
             window_s=(now - prev_ts) if prev_ts is not None else 0.0,
             pcpus=tuple(self.driver.pcpus()),
             instances={i.uuid: i for i in instances},
-            vcpus=vcpus, disks=disks, sched=self.host_sched)
+            vcpus=vcpus, disks=disks, sched=self.host_sched,
+            disk_capacity_iops=self._disk_capacity())
         self.last_snapshot = snapshot
         plans = []
         for policy in self.policies:
@@ -180,7 +183,9 @@ class Agent(object):
                 disk_latency_p99_ms=rates.percentile(lat, 99),
                 errors=errors,
                 decisions=build.report_decisions(self.conf, self.actuator),
-                disk_capacity_iops=self._disk_capacity())
+                disk_capacity_iops=self._disk_capacity(),
+                slo=(self.last_plan.facts.get('slo')
+                     if self.last_plan else None))
             self.last_report = report
             self.seq += 1
             if self.reporter is not None:

@@ -43,11 +43,42 @@ SPEC_LATENCY_MS = 'iosched:latency_ms'
 SPEC_IO_PROFILE = 'iosched:io_profile'
 
 
+# SLO latency statistics (cinder_qos.keys.LATENCY_STATS) and the quantile
+# each names; 'mean' is computed from counters, the others from a latency
+# histogram.
+STAT_QUANTILES = {'p50': 0.5, 'p90': 0.9, 'p95': 0.95, 'p99': 0.99,
+                  'p999': 0.999, 'max': 1.0}
+STAT_MEAN = 'mean'
+# Reference request size of disk capacities (IOPS of 16 KiB operations, as
+# [cinder_qos] default_ref_io_bytes): a request of x bytes costs
+# max(1, x / REF_IO_BYTES) operations.
+REF_IO_BYTES = 16384
+# Upper bounds (ns) of the latency histogram buckets a driver keeps per
+# disk (QEMU block-latency-histogram-set boundaries; the simulator uses the
+# same): geometric, ratio 1.25, from 50 us to ~13 s, so a percentile
+# interpolated inside its bucket is within 25 %.
+LATENCY_HIST_BOUNDS_NS = tuple(int(50000 * 1.25 ** k) for k in range(57))
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskSlo:
+    """A volume's <B, L> SLO as the agent defends it (cinder_qos.slo.SLO,
+    read from the volume type's QoS spec ``iosched:*`` keys)."""
+    min_iops: float                  # B, operations of ref_io_bytes per s
+    latency_ms: float                # L
+    latency_stat: str = STAT_MEAN    # 'mean' or a STAT_QUANTILES key
+    ref_io_bytes: int = REF_IO_BYTES
+    window_s: float = 1.0
+    tolerance: float = 0.05
+    expected_qd: typing.Optional[int] = None
+
+
 @dataclasses.dataclass(frozen=True)
 class DiskInfo:
     target: str                      # guest device name, e.g. 'vda'
     serial: str = ''                 # Cinder volume id for volumes
     qos: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
+    slo: typing.Optional[DiskSlo] = None   # from qos, None: no SLO
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +129,9 @@ class DiskSample:
     rd_bytes: int
     wr_bytes: int
     total_time_ns: int               # sum of request latencies
+    # Cumulative latency histogram, when the driver keeps one: counts per
+    # bucket, len(LATENCY_HIST_BOUNDS_NS) + 1 (the last is the overflow).
+    latency_hist: typing.Optional[tuple] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +164,26 @@ class DiskRates:
     iops: float
     bytes_per_s: float
     mean_latency_ms: float
+    window_s: float = 0.0
+    reqs: int = 0                    # requests completed in the window
+    # Mean requests in flight (Little: summed latency / window).
+    outstanding: float = 0.0
+    # Windowed latency percentiles (ms) by STAT_QUANTILES key, from the
+    # histogram; empty when the driver keeps none.
+    latency_pcts_ms: typing.Mapping[str, float] = dataclasses.field(
+        default_factory=dict)
+
+    def latency_ms(self, stat):
+        """The window's ``stat`` latency, ms; None when not measured."""
+        if stat == STAT_MEAN:
+            return self.mean_latency_ms if self.reqs else None
+        return self.latency_pcts_ms.get(stat)
+
+    def ref_ops_per_s(self, ref_io_bytes=REF_IO_BYTES):
+        """Throughput in operations of ``ref_io_bytes`` (a request of x
+        bytes counts max(1, x / ref) ops, as QEMU's size_iops_sec; from the
+        window's totals, exact when requests are all >= or all <= ref)."""
+        return max(self.iops, self.bytes_per_s / float(ref_io_bytes))
 
 
 # How a host shortens an LSVM's wait for a CPU ([host_agent_policy.vslicer]
@@ -199,6 +253,9 @@ class HostSnapshot:
     vcpus: tuple                     # tuple[VcpuIoStrength]
     disks: tuple = ()                # tuple[DiskRates]
     sched: HostSched = HostSched()   # the LSVM mechanism in force
+    # The shared device's measured capacity, IOPS of REF_IO_BYTES
+    # ([host_agent] disk_capacity_iops or the driver's; 0 = unknown).
+    disk_capacity_iops: float = 0.0
 
 
 # Action kinds: what an actuator knows how to change.
@@ -224,6 +281,9 @@ ACTION_KINDS = (ACTION_VCPU_SLICE, ACTION_VCPU_WEIGHT, ACTION_VCPU_PIN,
                 ACTION_DISK_IOTUNE, ACTION_VCPU_DEADLINE, ACTION_IO_DEADLINE,
                 ACTION_VM_WEIGHT, ACTION_VM_CAP, ACTION_EMULATOR_PIN)
 DEADLINE_KEYS = ('runtime_us', 'deadline_us', 'period_us')
+# An action value meaning "back to what the knob held before the agent
+# first changed it" (the journaled original); the actuator resolves it.
+ORIGINAL = 'original'
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,6 +25,7 @@ queueing.
 """
 
 import array
+import bisect
 import collections
 
 from simulator import throttle
@@ -86,7 +87,8 @@ class DiskDevice:
 class GuestDisk:
     __slots__ = ('name', 'loop', 'device', 'iotune', 'throttle', 'queues',
                  'gen', 'rd_reqs', 'wr_reqs', 'rd_bytes', 'wr_bytes',
-                 'total_time_us', 'lat_t', 'lat_v', 'alive', '_timer_cb')
+                 'total_time_us', 'lat_t', 'lat_v', 'alive', '_timer_cb',
+                 'hist_bounds', 'hist')
 
     def __init__(self, name, loop, device):
         self.name = name
@@ -102,6 +104,8 @@ class GuestDisk:
         self.lat_v = array.array('q')   # latencies
         self.alive = True
         self._timer_cb = self._on_timer
+        self.hist_bounds = None
+        self.hist = None
 
     def submit(self, nbytes, write, done_cb):
         """Submit a request; ``done_cb(now)`` runs at its completion."""
@@ -169,9 +173,23 @@ class GuestDisk:
             self.rd_reqs += 1
             self.rd_bytes += req.nbytes
         self.total_time_us += lat
+        if self.hist is not None:
+            self.hist[bisect.bisect_left(self.hist_bounds, lat)] += 1
         self.lat_t.append(now)
         self.lat_v.append(lat)
         req.done_cb(now)
+
+    def set_histogram(self, bounds_us):
+        """Start counting latencies per bucket (upper bounds, ascending)."""
+        bounds = tuple(bounds_us)
+        if list(bounds) != sorted(set(bounds)) or not bounds:
+            raise ValueError('histogram bounds %r: accepted: ascending, '
+                             'distinct, non-empty' % (bounds,))
+        self.hist_bounds = bounds
+        self.hist = array.array('q', [0] * (len(bounds) + 1))
+
+    def histogram(self):
+        return None if self.hist is None else tuple(self.hist)
 
     def remove(self):
         self.alive = False

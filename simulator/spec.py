@@ -583,3 +583,6 @@ class DiskCounters:
     rd_bytes: int
     wr_bytes: int
     total_time_us: int       # sum of request latencies (incl. throttle)
+    # Cumulative latency histogram (counts per bucket, the last above the
+    # last bound) once set_disk_latency_histogram was called, else None.
+    latency_hist: typing.Optional[tuple] = None

@@ -60,6 +60,9 @@ class DriverActuator(base.Actuator):
                                applied=False,
                                error='no %s knob on this host' % action.kind)
                 continue
+            if action.value == model.ORIGINAL:
+                self._back_to_original(action, plan.policy, ts)
+                continue
             if self._written.get(key, object()) == action.value:
                 self.book.note(action, plan.policy, ts)
                 continue
@@ -103,6 +106,33 @@ class DriverActuator(base.Actuator):
             self._failed.pop(key, None)
             changes.append(change)
         return changes
+
+    def _back_to_original(self, action, policy, ts):
+        """``model.ORIGINAL``: write the journaled original back and retire
+        the entry; nothing when the agent never changed the knob."""
+        key = action.key
+        pending = self.journal.pending()
+        if key not in pending:
+            self._written.pop(key, None)
+            return
+        before = pending[key]
+        try:
+            self.driver.write_knob(action.kind, action.instance_uuid,
+                                   action.target, before)
+        except driver_base.DriverError as e:
+            LOG.warning('cannot restore %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                        {'k': action.kind, 'u': action.instance_uuid,
+                         't': action.target, 'v': before, 'err': e})
+            self.errors.append('%s %s/%s: %s' % (
+                action.kind, action.instance_uuid, action.target, e))
+            return
+        LOG.info('restored %(k)s %(u)s/%(t)s = %(v)s (%(rule)s: %(why)s)',
+                 {'k': action.kind, 'u': action.instance_uuid,
+                  't': action.target, 'v': before, 'rule': action.rule,
+                  'why': action.reason})
+        self.journal.forget(key)
+        self._written.pop(key, None)
+        self.book.forget(key)
 
     def forget_instances(self, uuids):
         gone = set(uuids)

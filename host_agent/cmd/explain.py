@@ -101,6 +101,16 @@ RULES = {
         'ISACS Algorithm 2: one I/O vCPU is pinned from the most to the '
         'least I/O-loaded pCPU when the gap exceeds the hysteresis '
         '(rate-limited).',
+    'slo.hold_back':
+        'SLO volumes (Flubber VBC over iotune): a volume missed its <B, L> '
+        '(Ind = max((B-b)/B, (l-L)/L) > 0), so this disk (no SLO, or beating '
+        'its own by the margin) is held back to its share of an allowance '
+        'within the device capacity; the allowance is cut on each miss and '
+        'given back step by step while every SLO is met.',
+    'slo.release':
+        'SLO volumes: the disk\'s original iotune (its static QoS ceiling) is '
+        'back, because every SLO has been met and the caps no longer bind, '
+        'or the volume now needs its own SLO defended.',
     'vturbo.io_thread_pin':
         "vTurbo host half: a turbo VM's I/O (QEMU emulator) threads are "
         'pinned to the turbo pCPUs, which carry only short I/O work.',

@@ -129,6 +129,25 @@ Possible values:
 Related options:
 
 * ``[iosched] slo_capacity_fraction`` in nova.conf of nova-scheduler.
+* ``[host_agent_policy.slo]``: the SLO policy cuts neighbours to what the
+  SLOs leave of this capacity.
+"""),
+    cfg.StrOpt('volume_qos_file', default='',
+               help="""
+JSON file giving attached volumes' QoS specs, by volume id.
+
+A JSON object ``{"<volume id>": {"<QoS spec key>": "<value>", ...}}``: for
+each guest disk whose ``<serial>`` (the Cinder volume id Nova sets) is a
+key, the agent reads the SLO from the ``iosched:*`` keys (as written by
+``iosched-slo translate``) and the static ceiling from the front-end keys.
+Re-read when the file changes; a bad file is reported once and the last
+good content kept. Used where the agent does not read Cinder (tests, the
+real-guest testbed, hosts without Cinder credentials).
+
+Possible values:
+
+* Empty (default): no file; disks get SLOs only from the driver.
+* A readable file path.
 """),
 ]
 

@@ -42,6 +42,7 @@ class SimulatedDriver(base.Driver):
         """``instances``: uuid -> model.InstanceInfo (Nova's metadata)."""
         self.sim = sim_host
         self._instances = dict(instances or {})
+        self._hist = set()      # (uuid, target) with a histogram set
 
     # -- inventory -------------------------------------------------------
     def host_name(self):
@@ -59,6 +60,7 @@ class SimulatedDriver(base.Driver):
 
     def remove_instance(self, uuid):
         self._instances.pop(uuid, None)
+        self._hist = {k for k in self._hist if k[0] != uuid}
 
     def list_instances(self):
         present = set(self.sim.vm_uuids())
@@ -82,11 +84,19 @@ class SimulatedDriver(base.Driver):
         ts = self.now()
         samples = []
         for disk in instance.disks:
+            key = (instance.uuid, disk.target)
+            if key not in self._hist:
+                # As the libvirt driver asks QEMU for one (same buckets).
+                self.sim.set_disk_latency_histogram(
+                    instance.uuid, disk.target,
+                    tuple(b / 1000.0 for b in model.LATENCY_HIST_BOUNDS_NS))
+                self._hist.add(key)
             c = self.sim.disk_counters(instance.uuid, disk.target)
             samples.append(model.DiskSample(
                 instance_uuid=instance.uuid, target=disk.target, ts=ts,
                 rd_reqs=c.rd_reqs, wr_reqs=c.wr_reqs, rd_bytes=c.rd_bytes,
-                wr_bytes=c.wr_bytes, total_time_ns=c.total_time_us * 1000))
+                wr_bytes=c.wr_bytes, total_time_ns=c.total_time_us * 1000,
+                latency_hist=c.latency_hist))
         return samples
 
     # -- capacity --------------------------------------------------------

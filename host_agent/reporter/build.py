@@ -105,11 +105,13 @@ def choose_disk_capacity(configured, from_driver=None):
 
 def build_report(snapshot, seq, report_interval, lsvm=None,
                  disk_latency_p50_ms=0.0, disk_latency_p99_ms=0.0,
-                 errors=(), decisions=(), disk_capacity_iops=0.0):
+                 errors=(), decisions=(), disk_capacity_iops=0.0,
+                 slo=None):
     """Aggregate a HostSnapshot into the payload the schedulers read.
 
     ``decisions``: model.Decision to carry, as given (see
-    ``report_decisions`` for the newest N).
+    ``report_decisions`` for the newest N). ``slo``: the SLO policy's
+    facts (``policies.slo.SloFacts``) of the last tick, or None.
     """
     n_pcpus = max(1, len(snapshot.pcpus))
     entries = []
@@ -139,7 +141,13 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
             capacity_iops=float(disk_capacity_iops),
             reserved_iops=reserved_iops(snapshot.instances.values()),
             latency_p50_ms=disk_latency_p50_ms,
-            latency_p99_ms=disk_latency_p99_ms),
+            latency_p99_ms=disk_latency_p99_ms,
+            slo_volumes=slo.slo_volumes if slo is not None else sum(
+                1 for i in snapshot.instances.values() for d in i.disks
+                if d.slo is not None),
+            slo_met=slo.met if slo is not None else 0,
+            slo_missed=slo.missed if slo is not None else 0,
+            held_back=slo.held_back if slo is not None else 0),
         health=payload.Health(status=status,
                               errors=tuple(e[:200] for e in errors[:10])),
         decisions=tuple(decision_entry(d) for d in decisions))

@@ -23,13 +23,15 @@ History: 1.0 the first schema; 1.1 ``decisions``; 1.2 the ``lsvm``
 object's vSlicer parameters (``nlsvm_slice_ms`` ... ``nlsvm_vcpus``), for
 the Nova ``LsvmFilter``; 1.3 the LSVM mechanism the host uses, its measured
 wake-up latency, the deadline admission figures and the self-test table
-(``mechanism`` ... ``probes``).
+(``mechanism`` ... ``probes``); 1.4 the SLO loop's state on the disk
+(``slo_volumes`` ... ``held_back``).
 
 Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 
-  version          str    "1.3" (1.0 had no ``decisions``; 1.1 had only
+  version          str    "1.4" (1.0 had no ``decisions``; 1.1 had only
                           the first five ``lsvm`` fields; 1.2 no
-                          ``lsvm.mechanism`` ... ``lsvm.probes``)
+                          ``lsvm.mechanism`` ... ``lsvm.probes``; 1.3 no
+                          ``disk.slo_volumes`` ... ``disk.held_back``)
   host             str    compute host name, as Nova's HostState.host
   ts               float  seconds since the epoch (agent clock) when measured
   seq              int    per-agent counter, +1 per report; restarts at 0
@@ -95,6 +97,10 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
     reserved_iops       float  sum of attached SLO throughputs B
     latency_p50_ms      float  request latency over all disks
     latency_p99_ms      float
+    slo_volumes         int    attached volumes with an SLO
+    slo_met             int    of them, meeting it in the last window
+    slo_missed          int    missing it (the others were idle)
+    held_back           int    disks the SLO loop holds back (iotune)
   health                object
     status              str    ok | degraded | error
     errors              list[str]  the last tick's problems, short
@@ -117,7 +123,7 @@ import dataclasses
 import json
 import math
 
-VERSION = '1.3'
+VERSION = '1.4'
 MECHANISMS = ('deadline', 'weight', 'slice')
 PROBE_CASES = ('stock',) + MECHANISMS
 # A receiver refuses a report with more decisions (the agent sends at most
@@ -339,6 +345,10 @@ class DiskState:
     reserved_iops: float = 0.0
     latency_p50_ms: float = 0.0
     latency_p99_ms: float = 0.0
+    slo_volumes: int = 0
+    slo_met: int = 0
+    slo_missed: int = 0
+    held_back: int = 0
 
     @classmethod
     def from_dict(cls, data, path):
@@ -347,6 +357,9 @@ class DiskState:
                      'latency_p99_ms'):
             kw[name] = _get(data, name, path, float, check=_nonneg,
                             accepted='a number >= 0')
+        for name in ('slo_volumes', 'slo_met', 'slo_missed', 'held_back'):
+            kw[name] = _get(data, name, path, int, default=0, check=_nonneg,
+                            accepted='an integer >= 0')
         return cls(**kw)
 
 

@@ -1,0 +1,171 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What the SLO loop reads and how its releases are written: windowed
+latency percentiles, SLOs from QoS specs, back to the original iotune."""
+
+import json
+
+import pytest
+
+from cinder_qos import slo as slo_mod
+from cinder_qos import translate
+from host_agent.actuators import driver as driver_act
+from host_agent.collectors import disk as disk_col
+from host_agent import model
+from host_agent.reporter import payload
+from host_agent import volume_slo
+from tests.unit.host_agent import test_actuator as ta
+
+BOUNDS = (1000000, 2000000, 4000000)     # ns: 1, 2, 4 ms
+
+
+@pytest.mark.parametrize('counts, q, want', [
+    ([0, 10, 0, 0], 0.5, 1.5),       # rank 5 of 10 in (1, 2] ms: halfway
+    ([0, 10, 0, 0], 1.0, 2.0),       # max: the bucket's upper bound
+    ([10, 0, 0, 0], 0.5, 0.5),       # first bucket starts at 0
+    ([90, 0, 9, 1], 0.99, 4.0),      # rank 99 is the last of (2, 4]
+    ([90, 0, 9, 1], 1.0, 4.0),       # overflow valued at the last bound
+    ([50, 50, 0, 0], 0.9, 1.8),      # rank 90: 40th of 50 in (1, 2]
+    ([0, 0, 0, 0], 0.5, None),
+])
+def test_window_percentile(counts, q, want):
+    got = disk_col.window_percentile(counts, q, BOUNDS)
+    assert got == (None if want is None else pytest.approx(want))
+
+
+class HistDriver(object):
+    def __init__(self):
+        self.samples = []
+
+    def disk_samples(self, inst):
+        return [self.samples.pop(0)]
+
+
+def sample(ts, reqs, busy_ns, hist):
+    return model.DiskSample(instance_uuid='u', target='vda', ts=ts,
+                            rd_reqs=reqs, wr_reqs=0, rd_bytes=reqs * 4096,
+                            wr_bytes=0, total_time_ns=busy_ns,
+                            latency_hist=hist)
+
+
+def test_collector_window_figures_from_two_cumulative_samples():
+    n = len(model.LATENCY_HIST_BOUNDS_NS) + 1
+    h0, h1 = [0] * n, [0] * n
+    h0[3], h1[3], h1[20] = 7, 7 + 99, 1   # 1 request far slower
+    drv = HistDriver()
+    drv.samples = [sample(10.0, 100, 10**9, tuple(h0)),
+                   sample(12.0, 200, 10**9 + 4 * 10**8, tuple(h1))]
+    col = disk_col.DiskCollector(None)
+    inst = model.InstanceInfo(uuid='u', name='u')
+    assert col.collect(drv, [inst]) == ()
+    (r,) = col.collect(drv, [inst])
+    assert r.reqs == 100 and r.iops == pytest.approx(50)
+    assert r.mean_latency_ms == pytest.approx(4.0)
+    assert r.outstanding == pytest.approx(0.2)        # 0.4 s / 2 s
+    bound = model.LATENCY_HIST_BOUNDS_NS
+    assert bound[2] / 1e6 < r.latency_pcts_ms['p50'] <= bound[3] / 1e6
+    assert r.latency_pcts_ms['max'] == pytest.approx(bound[20] / 1e6)
+    assert r.latency_ms('p50') == r.latency_pcts_ms['p50']
+    assert r.latency_ms('mean') == pytest.approx(4.0)
+    # 4 KiB requests count as one 16 KiB op each
+    assert r.ref_ops_per_s() == pytest.approx(50)
+
+
+def test_a_counter_reset_gives_no_percentiles():
+    n = len(model.LATENCY_HIST_BOUNDS_NS) + 1
+    drv = HistDriver()
+    drv.samples = [sample(1.0, 10, 10**7, tuple([5] * n)),
+                   sample(2.0, 20, 2 * 10**7, tuple([0] * n))]
+    col = disk_col.DiskCollector(None)
+    inst = model.InstanceInfo(uuid='u', name='u')
+    col.collect(drv, [inst])
+    (r,) = col.collect(drv, [inst])
+    assert r.latency_pcts_ms == {}
+
+
+SPECS = translate.translate(slo_mod.parse('120iops,60ms,p99,qd=8'))
+
+
+def test_disk_slo_from_translated_specs():
+    got = volume_slo.to_disk_slo(SPECS)
+    assert got == model.DiskSlo(min_iops=120.0, latency_ms=60.0,
+                                latency_stat='p99', ref_io_bytes=16384,
+                                window_s=1.0, tolerance=0.05, expected_qd=8)
+    assert volume_slo.to_disk_slo({'total_iops_sec': '100'}) is None
+    with pytest.raises(slo_mod.SLOError):
+        volume_slo.to_disk_slo({'iosched:min_iops': '-1',
+                                'iosched:latency_ms': '5'})
+
+
+def _inst(serial, qos=None):
+    return model.InstanceInfo(uuid='u', name='u', disks=(
+        model.DiskInfo('vda', serial=serial, qos=qos or {}),))
+
+
+def test_resolver_reads_the_file_and_keeps_the_last_good_one(tmp_path):
+    path = tmp_path / 'qos.json'
+    path.write_text(json.dumps({'vol-1': SPECS}))
+    res = volume_slo.Resolver(str(path))
+    (inst,) = res.attach([_inst('vol-1')])
+    assert inst.disks[0].slo.min_iops == 120.0
+    assert inst.disks[0].qos['total_iops_sec'] == SPECS['total_iops_sec']
+    (other,) = res.attach([_inst('vol-2')])
+    assert other.disks[0].slo is None
+    path.write_text('{not json')
+    (again,) = res.attach([_inst('vol-1')])
+    assert again.disks[0].slo.min_iops == 120.0
+    path.write_text(json.dumps(['a list']))
+    (still,) = res.attach([_inst('vol-1')])
+    assert still.disks[0].slo is not None
+
+
+def test_resolver_bad_slo_means_no_slo_and_driver_qos_is_used():
+    res = volume_slo.Resolver('')
+    (inst,) = res.attach([_inst('v', {'iosched:min_iops': 'lots',
+                                      'iosched:latency_ms': '5'})])
+    assert inst.disks[0].slo is None
+    (good,) = res.attach([_inst('v', SPECS)])
+    assert good.disks[0].slo.latency_stat == 'p99'
+
+
+def test_original_value_action_restores_and_retires_the_journal_entry():
+    io = model.ACTION_DISK_IOTUNE
+    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv.knobs = lambda: (io,)
+    act = driver_act.DriverActuator(drv)
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 50})), 1.0)
+    assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 50}
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', model.ORIGINAL)), 2.0)
+    assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 500}
+    assert act.journal.pending() == {}
+    # again: nothing to restore, nothing written
+    writes = len(drv.writes)
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', model.ORIGINAL)), 3.0)
+    assert len(drv.writes) == writes
+    # and a later cap is journaled afresh
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 60})), 4.0)
+    assert act.journal.pending() == {(io, 'u1', 'vda'):
+                                     {'total_iops_sec': 500}}
+
+
+def test_report_disk_slo_fields_round_trip_and_default_for_1_3():
+    d = payload.DiskState(capacity_iops=1000.0, slo_volumes=3, slo_met=2,
+                          slo_missed=1, held_back=1)
+    data = {'capacity_iops': 1000.0, 'reserved_iops': 0.0,
+            'latency_p50_ms': 0.0, 'latency_p99_ms': 0.0, 'slo_volumes': 3,
+            'slo_met': 2, 'slo_missed': 1, 'held_back': 1}
+    assert payload.DiskState.from_dict(data, 'disk.') == d
+    for k in ('slo_volumes', 'slo_met', 'slo_missed', 'held_back'):
+        del data[k]
+    assert payload.DiskState.from_dict(data, 'disk.').slo_volumes == 0
+    with pytest.raises(payload.PayloadError, match='disk.held_back'):
+        payload.DiskState.from_dict(dict(data, held_back=-1), 'disk.')

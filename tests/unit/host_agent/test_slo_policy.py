@@ -1,0 +1,223 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The SLO policy (Flubber VBC over iotune) against hand-computed cases."""
+
+import pytest
+
+from host_agent import model
+from host_agent.policies import slo
+
+P = slo.Params()
+SLO_A = model.DiskSlo(min_iops=200, latency_ms=10)          # mean
+SLO_B = model.DiskSlo(min_iops=100, latency_ms=20)
+SLO_P99 = model.DiskSlo(min_iops=200, latency_ms=10, latency_stat='p99')
+
+
+def vol(uuid, slo_=None, ops=0.0, mean=0.0, n=0.0, reqs=None, pcts=None,
+        qos=None):
+    """(InstanceInfo, DiskRates) of one VM with one disk 'vda'."""
+    info = model.InstanceInfo(uuid=uuid, name=uuid, disks=(
+        model.DiskInfo('vda', serial='vol-' + uuid, qos=qos or {},
+                       slo=slo_),))
+    rates = model.DiskRates(
+        instance_uuid=uuid, target='vda', iops=ops,
+        bytes_per_s=ops * model.REF_IO_BYTES, mean_latency_ms=mean,
+        window_s=1.0, reqs=int(ops) if reqs is None else reqs,
+        outstanding=n, latency_pcts_ms=pcts or {})
+    return info, rates
+
+
+def snap(*vols, capacity=1000.0):
+    return model.HostSnapshot(
+        host='h', ts=1.0, window_s=1.0, pcpus=(0, 1),
+        instances={i.uuid: i for i, _ in vols}, vcpus=(),
+        disks=tuple(r for _, r in vols), disk_capacity_iops=capacity)
+
+
+def caps(plan):
+    return {a.instance_uuid: a.value for a in plan.actions
+            if a.kind == model.ACTION_DISK_IOTUNE}
+
+
+@pytest.mark.parametrize('ops, lat, n, reqs, want', [
+    # shortfall while backlogged: tp = (200 - 150) / 200
+    (150, 8.0, 2.0, 150, 0.25),
+    # the same shortfall with < min_outstanding in flight: asks for less
+    (150, 8.0, 0.2, 150, -0.2),
+    # throughput beaten, latency over: lat = (12 - 10) / 10
+    (300, 12.0, 3.6, 300, 0.2),
+    # both beaten: the worse of -0.5 and -0.5
+    (300, 5.0, 1.5, 300, -0.5),
+    # too few completions to judge latency, not backlogged: not judged
+    (3, 50.0, 0.1, 3, None),
+    # nothing completed
+    (0, 0.0, 0.0, 0, None),
+])
+def test_indicator_eq2(ops, lat, n, reqs, want):
+    got = slo.indicator(SLO_A, ops, lat, n, reqs, P)
+    assert got == (None if want is None else pytest.approx(want))
+
+
+def test_no_slo_volume_no_action():
+    plan = slo.plan_slo(snap(vol('n', ops=800, mean=3.0, n=2.4)))
+    assert plan.actions == () and plan.facts['slo'].allowance is None
+
+
+def test_miss_holds_the_neighbour_back_to_what_is_left():
+    # a: b = 150 < B = 200 backlogged, l = 15 > L = 10: Ind = max(.25, .5)
+    # donors {n}: d = 800; need = max(200, 150) = 200; room = 1000 - 200
+    # A = min(inf, 800, 800) * (1 - max(0.2, 0.5 * 0.5)) = 600
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+             vol('n', ops=800, mean=15.0, n=12.0))
+    plan = slo.plan_slo(s, P)
+    assert caps(plan) == {'n': {'total_iops_sec': 600,
+                                'size_iops_sec': 16384}}
+    st = plan.facts['slo_state']
+    assert st.allowance == pytest.approx(600) and st.knee == 800
+    facts = plan.facts['slo']
+    assert (facts.missed, facts.met, facts.held_back) == (1, 0, 1)
+    (action,) = plan.actions
+    assert action.rule == slo.RULE_HOLD
+    assert 'misses its SLO' in action.reason and 'Ind=+0.50' in action.reason
+
+
+def test_calm_windows_hold_then_give_back_within_the_knee():
+    first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+                              vol('n', ops=800, n=12.0)), P)
+    def met(n_ops):     # n uses its whole cap: the caps bind
+        return (vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
+                vol('n', ops=n_ops, n=12.0))
+    # window 1 of calm: held at 600
+    second = slo.plan_slo(snap(*met(590)), P, first.facts['slo_state'])
+    assert second.facts['slo_state'].allowance == pytest.approx(600)
+    assert caps(second)['n']['total_iops_sec'] == 600
+    # window 2: +0.05 * C = 650, under min(room 1000 - 210, knee 800 * .9);
+    # 650 is within min_change (10 %) of the cap 600: not rewritten
+    third = slo.plan_slo(snap(*met(590)), P, second.facts['slo_state'])
+    assert third.facts['slo_state'].allowance == pytest.approx(650)
+    assert caps(third)['n']['total_iops_sec'] == 600
+    # window 3: 700 -> written; window 4: capped at the knee, 720
+    fourth = slo.plan_slo(snap(*met(595)), P, third.facts['slo_state'])
+    assert caps(fourth)['n']['total_iops_sec'] == 700
+    fifth = slo.plan_slo(snap(*met(690)), P, fourth.facts['slo_state'])
+    assert fifth.facts['slo_state'].allowance == pytest.approx(720)
+
+
+def test_release_when_the_caps_no_longer_bind():
+    first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+                              vol('n', ops=800, n=12.0)), P)
+    quiet = (vol('a', SLO_A, ops=210, mean=4.0, n=0.8),
+             vol('n', ops=100, n=0.5))
+    st = first.facts['slo_state']
+    for _ in range(2):
+        plan = slo.plan_slo(snap(*quiet), P, st)
+        st = plan.facts['slo_state']
+    # d = 100 < 600 * 0.9: the original iotune back, allowance free
+    (action,) = plan.actions
+    assert action.value == model.ORIGINAL and action.rule == slo.RULE_RELEASE
+    assert st.allowance is None and st.caps == {}
+
+
+def test_slo_volume_beating_its_slo_gives_down_to_its_floor():
+    # b: Ind = max((100 - 300) / 100, (5 - 20) / 20) = -0.75: a donor whose
+    # floor is max(100, 1.5 / 0.02 = 75) * 1.1 = 110; d = 300 + 800;
+    # need = 200 (a); A = min(1100, 800) * 0.75 = 600 -> b 110, n 490
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+             vol('b', SLO_B, ops=300, mean=5.0, n=1.5),
+             vol('n', ops=800, n=12.0))
+    got = caps(slo.plan_slo(s, P))
+    assert got['b']['total_iops_sec'] == 110
+    assert got['n']['total_iops_sec'] == 490
+    assert 'a' not in got
+
+
+def test_a_volume_at_its_own_ceiling_is_not_helped_by_neighbours():
+    qos = {'total_iops_sec': '150', 'size_iops_sec': '16384'}
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25, qos=qos),
+             vol('n', ops=800, n=12.0))
+    plan = slo.plan_slo(s, P)
+    assert plan.actions == ()
+    assert any('own QoS ceiling' in note for note in plan.notes)
+
+
+def test_cap_never_above_the_static_ceiling_and_keeps_bandwidth_keys():
+    qos = {'total_iops_sec': '300', 'total_bytes_sec': '9000000',
+           'total_iops_sec_max': '300'}
+    # b donor with a static ceiling of 300 and a floor 110 -> 110; the
+    # burst key is dropped, the bandwidth ceiling kept
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+             vol('b', SLO_B, ops=290, mean=5.0, n=1.45, qos=qos),
+             vol('n', ops=800, n=12.0))
+    got = caps(slo.plan_slo(s, P))['b']
+    assert got == {'total_iops_sec': 110, 'size_iops_sec': 16384,
+                   'total_bytes_sec': 9000000}
+
+
+def test_percentile_slo_without_histogram_is_judged_on_the_mean():
+    s = snap(vol('a', SLO_P99, ops=150, mean=15.0, n=2.25),
+             vol('n', ops=800, n=12.0))
+    plan = slo.plan_slo(s, P)
+    assert any('no latency histogram' in note for note in plan.notes)
+    (v,) = [v for v in plan.facts['slo'].volumes if v.instance_uuid == 'a']
+    assert v.stat == 'mean' and v.verdict == slo.MISSED
+
+
+def test_percentile_slo_uses_the_histogram_figure():
+    s = snap(vol('a', SLO_P99, ops=250, mean=4.0, n=1.0,
+                 pcts={'p99': 9.0}),
+             vol('n', ops=800, n=12.0))
+    plan = slo.plan_slo(s, P)
+    (v,) = [v for v in plan.facts['slo'].volumes if v.instance_uuid == 'a']
+    # Ind = max((200 - 250) / 200, (9 - 10) / 10) = -0.1: met, no action
+    assert v.stat == 'p99' and v.ind == pytest.approx(-0.1)
+    assert plan.actions == () and plan.notes == ()
+
+
+def test_a_donor_that_misses_stops_giving_for_knee_ticks():
+    st = slo.State(allowance=600.0, caps={('b', 'vda'): 110.0})
+    s = snap(vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
+             vol('b', SLO_B, ops=110, mean=25.0, n=2.75),
+             vol('n', ops=490, n=12.0))
+    plan = slo.plan_slo(s, P, st)
+    assert plan.facts['slo_state'].sticky == {('b', 'vda'): P.knee_ticks}
+    assert caps(plan)['b'] == model.ORIGINAL
+    # later, beating its SLO again, it is still not a donor
+    later = snap(vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
+                 vol('b', SLO_B, ops=300, mean=5.0, n=1.5),
+                 vol('n', ops=490, n=12.0))
+    again = slo.plan_slo(later, P, plan.facts['slo_state'])
+    assert 'b' not in caps(again)
+
+
+def test_unknown_capacity_cuts_from_the_donors_use():
+    # C = 0: room = inf; A = 800 * 0.75 = 600
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+             vol('n', ops=800, n=12.0), capacity=0.0)
+    assert caps(slo.plan_slo(s, P))['n']['total_iops_sec'] == 600
+
+
+@pytest.mark.parametrize('allowance, asks, want', [
+    # (ref ops used, cap held) per neighbour; max-min fair
+    (600, {'x': (800, None), 'y': (800, None)}, {'x': 300, 'y': 300}),
+    # y uses 100 of a 300 cap: asks 110; x takes the rest
+    (600, {'x': (300, 300), 'y': (100, 300)}, {'x': 490, 'y': 110}),
+    # nobody asks for everything: the rest is spread evenly
+    (600, {'x': (100, 300), 'y': (100, 300)}, {'x': 300, 'y': 300}),
+    # below the floors: each gets min_cap_iops
+    (5, {'x': (800, None), 'y': (800, None)}, {'x': 10, 'y': 10}),
+])
+def test_split_water_filling(allowance, asks, want):
+    donors = [slo.Volume(k, 'vda', None, ops=u, ref_ops=u)
+              for k, (u, _) in asks.items()]
+    held = {(k, 'vda'): c for k, (_, c) in asks.items() if c is not None}
+    got = slo.split(allowance, donors, held, P)
+    assert {k[0]: pytest.approx(v) for k, v in got.items()} == want
