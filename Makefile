@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-vlc
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -37,6 +37,13 @@ bench-nova: bootstrap
 	bash -c '. tools/services.sh; trap stop_started EXIT; \
 		case " $(ARGS) " in *" --no-rabbit "*) ;; *) ensure_rabbitmq || exit 1 ;; esac; \
 		$(VENV)/bin/python -m bench.nova_scale $(ARGS)'
+
+# Flubber's VLC on stock Linux (bench/README.md, docs/slo_vlc_linux.md): an
+# SLO reader beside a noisy neighbour on a shared loop device under each
+# elevator, BFQ weights and a blk-throttle cap; ~4 min, root.
+# ARGS=--quick for a smoke run, ARGS=--record to refresh docs/data.
+bench-vlc:
+	tools/run-bench.sh vlc_linux $(ARGS)
 
 # The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
 # row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a

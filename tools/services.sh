@@ -22,7 +22,7 @@ _apt_install() {
 }
 
 TEST_PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev pkg-config
-qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev"
+qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev fio"
 
 ensure_test_packages() {
     local missing=() pkg
