@@ -16,7 +16,8 @@ the structure of ``nova.virt.libvirt.config.LibvirtConfigGuestMetaNova*``
 ports), the disk's ``<serial>`` is the (fake) Cinder volume id.
 
 Devices: direct kernel boot (TCG, ``type='qemu'``), a raw virtio-blk disk
-(``cache='none' io='native'``), a virtio-serial channel ``iosched.0`` bound
+(``cache='none' io='native'``; a file, or with ``spec.disk_dev`` a storage
+slice of a shared block device), a virtio-serial channel ``iosched.0`` bound
 to a unix socket, a tap NIC with no host address and no guest driver (so
 no traffic), a file console and no balloon.
 """
@@ -105,9 +106,18 @@ def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
     _sub(dom, 'on_crash', 'destroy')
     dev = _sub(dom, 'devices')
     _sub(dev, 'emulator', '/usr/bin/qemu-system-x86_64')
-    d = _sub(dev, 'disk', type='file', device='disk')
-    _sub(d, 'driver', name='qemu', type='raw', cache='none', io='native')
-    _sub(d, 'source', file=disk)
+    if spec.disk_dev:               # a region of a shared block device
+        d = _sub(dev, 'disk', type='block', device='disk')
+        _sub(d, 'driver', name='qemu', type='raw', cache='none',
+             io='native')
+        src = _sub(d, 'source', dev=spec.disk_dev)
+        _sub(_sub(src, 'slices'), 'slice', type='storage',
+             offset=int(spec.disk_offset), size=int(spec.disk_mib) * 2**20)
+    else:
+        d = _sub(dev, 'disk', type='file', device='disk')
+        _sub(d, 'driver', name='qemu', type='raw', cache='none',
+             io='native')
+        _sub(d, 'source', file=disk)
     _sub(d, 'target', dev='vda', bus='virtio')
     _sub(d, 'serial', volume_id)
     _sub(dev, 'controller', type='usb', model='none')

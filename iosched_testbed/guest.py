@@ -17,8 +17,15 @@ lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr and hybrid
 responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``. The guest drops
 its periodic reports while no client is connected, and a partial line
 after a reconnect is ignored.
+
+``DISK`` lines carry the guest's own latency figures per report window
+(``DiskReport``): count, sum and max of the request latencies and a
+histogram with four buckets per power of two of microseconds
+(``bucket_bounds``), enough for a window's percentiles within 25 %.
+Every ``DISK`` report is also kept (``disk_reports``).
 """
 
+import dataclasses
 import math
 import random
 import socket
@@ -33,8 +40,80 @@ REPORT_MODES = {'BURN': ('burn', 'hybrid'), 'DISK': ('disk',),
                 'IDLE': ('idle',)}
 
 
+LAT_BUCKETS = 96
+DISK_LOG_MAX = 100000
+
+
 class GuestError(Exception):
     pass
+
+
+def bucket_bounds(i):
+    """[low, high) in µs of latency bucket ``i`` of a ``DISK`` report."""
+    if i < 4:
+        return i, i + 1
+    shift = i // 4 - 1
+    return (4 + i % 4) << shift, (5 + i % 4) << shift
+
+
+def hist_percentile(hist, p):
+    """The p-th percentile (nearest rank) of a {bucket: count} latency
+    histogram, as the upper bound (µs) of the bucket holding it: at most
+    25 % above the true value, never below. None if empty."""
+    total = sum(hist.values())
+    if not total:
+        return None
+    rank = max(1, math.ceil(p / 100.0 * total))
+    seen = 0
+    for i in sorted(hist):
+        seen += hist[i]
+        if seen >= rank:
+            return bucket_bounds(i)[1]
+    return bucket_bounds(max(hist))[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskReport:
+    """One ``DISK`` report: ``ts`` (host ``time.monotonic()`` at arrival)
+    and the guest's figures for the window of ``interval_us`` before it.
+    Latency fields are None from a guest program older than them."""
+    ts: float
+    ops: int
+    interval_us: int
+    reads: int
+    writes: int
+    lat_sum_us: int = None
+    lat_max_us: int = None
+    dropped: int = 0
+    hist: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def iops(self):
+        return self.ops * 1e6 / max(1, self.interval_us)
+
+    @property
+    def mean_us(self):
+        if self.lat_sum_us is None or not self.ops:
+            return None
+        return self.lat_sum_us / self.ops
+
+    def percentile_us(self, p):
+        return hist_percentile(self.hist, p)
+
+    @classmethod
+    def parse(cls, ts, fields):
+        ints, hist = [], {}
+        for f in fields:
+            if f.startswith('h='):
+                for item in f[2:].split(','):
+                    if item:
+                        b, c = item.split(':')
+                        hist[int(b)] = int(c)
+            else:
+                ints.append(int(f))
+        if len(ints) < 4:
+            raise ValueError('short DISK line')
+        return cls(ts, *ints[:7], hist=hist)
 
 
 def percentile(values, p):
@@ -63,6 +142,7 @@ class Guest:
         self._cond = threading.Condition(self._lock)
         self._latest = {}              # 'BURN'/'DISK'/'IDLE' -> (ts, fields)
         self._responses = {}           # seq -> (recv_ns, spun_us)
+        self._disk_log = []            # DiskReport, oldest first
         self._seq = int(time.time() * 1000) << 16
         self._reader = None
 
@@ -137,7 +217,13 @@ class Guest:
                 self.hello = dict(x.split('=', 1) for x in f[3:] if '=' in x)
             elif f[0] == 'R' and len(f) == 3:
                 self._responses[int(f[1])] = (now, int(f[2]))
-            elif f[0] in ('BURN', 'DISK', 'IDLE'):
+            elif f[0] == 'DISK':
+                rep = DiskReport.parse(time.monotonic(), f[1:])
+                self._latest['DISK'] = (rep.ts, [rep.ops, rep.interval_us,
+                                                 rep.reads, rep.writes])
+                self._disk_log.append(rep)
+                del self._disk_log[:-DISK_LOG_MAX]
+            elif f[0] in ('BURN', 'IDLE'):
                 vals = [int(x) for x in f[1:]]
                 self._latest[f[0]] = (time.monotonic(), vals)
         except (IndexError, ValueError):
@@ -208,8 +294,16 @@ class Guest:
         return self._rate('BURN', timeout, fresher_than)
 
     def disk_rate(self, timeout=15.0, fresher_than=0.0):
-        """Latest 4 KiB I/O operations per second of a ``disk`` guest."""
+        """Latest I/O operations per second of a ``disk`` guest."""
         return self._rate('DISK', timeout, fresher_than)
+
+    def disk_reports(self, since=0.0, until=None):
+        """The ``DiskReport``s that arrived after ``since`` (and not after
+        ``until``), ``time.monotonic()`` values, oldest first."""
+        self.connect()
+        with self._lock:
+            return [r for r in self._disk_log if r.ts > since and
+                    (until is None or r.ts <= until)]
 
     def latest_report(self):
         """{kind: (monotonic ts, [ints])} of the last reports seen."""

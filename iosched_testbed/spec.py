@@ -38,11 +38,14 @@ FLAVORS = {
 }
 # Options passed to the guest program (iosched.opts= on the command line).
 GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs', 'duty_pct',
-              'period_ms', 'burn_nice')
+              'period_ms', 'burn_nice', 'qd', 'rate', 'arrival')
 # Integer options with their accepted range (inclusive).
 OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'bs': (512, 1048576), 'duty_pct': (1, 100),
-              'period_ms': (1, 10000), 'burn_nice': (-20, 19)}
+              'period_ms': (1, 10000), 'burn_nice': (-20, 19),
+              'qd': (1, 64), 'rate': (0, 1000000)}
+# Options with a fixed set of values.
+OPT_CHOICES = {'pattern': ('rand', 'seq'), 'arrival': ('fixed', 'poisson')}
 
 
 class SpecError(ValueError):
@@ -60,6 +63,11 @@ class GuestSpec:
     opts: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
     volume_qos: typing.Mapping[str, str] = dataclasses.field(
         default_factory=dict)       # Cinder QoS specs of the fake volume
+    # A region of a shared block device instead of a file of its own
+    # (shared_disk.SharedDisk): the device and the region's byte offset;
+    # the region's size is disk_mib.
+    disk_dev: str = ''
+    disk_offset: int = 0
 
     def __post_init__(self):
         if not NAME_RE.match(self.name or ''):
@@ -78,6 +86,9 @@ class GuestSpec:
         for k, v in self.opts.items():
             if not re.match(r'^[A-Za-z0-9_.-]+$', str(v)):
                 raise SpecError('guest %s: bad opt value %r' % (self.name, v))
+            if k in OPT_CHOICES and v not in OPT_CHOICES[k]:
+                raise SpecError('guest %s: %s=%r, want one of %s' % (
+                    self.name, k, v, '|'.join(OPT_CHOICES[k])))
             if k in OPT_RANGES:
                 lo, hi = OPT_RANGES[k]
                 try:
@@ -87,6 +98,12 @@ class GuestSpec:
                 if not ok:
                     raise SpecError('guest %s: %s=%r, want an integer %d..%d'
                                     % (self.name, k, v, lo, hi))
+        if self.disk_dev and not self.disk_dev.startswith('/dev/'):
+            raise SpecError('guest %s: disk_dev %r is not a /dev path'
+                            % (self.name, self.disk_dev))
+        if int(self.disk_offset) < 0 or int(self.disk_offset) % 4096:
+            raise SpecError('guest %s: disk_offset must be a multiple of '
+                            '4096 bytes' % self.name)
 
     @property
     def flavor_name(self):

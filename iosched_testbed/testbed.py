@@ -166,8 +166,9 @@ class Testbed:
         for stale in (sock, console):
             if os.path.exists(stale):
                 os.unlink(stale)
-        with open(disk, 'wb') as fh:
-            fh.truncate(spec.disk_mib * 2**20)
+        if not spec.disk_dev:       # else a region of a shared device
+            with open(disk, 'wb') as fh:
+                fh.truncate(spec.disk_mib * 2**20)
         side = {'uuid': uuid, 'name': spec.name, 'domain': name,
                 'mode': spec.mode, 'flavor': spec.flavor_name,
                 'extra_specs': spec.flavor_extra_specs,

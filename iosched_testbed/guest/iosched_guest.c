@@ -25,7 +25,9 @@
  *   burn: "BURN <iterations> <interval_us> <total_iterations>\n" every report
  *   hybrid: rr's requests and responses, and a burn thread in the same
  *         guest (one vCPU: ISACS's I/O-and-CPU vCPU) with burn's reports
- *   disk: "DISK <ops> <interval_us> <reads> <writes>\n" every report
+ *   disk: "DISK <ops> <interval_us> <reads> <writes> <lat_sum_us>
+ *         <lat_max_us> <dropped> h=<bucket>:<count>,...\n" every report
+ *         (latency histogram: see lat_bucket())
  *   idle: "IDLE <uptime_ms>\n" every report
  *
  * Usage: iosched-guest --mode rr|burn|hybrid|disk|idle [--opts k=v,k=v]
@@ -33,7 +35,9 @@
  *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
  *         (burn, hybrid) duty_pct=100 period_ms=10: burn at most duty_pct %
  *         of every period_ms (guest clock) and sleep the rest;
- *         (hybrid) burn_nice=0: the burn thread's nice value
+ *         (hybrid) burn_nice=0: the burn thread's nice value;
+ *         (disk) qd=1 worker threads, rate=0 requests/s in total (0 =
+ *         closed loop), arrival=fixed|poisson (open loop's gaps)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -337,47 +341,207 @@ static void __attribute__((noreturn)) run_hybrid(int fd)
 	}
 }
 
-static int run_disk(int fd)
+/* disk: qd worker threads, each one synchronous O_DIRECT request at a
+ * time. Closed loop (rate 0): a worker issues its next request as soon as
+ * the last completes; latency = issue to completion. Open loop (rate > 0):
+ * requests arrive at rate/s in total (fixed gaps or Poisson), a free
+ * worker takes the next arrival and sleeps until it; latency = arrival to
+ * completion, so time waiting for a free worker counts (the tenant's
+ * view). An arrival more than BACKLOG_US late is dropped (counted) and
+ * the schedule restarts from now, so an overload does not snowball. */
+#define LAT_BUCKETS 96		/* 4 per octave, up to 2^24 us */
+#define MAX_QD 64
+#define BACKLOG_US 2000000ull
+
+static int qd = 1, rate = 0, poisson = 0;
+static uint64_t disk_blocks, seq_next;
+static int disk_fd;
+static pthread_mutex_t disk_mu = PTHREAD_MUTEX_INITIALIZER;
+static double next_arrival_us;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static struct disk_stats {
+	uint64_t reads, writes, lat_sum, lat_max, dropped;
+	uint32_t hist[LAT_BUCKETS];
+} dstats;
+
+/* Bucket of a latency in us: 0..3 exact, then 4 sub-buckets per power of
+ * two; bucket i >= 4 covers [(4 + i % 4) << (i / 4 - 1),
+ * (5 + i % 4) << (i / 4 - 1)). */
+static int lat_bucket(uint64_t v)
 {
-	uint64_t size = 0, blocks, blk = 0, x = 88172645463325252ull;
-	uint64_t last = now_us(), t, reads = 0, writes = 0;
-	char line[128];
+	int e;
+
+	if (v < 4)
+		return (int)v;
+	e = 63 - __builtin_clzll(v);
+	if (e > 24)
+		return LAT_BUCKETS - 1;
+	return 4 * (e - 1) + (int)((v >> (e - 2)) & 3);
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Natural log of x > 0 without libm (the build links no -lm): x = m 2^e
+ * with m in [1, 2), ln m = 2 atanh((m - 1) / (m + 1)) by its series. */
+static double ln(double x)
+{
+	uint64_t bits;
+	double m, z, z2, term, sum = 0;
+	int e, k;
+
+	memcpy(&bits, &x, 8);
+	e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ~(0x7ffull << 52)) | (1023ull << 52);
+	memcpy(&m, &bits, 8);
+	z = (m - 1) / (m + 1);
+	z2 = z * z;
+	term = z;
+	for (k = 1; k < 30; k += 2) {
+		sum += term / k;
+		term *= z2;
+	}
+	return 2 * sum + e * 0.69314718055994530942;
+}
+
+static void sleep_until_us(uint64_t t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = t / 1000000;
+	ts.tv_nsec = (t % 1000000) * 1000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+/* Open loop: the next arrival time (us), or 0 if it was dropped. */
+static uint64_t take_arrival(void)
+{
+	uint64_t now = now_us(), t;
+	double u;
+
+	pthread_mutex_lock(&disk_mu);
+	if (next_arrival_us == 0)
+		next_arrival_us = now;
+	t = (uint64_t)next_arrival_us;
+	if (poisson) {
+		u = ((xorshift(&rng_state) >> 11) + 1) * (1.0 / 9007199254740993.0);
+		next_arrival_us += -ln(u) * 1e6 / rate;
+	} else {
+		next_arrival_us += 1e6 / rate;
+	}
+	if (now > t + BACKLOG_US) {	/* hopelessly late: drop, restart */
+		dstats.dropped++;
+		next_arrival_us = now;
+		t = 0;
+	}
+	pthread_mutex_unlock(&disk_mu);
+	return t;
+}
+
+static void *disk_worker(void *arg)
+{
+	uint64_t x = 88172645463325252ull ^ ((uint64_t)(uintptr_t)arg << 32);
+	uint64_t blk, start, lat;
+	int is_write;
 	void *buf;
 	ssize_t n;
-	int dfd;
 
-	dfd = open(dev_path, (write_pct ? O_RDWR : O_RDONLY) | O_DIRECT);
-	if (dfd < 0 || ioctl(dfd, BLKGETSIZE64, &size) < 0 || size < (uint64_t)bs) {
+	if (posix_memalign(&buf, 4096, bs))
+		exit(1);
+	memset(buf, 0x5a, bs);
+	for (;;) {
+		if (rate > 0) {
+			start = take_arrival();
+			if (!start)
+				continue;
+			sleep_until_us(start);
+		} else {
+			start = now_us();
+		}
+		xorshift(&x);
+		blk = seq_pattern
+			? __atomic_fetch_add(&seq_next, 1, __ATOMIC_RELAXED) %
+			  disk_blocks
+			: x % disk_blocks;
+		is_write = (int)((x >> 32) % 100) < write_pct;
+		if (is_write)
+			n = pwrite(disk_fd, buf, bs, (off_t)(blk * bs));
+		else
+			n = pread(disk_fd, buf, bs, (off_t)(blk * bs));
+		if (n != bs) {
+			perror("iosched-guest: disk io");
+			exit(1);
+		}
+		lat = now_us() - start;
+		pthread_mutex_lock(&disk_mu);
+		if (is_write)
+			dstats.writes++;
+		else
+			dstats.reads++;
+		dstats.lat_sum += lat;
+		if (lat > dstats.lat_max)
+			dstats.lat_max = lat;
+		dstats.hist[lat_bucket(lat)]++;
+		pthread_mutex_unlock(&disk_mu);
+	}
+	return NULL;
+}
+
+/* Every report_ms: "DISK <ops> <interval_us> <reads> <writes> <lat_sum_us>
+ * <lat_max_us> <dropped> h=<bucket>:<count>,..." (the first five fields
+ * as before the latency figures were added; h= lists non-empty buckets). */
+static int run_disk(int fd)
+{
+	uint64_t size = 0, last, t;
+	struct disk_stats s;
+	char line[2048];
+	pthread_t th;
+	size_t off;
+	long i;
+
+	disk_fd = open(dev_path, (write_pct ? O_RDWR : O_RDONLY) | O_DIRECT);
+	if (disk_fd < 0 || ioctl(disk_fd, BLKGETSIZE64, &size) < 0 ||
+	    size < (uint64_t)bs) {
 		perror("iosched-guest: disk");
 		return 1;
 	}
-	blocks = size / bs;
-	if (posix_memalign(&buf, 4096, bs))
-		return 1;
-	memset(buf, 0x5a, bs);
-	for (;;) {
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-		blk = seq_pattern ? (blk + 1) % blocks : x % blocks;
-		if ((int)((x >> 32) % 100) < write_pct) {
-			n = pwrite(dfd, buf, bs, (off_t)(blk * bs));
-			writes++;
-		} else {
-			n = pread(dfd, buf, bs, (off_t)(blk * bs));
-			reads++;
-		}
-		if (n != bs) {
-			perror("iosched-guest: disk io");
+	disk_blocks = size / bs;
+	for (i = 0; i < qd; i++) {
+		if (pthread_create(&th, NULL, disk_worker, (void *)i)) {
+			perror("iosched-guest: pthread_create");
 			return 1;
 		}
+	}
+	last = now_us();
+	for (;;) {
+		sleep_until_us(last + (uint64_t)report_ms * 1000);
+		pthread_mutex_lock(&disk_mu);
 		t = now_us();
-		if (t - last < (uint64_t)report_ms * 1000)
-			continue;
-		snprintf(line, sizeof(line), "DISK %llu %llu %llu %llu\n",
-			 (unsigned long long)(reads + writes),
-			 (unsigned long long)(t - last),
-			 (unsigned long long)reads, (unsigned long long)writes);
+		s = dstats;
+		memset(&dstats, 0, sizeof(dstats));
+		pthread_mutex_unlock(&disk_mu);
+		off = snprintf(line, sizeof(line),
+			       "DISK %llu %llu %llu %llu %llu %llu %llu h=",
+			       (unsigned long long)(s.reads + s.writes),
+			       (unsigned long long)(t - last),
+			       (unsigned long long)s.reads,
+			       (unsigned long long)s.writes,
+			       (unsigned long long)s.lat_sum,
+			       (unsigned long long)s.lat_max,
+			       (unsigned long long)s.dropped);
+		for (i = 0; i < LAT_BUCKETS && off < sizeof(line) - 32; i++)
+			if (s.hist[i])
+				off += snprintf(line + off, sizeof(line) - off,
+						"%ld:%u,", i, s.hist[i]);
+		snprintf(line + off, sizeof(line) - off, "\n");
 		say(fd, line, 0);
-		reads = writes = 0;
 		last = t;
 	}
 }
@@ -421,6 +585,12 @@ static void parse_opts(char *s)
 			period_ms = atoi(v) >= 1 ? atoi(v) : 10;
 		else if (!strcmp(tok, "burn_nice"))
 			burn_nice = atoi(v);
+		else if (!strcmp(tok, "qd"))
+			qd = atoi(v) >= 1 && atoi(v) <= MAX_QD ? atoi(v) : 1;
+		else if (!strcmp(tok, "rate"))
+			rate = atoi(v) > 0 ? atoi(v) : 0;
+		else if (!strcmp(tok, "arrival"))
+			poisson = !strcmp(v, "poisson");
 	}
 }
 
