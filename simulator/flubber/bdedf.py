@@ -37,7 +37,9 @@ background queue. A dispatched request leaves both queues it is in.
 4. Fallback: the VM-EDF head; only when VM-EDF is empty the background
    head (the pseudo-code's final else no longer overwrites a choice).
    Starvation bound: a background head older than ``bg_max_ms`` (500 ms,
-   the EDF baseline's backup deadline) is sent before the window logic.
+   the EDF baseline's backup deadline) is sent before the window logic,
+   and with it, as one batch, the background requests older than half
+   that (FIFO), so the far moves to host metadata come in batches.
 """
 
 import bisect
@@ -66,6 +68,7 @@ class BdEdf:
         self.wait_until = None
         self.wait_last = None
         self.chosen = None
+        self.bg_batch = False
         self.stats = {'windows': 0, 'immediate': 0, 'waits': 0,
                       'wait_success': 0, 'wait_fail': 0, 'fallback_edf': 0,
                       'fallback_bg': 0, 'bg_aged': 0}
@@ -172,9 +175,12 @@ class BdEdf:
             return self._fallback(self._edf_head())
         head = self._edf_head()
         bgh = self._bg_head()
-        if bgh is not None and now - bgh.t_arrive >= self.bg_max_ms:
+        if bgh is not None and now - bgh.t_arrive >= (
+                self.bg_max_ms / 2 if self.bg_batch else self.bg_max_ms):
             self.stats['bg_aged'] += 1
+            self.bg_batch = True
             return self._take(bgh), None
+        self.bg_batch = False
         if (self.bd and head is not None and last is not None
                 and head.deadline > now):
             end = head.deadline - self.max_ms

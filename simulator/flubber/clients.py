@@ -71,7 +71,8 @@ def rnd(rw, ops, threads=8, gb=1.0):
 
 class Guest:
     def __init__(self, eng, vm, index, wl, rng, plug_ms=3.0, plug_thresh=4,
-                 think_ms=0.1, meta_every=4, on_finish=None):
+                 think_ms=0.1, cache_ms=0.02, fsync_every=1,
+                 meta_every=4, on_finish=None):
         self.eng = eng
         self.vm = vm
         self.wl = wl
@@ -82,18 +83,21 @@ class Guest:
         self.plug_ms = plug_ms
         self.plug_thresh = plug_thresh
         self.think_ms = think_ms
+        self.cache_ms = cache_ms
+        self.fsync_every = fsync_every
         self.meta_every = meta_every
         self.on_finish = on_finish
         self.cursor = 0
         self.issued = 0            # sectors
         self.done_sect = 0
         self.ops_done = 0
-        self.op_sect = {}
         self.total_sect = (wl.total_ops * OP_SECT
                            if wl.total_ops is not None else float('inf'))
         self.plug = []
         self._plug_gen = 0
         self._plug_armed = False
+        self.dirty = {}            # thread -> [(lba, nsect)]
+        self.flushing = {}         # thread -> requests left
         self.commit_wait = []
         self.committing = False
         self.commits = 0
@@ -103,6 +107,7 @@ class Guest:
 
     def start(self):
         for t in range(self.wl.threads):
+            self.dirty[t] = []
             self._issue(t)
 
     # -- issuing ---------------------------------------------------------
@@ -110,6 +115,8 @@ class Guest:
     def _issue(self, t):
         wl = self.wl
         if self.issued >= self.total_sect:
+            if self.dirty[t]:
+                self._flush(t)
             return
         if wl.pattern == 'seq':
             n = self.seq_op
@@ -120,16 +127,24 @@ class Guest:
             lba = self.base + self.rng.randrange(
                 wl.file_sect // OP_SECT) * OP_SECT
         self.issued += n
-        self.op_sect[t] = n
         if wl.rw == 'r':
             write = False
         elif wl.rw == 'w':
             write = True
         else:
             write = self.rng.random() >= wl.read_frac
-        self._queue(t, lba, n, write)
+        if write:
+            # into the guest page cache; fsync every fsync_every writes
+            self.dirty[t].append((lba, n))
+            self._account(n)
+            if len(self.dirty[t]) >= self.fsync_every:
+                self._flush(t)
+            else:
+                self.eng.at(self.eng.now + self.cache_ms, self._issue, t)
+            return
+        self._queue(lba, n, False, t)
 
-    def _queue(self, t, lba, n, write):
+    def _queue(self, lba, n, write, waiter):
         for r in self.plug:
             if r.write != write or r.nsect + n > MAX_SECT:
                 continue
@@ -140,10 +155,10 @@ class Guest:
                 r.nsect += n
             else:
                 continue
-            r.waiters.append(t)
+            r.waiters.append(waiter)
             return
         r = request.Req(self.vm, lba, n, write, done=self._done)
-        r.waiters.append(t)
+        r.waiters.append(waiter)
         r.t_guest = self.eng.now
         self.plug.append(r)
         if len(self.plug) >= self.plug_thresh:
@@ -166,52 +181,80 @@ class Guest:
         for r in batch:
             self.eng.submit(r)
 
+    def _flush(self, t):
+        """fsync: the thread's dirty pages go out as one batch (merged,
+        LBA order), then the journal commit."""
+        pages = sorted(self.dirty[t])
+        self.dirty[t] = []
+        self.flushing[t] = len(pages)
+        for lba, n in pages:
+            self._queue(lba, n, True, ('w', t))
+        self._unplug()
+
     # -- completions -----------------------------------------------------
 
     def _done(self, req):
-        if req.write and self.wl.fsync:
-            self.commit_wait.extend(req.waiters)
+        for w in req.waiters:
+            if isinstance(w, tuple):
+                self._page_done(w[1])
+            else:
+                self._account(req.nsect // len(req.waiters))
+                self.eng.at(self.eng.now + self.think_ms, self._issue, w)
+
+    def _account(self, nsect):
+        self.done_sect += nsect
+        self.ops_done += 1
+        self._check_finish()
+
+    def _page_done(self, t):
+        self.flushing[t] -= 1
+        if self.flushing[t] == 0:
+            del self.flushing[t]
+            self.commit_wait.append(t)
             if not self.committing:
                 self._commit()
-        else:
-            for t in req.waiters:
-                self._op_done(t)
-
-    def _op_done(self, t):
-        self.done_sect += self.op_sect[t]
-        self.ops_done += 1
-        if self.done_sect >= self.total_sect and self.finished is None:
-            self.finished = self.eng.now
-            if self.on_finish is not None:
-                self.on_finish(self.vm)
-        self.eng.at(self.eng.now + self.think_ms, self._issue, t)
 
     def _commit(self):
+        """ext3 group commit: journal blocks (8 KiB), then, once they are
+        on disk, the commit block (4 KiB) right after them."""
         waiters, self.commit_wait = self.commit_wait, []
         self.committing = True
         lba = self.jbase + self.jpos
-        self.jpos = (self.jpos + 16) % layout.JOURNAL_SECT
+        self.jpos = (self.jpos + 24) % layout.JOURNAL_SECT
         r = request.Req(self.vm, lba, 16, True, kind='journal',
-                        done=self._commit_done)
+                        done=self._journal_done)
         r.waiters = waiters
         r.t_guest = self.eng.now
         self.eng.submit(r)
         self.commits += 1
         if self.meta_every and self.commits % self.meta_every == 0:
             start, length = layout.HOST_META
-            m = request.Req(None, start + self.rng.randrange(length // 8) * 8,
-                            8, True, kind='hostmeta', bg=True,
-                            proc='hostmeta')
-            self.eng.submit(m)
+            self.eng.submit(request.Req(
+                None, start + self.rng.randrange(length // 8) * 8, 8, True,
+                kind='hostmeta', bg=True, proc='hostmeta'))
+
+    def _journal_done(self, req):
+        c = request.Req(self.vm, req.lba + req.nsect, 8, True, kind='commit',
+                        done=self._commit_done)
+        c.waiters = req.waiters
+        c.t_guest = self.eng.now
+        self.eng.submit(c)
 
     def _commit_done(self, req):
         self.committing = False
         for t in req.waiters:
-            self._op_done(t)
+            self.eng.at(self.eng.now + self.think_ms, self._issue, t)
         if self.commit_wait:
             self._commit()
+        self._check_finish()
 
-
+    def _check_finish(self):
+        if (self.done_sect >= self.total_sect and self.finished is None
+                and not any(self.dirty.values()) and not self.flushing
+                and not self.committing and not self.commit_wait):
+            self.finished = self.eng.now
+            if self.on_finish is not None:
+                self.on_finish(self.vm)
 class Backup:
     """The host's image copy; ``finished`` is set when the last write
     of the copy completes."""

@@ -31,7 +31,7 @@ the disk, given the head position left by the previous one:
 * writes: the drive's write cache (on by default on SATA drives; RHEL5's
   ext3 mounts without barriers, so fsync does not flush it) completes a
   write after the interface transfer and destages it later, reordered;
-  we charge ``write_pos_frac`` (0.25) of the seek and rotational cost a
+  we charge ``write_pos_frac`` (0.15) of the seek and rotational cost a
   read would pay, plus the media transfer.
 
 ``Ssd``: no seek, a fixed cost plus per-byte transfer.
@@ -67,7 +67,7 @@ def transfer_ms(nsect, mb_s=MEDIA_MB_S):
 class Hdd:
     rotational = True
 
-    def __init__(self, segments=8, write_pos_frac=0.25):
+    def __init__(self, segments=8, write_pos_frac=0.15):
         self.head = 0
         self.segments = segments
         self.cache = []            # [(start, end)], most recent last

@@ -50,6 +50,7 @@ class Scenario:
     beta: int = 32
     max_interval: int = 1152
     feedback: bool = True
+    ratio: typing.Optional[typing.Tuple[int, ...]] = None  # overrides Eq. 1
     bd: bool = True
     backup_gb: float = 0.0
     duration_ms: typing.Optional[float] = None   # None: until work done
@@ -108,7 +109,9 @@ def build(scn):
     vbc = None
     if scn.scheduler in ('edf-credit', 'flubber'):
         vbc = fvbc.Vbc(slos, beta=scn.beta, max_interval=scn.max_interval,
-                       feedback_on=scn.feedback)
+                       feedback_on=scn.feedback,
+                       ratio=dict(zip((v.name for v in scn.vms), scn.ratio))
+                       if scn.ratio else None)
     low = _low(scn, slos, vbc)
     dev = fdisk.Hdd() if scn.device == 'hdd' else fdisk.Ssd()
     eng = fengine.Engine(dev, low, vbc, seed=scn.seed)

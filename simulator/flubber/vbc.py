@@ -85,13 +85,14 @@ def feedback(a, inds, beta, round_size, max_interval, clamp=1.0):
 class Vbc:
     """Credit rounds between the guests and the low level.
 
-    ``slos``: {vm: (B iops, L ms)}. ``forward(req)`` hands a credited
+    ``slos``: {vm: (B iops, L ms)}; ``ratio`` ({vm: c}) overrides Eq. 1
+    (an imposed starting split). ``forward(req)`` hands a credited
     request down; ``pending_vm()`` says whether the low level still holds
     VM requests (for event 2).
     """
 
     def __init__(self, slos, beta=32, max_interval=1152, feedback_on=True,
-                 fb_min_ms=250.0, clamp=1.0):
+                 fb_min_ms=250.0, clamp=1.0, ratio=None):
         self.slos = dict(slos)
         self.vms = list(slos)
         self.beta = beta
@@ -99,6 +100,7 @@ class Vbc:
         self.feedback_on = feedback_on
         self.fb_min_ms = fb_min_ms
         self.clamp = clamp
+        self.ratio = dict(ratio) if ratio else None
         self._reset_shares()
         self.left = dict(self.a)
         self.queue = {v: [] for v in self.vms}
@@ -114,7 +116,11 @@ class Vbc:
         self._busy = False
 
     def _reset_shares(self):
-        c = ratios([self.slos[v][0] for v in self.vms]) if self.vms else []
+        if self.ratio and all(v in self.ratio for v in self.vms):
+            c = [self.ratio[v] for v in self.vms]
+        else:
+            c = ratios([self.slos[v][0] for v in self.vms]) if self.vms \
+                else []
         self.c0 = dict(zip(self.vms, c))
         self.round_size = self.beta * sum(c)
         self.a = dict(zip(self.vms, credits(c, self.beta,
