@@ -41,6 +41,18 @@ tracepoint, a private tracefs instance) for the ISACS I/O strength.
 When off or unavailable, I/O events are estimated from the threads'
 voluntary context switches (see docs/architecture.md, I/O strength).
 """),
+    cfg.BoolOpt('latency_histograms', default=True,
+                help="""
+Ask QEMU for a latency histogram per guest disk (QMP
+``block-latency-histogram-set``, read with ``query-blockstats`` every tick)
+so that SLOs on a latency percentile (p99, ...) are judged on the
+percentile, not the mean.
+
+The agent reaches QMP through libvirt's monitor passthrough, which logs
+"tainted: custom-monitor" once per domain; nothing changes in the guest.
+When off or refused, percentile SLOs are judged on the mean latency (a
+note says so).
+"""),
 ]
 
 

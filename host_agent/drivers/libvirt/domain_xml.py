@@ -48,6 +48,7 @@ class Disk:
     target: str           # 'vda'
     serial: str           # Cinder volume id ('' for local disks)
     source: str           # file path or block device, informational
+    alias: str = ''       # QEMU device id ('virtio-disk0'), from <alias>
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,8 +115,11 @@ def parse(xml_text):
         source = ''
         if src is not None:
             source = src.get('file') or src.get('dev') or src.get('name', '')
+        alias = d.find('alias')
         disks.append(Disk(target=target.get('dev'),
-                          serial=_text(d, 'serial'), source=source))
+                          serial=_text(d, 'serial'), source=source,
+                          alias=alias.get('name', '') if alias is not None
+                          else ''))
     nics = []
     for n in root.findall('devices/interface'):
         target = n.find('target')

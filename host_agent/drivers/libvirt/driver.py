@@ -40,6 +40,7 @@ from oslo_log import log as logging
 
 from host_agent.drivers import base
 from host_agent.drivers.libvirt import domain_xml
+from host_agent.drivers.libvirt import qemu_histograms
 from host_agent.drivers.libvirt import threads
 from host_agent.drivers.libvirt import tracing
 from host_agent import linux
@@ -50,8 +51,9 @@ from host_agent import paths
 
 try:
     import libvirt
+    import libvirt_qemu
 except ImportError:   # the agent still imports; from_conf says why not
-    libvirt = None
+    libvirt = libvirt_qemu = None
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class LibvirtDriver(base.Driver):
         self._events = {}     # tid -> [ts_ns]
         self._hierarchy = None
         self._dl_warned = set()
+        self._hists = {}      # uuid -> {target: cumulative bins}
+        self.histograms = (qemu_histograms.Histograms()
+                           if conf.libvirt.latency_histograms else None)
         self.tracer = None
         if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
                 p.tracefs_root):
@@ -143,8 +148,11 @@ class LibvirtDriver(base.Driver):
             infos[uuid] = (parsed, pid, tids, dom)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
+        if self.histograms is not None:
+            self.histograms.forget(set(self._info) - set(infos))
         self._info = infos
         self._refresh_stats()
+        self._refresh_histograms()
         self._refresh_events()
         return [model.InstanceInfo(
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
@@ -166,6 +174,24 @@ class LibvirtDriver(base.Driver):
                 self._stats[dom.UUIDString()] = stats
         except libvirt.libvirtError as e:
             LOG.warning('getAllDomainStats failed: %s', e)
+
+    def _refresh_histograms(self):
+        self._hists = {}
+        if self.histograms is None or libvirt_qemu is None:
+            return
+        for uuid, (parsed, _, _, dom) in self._info.items():
+            aliases = {d.target: d.alias for d in parsed.disks if d.alias}
+            if not aliases:
+                continue
+
+            def monitor(cmd, dom=dom):
+                return libvirt_qemu.qemuMonitorCommand(dom, cmd, 0)
+            try:
+                self._hists[uuid] = self.histograms.read(uuid, monitor,
+                                                         aliases)
+            except Exception as e:  # a monitor problem must not stop listing
+                LOG.warning('no latency histogram for %s (percentile SLOs '
+                            'are judged on the mean): %s', parsed.name, e)
 
     def _refresh_events(self):
         if self.tracer is None:
@@ -211,7 +237,8 @@ class LibvirtDriver(base.Driver):
                 instance_uuid=instance.uuid, target=name, ts=ts,
                 rd_reqs=g('rd.reqs'), wr_reqs=g('wr.reqs'),
                 rd_bytes=g('rd.bytes'), wr_bytes=g('wr.bytes'),
-                total_time_ns=g('rd.times') + g('wr.times')))
+                total_time_ns=g('rd.times') + g('wr.times'),
+                latency_hist=self._hists.get(instance.uuid, {}).get(name)))
         return out
 
     def domain_stats(self, uuid):
