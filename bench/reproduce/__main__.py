@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side')
+MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber')
 
 
 def _experiments(only):

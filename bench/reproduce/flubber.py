@@ -1,0 +1,378 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Flubber (seed 002) on the faithful disk model (simulator.flubber).
+
+One rotational disk calibrated on the paper's baselines (base CFQ and
+CFQ-prio execution times of the read pair, CFQ's mixed-case IOPS); the
+work amounts the paper does not give (random ops) are set so base CFQ
+takes the paper's time. Experiments (digest 002 sections 5-6):
+
+* ``read_pair``: SeqR 1000/80 + RndR 120/60: Table 3 execution times
+  under base CFQ, CFQ-prio, EDF + credit and Flubber, the changes the
+  text claims, Table 6's seek shares, BD's wait success;
+* ``write_pair``: SeqW 1200/150 + RndW 600/100, the same, plus RndW's
+  mean latency;
+* ``mixed``: SeqR + SeqW + RndRW 100/60: Table 4 (execution times,
+  server IOPS), Table 6, wait success;
+* ``beta_sweep``: Table 2, beta = 1, 2, 8, 32, 128 on the read pair:
+  per-VM IOPS and mean delay, SLO attainment (share of 1 s windows);
+* ``feedback``: the write pair's Eq. 2-4 loop from an over-served RndW
+  (the paper's Fig. 4 start): settling time;
+* ``ablation``: Flubber with BD off (VBC + EDF, background FIFO);
+* ``background``: Table 5, the read and write pairs beside a 12 GB
+  backup.
+
+Latency is per request, from arrival at the back end to completion;
+IOPS counts requests at the back end (the credit unit). ``quick`` runs
+an eighth of the work (noisy; for tests).
+"""
+
+from bench.reproduce import harness
+from simulator.flubber import clients
+from simulator.flubber import run as frun
+
+PAPER = 'flubber'
+SCHEDS = ('cfq', 'cfq-prio', 'edf-credit', 'flubber')
+NAMES = {'cfq': 'base CFQ', 'cfq-prio': 'CFQ + priority',
+         'edf-credit': 'EDF + credit', 'flubber': 'Flubber'}
+RNDR_OPS = 6400        # paper's Flubber: 46.34 s x 137.5 IOPS = 6372
+RNDW_OPS = 22000       # base CFQ's RndW takes the paper's 62 s
+RNDRW_OPS = 12500      # base CFQ's RndRW takes the paper's 134 s
+QUICK_SEED = 7         # quick runs: an eighth of the work, another seed
+
+TABLE3 = {  # (workload, scheduler) -> s
+    ('SeqR', 'cfq'): 64.42, ('SeqR', 'cfq-prio'): 58.43,
+    ('SeqR', 'edf-credit'): 71.28, ('SeqR', 'flubber'): 54.16,
+    ('RndR', 'cfq'): 62.11, ('RndR', 'cfq-prio'): 36.59,
+    ('RndR', 'edf-credit'): 53.45, ('RndR', 'flubber'): 46.34,
+    ('SeqW', 'cfq'): 65.12, ('SeqW', 'cfq-prio'): 61.84,
+    ('SeqW', 'edf-credit'): 65.88, ('SeqW', 'flubber'): 57.67,
+    ('RndW', 'cfq'): 62.25, ('RndW', 'cfq-prio'): 54.98,
+    ('RndW', 'edf-credit'): 54.23, ('RndW', 'flubber'): 47.17,
+}
+TABLE4 = {  # scheduler -> (SeqR s, SeqW s, RndRW s, server IOPS)
+    'cfq': (56.68, 134.52, 133.96, 2165.1),
+    'cfq-prio': (115.84, 116.94, 107.5, 2557.1),
+    'edf-credit': (142.27, 146.94, 128.55, 2026.9),
+    'flubber': (92.34, 103.57, 94.08, 2906.8),
+}
+TABLE6 = {  # (case, scheduler) -> (d = 0 %, outside +-5e7 %)
+    ('read', 'cfq'): (79.5, 2.19), ('read', 'cfq-prio'): (81.8, 0.08),
+    ('read', 'edf-credit'): (47.33, 40.54), ('read', 'flubber'): (81.4, 0.04),
+    ('write', 'cfq'): (31.75, 14.7), ('write', 'cfq-prio'): (36.78, 9.1),
+    ('write', 'edf-credit'): (12.83, 68.2),
+    ('write', 'flubber'): (46.02, 5.24),
+    ('mixed', 'cfq'): (61.75, 4.01), ('mixed', 'cfq-prio'): (62.02, 3.23),
+    ('mixed', 'edf-credit'): (21.87, 50.05),
+    ('mixed', 'flubber'): (75.02, 2.41),
+}
+WAIT = {'read': 96.0, 'write': 83.0, 'mixed': 91.0}
+RNDW_LAT = {'cfq': 118.54, 'cfq-prio': 96.93, 'edf-credit': 97.35,
+            'flubber': 86.16}
+TABLE2 = {  # beta -> (SeqR iops, SeqR delay, RndR iops, RndR delay)
+    1: (476.9, 31.6, 58.79, 125.6), 2: (738.5, 21.2, 93.53, 83.56),
+    8: (774.4, 20.49, 131.67, 60.6), 32: (1015.2, 12.05, 137.5, 60.07),
+    128: (1021.7, 20.12, 126.6, 62.64),
+}
+TABLE5 = {  # (case, scheduler) -> (seq s, rnd s, backup s)
+    ('read', 'cfq-prio'): (138.639, 105.838, 368.627),
+    ('read', 'edf-credit'): (330.55, 84.05, 583.464),
+    ('read', 'flubber'): (117.955, 77.496, 399.129),
+    ('write', 'cfq-prio'): (112.73, 62.64, 1523.13),
+    ('write', 'edf-credit'): (141.95, 109.06, 328.018),
+    ('write', 'flubber'): (73.11, 57.18, 329.076),
+}
+
+
+def _scale(quick):
+    return 0.125 if quick else 1.0
+
+
+def read_vms(quick, endless=False):
+    k = _scale(quick)
+    return (frun.VmSpec('SeqR', clients.seq_read(2.0 * k, total=not endless),
+                        1000, 80),
+            frun.VmSpec('RndR', clients.rnd(
+                'r', None if endless else int(RNDR_OPS * k)), 120, 60,
+                latency_class=True))
+
+
+def write_vms(quick, endless=False):
+    k = _scale(quick)
+    return (frun.VmSpec('SeqW', clients.seq_write(2.0 * k,
+                                                  total=not endless),
+                        1200, 150),
+            frun.VmSpec('RndW', clients.rnd(
+                'w', None if endless else int(RNDW_OPS * k)), 600, 100,
+                latency_class=True))
+
+
+def mixed_vms(quick):
+    k = _scale(quick)
+    return (frun.VmSpec('SeqR', clients.seq_read(2.0 * k), 1000, 80),
+            frun.VmSpec('SeqW', clients.seq_write(2.0 * k), 1200, 150),
+            frun.VmSpec('RndRW', clients.rnd('rw', int(RNDRW_OPS * k)),
+                        100, 60, latency_class=True))
+
+
+def _row(claim, setting, metric, paper, ours, kind='value', tol=0.15,
+         note=''):
+    return harness.Row(paper_id=PAPER, claim=claim, setting=setting,
+                       metric=metric, paper=paper,
+                       ours=None if ours is None else round(ours, 4),
+                       kind=kind, tol=tol, note=note)
+
+
+def _scn(vms, quick, **kw):
+    return frun.Scenario(vms, seed=QUICK_SEED if quick else 1, **kw)
+
+
+def _runs(vms, quick, **kw):
+    return {s: frun.run(_scn(vms, quick, scheduler=s, **kw))
+            for s in SCHEDS}
+
+
+def _seek_rows(case, runs, claim):
+    rows = []
+    for s, r in runs.items():
+        sh = r.metrics.seek_shares()
+        zero, far = TABLE6[(case, s)]
+        rows.append(_row(claim, '%s, %s' % (case, NAMES[s]),
+                         'seeks with d = 0 (%)', zero, 100 * sh['zero'],
+                         note='near %.1f %%, outside +-5e7 %.2f %% (paper '
+                         '%.2f %%)' % (100 * sh['near'], 100 * sh['far'],
+                                       far)))
+    return rows
+
+
+def _wait_row(case, r, claim):
+    st = r.low.stats
+    ratio = r.low.window_success_ratio()
+    return _row(claim, case + ', Flubber', 'BD wait success (%)',
+                WAIT[case], None if ratio is None else 100 * ratio,
+                note='windows %d: %d sent at once, %d waits (%d answered)'
+                % (st['windows'], st['immediate'], st['waits'],
+                   st['wait_success']))
+
+
+def _exec(r, v):
+    """Execution time in s, scaled to the full work in quick runs."""
+    t = r.exec_s(v)
+    if t is None:
+        return None
+    return t / (_scale(True) if r.scenario.seed == QUICK_SEED else 1.0)
+
+
+def _exec_rows(runs, names, claim, case):
+    rows = []
+    for s, r in runs.items():
+        for v in names:
+            rows.append(_row(claim, '%s, %s' % (case, NAMES[s]),
+                             '%s execution time (s)' % v, TABLE3[(v, s)],
+                             _exec(r, v)))
+    return rows
+
+
+def _change_rows(runs, names, claim, case):
+    rows = []
+    for base in ('cfq', 'edf-credit'):
+        for v in names:
+            p = harness.pct_change(TABLE3[(v, 'flubber')], TABLE3[(v, base)])
+            o = harness.pct_change(_exec(runs['flubber'], v),
+                                   _exec(runs[base], v))
+            rows.append(_row(claim, '%s, Flubber vs %s' % (case, NAMES[base]),
+                             '%s execution time change (%%)' % v, round(p, 1),
+                             o, kind='change'))
+    return rows
+
+
+# -- experiments -------------------------------------------------------------
+
+def read_pair(quick):
+    runs = _runs(read_vms(quick), quick)
+    claim3 = 'Table 3: execution time, read pair'
+    rows = _exec_rows(runs, ('SeqR', 'RndR'), claim3, 'read')
+    rows += _change_rows(runs, ('SeqR', 'RndR'), claim3, 'read')
+    rows += _seek_rows('read', runs, 'Table 6: seek distance, read pair')
+    rows.append(_wait_row('read', runs['flubber'], 'BD wait success'))
+    return rows
+
+
+def write_pair(quick):
+    runs = _runs(write_vms(quick), quick)
+    claim3 = 'Table 3: execution time, write pair'
+    rows = _exec_rows(runs, ('SeqW', 'RndW'), claim3, 'write')
+    rows += _change_rows(runs, ('SeqW', 'RndW'), claim3, 'write')
+    for s, r in runs.items():
+        m = r.metrics.summary('RndW')
+        rows.append(_row('Sec. 4.3.2: RndW mean latency (target 100 ms)',
+                         'write, ' + NAMES[s], 'RndW mean latency (ms)',
+                         RNDW_LAT[s], m['mean_ms'],
+                         note='per request at the back end; the paper\'s '
+                         'figure needs ~50 requests outstanding (Little)'))
+    rows += _seek_rows('write', runs, 'Table 6: seek distance, write pair')
+    rows.append(_wait_row('write', runs['flubber'], 'BD wait success'))
+    return rows
+
+
+def mixed(quick):
+    runs = _runs(mixed_vms(quick), quick)
+    claim = 'Table 4: mixed case (SeqR + SeqW + RndRW)'
+    rows = []
+    for s, r in runs.items():
+        p = TABLE4[s]
+        for i, v in enumerate(('SeqR', 'SeqW', 'RndRW')):
+            rows.append(_row(claim, 'mixed, ' + NAMES[s],
+                             '%s execution time (s)' % v, p[i], _exec(r, v)))
+        rows.append(_row(claim, 'mixed, ' + NAMES[s], 'server IOPS', p[3],
+                         r.server_iops(),
+                         note='all VM requests / time to the last finish'))
+    for base in ('cfq', 'cfq-prio', 'edf-credit'):
+        rows.append(_row(claim, 'mixed, Flubber vs ' + NAMES[base],
+                         'server IOPS change (%)', round(harness.pct_change(
+                             TABLE4['flubber'][3], TABLE4[base][3]), 1),
+                         harness.pct_change(runs['flubber'].server_iops(),
+                                            runs[base].server_iops()),
+                         kind='change'))
+    rows += _seek_rows('mixed', runs, 'Table 6: seek distance, mixed')
+    rows.append(_wait_row('mixed', runs['flubber'], 'BD wait success'))
+    return rows
+
+
+def _attain(r, vm, t0):
+    spec = [v for v in r.scenario.vms if v.name == vm][0]
+    B, L = spec.b_iops, spec.l_ms
+    ws = r.metrics.windows(vm, t0, r.end_ms)
+    ok = sum(1 for _, b, lat, _ in ws if b >= B and lat is not None
+             and lat <= L)
+    return 100.0 * ok / len(ws) if ws else 0.0
+
+
+def beta_sweep(quick):
+    dur = 8000.0 if quick else 32000.0
+    warm = 2000.0
+    rows = []
+    claim = 'Table 2: beta sweep, read pair (8:1)'
+    for beta, paper in sorted(TABLE2.items()):
+        r = frun.run(_scn(read_vms(quick, endless=True), quick,
+                                   scheduler='flubber', beta=beta,
+                                   duration_ms=dur))
+        setting = 'beta = %d' % beta
+        for i, vm in enumerate(('SeqR', 'RndR')):
+            m = r.metrics.summary(vm, warm, dur)
+            rows.append(_row(claim, setting, '%s avg IOPS' % vm,
+                             paper[2 * i], m['iops'],
+                             note='max 1 s IOPS %.0f' % m['max_iops']))
+            rows.append(_row(claim, setting, '%s avg delay (ms)' % vm,
+                             paper[2 * i + 1], m['mean_ms'],
+                             note='max 1 s mean %.1f ms' % m['max_ms']))
+            rows.append(_row(claim, setting,
+                             '%s SLO attainment (%% of 1 s windows)' % vm,
+                             None, _attain(r, vm, warm), kind='info',
+                             note='b >= B and mean l <= L in the window; '
+                             'the paper reports no attainment figure'))
+        rows.append(_row(claim, setting, 'total IOPS', round(
+            paper[0] + paper[2], 1), r.server_iops(dur) * dur / dur))
+    return rows
+
+
+def _settle(r, vms, t_end):
+    """First second from which every later 1 s window meets every VM's
+    B and L; t_end / 1000 if none."""
+    ok = None
+    wins = {v.name: r.metrics.windows(v.name, 0.0, t_end) for v in vms}
+    n = min(len(w) for w in wins.values())
+    for i in range(n - 1, -1, -1):
+        good = all(wins[v.name][i][1] >= v.b_iops and
+                   wins[v.name][i][2] is not None and
+                   wins[v.name][i][2] <= v.l_ms for v in vms)
+        if not good:
+            break
+        ok = i
+    return t_end / 1000.0 if ok is None else float(ok)
+
+
+def feedback(quick):
+    dur = 10000.0 if quick else 20000.0
+    vms = write_vms(quick, endless=True)
+    claim = 'Fig. 4a/b: feedback settling, write pair'
+    rows = []
+    r = frun.run(_scn(vms, quick, scheduler='flubber', ratio=(1, 2),
+                               duration_ms=dur))
+    first = r.metrics.windows('RndW', 0.0, 1000.0)[0][1]
+    rows.append(_row(claim, 'start 1:2 (RndW over-served), beta 32',
+                     'settling time (s)', 5.0, _settle(r, vms, dur),
+                     note='first 1 s: RndW %.0f IOPS; %d feedback steps, '
+                     'final credits %s' % (first, len(r.vbc.trace),
+                                           r.vbc.a)))
+    st = frun.run(_scn(vms, quick, scheduler='flubber', duration_ms=dur,
+                                feedback=False))
+    for v in vms:
+        m = st.metrics.summary(v.name, 1000.0, dur)
+        rows.append(_row(claim, 'static 2:1, no feedback',
+                         '%s avg IOPS' % v.name,
+                         1000.0 if v.name == 'SeqW' else 1000.0, m['iops'],
+                         kind='info', note='paper: SeqW < 1000, RndW > 1000 '
+                         '(target %d)' % v.b_iops))
+    return rows
+
+
+def ablation(quick):
+    rows = []
+    claim = 'Claim 12: Flubber vs the same with BD off (VBC + EDF)'
+    for case, vms in (('read', read_vms(quick)), ('write', write_vms(quick)),
+                      ('mixed', mixed_vms(quick))):
+        on = frun.run(_scn(vms, quick, scheduler='flubber'))
+        off = frun.run(_scn(vms, quick, scheduler='flubber', bd=False))
+        edf = TABLE4['edf-credit'][3] if case == 'mixed' else None
+        if case == 'mixed':
+            paper = round(harness.pct_change(TABLE4['flubber'][3], edf), 1)
+            ours = harness.pct_change(on.server_iops(), off.server_iops())
+            metric = 'server IOPS change, BD on vs off (%)'
+        else:
+            seq = vms[0].name
+            paper = round(harness.pct_change(TABLE3[(seq, 'flubber')],
+                                             TABLE3[(seq, 'edf-credit')]), 1)
+            ours = harness.pct_change(_exec(on, seq), _exec(off, seq))
+            metric = '%s execution time change, BD on vs off (%%)' % seq
+        rows.append(_row(claim, case, metric, paper, ours, kind='change',
+                         note='paper: Flubber vs EDF + credit; d = 0 '
+                         '%.1f %% on vs %.1f %% off' % (
+                             100 * on.metrics.seek_shares()['zero'],
+                             100 * off.metrics.seek_shares()['zero'])))
+    return rows
+
+
+def background(quick):
+    rows = []
+    claim = 'Table 5: execution time beside a 12 GB backup'
+    gb = 12.0 * _scale(quick)
+    for case, vms in (('read', read_vms(quick)), ('write', write_vms(quick))):
+        for s in ('cfq-prio', 'edf-credit', 'flubber'):
+            r = frun.run(_scn(vms, quick, scheduler=s, backup_gb=gb))
+            p = TABLE5[(case, s)]
+            for i, name in enumerate((vms[0].name, vms[1].name, 'backup')):
+                rows.append(_row(claim, '%s, %s' % (case, NAMES[s]),
+                                 '%s execution time (s)' % name, p[i],
+                                 _exec(r, name)))
+    return rows
+
+
+EXPERIMENTS = [
+    ('read_pair', read_pair),
+    ('write_pair', write_pair),
+    ('mixed', mixed),
+    ('beta_sweep', beta_sweep),
+    ('feedback', feedback),
+    ('ablation', ablation),
+    ('background', background),
+]
