@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-vlc
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -29,6 +29,13 @@ bench-isacs:
 
 bench-vturbo:
 	tools/run-bench.sh testbed_vturbo $(ARGS)
+
+# SLO volumes on one shared capacity-limited device, real guests (issue 11,
+# bench/README.md, docs/testbed.md): no iotune vs static iotune vs the
+# agent's slo loop, ABBA; ~9 min, root. ARGS=--quick for a smoke run,
+# ARGS=--record to refresh docs/data/testbed_slo.json.
+bench-slo:
+	tools/run-bench.sh testbed_slo $(ARGS)
 
 # The Nova plugin at scale (bench/README.md): Nova's handlers at 100-10,000
 # hosts and the report pipeline through RabbitMQ (started if absent); ~8 min.
