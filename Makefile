@@ -47,7 +47,7 @@ bench-nova: bootstrap
 
 # Flubber's VLC on stock Linux (bench/README.md, docs/slo_vlc_linux.md): an
 # SLO reader beside a noisy neighbour on a shared loop device under each
-# elevator, BFQ weights and a blk-throttle cap; ~4 min, root.
+# elevator, BFQ weights and a blk-throttle cap; ~4.5 min, root.
 # ARGS=--quick for a smoke run, ARGS=--record to refresh docs/data.
 bench-vlc:
 	tools/run-bench.sh vlc_linux $(ARGS)

@@ -19,15 +19,21 @@ give instead, on one shared device: a loop device with direct I/O over a
 file on the root disk, each "VM" a fio process in its own cgroup v1 blkio
 group reading or writing its own contiguous region.
 
-* The SLO reader: random 16 KiB reads, closed loop at --reader-qd, over
-  region 0 (group ``slo``).
-* The noisy neighbour (group ``noisy``), two kinds in turn: random 64 KiB
-  reads at QD 32, and sequential 1 MiB writes at QD 8, over region 2.
+* The SLO reader: random 16 KiB reads over region 0 (group ``slo``),
+  either closed loop at --reader-qd (always backlogged: shows the split
+  a mechanism gives) or paced (Poisson arrivals at --paced-frac of what
+  it does alone, up to QD 16: a volume asking for its B and no more;
+  shows latency at B and whether the neighbour gets the rest).
+* The noisy neighbour (group ``noisy``): random 64 KiB reads at QD 32 or
+  sequential 1 MiB writes at QD 8, over region 2.
+* Scenarios (--scenarios): closed/randread, closed/seqwrite,
+  paced/randread.
 * Settings: none (the baseline), mq-deadline (default; tuned:
   read_expire 10 ms, fifo_batch 1; with the neighbour in the idle I/O
   class), kyber (default; read target 0.5 ms), bfq (equal weights;
-  weights in proportion to B, --weights; the same with slice_idle 0; the
-  neighbour in the idle class), and the reference the agent has today:
+  weights in proportion to B, --weights; the same with slice_idle 1 ms
+  and 0; the neighbour in the idle class), and the reference the agent
+  has today:
   none with a blk-throttle cap on the neighbour at --cap-frac of what it
   does alone (QEMU iotune is the same kind of mechanism: it shapes
   arrivals). "alone" is the reader with no neighbour.
@@ -85,6 +91,7 @@ SETTINGS = [
     ('kyber read 0.5ms', 'kyber', {'read_lat_nsec': 500000}, None),
     ('bfq equal', 'bfq', {}, None),
     ('bfq weights~B', 'bfq', {}, 'weights'),
+    ('bfq weights~B idle1ms', 'bfq', {'slice_idle_us': 1000}, 'weights'),
     ('bfq weights~B idle0', 'bfq', {'slice_idle': 0}, 'weights'),
     ('bfq nbr idle', 'bfq', {}, 'idle'),
     ('throttle nbr (iotune)', 'none', {}, 'cap'),
@@ -94,7 +101,7 @@ SETTINGS = [
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--rounds', type=int, default=3)
-    p.add_argument('--seconds', type=float, default=2.5,
+    p.add_argument('--seconds', type=float, default=2.0,
                    help='measured seconds per run (after 0.5 s ramp)')
     p.add_argument('--reader-qd', type=int, default=4)
     p.add_argument('--weights', default='800:100',
@@ -104,7 +111,12 @@ def parse_args(argv=None):
     p.add_argument('--size-mib', type=int, default=1024,
                    help='loop file size; 4 regions of a quarter each')
     p.add_argument('--dir', default='/var/tmp/%s-%d' % (TAG, os.getpid()))
-    p.add_argument('--neighbours', default='randread,seqwrite')
+    p.add_argument('--scenarios',
+                   default='closed/randread,closed/seqwrite,paced/randread',
+                   help='reader/neighbour pairs; reader closed or paced, '
+                   'neighbour %s' % ' or '.join(sorted(NEIGHBOURS)))
+    p.add_argument('--paced-frac', type=float, default=0.2,
+                   help='paced reader rate as a fraction of its alone IOPS')
     p.add_argument('--quick', action='store_true',
                    help='1 round of 1.5 s runs')
     p.add_argument('--output-dir', default=os.path.join(REPO, 'out',
@@ -129,20 +141,28 @@ class Bench(object):
                 'size_mib': span or self.region,
                 'runtime': seconds or self.a.seconds, 'ramp': 0.5}
 
-    def reader(self):
-        return self.job('randread', '16k', self.a.reader_qd, 0, name='slo')
+    def reader(self, mode, cal):
+        if mode == 'closed':
+            return self.job('randread', '16k', self.a.reader_qd, 0,
+                            name='slo')
+        j = self.job('randread', '16k', 16, 0, name='slo')
+        j['rate_iops'] = max(1, cal['reader']['iops'] * self.a.paced_frac)
+        return j
 
     def neighbour(self, kind):
         n = NEIGHBOURS[kind]
         return self.job(n['rw'], n['bs'], n['qd'], 2, name='noisy')
 
     def calibrate(self):
-        """The neighbours alone (for the cap) and the locality probe."""
+        """The neighbours and the closed-loop reader alone (for the cap
+        and the paced rate) and the locality probe."""
         cal = {}
-        for kind in self.a.neighbours:
+        for kind in sorted({k for _, k in self.a.scenarios}):
             r = env.run_jobs(self.dev, [('noisy', self.groups['noisy'],
                                          self.neighbour(kind))])
             cal[kind] = r['noisy']
+        cal['reader'] = env.run_jobs(self.dev, [(
+            'slo', self.groups['slo'], self.reader('closed', cal))])['slo']
         probe = {}
         for label, span in (('16MiB', 16), ('whole', self.a.size_mib)):
             j = self.job('randread', '16k', 1, 0, span=span, name='slo')
@@ -175,9 +195,10 @@ class Bench(object):
             env.set_bfq_weight(g, 100)
             env.clear_throttles(g, self.dev)
 
-    def run_one(self, rnd, kind, setting, cal):
+    def run_one(self, rnd, scenario, setting, cal):
+        mode, kind = scenario
         name, elev, tunables, extra = setting
-        jobs = [('slo', self.groups['slo'], self.reader())]
+        jobs = [('slo', self.groups['slo'], self.reader(mode, cal))]
         if extra != 'alone':
             nbr = self.neighbour(kind)
             if extra == 'idle':
@@ -189,7 +210,8 @@ class Bench(object):
                 res = env.run_jobs(self.dev, jobs)
             finally:
                 self.reset_extra()
-        row = {'round': rnd, 'neighbour': kind, 'setting': name,
+        row = {'round': rnd, 'scenario': '%s/%s' % scenario,
+               'reader': mode, 'neighbour': kind, 'setting': name,
                'elevator': elev, 'tunables': tunables, 'notes': notes,
                'slo': res['slo'], 'noisy': res.get('noisy'),
                'cpu_busy': res['cpu_busy']}
@@ -197,14 +219,15 @@ class Bench(object):
         return row
 
 
-def summarize(runs, kinds):
-    """Per neighbour kind and setting: medians over rounds and ratios to
-    the same run's ``none``."""
+def summarize(runs, scenarios):
+    """Per scenario and setting: medians over rounds and ratios to the
+    same run's ``none``."""
     out = {}
-    for kind in kinds:
+    for scenario in scenarios:
+        key = '%s/%s' % scenario
         rows = {}
         for name, _, _, _ in SETTINGS:
-            rs = [r for r in runs if r['neighbour'] == kind and
+            rs = [r for r in runs if r['scenario'] == key and
                   r['setting'] == name]
             if not rs:
                 continue
@@ -221,6 +244,15 @@ def summarize(runs, kinds):
                 'aggregate_mbps': med(lambda r: r['slo']['mbps'] + (
                     r['noisy']['mbps'] if r['noisy'] else 0.0)),
                 'cpu_busy': med(lambda r: r['cpu_busy']),
+                'slo_p99_us_range': [min(r['slo']['read']['p99_us']
+                                         for r in rs),
+                                     max(r['slo']['read']['p99_us']
+                                         for r in rs)],
+                'noisy_mbps_range': [
+                    min(r['noisy']['mbps'] if r['noisy'] else 0.0
+                        for r in rs),
+                    max(r['noisy']['mbps'] if r['noisy'] else 0.0
+                        for r in rs)],
             }
         base = rows.get('none')
         for row in rows.values():
@@ -229,18 +261,24 @@ def summarize(runs, kinds):
                             for k in ('slo_iops', 'slo_mean_us',
                                       'slo_p99_us', 'noisy_mbps',
                                       'aggregate_mbps')}
-        out[kind] = rows
+        out[key] = rows
     return out
 
 
-def fmt_table(summary, cal, probe):
+def fmt_table(summary, cal, probe, args):
     lines = []
-    for kind, rows in summary.items():
+    for key, rows in summary.items():
+        mode, kind = key.split('/')
         c = cal.get(kind, {})
-        lines.append('\nneighbour %s %s QD %d (alone: %.0f MB/s, %.0f IOPS)'
-                     % (kind, NEIGHBOURS[kind]['bs'],
-                        NEIGHBOURS[kind]['qd'], c.get('mbps', 0),
-                        c.get('iops', 0)))
+        reader = ('closed loop QD %d' % args.reader_qd if mode == 'closed'
+                  else 'paced at %.0f IOPS (%.2f of alone)' % (
+                      cal['reader']['iops'] * args.paced_frac,
+                      args.paced_frac))
+        lines.append('\nSLO reader 16k random, %s; neighbour %s %s QD %d '
+                     '(alone: %.0f MB/s, %.0f IOPS)' % (
+                         reader, kind, NEIGHBOURS[kind]['bs'],
+                         NEIGHBOURS[kind]['qd'], c.get('mbps', 0),
+                         c.get('iops', 0)))
         lines.append('%-22s %14s %16s %16s %14s %14s %5s' % (
             'setting', 'SLO IOPS', 'SLO mean us', 'SLO p99 us',
             'nbr MB/s', 'total MB/s', 'CPU'))
@@ -289,7 +327,12 @@ def environment(dev):
 
 def main(argv=None):
     a = parse_args(argv)
-    a.neighbours = [k for k in a.neighbours.split(',') if k]
+    a.scenarios = [tuple(s.split('/')) for s in a.scenarios.split(',')
+                   if s]
+    for mode, kind in a.scenarios:
+        if mode not in ('closed', 'paced') or kind not in NEIGHBOURS:
+            print('bad scenario %s/%s' % (mode, kind), file=sys.stderr)
+            return 2
     why = env.missing()
     if why:
         print('cannot run: %s' % why, file=sys.stderr)
@@ -304,19 +347,19 @@ def main(argv=None):
         b = Bench(a, dev, groups)
         cal, probe = b.calibrate()
         for rnd in range(a.rounds):
-            for kind in a.neighbours:
+            for scenario in a.scenarios:
                 k = (rnd * 5) % len(SETTINGS)
                 for setting in SETTINGS[k:] + SETTINGS[:k]:
-                    row = b.run_one(rnd, kind, setting, cal)
-                    print('round %d %-8s %-22s SLO %6.0f IOPS p99 %7.0f us'
+                    row = b.run_one(rnd, scenario, setting, cal)
+                    print('round %d %-15s %-22s SLO %6.0f IOPS p99 %7.0f us'
                           '  nbr %7.1f MB/s' % (
-                              rnd, kind, setting[0],
+                              rnd, '%s/%s' % scenario, setting[0],
                               row['slo']['read']['iops'],
                               row['slo']['read']['p99_us'],
                               row['noisy']['mbps'] if row['noisy'] else 0),
                           flush=True)
-    summary = summarize(b.runs, a.neighbours)
-    print(fmt_table(summary, cal, probe))
+    summary = summarize(b.runs, a.scenarios)
+    print(fmt_table(summary, cal, probe, a))
     print('cgroup v2 io: %s' % cg2['result'])
     cfg = info['config']
     print('io.latency: CONFIG_BLK_CGROUP_IOLATENCY %s; io.cost: '
@@ -326,6 +369,7 @@ def main(argv=None):
     wall = time.time() - t0
     print('wall time %.0f s' % wall)
     doc = {'args': {k: v for k, v in vars(a).items() if k != 'dir'},
+           'scenarios': ['%s/%s' % s for s in a.scenarios],
            'environment': info, 'cgroup2_io': cg2,
            'neighbours': NEIGHBOURS,
            'settings': [{'name': n, 'elevator': e, 'tunables': t,
