@@ -33,7 +33,7 @@ takes the paper's time. Experiments (digest 002 sections 5-6):
 
 Latency is per request, from arrival at the back end to completion;
 IOPS counts requests at the back end (the credit unit). ``quick`` runs
-an eighth of the work (noisy; for tests).
+a sixteenth of the work (noisy; for tests).
 """
 
 from bench.reproduce import harness
@@ -47,7 +47,7 @@ NAMES = {'cfq': 'base CFQ', 'cfq-prio': 'CFQ + priority',
 RNDR_OPS = 6400        # paper's Flubber: 46.34 s x 137.5 IOPS = 6372
 RNDW_OPS = 22000       # base CFQ's RndW takes the paper's 62 s
 RNDRW_OPS = 12500      # base CFQ's RndRW takes the paper's 134 s
-QUICK_SEED = 7         # quick runs: an eighth of the work, another seed
+QUICK_SEED = 7         # quick runs: a sixteenth of the work, another seed
 
 TABLE3 = {  # (workload, scheduler) -> s
     ('SeqR', 'cfq'): 64.42, ('SeqR', 'cfq-prio'): 58.43,
@@ -94,7 +94,7 @@ TABLE5 = {  # (case, scheduler) -> (seq s, rnd s, backup s)
 
 
 def _scale(quick):
-    return 0.125 if quick else 1.0
+    return 0.0625 if quick else 1.0
 
 
 def read_vms(quick, endless=False):
@@ -258,7 +258,7 @@ def _attain(r, vm, t0):
 
 
 def beta_sweep(quick):
-    dur = 8000.0 if quick else 32000.0
+    dur = 5000.0 if quick else 32000.0
     warm = 2000.0
     rows = []
     claim = 'Table 2: beta sweep, read pair (8:1)'
@@ -302,7 +302,7 @@ def _settle(r, vms, t_end):
 
 
 def feedback(quick):
-    dur = 10000.0 if quick else 20000.0
+    dur = 6000.0 if quick else 20000.0
     vms = write_vms(quick, endless=True)
     claim = 'Fig. 4a/b: feedback settling, write pair'
     rows = []

@@ -119,7 +119,7 @@ class Guest:
                 self._flush(t)
             return
         if wl.pattern == 'seq':
-            n = self.seq_op
+            n = int(min(self.seq_op, self.total_sect - self.issued))
             lba = self.base + self.cursor % wl.file_sect
             self.cursor += n
         else:

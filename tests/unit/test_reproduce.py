@@ -78,7 +78,7 @@ def test_one_command_quick_run_writes_rows(tmp_path):
 
 def test_unknown_module_is_a_clear_error():
     out = subprocess.run(
-        [sys.executable, '-m', 'bench.reproduce', '--only', 'flubber'],
+        [sys.executable, '-m', 'bench.reproduce', '--only', 'nosuchpaper'],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
-    assert 'flubber unknown; accepted:' in out.stderr
+    assert 'nosuchpaper unknown; accepted:' in out.stderr

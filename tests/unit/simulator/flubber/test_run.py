@@ -1,0 +1,80 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Scenarios end to end: determinism, fixed work, VBC's split, guests."""
+
+import pytest
+
+from simulator.flubber import clients
+from simulator.flubber import run as frun
+
+
+def _pair(sched, seed=1, **kw):
+    vms = (frun.VmSpec('SeqR', clients.seq_read(0.05), 1000, 80),
+           frun.VmSpec('RndR', clients.rnd('r', 150), 120, 60, True))
+    return frun.run(frun.Scenario(vms, scheduler=sched, seed=seed, **kw))
+
+
+def _key(r):
+    return (r.finish, dict(r.metrics.bins),
+            {v: len(d) for v, d in r.metrics.done.items()})
+
+
+@pytest.mark.parametrize('sched', frun.SCHEDULERS)
+def test_every_scheduler_finishes_the_work_deterministically(sched):
+    a, b = _pair(sched), _pair(sched)
+    assert all(t is not None for t in a.finish.values())
+    assert _key(a) == _key(b)
+
+
+def test_another_seed_gives_another_run():
+    assert _key(_pair('flubber', 1)) != _key(_pair('flubber', 2))
+
+
+def test_fixed_work_is_done_exactly():
+    r = _pair('flubber')
+    g = r.guests['SeqR']
+    assert g.done_sect == g.total_sect == int(0.05 * (1 << 30) / 512) // 32 * 32
+    assert r.guests['RndR'].ops_done == 150
+
+
+def test_flubber_uses_the_eq1_split_and_leaves_on_finish():
+    r = _pair('flubber', feedback=False)
+    assert r.vbc.c0 == {}                      # both left: membership
+    assert r.vbc.events['member'] == 2
+    r = frun.build(frun.Scenario(_pair('cfq').scenario.vms))[1]
+    assert r.a == {'SeqR': 256, 'RndR': 32}
+
+
+def test_fsync_writes_go_data_journal_commit():
+    vms = (frun.VmSpec('W', clients.rnd('w', 20), 600, 100),)
+    r = frun.run(frun.Scenario(vms, scheduler='noop'))
+    g = r.guests['W']
+    assert g.ops_done == 20 and g.commits >= 1
+    assert len(r.metrics.done['W']) == 20 + 2 * g.commits
+
+
+def test_backup_copies_everything_as_background():
+    vms = (frun.VmSpec('R', clients.rnd('r', 20), 120, 60),)
+    r = frun.run(frun.Scenario(vms, scheduler='flubber', backup_gb=0.01))
+    assert r.finish['backup'] is not None
+    n = int(0.01 * 1e9 / 512) // 256 + 1
+    assert len(r.metrics.done['backup']) in (2 * n - 2, 2 * n - 1, 2 * n)
+
+
+def test_unknown_scheduler_is_refused():
+    with pytest.raises(ValueError, match='accepted'):
+        _pair('bfq')
+
+
+def test_ssd_device_runs():
+    r = _pair('flubber', device='ssd')
+    assert r.finish['RndR'] < _pair('flubber').finish['RndR']
