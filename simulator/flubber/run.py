@@ -79,6 +79,15 @@ class Result:
                 if t < t1)
         return n * 1000.0 / t1
 
+    def attainment(self, vm, t0=0.0, t1=None):
+        """Share (%) of 1 s windows in [t0, t1) in which vm met its SLO:
+        b >= B and mean l <= L (the paper reports no such figure)."""
+        spec = [v for v in self.scenario.vms if v.name == vm][0]
+        ws = self.metrics.windows(vm, t0, t1 or self.end_ms)
+        ok = sum(1 for _, b, lat, _ in ws if b >= spec.b_iops
+                 and lat is not None and lat <= spec.l_ms)
+        return 100.0 * ok / len(ws) if ws else 0.0
+
     def wait_success(self):
         if isinstance(self.low, bdedf.BdEdf):
             return self.low.wait_success_ratio()
