@@ -24,10 +24,11 @@ the disk, given the head position left by the previous one:
   rpm).
 * transfer at 125 MB/s from the media (a 2010 1 TB 7200 rpm drive
   in its outer zones, where the images sit).
-* reads: a track buffer. Every read leaves the rest of its track (one
-  track ahead of its end) in a segment cache of ``segments`` entries; a
-  read wholly inside a cached range costs the command overhead plus the
-  interface transfer (300 MB/s), no media access.
+* reads: a track buffer. Every read leaves ``readahead`` sectors ahead of
+  its end (default one track) in a segment cache of ``segments`` entries;
+  a read wholly inside a cached range costs the command overhead plus the
+  interface transfer (300 MB/s), no media access, and leaves the head
+  where it was. ``readahead=0``: no free prefetch (only re-reads hit).
 * writes: the drive's write cache (on by default on SATA drives; RHEL5's
   ext3 mounts without barriers, so fsync does not flush it) completes a
   write after the interface transfer and destages it later, reordered;
@@ -67,8 +68,9 @@ def transfer_ms(nsect, mb_s=MEDIA_MB_S):
 class Hdd:
     rotational = True
 
-    def __init__(self, segments=8, write_pos_frac=0.15):
+    def __init__(self, segments=8, write_pos_frac=0.15, readahead=TRACK):
         self.head = 0
+        self.readahead = readahead
         self.segments = segments
         self.cache = []            # [(start, end)], most recent last
         self.write_pos_frac = write_pos_frac
@@ -102,7 +104,7 @@ class Hdd:
                 return CMD_MS + transfer_ms(req.nsect, IFACE_MB_S)
             t = CMD_MS + self.position_ms(d, rng) + transfer_ms(req.nsect)
             self.head = end
-            self._remember(lba, end + TRACK)
+            self._remember(lba, end + self.readahead)
             return t
         pos = self.position_ms(d, rng)
         if d != 0 and not 0 < d < TRACK:

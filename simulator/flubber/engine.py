@@ -42,6 +42,7 @@ class Engine:
         if vbc is not None:
             vbc.forward = self._to_low
             vbc.now = lambda: self.now
+            vbc.wake = self._wake_vbc
 
     def at(self, t, fn, arg=None):
         self._seq += 1
@@ -90,6 +91,9 @@ class Engine:
         elif wake is not None and wake != self._wake_at:
             self._wake_at = wake
             self.at(wake, self._wake, wake)
+
+    def _wake_vbc(self, t):
+        self.at(t, self._dispatch)
 
     def _wake(self, t):
         if t == self._wake_at:

@@ -52,6 +52,8 @@ class Scenario:
     feedback: bool = True
     ratio: typing.Optional[typing.Tuple[int, ...]] = None  # overrides Eq. 1
     bd: bool = True
+    round_on_completion: bool = False   # VBC event 1 waits for completions
+    readahead: typing.Optional[int] = None  # HDD free prefetch (sectors)
     backup_gb: float = 0.0
     duration_ms: typing.Optional[float] = None   # None: until work done
     max_ms: float = 600_000.0
@@ -120,9 +122,15 @@ def build(scn):
         vbc = fvbc.Vbc(slos, beta=scn.beta, max_interval=scn.max_interval,
                        feedback_on=scn.feedback,
                        ratio=dict(zip((v.name for v in scn.vms), scn.ratio))
-                       if scn.ratio else None)
+                       if scn.ratio else None,
+                       on_completion=scn.round_on_completion)
     low = _low(scn, slos, vbc)
-    dev = fdisk.Hdd() if scn.device == 'hdd' else fdisk.Ssd()
+    if scn.device == 'ssd':
+        dev = fdisk.Ssd()
+    elif scn.readahead is None:
+        dev = fdisk.Hdd()
+    else:
+        dev = fdisk.Hdd(readahead=scn.readahead)
     eng = fengine.Engine(dev, low, vbc, seed=scn.seed)
     guests = {}
     for i, v in enumerate(scn.vms):

@@ -29,7 +29,10 @@ reproduction_models.md "Flubber"):
 * The feedback runs at a replenishment once at least ``fb_min_ms`` (250
   ms, one beta = 32 round) has passed since the last one, over the
   rounds in between (short rounds give noisy b and l).
-* Replenishment events: (1) every VM in the round has used its credits;
+* Replenishment events: (1) every VM in the round has used its credits
+  (``on_completion=True``: and every credited request has completed, the
+  reading under which the paper's beta = 1 row comes out: 8 SeqR + 1 RndR
+  per round of ~17 ms);
   (2) "idle": no credited VM request is queued anywhere (the low level
   holds none and every VM with credits has an empty dispatching queue)
   while some VM is blocked on credits: the disk would otherwise idle,
@@ -86,13 +89,16 @@ class Vbc:
     """Credit rounds between the guests and the low level.
 
     ``slos``: {vm: (B iops, L ms)}; ``ratio`` ({vm: c}) overrides Eq. 1
-    (an imposed starting split). ``forward(req)`` hands a credited
+    (an imposed starting split); ``on_completion``: a turn also waits for
+    the round's requests to complete; ``idle_ms``: event 2 needs the disk
+    idle of credited work that long (0: at once). ``forward(req)`` hands a credited
     request down; ``pending_vm()`` says whether the low level still holds
     VM requests (for event 2).
     """
 
     def __init__(self, slos, beta=32, max_interval=1152, feedback_on=True,
-                 fb_min_ms=250.0, clamp=1.0, ratio=None):
+                 fb_min_ms=250.0, clamp=1.0, ratio=None, on_completion=False,
+                 idle_ms=0.0):
         self.slos = dict(slos)
         self.vms = list(slos)
         self.beta = beta
@@ -101,6 +107,11 @@ class Vbc:
         self.fb_min_ms = fb_min_ms
         self.clamp = clamp
         self.ratio = dict(ratio) if ratio else None
+        self.on_completion = on_completion
+        self.idle_ms = idle_ms
+        self.inflight = {v: 0 for v in slos}
+        self._idle_since = None
+        self.wake = None               # wake(t): ask for an idle_check at t
         self._reset_shares()
         self.left = dict(self.a)
         self.queue = {v: [] for v in self.vms}
@@ -128,6 +139,11 @@ class Vbc:
 
     # -- the data path ---------------------------------------------------
 
+    def _fwd(self, req):
+        if req.vm in self.inflight:
+            self.inflight[req.vm] += 1
+        self.forward(req)
+
     def has_credit(self, vm):
         return vm not in self.left or self.left[vm] > 0
 
@@ -141,7 +157,7 @@ class Vbc:
             return
         if self.left[vm] > 0 and not self.blocked(vm):
             self.left[vm] -= 1
-            self.forward(req)
+            self._fwd(req)
             if self.left[vm] == 0:
                 self._maybe_turn()
         else:
@@ -151,14 +167,30 @@ class Vbc:
         if req.vm in self._n:
             self._n[req.vm] += 1
             self._lat[req.vm] += latency
+        if req.vm in self.inflight:
+            self.inflight[req.vm] -= 1
+            if self.on_completion:
+                self._maybe_turn()
 
     def idle_check(self, low_level_has_vm):
-        """Event 2, called when the disk looks for work."""
-        if low_level_has_vm or self._busy:
+        """Event 2, called when the disk is free and looks for work:
+        after ``idle_ms`` with no credited request to serve while some VM
+        is blocked on credits."""
+        if self._busy:
             return
-        if any(self.blocked(v) for v in self.vms) and not any(
-                self.left[v] > 0 and self.blocked(v) for v in self.vms):
+        if low_level_has_vm or not any(self.blocked(v) for v in self.vms) \
+                or any(self.left[v] > 0 and self.blocked(v)
+                       for v in self.vms):
+            self._idle_since = None
+            return
+        now = self.now()
+        if self._idle_since is None:
+            self._idle_since = now
+        if now - self._idle_since >= self.idle_ms:
+            self._idle_since = None
             self.replenish('idle')
+        elif self.wake is not None:
+            self.wake(self._idle_since + self.idle_ms)
 
     def leave(self, vm):
         """Event 3: a VM leaves (its queued requests pass uncounted)."""
@@ -167,7 +199,8 @@ class Vbc:
         rest = self.queue[vm][self.qhead[vm]:]
         del self.slos[vm]
         self.vms.remove(vm)
-        for d in (self.left, self.queue, self.qhead, self._n, self._lat):
+        for d in (self.left, self.queue, self.qhead, self._n, self._lat,
+                  self.inflight):
             del d[vm]
         self._reset_shares()
         self.replenish('member')
@@ -176,8 +209,12 @@ class Vbc:
 
     # -- rounds ----------------------------------------------------------
 
+    def _spent(self):
+        return all(self.left[v] == 0 for v in self.vms) and (
+            not self.on_completion or not any(self.inflight.values()))
+
     def _maybe_turn(self):
-        if not self._busy and all(self.left[v] == 0 for v in self.vms):
+        if not self._busy and self._spent():
             self.replenish('turn')
 
     def replenish(self, why):
@@ -196,11 +233,11 @@ class Vbc:
                         r = q[self.qhead[v]]
                         self.qhead[v] += 1
                         self.left[v] -= 1
-                        self.forward(r)
+                        self._fwd(r)
                     if self.qhead[v] == len(q):
                         self.queue[v] = []
                         self.qhead[v] = 0
-                if self.vms and all(self.left[v] == 0 for v in self.vms):
+                if self.vms and self._spent():
                     why = 'turn'
                     continue
                 break

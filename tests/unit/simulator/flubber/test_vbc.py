@@ -110,3 +110,31 @@ def test_imposed_ratio_overrides_eq1():
     v, _ = _ctl({'A': (1200, 150), 'B': (600, 100)}, beta=32,
                 ratio={'A': 1, 'B': 2})
     assert v.a == {'A': 32, 'B': 64}
+
+
+def test_round_on_completion_waits_for_the_round_to_finish():
+    v, out = _ctl({'A': (200, 80), 'B': (100, 60)}, on_completion=True)
+    reqs = [_req('A'), _req('A'), _req('B'), _req('A')]
+    for r in reqs:
+        v.submit(r)
+    assert len(out) == 3 and v.events['turn'] == 0    # spent, in flight
+    for r in out[:2]:
+        v.on_complete(r, 1.0)
+    assert v.events['turn'] == 0
+    v.on_complete(out[2], 1.0)                         # last one done
+    assert v.events['turn'] == 1 and len(out) == 4
+
+
+def test_idle_event_can_wait_for_a_grace_period():
+    v, out = _ctl({'A': (200, 80), 'B': (100, 60)}, idle_ms=4.0)
+    t = [0.0]
+    v.now = lambda: t[0]
+    wakes = []
+    v.wake = wakes.append
+    for _ in range(3):
+        v.submit(_req('A'))
+    v.idle_check(False)
+    assert v.events['idle'] == 0 and wakes == [4.0]
+    t[0] = 4.0
+    v.idle_check(False)
+    assert v.events['idle'] == 1
