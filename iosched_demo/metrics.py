@@ -24,6 +24,32 @@ def _pct(values_us, p):
     return round(rates.percentile(values_us, p) / 1000.0, 3)
 
 
+def _stat(lat_us, stat):
+    """The SLO statistic of latencies (us) in ms."""
+    if not lat_us:
+        return 0.0
+    if stat == 'mean':
+        return sum(lat_us) / len(lat_us) / 1000.0
+    p = 100.0 if stat == 'max' else float(
+        stat.lstrip('p').replace('999', '99.9'))
+    return rates.percentile(lat_us, p) / 1000.0
+
+
+def window_attainment(times_us, lat_us, slo, t0_us, t1_us, window_us=1e6):
+    """Share of whole windows in [t0, t1) where the volume completed at
+    least B requests per second and its latency statistic was <= L."""
+    n = int((t1_us - t0_us) // window_us)
+    buckets = [[] for _ in range(n)]
+    for t, lat in zip(times_us, lat_us):
+        k = int((t - t0_us) // window_us)
+        if 0 <= k < n:
+            buckets[k].append(lat)
+    met = sum(1 for b in buckets
+              if len(b) >= slo.min_iops * window_us / 1e6
+              and _stat(b, slo.latency_stat) <= slo.latency_ms)
+    return (met / n) if n else 0.0
+
+
 def summarize(cloud, t0, t1):
     sc = cloud.sc
     window_us = (t1 - t0) * 1e6
@@ -33,6 +59,7 @@ def summarize(cloud, t0, t1):
     other_lat = []
     cpu_bound_us = 0
     disk_lat = []
+    plain_ios = 0             # requests of disks without an SLO
     klass = {}
     for host, vcpus in cloud.last_vcpus.items():
         for v in vcpus:
@@ -63,23 +90,26 @@ def summarize(cloud, t0, t1):
             row['latency_p99_ms'] = _pct(lat, 99)
         if server.workload['type'] == 'cpu':
             cpu_bound_us += used
+        if server.workload['type'] == 'disk_closed_loop' and \
+                not server.volume_type:
+            done = sim.disk_latencies_us(uuid, 'vda', since_us=t0_us)
+            plain_ios += len(done)
+            row['disk_iops'] = round(len(done) / (t1 - t0), 1)
         if server.volume_type:
             slo = cloud.slos[server.volume_type]
             lat = sim.disk_latencies_us(uuid, 'vda', since_us=t0_us)
+            times = sim.disk_completions_us(uuid, 'vda', since_us=t0_us)
             disk_lat.extend(lat)
             iops = len(lat) / (t1 - t0)
             stat = slo.latency_stat
-            p = {'mean': None, 'max': 100}.get(stat, None)
-            if stat == 'mean':
-                got = (sum(lat) / len(lat) / 1000.0) if lat else 0.0
-            else:
-                p = p or float(stat.lstrip('p').replace('999', '99.9'))
-                got = rates.percentile(lat, p) / 1000.0
+            got = _stat(lat, stat)
             row['slo'] = {
                 'volume_type': server.volume_type,
                 'min_iops': slo.min_iops, 'latency_ms': slo.latency_ms,
                 'latency_stat': stat, 'iops': round(iops, 1),
                 'latency_got_ms': round(got, 3),
+                'windows_met': round(window_attainment(
+                    times, lat, slo, t0_us, int(t1 * 1e6)), 3),
                 'met': bool(lat) and iops >= 0.95 * slo.min_iops and
                 got <= slo.latency_ms}
     hosts = []
@@ -113,5 +143,12 @@ def summarize(cloud, t0, t1):
             'disk_p99_ms': _pct(disk_lat, 99),
             'slo_met': sum(1 for r in slo_rows if r['met']),
             'slo_total': len(slo_rows),
+            # mean over SLO volumes of their share of 1-s windows met
+            'slo_windows_met': round(sum(r['windows_met'] for r in slo_rows)
+                                     / len(slo_rows), 3) if slo_rows
+            else 0.0,
+            'slo_windows_met_min': min((r['windows_met'] for r in slo_rows),
+                                       default=0.0),
+            'plain_disk_iops': round(plain_ios / (t1 - t0), 1),
         },
     }

@@ -34,6 +34,10 @@ def headline_table(stock, iosched):
         ('CPU-bound VMs: CPU seconds', 'cpu_bound_cpu_s'),
         ('disk VMs: IOPS (sum)', 'disk_iops'),
         ('disk VMs: request latency p99 (ms)', 'disk_p99_ms'),
+        ('SLO volumes: share of 1-s windows met (mean)', 'slo_windows_met'),
+        ('SLO volumes: share of 1-s windows met (worst)',
+         'slo_windows_met_min'),
+        ('disks without an SLO: IOPS (sum)', 'plain_disk_iops'),
     ]
     for label, key in rows:
         t.add_row([label, s[key], i[key], _ratio(i[key], s[key])])

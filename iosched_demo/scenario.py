@@ -99,9 +99,9 @@ class Server:
 
 # The agent's policies in the embedded default (host_agent policies
 # namespace, in order: later ones override earlier ones on the same knob;
-# ISACS leaves LSVMs to vSlicer).
-DEFAULT_POLICIES = ('vslicer', 'isacs')
-POLICIES = ('vslicer', 'isacs', 'vturbo')
+# ISACS leaves LSVMs to vSlicer; the SLO loop owns disk iotune).
+DEFAULT_POLICIES = ('vslicer', 'isacs', 'slo')
+POLICIES = ('vslicer', 'isacs', 'vturbo', 'slo')
 
 
 @dataclasses.dataclass(frozen=True)

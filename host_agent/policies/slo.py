@@ -244,7 +244,7 @@ def split(allowance, donors, held, params):
 #                        A    = max(|D| * min_cap, base * (1 - max(
 #                               min_decrease, gamma * min(Ind*, 1))))
 #                                                         (multiplicative)
-#                        knee = base; calm = 0
+#                        knee = base if A was held; calm = 0
 #   every SLO met (or idle) for calm_ticks windows, A held:
 #       if d < A * (1 - margin) (the caps do not bind): release: every
 #           donor's original iotune back, A = None
@@ -315,12 +315,15 @@ def plan_slo(snapshot, params=Params(), state=State()):
         cut = 1 - max(params.min_decrease,
                       params.decrease * min(ind_star, 1.0))
         new_a = max(floor_total, base_a * cut)
-        why = ('%s/%s misses its SLO (%s): allowance %s -> %.0f ref IOPS '
-               '(= min(held, donors use %.0f, C %.0f - SLOs need %.0f) '
-               'x %.2f)' % (worst.instance_uuid, worst.target,
-                            _describe(worst), _fmt(a), new_a, d, cap_c,
-                            need, cut))
-        a, calm, knee, knee_age = new_a, 0, base_a, 0
+        why = ('%s/%s missed (%s): allowance %s -> %.0f = min(held, use '
+               '%.0f, C %.0f - need %.0f) x %.2f' % (
+                   worst.instance_uuid[:8], worst.target, _describe(worst),
+                   _fmt(a), new_a, d, cap_c, need, cut))
+        # The knee is a level the loop reached and found too high; a miss
+        # before any hold-back only says there is contention.
+        if a is not None:
+            knee, knee_age = base_a, 0
+        a, calm = new_a, 0
     else:
         calm += 1
         if knee is not None:
@@ -331,7 +334,7 @@ def plan_slo(snapshot, params=Params(), state=State()):
             return _release_all(vols, state, snapshot, 'every SLO met',
                                 notes, cap_c, need, calm=calm)
         if calm < params.calm_ticks:
-            why = 'every SLO met for %d window(s): allowance held at %.0f' % (
+            why = 'all SLOs met %d window(s): allowance held at %.0f' % (
                 calm, a)
         elif d < a * (1 - params.margin):
             return _release_all(
@@ -343,9 +346,8 @@ def plan_slo(snapshot, params=Params(), state=State()):
             top = min(room, knee * (1 - params.margin)
                       if knee is not None else INF)
             new_a = max(a, min(a + step, top))
-            why = ('every SLO met for %d windows: allowance %.0f -> %.0f '
-                   'ref IOPS (+%.0f, at most %s)' % (calm, a, new_a, step,
-                                                     _fmt(top)))
+            why = ('all SLOs met %d windows: allowance %.0f -> %.0f (+%.0f, '
+                   'at most %s)' % (calm, a, new_a, step, _fmt(top)))
             a = new_a
     caps = split(a, donors, state.caps, params)
     actions, held = [], {}
@@ -385,8 +387,17 @@ def _qos(snapshot, v):
 
 
 def _self_limited(snapshot, v):
+    """Its own static ceiling binds (b >= 0.95 x total_iops_sec) and
+    explains its latency: with N in flight a cap X alone makes it wait
+    N / X on average, N * r / X for its statistic (r: statistic / mean,
+    as in _floor); holding others back cannot bring that below L."""
     static = _int(_qos(snapshot, v).get('total_iops_sec'))
-    return bool(static) and v.ops >= 0.95 * static
+    if not static or v.ops < 0.95 * static:
+        return False
+    r = 1.0
+    if v.latency_ms and v.mean_latency_ms > 0:
+        r = max(1.0, v.latency_ms / v.mean_latency_ms)
+    return v.outstanding * r / static * 1e3 >= v.slo.latency_ms
 
 
 def _iotune(snapshot, v, cap):
@@ -416,9 +427,8 @@ def _cap_action(snapshot, v, cap, allowance, n, why):
     return model.Action(
         kind=model.ACTION_DISK_IOTUNE, instance_uuid=v.instance_uuid,
         target=v.target, value=_iotune(snapshot, v, cap), rule=RULE_HOLD,
-        reason='%s; held back to %.0f ref IOPS (used %.0f), its share of '
-        'the allowance %.0f over %d donor(s): %s' % (
-            who, cap, v.ref_ops, allowance, n, why))
+        reason='%s: cap %.0f ref IOPS (used %.0f) of allowance %.0f / %d '
+        'donor(s); %s' % (who, cap, v.ref_ops, allowance, n, why))
 
 
 def _restore(v, why):
@@ -444,8 +454,8 @@ def _release_all(vols, state, snapshot, why, notes=(), cap_c=0.0, need=0.0,
 def _describe(v):
     if v.ind is None:
         return 'idle'
-    lat = '?' if v.latency_ms is None else '%.2f' % v.latency_ms
-    return ('b=%.0f/B=%.0f IOPS, %s l=%sms/L=%gms, N=%.1f, Ind=%+.2f' % (
+    lat = '?' if v.latency_ms is None else '%.1f' % v.latency_ms
+    return ('b %.0f/%g, %s %s/%gms, N %.1f, Ind %+.2f' % (
         v.ops, v.slo.min_iops, v.stat, lat, v.slo.latency_ms,
         v.outstanding, v.ind))
 

@@ -53,6 +53,11 @@ def _check_outcomes(report):
     # ... at no cost to CPU-bound VMs or to the SLO volumes.
     assert i['cpu_bound_cpu_s'] >= 0.95 * s['cpu_bound_cpu_s']
     assert i['slo_met'] >= s['slo_met']
+    # A noisy neighbour without an SLO shares the SLO volumes' disk: the
+    # agent's SLO loop holds it back (stock: static ceilings only), and
+    # it still gets a good part of the disk (docs/slo.md).
+    assert i['slo_windows_met'] >= 0.9 > s['slo_windows_met']
+    assert i['plain_disk_iops'] >= 0.3 * s['plain_disk_iops']
     # Every VM was placed, and the reasons are there.
     assert all(row['host'] for row in iosched['servers'])
     assert any('IoDensityFilter' in r for d in iosched['placements']

@@ -82,12 +82,15 @@ def test_miss_holds_the_neighbour_back_to_what_is_left():
     assert caps(plan) == {'n': {'total_iops_sec': 600,
                                 'size_iops_sec': 16384}}
     st = plan.facts['slo_state']
-    assert st.allowance == pytest.approx(600) and st.knee == 800
+    # a miss before any hold-back sets no knee: it only says there is
+    # contention, not which level is too high
+    assert st.allowance == pytest.approx(600) and st.knee is None
     facts = plan.facts['slo']
     assert (facts.missed, facts.met, facts.held_back) == (1, 0, 1)
     (action,) = plan.actions
     assert action.rule == slo.RULE_HOLD
-    assert 'misses its SLO' in action.reason and 'Ind=+0.50' in action.reason
+    assert 'a/vda missed' in action.reason and 'Ind +0.50' in action.reason
+    assert len(action.reason) < 300     # fits a HostReport decision
 
 
 def test_calm_windows_hold_then_give_back_within_the_knee():
@@ -100,16 +103,27 @@ def test_calm_windows_hold_then_give_back_within_the_knee():
     second = slo.plan_slo(snap(*met(590)), P, first.facts['slo_state'])
     assert second.facts['slo_state'].allowance == pytest.approx(600)
     assert caps(second)['n']['total_iops_sec'] == 600
-    # window 2: +0.05 * C = 650, under min(room 1000 - 210, knee 800 * .9);
-    # 650 is within min_change (10 %) of the cap 600: not rewritten
+    # window 2: +0.05 * C = 650, under room = 1000 - 210; 650 is within
+    # min_change (10 %) of the cap 600: not rewritten
     third = slo.plan_slo(snap(*met(590)), P, second.facts['slo_state'])
     assert third.facts['slo_state'].allowance == pytest.approx(650)
     assert caps(third)['n']['total_iops_sec'] == 600
-    # window 3: 700 -> written; window 4: capped at the knee, 720
+    # window 3: 700 -> written; window 4: 750
     fourth = slo.plan_slo(snap(*met(595)), P, third.facts['slo_state'])
     assert caps(fourth)['n']['total_iops_sec'] == 700
     fifth = slo.plan_slo(snap(*met(690)), P, fourth.facts['slo_state'])
-    assert fifth.facts['slo_state'].allowance == pytest.approx(720)
+    assert fifth.facts['slo_state'].allowance == pytest.approx(750)
+    # a miss while held at 750: the knee is 750, the cut 750 * 0.8 = 600,
+    # and the give-back stops at 750 * 0.9 = 675
+    miss = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+                             vol('n', ops=745, n=12.0)), P,
+                        fifth.facts['slo_state'])
+    st = miss.facts['slo_state']
+    assert st.knee == pytest.approx(745) and st.allowance == pytest.approx(
+        745 * 0.75)
+    for n_ops in (555, 600, 640, 670, 675):
+        st = slo.plan_slo(snap(*met(n_ops)), P, st).facts['slo_state']
+    assert st.allowance == pytest.approx(745 * 0.9)
 
 
 def test_release_when_the_caps_no_longer_bind():

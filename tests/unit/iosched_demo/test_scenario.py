@@ -35,8 +35,9 @@ GOOD = {
 def test_embedded_default_loads():
     sc = scenario.load()
     assert sc.name == 'embedded-default'
-    assert len(sc.hosts) == 3 and len(sc.servers) == 12
-    assert sc.volume_types == {'slo-gold': '500iops,10ms,p99'}
+    assert len(sc.hosts) == 3 and len(sc.servers) == 14
+    assert sc.volume_types == {'slo-gold': '500iops,20ms,p99,qd=4'}
+    assert sc.policies == ('vslicer', 'isacs', 'slo')
 
 
 def test_good_expands_counts_and_normalises_specs():
