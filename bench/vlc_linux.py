@@ -48,7 +48,8 @@ shows per-setting medians over the rounds beside the ratio to ``none``
 measured in the same run. JSON goes to <output-dir>/vlc_linux.json
 (--record also writes docs/data/vlc_linux.json). The loop device, its
 file and the groups are removed, and every elevator and tunable restored,
-also on error. Needs root, fio and a cgroup v1 blkio hierarchy.
+also on error or SIGTERM; what a SIGKILLed run left behind is swept by
+the next run (bench/vlc_linux_env.sweep). Needs root, fio and a cgroup v1 blkio hierarchy.
 
 Usage: .venv/bin/python bench/vlc_linux.py [--rounds 3] [--seconds 3]
        [--quick] [--record]
@@ -58,6 +59,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import statistics
 import sys
 import time
@@ -338,7 +340,9 @@ def main(argv=None):
         print('cannot run: %s' % why, file=sys.stderr)
         return 2
     t0 = time.time()
-    env.sweep_groups(TAG + '-')
+    # SIGTERM unwinds like an error, so every finally below runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    env.sweep(TAG)
     cg2 = env.probe_cgroup2_io()
     tag = '%s-%d' % (TAG, os.getpid())
     with env.loop_device(a.dir, a.size_mib) as dev, \

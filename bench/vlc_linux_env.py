@@ -26,6 +26,7 @@ import errno
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -167,12 +168,39 @@ def remove_group(d):
             time.sleep(0.1)
 
 
-def sweep_groups(prefix):
-    """Remove groups a killed earlier run left behind."""
+def _dead_owner(name, tag):
+    """True if ``name`` is '<tag>-<pid>...' and that pid is gone."""
+    m = re.match(r'%s-(\d+)(?:-|$)' % re.escape(tag), name)
+    return bool(m) and not os.path.exists('/proc/%s' % m.group(1))
+
+
+def sweep(tag, directory_root='/var/tmp'):
+    """Undo what a killed earlier run named '<tag>-<pid>' left behind:
+    its blkio groups, loop devices over files under
+    <directory_root>/<tag>-<pid>/ and those files. Runs of live pids
+    (another bench or test running now) are left alone."""
     for name in os.listdir(BLKIO):
         d = os.path.join(BLKIO, name)
-        if name.startswith(prefix) and os.path.isdir(d):
+        if os.path.isdir(d) and _dead_owner(name, tag):
             remove_group(d)
+    for blk in os.listdir('/sys/block'):
+        path = os.path.join('/sys/block', blk, 'loop', 'backing_file')
+        try:
+            backing = _read(path)
+        except OSError:
+            continue
+        rel = os.path.relpath(backing, directory_root)
+        if not rel.startswith('..') and _dead_owner(rel.split('/')[0],
+                                                     tag):
+            subprocess.run(['losetup', '-d', '/dev/%s' % blk],
+                           capture_output=True)
+    for name in os.listdir(directory_root):
+        d = os.path.join(directory_root, name)
+        if os.path.isdir(d) and _dead_owner(name, tag):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(d, 'img'))
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
 
 
 def set_bfq_weight(group, weight):

@@ -36,7 +36,7 @@ REGION_MIB = 64
 def dev():
     why = env.missing()
     fixtures.require('VLC host pieces', not why, why)
-    env.sweep_groups(TAG + '-')
+    env.sweep(TAG)
     cm = env.loop_device('/var/tmp/%s-%d' % (TAG, os.getpid()),
                          4 * REGION_MIB)
     try:
