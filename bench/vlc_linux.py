@@ -49,10 +49,11 @@ measured in the same run. JSON goes to <output-dir>/vlc_linux.json
 (--record also writes docs/data/vlc_linux.json). The loop device, its
 file and the groups are removed, and every elevator and tunable restored,
 also on error or SIGTERM; what a SIGKILLed run left behind is swept by
-the next run (bench/vlc_linux_env.sweep). Needs root, fio and a cgroup v1 blkio hierarchy.
+the next run (bench/vlc_linux_env.sweep). Needs root, fio and a cgroup
+v1 blkio hierarchy.
 
-Usage: .venv/bin/python bench/vlc_linux.py [--rounds 3] [--seconds 3]
-       [--quick] [--record]
+Usage: .venv/bin/python bench/vlc_linux.py [--rounds 3] [--seconds 2]
+       [--scenarios closed/randread,paced/randread] [--quick] [--record]
 """
 
 import argparse

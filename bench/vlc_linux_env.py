@@ -60,7 +60,7 @@ def missing():
     return ''
 
 
-# -- the shared device ---------------------------------------------------------
+# -- the shared device --------------------------------------------------------
 @contextlib.contextmanager
 def loop_device(directory, size_mib):
     """A loop device with direct I/O over a file of ``size_mib`` MiB of
@@ -134,7 +134,7 @@ def read_tunable(dev, key):
     return _read(os.path.join(queue_dir(dev), 'iosched', key))
 
 
-# -- cgroup v1 blkio groups ----------------------------------------------------
+# -- cgroup v1 blkio groups ---------------------------------------------------
 @contextlib.contextmanager
 def blkio_groups(names, tag):
     """One blkio group per name under the v1 root; yields {name: dir}.
@@ -222,7 +222,7 @@ def clear_throttles(group, dev):
             set_throttle(group, dev, kind, 0)
 
 
-# -- fio -------------------------------------------------------------------------
+# -- fio ----------------------------------------------------------------------
 def fio_args(dev, job):
     """fio's command line for one job: {rw, bs, qd, offset_mib, size_mib,
     runtime, ramp, rate_iops?, ionice?
@@ -308,7 +308,7 @@ def summarize(doc):
     return out
 
 
-# -- what the kernel offers ------------------------------------------------------
+# -- what the kernel offers ---------------------------------------------------
 def kernel_config(keys):
     """{CONFIG_X: 'y'/'m'/'not set'/'absent'} from /proc/config.gz."""
     found = dict.fromkeys(keys, 'absent')
