@@ -382,6 +382,23 @@ def ablation(quick):
                          '%.1f %% on vs %.1f %% off' % (
                              100 * on.metrics.seek_shares()['zero'],
                              100 * off.metrics.seek_shares()['zero'])))
+    # the negative control: on an SSD locality buys nothing
+    vms = read_vms(quick)
+    ssd = {s: frun.run(_scn(vms, quick, scheduler=s, device='ssd'))
+           for s in ('cfq', 'flubber')}
+    ssd['bd off'] = frun.run(_scn(vms, quick, scheduler='flubber',
+                                  device='ssd', bd=False))
+    for v in ('SeqR', 'RndR'):
+        rows.append(_row('Negative control: the read pair on an SSD',
+                         'read, SSD', '%s time change, BD on vs off (%%)'
+                         % v, None, harness.pct_change(
+                             _exec(ssd['flubber'], v),
+                             _exec(ssd['bd off'], v)), kind='info',
+                         note='base CFQ %.1f s, Flubber %.1f s: no seek '
+                         'cost, BD changes nothing; VBC still splits '
+                         'requests 8:1' % (
+                             _exec(ssd['cfq'], v),
+                             _exec(ssd['flubber'], v))))
     return rows
 
 
