@@ -1,0 +1,110 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The whole agent with the slo policy on a simulated host: a volume
+missing its SLO beside a noisy neighbour, the neighbour held back through
+the journaled actuator, everything back to the static ceilings on stop."""
+
+import json
+
+from oslo_config import cfg
+
+from cinder_qos import keys
+from cinder_qos import slo as slo_mod
+from cinder_qos import translate
+from host_agent.actuators import driver as driver_act
+from host_agent.actuators import journal as journal_mod
+from host_agent import agent as agent_mod
+from host_agent.conf import opts
+from host_agent.drivers import simulated
+from host_agent import model
+from host_agent.policies import slo
+from simulator import host as sim_host
+from simulator import spec as S
+
+SLO = '500iops,20ms,p99,qd=4'
+
+
+def _agent(tmp_path):
+    conf = cfg.ConfigOpts()
+    opts.register_all(conf)
+    specs = translate.translate(slo_mod.parse(SLO))
+    qos_file = tmp_path / 'qos.json'
+    qos_file.write_text(json.dumps({'vol-db': specs}))
+    conf([], default_config_files=[])
+    conf.set_override('journal_path', str(tmp_path / 'journal.jsonl'),
+                      'host_agent')
+    conf.set_override('volume_qos_file', str(qos_file), 'host_agent')
+    host = sim_host.SimHost(S.HostSpec(
+        name='h', pcpus=2, disk=S.DiskSpec(service_us=1000, parallelism=4)),
+        seed=7)
+    drv = simulated.SimulatedDriver(host)
+    for uuid, serial, wl in (
+            ('db', 'vol-db', S.DiskClosedLoop(outstanding=4)),
+            ('nb', 'vol-nb', S.DiskClosedLoop(outstanding=32,
+                                              io_bytes=16384))):
+        host.add_vm(S.VmSpec(uuid=uuid, name=uuid, vcpus=(wl,),
+                             disks=('vda',)))
+        drv.add_instance(model.InstanceInfo(
+            uuid=uuid, name=uuid, disks=(model.DiskInfo('vda', serial),)))
+    # What Nova applies at attach: the SLO volume's static ceiling.
+    static = {k: float(v) for k, v in specs.items()
+              if k in keys.FRONTEND_KEYS}
+    host.set_disk_iotune('db', 'vda', static)
+    return _new_agent(conf, drv), host, static
+
+
+def _new_agent(conf, drv):
+    journal = journal_mod.Journal(conf.host_agent.journal_path)
+    return agent_mod.Agent(conf, drv, [slo.SloPolicy(conf)],
+                           driver_act.DriverActuator(drv, journal))
+
+
+def _run(ag, host, seconds):
+    for _ in range(seconds):
+        host.run_until(host.now_us + 1000000)
+        ag.tick()
+
+
+def test_neighbour_held_back_then_everything_restored_on_stop(tmp_path):
+    ag, host, static = _agent(tmp_path)
+    ag.start()
+    _run(ag, host, 12)
+    facts = ag.last_plan.facts['slo']
+    (db,) = [v for v in facts.volumes if v.instance_uuid == 'db']
+    assert db.slo is not None and db.slo.latency_stat == 'p99'
+    assert db.stat == 'p99'        # judged on the histogram's p99
+    # the neighbour holds a cap the agent set; the SLO volume its ceiling
+    held = host.get_disk_iotune('nb', 'vda')
+    assert 0 < held['total_iops_sec'] < 4000
+    report = ag.last_report          # every 10 ticks by default
+    assert report.disk.slo_volumes == 1 and report.disk.held_back == 1
+    decisions = ag.actuator.decisions()
+    rule = decisions[(model.ACTION_DISK_IOTUNE, 'nb', 'vda')].rule
+    assert rule == slo.RULE_HOLD
+    # the last windows meet the SLO
+    assert db.verdict == slo.MET, db
+    ag.shutdown()
+    assert host.get_disk_iotune('nb', 'vda') == {}
+    assert host.get_disk_iotune('db', 'vda') == static
+
+
+def test_a_restart_after_a_crash_restores_from_the_journal(tmp_path):
+    ag, host, static = _agent(tmp_path)
+    ag.start()
+    _run(ag, host, 6)
+    assert host.get_disk_iotune('nb', 'vda')
+    # the process dies without shutdown(); a new agent on the same journal
+    ag.actuator.journal.close()
+    ag2 = _new_agent(ag.conf, ag.driver)
+    ag2.start()
+    assert host.get_disk_iotune('nb', 'vda') == {}
+    assert host.get_disk_iotune('db', 'vda') == static
