@@ -18,11 +18,16 @@ threads pick 16 KiB blocks uniformly in the 1 GB file set. Per-guest
 batching, the paper's feature 1: the guest's block layer plugs its queue
 (Linux 2.6.18: unplug after 3 ms or at 4 requests), merges contiguous
 ops up to 44 KiB (blkfront's 11 x 4 KiB segments) and then sends the
-batch, in LBA order, to the back end. Sequential reads arrive as 44 KiB
+batch, in LBA order, to the back end; a synchronous read leaves at once
+(``sync_unplug``: 2.6.18's reader waiting on its locked page runs
+sync_page, which unplugs the queue). Sequential reads arrive as 44 KiB
 requests (the guest's read-ahead). Writes with fsync: after its data
 write completes a thread waits for a journal commit (ext3 group commit:
 one 8 KiB write at the guest journal, sequential, covering every fsync
-waiting when it starts; one commit at a time). Every ``meta_every``-th
+waiting when it starts; one commit at a time); ``fsync_every`` writes per
+fsync, counted per thread or, with ``fsync_scope='guest'``, over the
+guest (sysbench's --file-fsync-freq), whose fsync then flushes every
+dirty page of the guest. Every ``meta_every``-th
 commit dirties the image file's host metadata: a 4 KiB host write near
 LBA 0 (dom0's file system), asynchronous, background I/O.
 
@@ -72,7 +77,8 @@ def rnd(rw, ops, threads=8, gb=1.0):
 class Guest:
     def __init__(self, eng, vm, index, wl, rng, plug_ms=3.0, plug_thresh=4,
                  think_ms=0.1, cache_ms=0.02, fsync_every=1,
-                 meta_every=4, on_finish=None):
+                 meta_every=4, sync_unplug=True, fsync_scope='thread',
+                 on_finish=None):
         self.eng = eng
         self.vm = vm
         self.wl = wl
@@ -86,6 +92,9 @@ class Guest:
         self.cache_ms = cache_ms
         self.fsync_every = fsync_every
         self.meta_every = meta_every
+        self.sync_unplug = sync_unplug
+        self.fsync_scope = fsync_scope
+        self.writes = 0
         self.on_finish = on_finish
         self.cursor = 0
         self.issued = 0            # sectors
@@ -137,7 +146,12 @@ class Guest:
             # into the guest page cache; fsync every fsync_every writes
             self.dirty[t].append((lba, n))
             self._account(n)
-            if len(self.dirty[t]) >= self.fsync_every:
+            self.writes += 1
+            if self.fsync_scope == 'guest':
+                due = self.writes % self.fsync_every == 0
+            else:
+                due = len(self.dirty[t]) >= self.fsync_every
+            if due:
                 self._flush(t)
             else:
                 self.eng.at(self.eng.now + self.cache_ms, self._issue, t)
@@ -161,7 +175,8 @@ class Guest:
         r.waiters.append(waiter)
         r.t_guest = self.eng.now
         self.plug.append(r)
-        if len(self.plug) >= self.plug_thresh:
+        if (len(self.plug) >= self.plug_thresh
+                or (self.sync_unplug and not write)):
             self._unplug()
         elif not self._plug_armed:
             self._plug_armed = True
@@ -184,8 +199,18 @@ class Guest:
     def _flush(self, t):
         """fsync: the thread's dirty pages go out as one batch (merged,
         LBA order), then the journal commit."""
-        pages = sorted(self.dirty[t])
-        self.dirty[t] = []
+        if self.fsync_scope == 'guest':
+            pages = sorted(p for d in self.dirty.values() for p in d)
+            for u in self.dirty:
+                self.dirty[u] = []
+        else:
+            pages = sorted(self.dirty[t])
+            self.dirty[t] = []
+        if not pages:
+            self.commit_wait.append(t)
+            if not self.committing:
+                self._commit()
+            return
         self.flushing[t] = len(pages)
         for lba, n in pages:
             self._queue(lba, n, True, ('w', t))

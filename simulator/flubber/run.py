@@ -58,6 +58,9 @@ class Scenario:
     duration_ms: typing.Optional[float] = None   # None: until work done
     max_ms: float = 600_000.0
     device: str = 'hdd'
+    sync_unplug: bool = True       # a reader waiting on its page unplugs
+    fsync_every: int = 1           # writes between fsyncs
+    fsync_scope: str = 'thread'    # 'guest': fsync flushes every dirty page
     seed: int = 1
 
 
@@ -136,6 +139,8 @@ def build(scn):
     for i, v in enumerate(scn.vms):
         guests[v.name] = clients.Guest(
             eng, v.name, i, v.workload, random.Random(scn.seed * 1000 + i),
+            sync_unplug=scn.sync_unplug, fsync_every=scn.fsync_every,
+            fsync_scope=scn.fsync_scope,
             on_finish=vbc.leave if vbc is not None else None)
     backup = clients.Backup(eng, scn.backup_gb) if scn.backup_gb else None
     return eng, vbc, low, guests, backup
