@@ -50,6 +50,7 @@ class Scenario:
     beta: int = 32
     max_interval: int = 1152
     feedback: bool = True
+    fb_min_ms: float = 250.0       # shortest interval k between feedbacks
     ratio: typing.Optional[typing.Tuple[int, ...]] = None  # overrides Eq. 1
     bd: bool = True
     round_on_completion: bool = False   # VBC event 1 waits for completions
@@ -123,7 +124,7 @@ def build(scn):
     vbc = None
     if scn.scheduler in ('edf-credit', 'flubber'):
         vbc = fvbc.Vbc(slos, beta=scn.beta, max_interval=scn.max_interval,
-                       feedback_on=scn.feedback,
+                       feedback_on=scn.feedback, fb_min_ms=scn.fb_min_ms,
                        ratio=dict(zip((v.name for v in scn.vms), scn.ratio))
                        if scn.ratio else None,
                        on_completion=scn.round_on_completion)

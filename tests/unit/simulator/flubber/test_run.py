@@ -78,3 +78,25 @@ def test_unknown_scheduler_is_refused():
 def test_ssd_device_runs():
     r = _pair('flubber', device='ssd')
     assert r.finish['RndR'] < _pair('flubber').finish['RndR']
+
+
+@pytest.mark.parametrize('kw, attr, want', [
+    ({}, 'fb_min_ms', 250.0),
+    ({'fb_min_ms': 1000.0}, 'fb_min_ms', 1000.0),
+])
+def test_scenario_options_reach_vbc(kw, attr, want):
+    vbc = frun.build(frun.Scenario(_pair('cfq').scenario.vms,
+                                   scheduler='flubber', **kw))[1]
+    assert getattr(vbc, attr) == want
+
+
+@pytest.mark.parametrize('kw, want', [
+    ({}, (True, 1, 'thread')),
+    ({'sync_unplug': False, 'fsync_every': 100, 'fsync_scope': 'guest'},
+     (False, 100, 'guest')),
+])
+def test_scenario_options_reach_the_guests(kw, want):
+    g = frun.build(frun.Scenario(_pair('cfq').scenario.vms, **kw))[3]
+    for guest in g.values():
+        assert (guest.sync_unplug, guest.fsync_every,
+                guest.fsync_scope) == want
