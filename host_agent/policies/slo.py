@@ -83,6 +83,8 @@ class State:
     # again for knee_ticks windows (key -> windows left).
     sticky: typing.Mapping[tuple, int] = dataclasses.field(
         default_factory=dict)
+    settle: bool = False           # the last window cut the allowance
+    settle_ind: typing.Optional[float] = None   # Ind* at that cut
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,23 +192,18 @@ def _floor(v, params):
     return max(params.min_cap_iops, need * scale * safety)
 
 
-# Split of the allowance A over the donors (water-filling): an SLO
-# donor asks for its floor (what keeps its own SLO, with the margin: the
-# SLO is what it is owed); a neighbour below 90 % of its cap asks for what
-# it used plus the margin, one at its cap (or new and busy) for everything;
-# max-min fair up to A; what nobody asks for goes to the neighbours (to
-# all donors when there is none), so caps leave room to grow; then each
-# cap is raised to its floor.
-def split(allowance, donors, held, params):
-    """{key: cap (ref ops)} for the donors. Pure."""
-    floors = {(v.instance_uuid, v.target): _floor(v, params) for v in donors}
+# Split of the allowance A over the neighbours (disks without an SLO),
+# water-filling: one below 90 % of its cap asks for what it used plus the
+# margin, one at its cap (or new and busy) for everything; max-min fair up
+# to A; what nobody asks for is spread evenly, so caps leave room to grow;
+# no cap below min_cap_iops.
+def split(allowance, neighbours, held, params):
+    """{key: cap (ref ops)} for the neighbours. Pure."""
     asks = {}
-    for v in donors:
+    for v in neighbours:
         key = (v.instance_uuid, v.target)
         cap = held.get(key)
-        if v.slo is not None:
-            asks[key] = floors[key]
-        elif cap is not None and v.ref_ops < 0.9 * cap:
+        if cap is not None and v.ref_ops < 0.9 * cap:
             asks[key] = v.ref_ops * (1 + params.margin)
         elif cap is None and v.ref_ops == 0:
             asks[key] = params.min_cap_iops
@@ -227,37 +224,39 @@ def split(allowance, donors, held, params):
         left -= asks[key]
         pending.pop(0)
     if left > 0 and shares:
-        takers = [(v.instance_uuid, v.target) for v in donors
-                  if v.slo is None] or list(shares)
-        extra = left / len(takers)
-        for k in takers:
-            shares[k] += extra
-    return {k: max(floors[k], s) for k, s in shares.items()}
+        extra = left / len(shares)
+        shares = {k: v + extra for k, v in shares.items()}
+    return {k: max(params.min_cap_iops, v) for k, v in shares.items()}
 
 
 # Control law (one device; every tick; ref ops = 16 KiB operations;
 # C = measured capacity, 0 = unknown; Ind* = max Ind over judged SLO
-# volumes; donors D = disks without an SLO and SLO volumes with
-# Ind <= -margin; d = sum of the donors' ref ops; need = sum over the
-# other active SLO volumes of max(B, b) in ref ops):
-#   Ind* > 0 (a miss):   base = min(A or inf, d, C - need if C)
-#                        A    = max(|D| * min_cap, base * (1 - max(
-#                               min_decrease, gamma * min(Ind*, 1))))
-#                                                         (multiplicative)
-#                        knee = base if A was held; calm = 0
+# volumes; neighbours = disks without an SLO, d = their ref ops; givers =
+# SLO volumes with Ind <= -margin (then while Ind <= 0), capped at their
+# floor while the loop holds; need = the other active SLO volumes'
+# max(B, b) + the givers' floors; A = the neighbours' allowance):
+#   Ind* > 0 (a miss):
+#       the window right after a cut, Ind* lower than at the cut: wait
+#       (the queue the cut stopped is still draining)
+#       else base = min(A or inf, d, C - need if C)
+#            knee = base, if the loop was giving back (a level it reached
+#                   and found too high); calm = 0
+#            A    = max(|neighbours| * min_cap, base * (1 - max(
+#                   min_decrease, gamma * min(Ind*, 1))))  (multiplicative)
 #   every SLO met (or idle) for calm_ticks windows, A held:
 #       if d < A * (1 - margin) (the caps do not bind): release: every
-#           donor's original iotune back, A = None
+#           held disk's original iotune back, A = None
 #       else A = min(A + delta * (C or d), C - need, knee * (1 - margin))
 #                                                         (additive)
 #   the knee is forgotten after knee_ticks calm windows.
-#   Each donor's cap: max-min fair share of A (split), not below its floor;
+#   Caps: a neighbour's max-min fair share of A (split), a giver's floor;
 #   written as total_iops_sec (size_iops_sec = the disk's ref size), never
 #   above the disk's static QoS ceiling, only when it moves by min_change.
 # Flubber's Eq. 3 raises a violator's credits by Ind * beta and lowers the
 # over-served (negative Ind); here the violator is never throttled by the
-# agent and the over-served are the donors, which is the same direction
-# with caps instead of credits (docs/slo.md: what is kept and what is lost).
+# agent and the over-served give down to what keeps their own SLO, which
+# is the same direction with caps instead of credits (docs/slo.md: what is
+# kept and what is lost).
 def plan_slo(snapshot, params=Params(), state=State()):
     """Return a model.Plan with facts 'slo' (SloFacts), 'slo_state'. Pure."""
     rates = {(d.instance_uuid, d.target): d for d in snapshot.disks}
@@ -290,40 +289,48 @@ def plan_slo(snapshot, params=Params(), state=State()):
         key = (v.instance_uuid, v.target)
         if v.verdict == MISSED and key in state.caps and v.slo is not None:
             sticky[key] = params.knee_ticks
-    donors = [v for v in vols if v.slo is None or (
-        v.ind is not None and (v.instance_uuid, v.target) not in sticky
-        and (v.ind <= -params.margin or (
-            v.ind <= 0 and (v.instance_uuid, v.target) in state.caps)))]
-    donor_keys = {(v.instance_uuid, v.target) for v in donors}
+    neighbours = [v for v in vols if v.slo is None]
+    givers = [v for v in vols if v.slo is not None and v.ind is not None
+              and (v.instance_uuid, v.target) not in sticky
+              and (v.ind <= -params.margin or (
+                  v.ind <= 0 and (v.instance_uuid, v.target) in state.caps))]
+    giver_keys = {(v.instance_uuid, v.target) for v in givers}
     protected = [v for v in vols if v.slo is not None
-                 and (v.instance_uuid, v.target) not in donor_keys]
-    d = sum(v.ref_ops for v in donors)
+                 and (v.instance_uuid, v.target) not in giver_keys]
+    floors = {(v.instance_uuid, v.target): _floor(v, params) for v in givers}
+    d = sum(v.ref_ops for v in neighbours)
     need = sum(max(v.slo.min_iops * v.slo.ref_io_bytes / model.REF_IO_BYTES,
                    v.ref_ops) for v in protected if v.verdict != IDLE)
+    need += sum(floors.values())
     room = max(0.0, cap_c - need) if cap_c > 0 else INF
-    floor_total = params.min_cap_iops * len(donors)
+    floor_total = params.min_cap_iops * len(neighbours)
     a, calm, knee, knee_age = (state.allowance, state.calm, state.knee,
                                state.knee_age)
-    why = ''
-    if not donors:
+    settle, settle_ind = False, None
+    if not neighbours and not givers:
         return _release_all(vols, state, snapshot,
                             'no donor: every disk here needs its SLO',
-                            notes, cap_c, need)
+                            notes, cap_c, need, sticky=sticky)
     if ind_star is not None and ind_star > 0:
         worst = max(judged, key=lambda v: v.ind)
-        base_a = min(a if a is not None else INF, d, room)
-        cut = 1 - max(params.min_decrease,
-                      params.decrease * min(ind_star, 1.0))
-        new_a = max(floor_total, base_a * cut)
-        why = ('%s/%s missed (%s): allowance %s -> %.0f = min(held, use '
-               '%.0f, C %.0f - need %.0f) x %.2f' % (
-                   worst.instance_uuid[:8], worst.target, _describe(worst),
-                   _fmt(a), new_a, d, cap_c, need, cut))
-        # The knee is a level the loop reached and found too high; a miss
-        # before any hold-back only says there is contention.
-        if a is not None:
-            knee, knee_age = base_a, 0
-        a, calm = new_a, 0
+        if state.settle and ind_star < state.settle_ind:
+            why = ('%s/%s missed (%s), less than at the cut (Ind %+.2f): '
+                   'allowance held at %s while the queue drains' % (
+                       worst.instance_uuid[:8], worst.target,
+                       _describe(worst), state.settle_ind, _fmt(a)))
+            calm = 0
+        else:
+            base_a = min(a if a is not None else INF, d, room)
+            cut = 1 - max(params.min_decrease,
+                          params.decrease * min(ind_star, 1.0))
+            new_a = max(floor_total, base_a * cut)
+            why = ('%s/%s missed (%s): allowance %s -> %.0f = min(held, use '
+                   '%.0f, C %.0f - need %.0f) x %.2f' % (
+                       worst.instance_uuid[:8], worst.target,
+                       _describe(worst), _fmt(a), new_a, d, cap_c, need, cut))
+            if a is not None and calm >= params.calm_ticks:
+                knee, knee_age = base_a, 0
+            a, calm, settle, settle_ind = new_a, 0, True, ind_star
     else:
         calm += 1
         if knee is not None:
@@ -332,42 +339,46 @@ def plan_slo(snapshot, params=Params(), state=State()):
                 knee, knee_age = None, 0
         if a is None:
             return _release_all(vols, state, snapshot, 'every SLO met',
-                                notes, cap_c, need, calm=calm)
+                                notes, cap_c, need, calm=calm, sticky=sticky)
         if calm < params.calm_ticks:
             why = 'all SLOs met %d window(s): allowance held at %.0f' % (
                 calm, a)
-        elif d < a * (1 - params.margin):
+        elif d < a * (1 - params.margin) and (
+                neighbours or calm >= 5 * params.calm_ticks):
             return _release_all(
                 vols, state, snapshot, 'every SLO met for %d windows and '
-                'the donors use %.0f of %.0f allowed' % (calm, d, a),
-                notes, cap_c, need, calm=calm)
+                'the neighbours use %.0f of %.0f allowed' % (calm, d, a),
+                notes, cap_c, need, calm=calm, sticky=sticky)
         else:
-            step = params.increase * (cap_c if cap_c > 0 else d)
+            step = params.increase * (cap_c if cap_c > 0 else max(d, a))
             top = min(room, knee * (1 - params.margin)
                       if knee is not None else INF)
             new_a = max(a, min(a + step, top))
             why = ('all SLOs met %d windows: allowance %.0f -> %.0f (+%.0f, '
                    'at most %s)' % (calm, a, new_a, step, _fmt(top)))
             a = new_a
-    caps = split(a, donors, state.caps, params)
-    actions, held = [], {}
-    out = []
+    caps = split(a, neighbours, state.caps, params)
+    caps.update(floors)
+    actions, held, out = [], {}, []
     for v in vols:
         key = (v.instance_uuid, v.target)
         if key in caps:
-            # Hysteresis may keep the previous cap, never one below the
-            # donor's floor (its own SLO).
-            cap = max(_floor(v, params),
+            # Hysteresis may keep the previous cap, never one below a
+            # giver's floor (its own SLO).
+            cap = max(floors.get(key, 0.0),
                       _hysteresis(caps[key], state.caps.get(key), params))
             held[key] = cap
-            actions.append(_cap_action(snapshot, v, cap, a, len(donors), why))
+            actions.append(_cap_action(snapshot, v, cap, a, len(neighbours),
+                                       why))
             out.append(dataclasses.replace(v, role='donor', cap=cap))
         else:
             if key in state.caps:
                 actions.append(_restore(v, 'protected: %s' % _describe(v)))
-            out.append(dataclasses.replace(v, role='protected'))
+            out.append(dataclasses.replace(
+                v, role='protected' if v.slo is not None else ''))
     facts = SloFacts(tuple(out), a, cap_c, need)
-    new_state = State(a, calm, knee, knee_age, held, sticky)
+    new_state = State(a, calm, knee, knee_age, held, sticky, settle,
+                      settle_ind)
     return model.Plan(policy='slo', actions=tuple(actions), notes=notes,
                       facts={'slo': facts, 'slo_state': new_state})
 
@@ -423,12 +434,16 @@ def _iotune(snapshot, v, cap):
 
 
 def _cap_action(snapshot, v, cap, allowance, n, why):
-    who = 'no SLO' if v.slo is None else 'beats its SLO (%s)' % _describe(v)
+    if v.slo is None:
+        who = 'no SLO: cap %.0f ref IOPS (used %.0f) of allowance %s / %d' % (
+            cap, v.ref_ops, _fmt(allowance), n)
+    else:
+        who = 'beats its SLO (%s): cap %.0f = its floor' % (_describe(v),
+                                                           cap)
     return model.Action(
         kind=model.ACTION_DISK_IOTUNE, instance_uuid=v.instance_uuid,
         target=v.target, value=_iotune(snapshot, v, cap), rule=RULE_HOLD,
-        reason='%s: cap %.0f ref IOPS (used %.0f) of allowance %.0f / %d '
-        'donor(s); %s' % (who, cap, v.ref_ops, allowance, n, why))
+        reason='%s; %s' % (who, why))
 
 
 def _restore(v, why):
@@ -439,7 +454,7 @@ def _restore(v, why):
 
 
 def _release_all(vols, state, snapshot, why, notes=(), cap_c=0.0, need=0.0,
-                 calm=0):
+                 calm=0, sticky=None):
     actions = tuple(_restore(v, why) for v in vols
                     if (v.instance_uuid, v.target) in state.caps)
     out = tuple(dataclasses.replace(
@@ -448,7 +463,8 @@ def _release_all(vols, state, snapshot, why, notes=(), cap_c=0.0, need=0.0,
         policy='slo', actions=actions, notes=notes,
         facts={'slo': SloFacts(out, None, cap_c, need),
                'slo_state': State(None, calm, state.knee, state.knee_age,
-                                  sticky=state.sticky)})
+                                  sticky=state.sticky if sticky is None
+                                  else sticky)})
 
 
 def _describe(v):

@@ -142,15 +142,16 @@ def test_release_when_the_caps_no_longer_bind():
 
 
 def test_slo_volume_beating_its_slo_gives_down_to_its_floor():
-    # b: Ind = max((100 - 300) / 100, (5 - 20) / 20) = -0.75: a donor whose
-    # floor is max(100, 1.5 / 0.02 = 75) * 1.1 = 110; d = 300 + 800;
-    # need = 200 (a); A = min(1100, 800) * 0.75 = 600 -> b 110, n 490
+    # b: Ind = max((100 - 300) / 100, (5 - 20) / 20) = -0.75: a giver
+    # capped at its floor max(100, 1.5 / 0.02 = 75) * 1.1 = 110;
+    # need = 200 (a) + 110 (b's floor); A = min(d = 800, 1000 - 310) * 0.75
+    # = 517.5 for the neighbour
     s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
              vol('b', SLO_B, ops=300, mean=5.0, n=1.5),
              vol('n', ops=800, n=12.0))
     got = caps(slo.plan_slo(s, P))
     assert got['b']['total_iops_sec'] == 110
-    assert got['n']['total_iops_sec'] == 490
+    assert got['n']['total_iops_sec'] == 518
     assert 'a' not in got
 
 
@@ -212,6 +213,23 @@ def test_a_donor_that_misses_stops_giving_for_knee_ticks():
     assert 'b' not in caps(again)
 
 
+def test_the_window_after_a_cut_waits_while_ind_falls():
+    s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+             vol('n', ops=800, n=12.0))
+    first = slo.plan_slo(s, P)                   # Ind 0.5: A = 600
+    st = first.facts['slo_state']
+    assert st.settle and st.settle_ind == pytest.approx(0.5)
+    # next window still a miss but better (Ind 0.2): held, no knee
+    better = snap(vol('a', SLO_A, ops=190, mean=12.0, n=2.28),
+                  vol('n', ops=640, n=12.0))
+    held = slo.plan_slo(better, P, st).facts['slo_state']
+    assert held.allowance == pytest.approx(600) and not held.settle
+    assert held.knee is None
+    # and a miss after that cuts again: 600 * 0.8
+    cut = slo.plan_slo(better, P, held).facts['slo_state']
+    assert cut.allowance == pytest.approx(480)
+
+
 def test_unknown_capacity_cuts_from_the_donors_use():
     # C = 0: room = inf; A = 800 * 0.75 = 600
     s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
@@ -220,7 +238,7 @@ def test_unknown_capacity_cuts_from_the_donors_use():
 
 
 @pytest.mark.parametrize('allowance, asks, want', [
-    # (ref ops used, cap held) per neighbour; max-min fair
+    # (ref ops used, cap held) per neighbour (no SLO); max-min fair
     (600, {'x': (800, None), 'y': (800, None)}, {'x': 300, 'y': 300}),
     # y uses 100 of a 300 cap: asks 110; x takes the rest
     (600, {'x': (300, 300), 'y': (100, 300)}, {'x': 490, 'y': 110}),
