@@ -17,6 +17,14 @@ time is the deadline's s); VM requests pass VBC when there is one, host
 requests bypass it. Whenever the disk is free the low level's ``pick``
 chooses the next request or asks to be woken (BD-EDF's window, CFQ's
 idling). Time in ms; events at one time run in scheduling order.
+
+``merge_max`` (sectors, 0: off) is dom0's block layer merging a request
+that reaches the low level into a queued one it continues (a back merge:
+same direction, same VM or host process, at most ``merge_max`` sectors
+together; Linux 2.6.18's ``__make_request``/``elv_merge`` before any
+elevator, BLK_DEF_MAX_SECTORS = 1024). The merged request keeps the
+queued one's place and deadline, is dispatched and seeks as one, and on
+completion each request it holds completes with its own latency.
 """
 
 import heapq
@@ -26,8 +34,10 @@ from simulator.flubber import metrics as fmetrics
 
 
 class Engine:
-    def __init__(self, disk, low, vbc=None, seed=1):
+    def __init__(self, disk, low, vbc=None, seed=1, merge_max=0):
         self.now = 0.0
+        self.merge_max = merge_max
+        self._ends = {}            # end sector -> queued request
         self.heap = []
         self._seq = 0
         self.disk = disk
@@ -69,6 +79,20 @@ class Engine:
             self._to_low(req)
 
     def _to_low(self, req):
+        if self.merge_max:
+            host = self._ends.get(req.lba)
+            if (host is not None and host.write == req.write
+                    and host.proc == req.proc and host.bg == req.bg
+                    and host.nsect + req.nsect <= self.merge_max):
+                del self._ends[req.lba]
+                host.nsect += req.nsect
+                if host.merged is None:
+                    host.merged = []
+                host.merged.append(req)
+                self._ends[host.lba + host.nsect] = host
+                self._dispatch()
+                return
+            self._ends[req.lba + req.nsect] = req
         self.low.add(req, self.now)
         self._dispatch()
 
@@ -83,6 +107,8 @@ class Engine:
         finally:
             self._disp = False
         if req is not None:
+            if self.merge_max and self._ends.get(req.end) is req:
+                del self._ends[req.end]
             self.busy = True
             svc = self.disk.service(req, self.rng)
             self.metrics.dispatch(req, self.last, self.now, svc)
@@ -102,10 +128,19 @@ class Engine:
 
     def _complete(self, req):
         self.busy = False
-        lat = self.now - req.t_arrive
-        self.metrics.complete(req, self.now, lat)
-        if self.vbc is not None:
-            self.vbc.on_complete(req, lat)
-        if req.done is not None:
-            req.done(req)
+        full = req.nsect
+        reqs = [req]
+        if req.merged:
+            # the host completes as the request it was (its own sectors);
+            # self.last keeps the dispatched extent for the next seek
+            req.nsect -= sum(m.nsect for m in req.merged)
+            reqs += req.merged
+        for r in reqs:
+            lat = self.now - r.t_arrive
+            self.metrics.complete(r, self.now, lat)
+            if self.vbc is not None:
+                self.vbc.on_complete(r, lat)
+            if r.done is not None:
+                r.done(r)
+        req.nsect = full
         self._dispatch()

@@ -21,7 +21,7 @@ for host jobs). ``ops`` counts the guest's 16 KiB operations merged in;
 class Req:
     __slots__ = ('vm', 'proc', 'lba', 'nsect', 'write', 'ops', 'waiters',
                  't_guest', 't_arrive', 'deadline', 'bg', 'done', 'kind',
-                 'seq')
+                 'seq', 'merged')
 
     def __init__(self, vm, lba, nsect, write, kind='data', bg=False,
                  proc=None, done=None):
@@ -39,6 +39,7 @@ class Req:
         self.t_arrive = 0.0
         self.deadline = 0.0
         self.seq = 0
+        self.merged = None         # requests dom0's block layer merged in
 
     @property
     def end(self):

@@ -62,6 +62,7 @@ class Scenario:
     sync_unplug: bool = True       # a reader waiting on its page unplugs
     fsync_every: int = 1           # writes between fsyncs
     fsync_scope: str = 'thread'    # 'guest': fsync flushes every dirty page
+    merge_max: int = 0             # dom0 back merges up to this (sectors)
     seed: int = 1
 
 
@@ -135,7 +136,8 @@ def build(scn):
         dev = fdisk.Hdd()
     else:
         dev = fdisk.Hdd(readahead=scn.readahead)
-    eng = fengine.Engine(dev, low, vbc, seed=scn.seed)
+    eng = fengine.Engine(dev, low, vbc, seed=scn.seed,
+                         merge_max=scn.merge_max)
     guests = {}
     for i, v in enumerate(scn.vms):
         guests[v.name] = clients.Guest(
