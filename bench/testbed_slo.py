@@ -19,7 +19,10 @@ a shared device"). The SLO guests send open-loop reads of the SLOs'
 reference size at a little above B; the neighbour is closed-loop (``qd``
 large reads outstanding), so it takes whatever the device leaves.
 
-Arms, in ABBA order over the rounds:
+Arms, in ABBA order over the rounds, each after a drain (``--drain`` s
+with the neighbour held at 1 MiB/s, so the SLO guests' backlogs from the
+previous arm are gone and every arm starts alike) and a settle (``--settle``
+s, not measured):
 
 * ``none``: no iotune on any disk.
 * ``static``: each SLO volume's front-end keys of
@@ -74,6 +77,10 @@ def parse_args(argv):
                    help='measured seconds per arm and round')
     p.add_argument('--settle', type=int, default=8,
                    help='seconds discarded at the start of each arm-round')
+    p.add_argument('--drain', type=int, default=4,
+                   help='seconds before each arm-round with the neighbour '
+                        'held at 1 MiB/s, so backlogs of the previous arm '
+                        'drain')
     p.add_argument('--quick', action='store_true',
                    help='smoke run: 2 rounds x 8 s, 4 s settle')
     p.add_argument('--capacity-mib', type=float, default=16.0,
@@ -91,7 +98,7 @@ def parse_args(argv):
                    help='also write docs/data/testbed_slo.json')
     args = p.parse_args(argv)
     if args.quick:
-        args.rounds, args.seconds, args.settle = 2, 8, 4
+        args.rounds, args.seconds, args.settle, args.drain = 2, 8, 4, 2
     args.arms = [a for a in args.arms.split(',') if a]
     bad = set(args.arms) - set(ARMS)
     if bad:
@@ -211,6 +218,16 @@ def measure(guests, disk, slos, bss, seconds, settle, label, capacity):
     return out
 
 
+def drain(guests, seconds):
+    """Let the SLO guests' backlogs of the previous arm drain (the
+    neighbour held at 1 MiB/s, nothing else limited), so each arm starts
+    from the same state; then clear every iotune."""
+    clear_all(guests)
+    set_iotune(guests[NEIGHBOUR], {'total_bytes_sec': 2**20})
+    time.sleep(seconds)
+    clear_all(guests)
+
+
 def measure_capacity(guests, disk, seconds=8):
     """The device's capacity through the guests: everything at once, no
     limits (the neighbour alone keeps the device busy): bytes per second
@@ -296,11 +313,11 @@ def main(argv=None):
                            args.settle, label, cap['iops_ref'])
 
         def none_arm(n, label):
-            clear_all(guests)
+            drain(guests, args.drain)
             return run(n, label)
 
         def static_arm(n, label):
-            clear_all(guests)
+            drain(guests, args.drain)
             for name, g in guests.items():
                 keys = frontend(specs_by_name[name].volume_qos)
                 if keys:
@@ -314,7 +331,7 @@ def main(argv=None):
         totals = tc.AgentTotals()
 
         def agent_arm(n, label):
-            clear_all(guests)
+            drain(guests, args.drain)
             with tc.AgentThread(CONF, PREFIX, on_tick=on_tick) as at:
                 out = run(n, label)
             totals.add(at)
@@ -343,7 +360,8 @@ def main(argv=None):
             'neighbour_target_iops': round(0.9 * (cap['iops_ref'] - sum_b),
                                            1),
             'rounds': args.rounds, 'seconds': args.seconds,
-            'settle_s': args.settle, 'arms': args.arms,
+            'settle_s': args.settle, 'drain_s': args.drain,
+            'arms': args.arms,
             'pooled': {a: report.pool_arm(rounds[a]) for a in args.arms},
             'per_round': rounds, 'agent_ticks': ticks,
             'agent_restore': restored,

@@ -107,8 +107,10 @@ def print_table(res, out=print):
             ', '.join('%s %s' % (n, s) for n, s in sorted(
                 res['slos'].items())), res['sum_b'],
             res['neighbour_target_iops']))
-    out('%d rounds x %d s per arm (ABBA), first %d s of each discarded' % (
-        res['rounds'], res['seconds'], res['settle_s']))
+    out('%d rounds x %d s per arm (ABBA), each after %s s of drain (the '
+        'neighbour held), first %d s of each discarded' % (
+            res['rounds'], res['seconds'], res.get('drain_s', 0),
+            res['settle_s']))
     out('')
     out('| arm | volume | windows | met B | met L | met both | IOPS (16K) '
         '| mean lat (ms) | p99 of window means | median window p99 |')
