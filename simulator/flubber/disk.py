@@ -22,8 +22,10 @@ the disk, given the head position left by the previous one:
   track-to-track, 9 ms at a third of the disk (the "average seek"), 17 ms
   full stroke; plus a rotational latency uniform in [0, 8.33) ms (7200
   rpm).
-* transfer at 125 MB/s from the media (a 2010 1 TB 7200 rpm drive
-  in its outer zones, where the images sit).
+* transfer at 118 MB/s from the media (a 2010 1 TB 7200 rpm drive
+  in its outer zones, where the images sit; with dom0's 128 KiB merges
+  the highest rate at which base CFQ's and CFQ + priority's read pair
+  keep the paper's times), one track per revolution (1,920 sectors).
 * reads: a track buffer. Every read leaves ``readahead`` sectors ahead of
   its end (default one track) in a segment cache of ``segments`` entries;
   a read wholly inside a cached range costs the command overhead plus the
@@ -42,9 +44,9 @@ import math
 
 SECTOR = 512
 CAPACITY = 1_953_525_168          # 1 TB in sectors
-TRACK = 2034                      # sectors per track (125 MB/s at 7200 rpm)
 ROT_MS = 60_000.0 / 7200          # 8.33 ms per revolution
-MEDIA_MB_S = 125.0
+MEDIA_MB_S = 118.0
+TRACK = int(MEDIA_MB_S * 1e6 / SECTOR / 120)   # sectors per track (1920)
 IFACE_MB_S = 300.0
 CMD_MS = 0.05
 KNEE = 0.1

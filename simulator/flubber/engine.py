@@ -22,7 +22,8 @@ idling). Time in ms; events at one time run in scheduling order.
 that reaches the low level into a queued one it continues (a back merge:
 same direction, same VM or host process, at most ``merge_max`` sectors
 together; Linux 2.6.18's ``__make_request``/``elv_merge`` before any
-elevator, BLK_DEF_MAX_SECTORS = 1024). The merged request keeps the
+elevator; scenarios use 256, 128 KiB: base CFQ's read d = 0 share in
+the paper fits it, not 1024). The merged request keeps the
 queued one's place and deadline, is dispatched and seeks as one, and on
 completion each request it holds completes with its own latency.
 """

@@ -62,7 +62,7 @@ class Scenario:
     sync_unplug: bool = True       # a reader waiting on its page unplugs
     fsync_every: int = 1           # writes between fsyncs
     fsync_scope: str = 'thread'    # 'guest': fsync flushes every dirty page
-    merge_max: int = 0             # dom0 back merges up to this (sectors)
+    merge_max: int = 256           # dom0 back merges up to 128 KiB
     seed: int = 1
 
 

@@ -102,7 +102,7 @@ def test_scenario_options_reach_the_guests(kw, want):
                 guest.fsync_scope) == want
 
 
-@pytest.mark.parametrize('kw, want', [({}, 0), ({'merge_max': 256}, 256)])
+@pytest.mark.parametrize('kw, want', [({}, 256), ({'merge_max': 0}, 0)])
 def test_scenario_merge_max_reaches_the_engine(kw, want):
     eng = frun.build(frun.Scenario(_pair('cfq').scenario.vms, **kw))[0]
     assert eng.merge_max == want
