@@ -380,6 +380,8 @@ def main(argv=None):
         finally:
             tb.close()
             disk.close()
+            if os.path.exists(qos_path):
+                os.unlink(qos_path)
             if started:
                 daemons.stop_libvirtd()
 
