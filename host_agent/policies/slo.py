@@ -244,8 +244,10 @@ def split(allowance, neighbours, held, params):
 #            A    = max(|neighbours| * min_cap, base * (1 - max(
 #                   min_decrease, gamma * min(Ind*, 1))))  (multiplicative)
 #   every SLO met (or idle) for calm_ticks windows, A held:
-#       if d < A * (1 - margin) (the caps do not bind): release: every
-#           held disk's original iotune back, A = None
+#       if the SLO volumes are idle, or d < A * (1 - margin) and no
+#           neighbour keeps min_outstanding requests in flight (they ask
+#           for less than they may): release: every held disk's original
+#           iotune back, A = None
 #       else A = min(A + delta * (C or d), C - need, knee * (1 - margin))
 #                                                         (additive)
 #   the knee is forgotten after knee_ticks calm windows.
@@ -282,12 +284,16 @@ def plan_slo(snapshot, params=Params(), state=State()):
     judged = [v for v in vols if v.ind is not None and v not in limited]
     ind_star = max((v.ind for v in judged), default=None)
     # An SLO volume beating its SLO by the margin gives; once giving, it
-    # keeps giving while it meets its SLO (no flapping at the margin); one
-    # that missed while giving stops giving for knee_ticks windows.
+    # keeps giving while it meets its SLO (no flapping at the margin). One
+    # that missed while giving, or that runs at the cap it was given (it
+    # wants more: the host cannot see what waits inside the guest), stops
+    # giving for knee_ticks windows.
     sticky = {k: n - 1 for k, n in state.sticky.items() if n > 1}
     for v in vols:
         key = (v.instance_uuid, v.target)
-        if v.verdict == MISSED and key in state.caps and v.slo is not None:
+        held = state.caps.get(key)
+        if v.slo is not None and held is not None and (
+                v.verdict == MISSED or v.ref_ops >= 0.95 * held):
             sticky[key] = params.knee_ticks
     neighbours = [v for v in vols if v.slo is None]
     givers = [v for v in vols if v.slo is not None and v.ind is not None
@@ -343,12 +349,19 @@ def plan_slo(snapshot, params=Params(), state=State()):
         if calm < params.calm_ticks:
             why = 'all SLOs met %d window(s): allowance held at %.0f' % (
                 calm, a)
-        elif d < a * (1 - params.margin) and (
-                neighbours or calm >= 5 * params.calm_ticks):
+        elif ind_star is None or (
+                d < a * (1 - params.margin) and all(
+                    v.outstanding < params.min_outstanding
+                    for v in neighbours)):
+            # Released when the SLO volumes are idle, or when the
+            # neighbours ask for less than they may (not backlogged): a
+            # closed-loop neighbour under its cap still wants more, and
+            # freed it would fill the device queue at once (measured).
             return _release_all(
-                vols, state, snapshot, 'every SLO met for %d windows and '
-                'the neighbours use %.0f of %.0f allowed' % (calm, d, a),
-                notes, cap_c, need, calm=calm, sticky=sticky)
+                vols, state, snapshot, 'every SLO met (or idle) for %d '
+                'windows and the neighbours use %.0f of %.0f allowed, none '
+                'backlogged' % (calm, d, a), notes, cap_c, need, calm=calm,
+                sticky=sticky)
         else:
             step = params.increase * (cap_c if cap_c > 0 else max(d, a))
             top = min(room, knee * (1 - params.margin)

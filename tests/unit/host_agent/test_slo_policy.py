@@ -130,7 +130,7 @@ def test_release_when_the_caps_no_longer_bind():
     first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
                               vol('n', ops=800, n=12.0)), P)
     quiet = (vol('a', SLO_A, ops=210, mean=4.0, n=0.8),
-             vol('n', ops=100, n=0.5))
+             vol('n', ops=100, n=0.2))
     st = first.facts['slo_state']
     for _ in range(2):
         plan = slo.plan_slo(snap(*quiet), P, st)
@@ -139,6 +139,42 @@ def test_release_when_the_caps_no_longer_bind():
     (action,) = plan.actions
     assert action.value == model.ORIGINAL and action.rule == slo.RULE_RELEASE
     assert st.allowance is None and st.caps == {}
+
+
+def test_a_backlogged_neighbour_under_its_cap_keeps_it():
+    # a closed-loop neighbour doing less than its cap still wants more:
+    # freed, it would fill the device queue at once (measured on the
+    # testbed); the allowance grows instead
+    first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+                              vol('n', ops=800, n=12.0)), P)
+    st = first.facts['slo_state']
+    for _ in range(2):
+        plan = slo.plan_slo(snap(vol('a', SLO_A, ops=210, mean=4.0, n=0.8),
+                                 vol('n', ops=300, n=8.0)), P, st)
+        st = plan.facts['slo_state']
+    assert st.allowance == pytest.approx(650)
+    assert caps(plan)['n'] != model.ORIGINAL
+
+
+def test_released_when_the_slo_volumes_are_idle():
+    first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
+                              vol('n', ops=800, n=12.0)), P)
+    st = first.facts['slo_state']
+    for _ in range(2):
+        plan = slo.plan_slo(snap(vol('a', SLO_A, ops=0, reqs=0),
+                                 vol('n', ops=600, n=12.0)), P, st)
+        st = plan.facts['slo_state']
+    assert caps(plan)['n'] == model.ORIGINAL
+
+
+def test_a_giver_running_at_its_cap_stops_giving():
+    st = slo.State(allowance=600.0, caps={('b', 'vda'): 110.0})
+    s = snap(vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
+             vol('b', SLO_B, ops=108, mean=5.0, n=0.54),
+             vol('n', ops=490, n=12.0))
+    plan = slo.plan_slo(s, P, st)
+    assert ('b', 'vda') in plan.facts['slo_state'].sticky
+    assert caps(plan)['b'] == model.ORIGINAL
 
 
 def test_slo_volume_beating_its_slo_gives_down_to_its_floor():
