@@ -23,7 +23,6 @@ knob it changed and exits.
 import signal
 import sys
 
-from oslo_config import cfg
 from oslo_log import log as logging
 
 from host_agent.actuators import host_knobs
