@@ -37,8 +37,12 @@ setuptools.setup(
     extras_require={
         # nova-scheduler hosts have Nova already; the demo needs it too.
         'nova': ['nova>=30.0.0'],
+        # Cinder API hosts have Cinder already; tests/cinder runs its API.
+        'cinder': ['cinder>=27.0.0'],
         # compute nodes: builds against libvirt-dev
         'libvirt': ['libvirt-python>=9.0'],
+        # `openstack volume slo ...`: the osc the admin runs the plugin in
+        'osc': ['python-openstackclient>=6.0.0'],
     },
     entry_points={
         'console_scripts': [
@@ -56,6 +60,17 @@ setuptools.setup(
             'iosched.cinder_qos = cinder_qos.conf:list_opts',
         ],
         # Named like Nova's own entries: one per extra-spec namespace.
+        # `openstack volume slo type ...` (python-openstackclient plugin)
+        'openstack.cli.extension': [
+            'volume_slo = cinder_qos.osc.plugin',
+        ],
+        'openstack.volume_slo.v1': [
+            'volume_slo_type_create = cinder_qos.osc.commands:CreateSloType',
+            'volume_slo_type_list = cinder_qos.osc.commands:ListSloType',
+            'volume_slo_type_show = cinder_qos.osc.commands:ShowSloType',
+            'volume_slo_type_set = cinder_qos.osc.commands:SetSloType',
+            'volume_slo_type_delete = cinder_qos.osc.commands:DeleteSloType',
+        ],
         'nova.api.extra_spec_validators': [
             'iosched = nova_plugin.validators',
         ],

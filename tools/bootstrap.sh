@@ -18,9 +18,9 @@ echo "==> bootstrap: Python venv in $VENV (log: $log)"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), sys.version' || {
     echo "iosched needs Python >= 3.11; found $("$PYTHON" --version 2>&1)" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-echo "==> bootstrap: installing iosched, Nova and test requirements (about a minute on a fresh machine)"
+echo "==> bootstrap: installing iosched, Nova, Cinder and test requirements (about a minute on a fresh machine)"
 if ! { "$VENV/bin/pip" install -q -U pip &&
-       "$VENV/bin/pip" install -q -e '.[nova]' -r test-requirements.txt; } >"$log" 2>&1; then
+       "$VENV/bin/pip" install -q -e '.[nova,cinder]' -r test-requirements.txt; } >"$log" 2>&1; then
     grep -v "is ignored: it is neither" "$log" | tail -30 >&2
     echo "bootstrap failed; full log: $log" >&2
     exit 1
