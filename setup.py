@@ -59,7 +59,6 @@ setuptools.setup(
             'iosched.nova_plugin = nova_plugin.conf:list_opts',
             'iosched.cinder_qos = cinder_qos.conf:list_opts',
         ],
-        # Named like Nova's own entries: one per extra-spec namespace.
         # `openstack volume slo type ...` (python-openstackclient plugin)
         'openstack.cli.extension': [
             'volume_slo = cinder_qos.osc.plugin',
@@ -71,6 +70,7 @@ setuptools.setup(
             'volume_slo_type_set = cinder_qos.osc.commands:SetSloType',
             'volume_slo_type_delete = cinder_qos.osc.commands:DeleteSloType',
         ],
+        # Named like Nova's own entries: one per extra-spec namespace.
         'nova.api.extra_spec_validators': [
             'iosched = nova_plugin.validators',
         ],

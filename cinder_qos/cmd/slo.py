@@ -10,11 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``iosched-slo``: show the QoS spec of an SLO, or check a QoS spec.
+"""``iosched-slo``: SLO volume types in Cinder; translate and check specs.
 
-Offline: it talks to no service. Exit codes: 0 fine, 1 ``check`` found
-problems, 2 bad input (the message says what was wrong and what is
-accepted).
+``translate`` and ``check`` are offline. ``type create|list|show|set|delete``
+talk to Cinder (cinder_qos.client) through a cliff app whose commands are
+the osc plugin's (cinder_qos.osc.commands). Exit codes: 0 fine, 1 ``check``
+found problems or Cinder refused/unreachable, 2 bad input (the message says
+what was wrong and what is accepted), 3 conflict (an existing QoS spec
+differs, a type is associated elsewhere or in use by volumes), 4 not found.
 """
 
 import argparse
@@ -22,10 +25,13 @@ import json
 import shlex
 import sys
 
+from cliff import app as cliff_app
+from cliff import commandmanager
 from oslo_config import cfg
 
-from cinder_qos import conf as conf_mod
+from cinder_qos import client
 from cinder_qos import keys
+from cinder_qos.osc import commands
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
 from cinder_qos import units
@@ -41,7 +47,22 @@ SLO syntax (fields separated by commas or spaces; see docs/slo.md):
   tolerance=   share of windows allowed to miss    (default 0.05)
   class=       latency|throughput                  (default derived)
 
+SLO volume types (Cinder admin credentials: --os-cloud or OS_* env):
+  iosched-slo type create NAME SLO [--min-latency-ms MS] [--dry-run] [--force]
+                                    QoS spec + volume type + association
+  iosched-slo type list             types whose QoS spec has iosched:* keys
+  iosched-slo type show NAME        one type: spec keys and SLO
+  iosched-slo type set NAME SLO     update the spec keys in place
+  iosched-slo type delete NAME      type and spec; refused while in use
+  output: -f table|json|yaml|value|shell; per-verb help: iosched-slo type
+  create --help
+  exit codes: 0 done or unchanged, 1 Cinder refused or unreachable, 2 bad
+  input, 3 conflict (spec differs, type in use by volumes), 4 not found
+
 examples:
+  iosched-slo type create gold "500iops,10ms,p99" --dry-run
+  iosched-slo type create gold "500iops,10ms,p99" --min-latency-ms 2
+  iosched-slo type list -f json
   iosched-slo translate "500iops,10ms,p99"
   iosched-slo translate "40MB/s,20ms" --headroom 2 --format json
   iosched-slo translate "throughput=120iops latency=60ms qd=8"
@@ -79,16 +100,48 @@ def _parser():
                       'QoS spec, and SLO keys that contradict the ceiling')
     c.add_argument('specs', nargs='+', metavar='KEY=VALUE')
     c.add_argument('--format', choices=('table', 'json'), default='table')
+    sub.add_parser('type', add_help=False,
+                   help='create|list|show|set|delete SLO volume types in '
+                        'Cinder (QoS spec + type + association)')
     return p
 
 
-def _options(path):
-    """The [cinder_qos] values: built-in defaults, or read from ``path``."""
-    conf = cfg.ConfigOpts()
-    conf_mod.register_opts(conf)
-    conf(args=[], project='iosched', prog='iosched-slo',
-         default_config_files=[path] if path else [])
-    return conf.cinder_qos
+class SloApp(cliff_app.App):
+    """The cliff app behind ``iosched-slo type ...``."""
+
+    def __init__(self, stdout=None, stderr=None, admin_factory=None):
+        mgr = commandmanager.CommandManager('iosched.slo.none')
+        for name, cls in commands.COMMANDS.items():
+            mgr.add_command(name, cls)
+        super().__init__(
+            description='SLO volume types in Cinder: a QoS spec (consumer '
+                        'front-end, iosched:* keys) and a volume type of the '
+                        'same name, associated.',
+            version='0.1.0', command_manager=mgr, stdout=stdout,
+            stderr=stderr, deferred_help=True)
+        self.NAME = 'iosched-slo'
+        self._admin_factory = admin_factory
+
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        parser = super().build_option_parser(description, version,
+                                             argparse_kwargs)
+        parser.prog = 'iosched-slo'
+        return parser
+
+    def make_admin(self, parsed_args):
+        """An SloAdmin for the cloud of --os-cloud / OS_* env."""
+        if self._admin_factory is not None:
+            return self._admin_factory(parsed_args)
+        import openstack
+        from openstack import exceptions
+        try:
+            conn = openstack.connect(cloud=parsed_args.os_cloud)
+            return client.SloAdmin(client.RestApi(conn.block_storage))
+        except exceptions.SDKException as e:
+            raise client.AdminError('cannot reach Cinder: %s' % e) from e
+
+
+_options = commands.options
 
 
 def explain(d):
@@ -172,10 +225,19 @@ def _check(args, out):
     return 1 if problems else 0
 
 
-def main(argv=None, out=None, err=None):
+def main(argv=None, out=None, err=None, admin_factory=None):
     """Entry point of ``iosched-slo``; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ['type']:
+        if argv[1:] in ([], ['--help'], ['-h']):
+            argv = ['help', 'type']
+        app = SloApp(stdout=out, stderr=err, admin_factory=admin_factory)
+        try:
+            return app.run(argv)
+        except SystemExit as e:     # a usage error in a command (2)
+            return e.code
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:        # --help (0) or a usage error (2)
