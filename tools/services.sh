@@ -4,7 +4,8 @@
 #   ensure_test_packages # Debian packages for the real-VM tests
 #   ensure_rabbitmq      # RabbitMQ on 127.0.0.1:5672 (guest/guest)
 #   ensure_libvirtd      # virtlogd + libvirtd (no systemd), qemu:///system
-#   ensure_tracefs       # tracefs at /sys/kernel/tracing (sched_wakeup)
+#   ensure_tracefs       # tracefs at /sys/kernel/tracing (sched_wakeup) and
+#                        # debugfs at /sys/kernel/debug (sched/debug: dl_bw)
 #   stop_started         # stop what ensure_* started (use in a trap)
 STARTED_SERVICES=()
 
@@ -57,6 +58,13 @@ ensure_libvirtd() {
 }
 
 ensure_tracefs() {
+    # The deadline tests read dl_bw from debugfs (a fresh machine has it
+    # unmounted).
+    if [ ! -e /sys/kernel/debug/sched ] &&
+            mount -t debugfs none /sys/kernel/debug 2>/dev/null; then
+        STARTED_SERVICES+=(debugfs)
+        echo "==> services: mounted debugfs at /sys/kernel/debug"
+    fi
     [ -e /sys/kernel/tracing/events ] && return 0
     mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null &&
         STARTED_SERVICES+=(tracefs) &&
@@ -100,6 +108,9 @@ stop_started() {
             ;;
         tracefs)
             umount /sys/kernel/tracing 2>/dev/null || true
+            ;;
+        debugfs)
+            umount /sys/kernel/debug 2>/dev/null || true
             ;;
         rabbitmq)
             echo "==> services: stopping the RabbitMQ we started"
