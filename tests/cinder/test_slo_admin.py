@@ -26,6 +26,7 @@ import pytest
 
 from cinder_qos import client
 from cinder_qos.cmd import slo as cmd
+from tests import fixtures as iosched_fixtures
 
 
 def _name(prefix):
@@ -97,7 +98,7 @@ def test_delete_in_use_refused_then_deleted(cinder_api, admin):
         'available'
     with pytest.raises(client.Conflict) as e:
         admin.delete(name)
-    assert 'in use' in str(e.value)
+    assert 'in use by 1 volume(s) (%s)' % vol_id in str(e.value)
     assert admin.show(name).qos_id == r.qos_id      # nothing half-deleted
     assert api.delete('/volumes/%s' % vol_id).status_code == 202
     for _ in range(600):          # the fake driver deletes at once
@@ -132,3 +133,27 @@ def test_cli_type_verbs(cinder_api):
     assert code == 0 and 'deleted QoS spec' in out, err
     code, _, err = _cli(cinder_api, ['type', 'show', name])
     assert code == client.EXIT_NOT_FOUND
+
+
+def test_openstack_volume_slo_plugin(cinder_api, capsys):
+    """``openstack volume slo type ...``: osc loads the plugin and runs it."""
+    try:
+        from openstackclient import shell
+    except ImportError as e:
+        shell = None
+        why = str(e)
+    iosched_fixtures.require('python-openstackclient', shell is not None,
+                             shell is None and why)
+    auth = ['--os-auth-type', 'admin_token', '--os-endpoint',
+            cinder_api.endpoint, '--os-token', cinder_api.token]
+    name = _name('osc')
+    capsys.readouterr()
+    assert shell.main(auth + ['volume', 'slo', 'type', 'create', name,
+                              '500iops,10ms', '-f', 'json']) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created['properties'] == client.plan(name, '500iops,10ms').specs
+    assert shell.main(auth + ['volume', 'slo', 'type', 'list', '-f',
+                              'json']) == 0
+    assert name in [r['Name'] for r in json.loads(capsys.readouterr().out)]
+    assert shell.main(auth + ['volume', 'slo', 'type', 'delete', name]) == 0
+    assert 'deleted QoS spec %s' % name in capsys.readouterr().out

@@ -26,7 +26,7 @@ class FakeApi:
 
     def __init__(self, fail=None):
         self._specs, self._types, self.assoc, self.vols = {}, {}, {}, {}
-        self.fail, self.n = fail or set(), 0
+        self.fail, self.n, self.listed = fail or set(), 0, {}
 
     def _id(self):
         self.n += 1
@@ -84,8 +84,8 @@ class FakeApi:
         del self._types[type_id]
         self.assoc.pop(type_id, None)
 
-    def volumes_of_type(self, type_name):
-        return None       # as when Cinder does not filter by type
+    def volumes_of_type(self, type_id, type_name):
+        return self.listed.get(type_id)
 
 
 GOLD = '500iops,10ms,p99'
@@ -171,10 +171,15 @@ def test_delete_in_use_refused_then_deleted():
     api = FakeApi()
     admin = client.SloAdmin(api)
     r = admin.create(client.plan('gold', GOLD))
-    api.vols[r.type_id] = ['vol-1']
+    api.vols[r.type_id] = ['vol-1']     # Cinder refuses (no listing)
     with pytest.raises(client.Conflict) as e:
         admin.delete('gold')
     assert 'in use' in str(e.value) and e.value.code == client.EXIT_CONFLICT
+    api.listed[r.type_id] = ['vol-1']   # found before any call
+    with pytest.raises(client.Conflict) as e:
+        admin.delete('gold')
+    assert 'in use by 1 volume(s) (vol-1)' in str(e.value)
+    api.listed.clear()
     assert admin.show('gold')
     api.vols.clear()
     assert admin.delete('gold').actions == ['deleted volume type gold',
