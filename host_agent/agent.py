@@ -23,6 +23,7 @@ import time
 
 from oslo_log import log as logging
 
+from host_agent import cinder_slo
 from host_agent.collectors import disk as disk_collector
 from host_agent.collectors import rates
 from host_agent.collectors import vcpu_io_strength
@@ -62,7 +63,8 @@ class Agent(object):
             vcpu_io_strength.VcpuIoStrengthCollector(conf),
             disk_collector.DiskCollector(conf))
         self.host = conf.host_agent.host or driver.host_name()
-        self.volumes = volume_slo.Resolver(conf.host_agent.volume_qos_file)
+        self.volumes = volume_slo.Resolver(conf.host_agent.volume_qos_file,
+                                           cinder_slo.from_conf(conf))
         self.ticks = 0
         self.seq = 0
         self.last_snapshot = None

@@ -11,9 +11,10 @@
 # under the License.
 """Which attached disks have an SLO: QoS specs by volume id, to DiskSlo.
 
-A disk's QoS spec comes from the driver (``DiskInfo.qos``) or from the
+A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
 ``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
-re-read when it changes). ``attach`` returns the instances with each
+re-read when it changes) or, for the other disks with a serial, from the
+Cinder API (``host_agent.cinder_slo``, when ``[volume_slo] from_cinder``). ``attach`` returns the instances with each
 disk's spec and its ``model.DiskSlo`` parsed by ``cinder_qos.slo`` (the
 same reader the admin tooling writes for); a spec that does not parse is
 reported once and the disk treated as having no SLO.
@@ -88,8 +89,9 @@ def to_disk_slo(specs):
 class Resolver(object):
     """Fills ``DiskInfo.qos`` and ``DiskInfo.slo`` of listed instances."""
 
-    def __init__(self, qos_file=''):
+    def __init__(self, qos_file='', cinder=None):
         self.file = QosFile(qos_file)
+        self.cinder = cinder    # a cinder_slo.CinderSlo, or None
         self._bad = {}          # serial -> error said
 
     def attach(self, instances):
@@ -106,6 +108,8 @@ class Resolver(object):
         qos = dict(disk.qos or {})
         if disk.serial and disk.serial in by_serial:
             qos.update(by_serial[disk.serial])
+        elif disk.serial and self.cinder is not None:
+            qos.update(self.cinder.specs(disk.serial) or {})
         if not qos:
             return disk
         try:

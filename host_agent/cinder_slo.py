@@ -1,0 +1,160 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""An attached volume's QoS spec, read from the Cinder API and cached.
+
+The disk's ``<serial>`` is the volume id (Nova sets it). Three reads, all
+admin-readable in Cinder's default policy:
+
+    GET /volumes/{id}        (microversion 3.63: ``volume_type_id``)
+    GET /types/{type id}     (``qos_specs_id``, or none)
+    GET /qos-specs/{qos id}  (``specs``: the keys ``cinder_qos`` wrote)
+
+``CinderSlo.specs(serial)`` answers the spec dict ({} for a volume whose
+type has no QoS spec, None for an unknown volume), from a cache whose
+entries live ``cache_ttl`` seconds, so a retype or a changed spec reaches
+the agent within that time. While Cinder cannot be reached (connection
+errors, timeouts, 5xx, refused credentials) the last known answer is kept,
+one warning when the outage starts and one line when it ends.
+"""
+
+import time
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+from oslo_log import log as logging
+
+from host_agent.conf import cinder as cinder_conf
+
+LOG = logging.getLogger(__name__)
+MICROVERSION = '3.63'        # volume_type_id in GET /volumes/{id}
+HEADERS = {'OpenStack-API-Version': 'volume %s' % MICROVERSION}
+
+
+class CinderError(Exception):
+    """Cinder could not answer (not: the volume does not exist)."""
+
+
+class CinderSlo(object):
+
+    def __init__(self, adapter_factory, cache_ttl=60.0, timeout=5.0,
+                 clock=time.monotonic):
+        """``adapter_factory()`` returns a keystoneauth1 Adapter for the
+        Block Storage API; it is called at the first lookup (a broken
+        configuration is an outage, not a crash) and its result kept."""
+        self._factory = adapter_factory
+        self._adapter = None
+        self.ttl = cache_ttl
+        self.timeout = timeout
+        self._clock = clock
+        self._cache = {}        # serial -> (specs or None, fetched at)
+        self.outage = None      # the error of the current outage, or None
+
+    def specs(self, serial):
+        """The QoS spec keys of volume ``serial`` ({}: none; None: no such
+        volume, or never known and Cinder is down)."""
+        hit = self._cache.get(serial)
+        now = self._clock()
+        if hit is not None and now - hit[1] < self.ttl:
+            return hit[0]
+        try:
+            specs = self._lookup(serial)
+        except CinderError as e:
+            if self.outage is None:
+                LOG.warning('Cinder cannot be read (%s): the SLOs of the %d '
+                            'volumes known are kept until it answers', e,
+                            len(self._cache))
+            self.outage = str(e)
+            return hit[0] if hit is not None else None
+        if self.outage is not None:
+            LOG.info('Cinder answers again (the outage was: %s)', self.outage)
+            self.outage = None
+        self._cache[serial] = (specs, now)
+        return specs
+
+    def forget(self, serials):
+        for s in serials:
+            self._cache.pop(s, None)
+
+    def _lookup(self, serial):
+        vol = self._get('/volumes/%s' % serial, 'volume')
+        if vol is None:
+            return None
+        type_id = vol.get('volume_type_id')
+        if not type_id:
+            return {}
+        vtype = self._get('/types/%s' % type_id, 'volume_type') or {}
+        qos_id = vtype.get('qos_specs_id')
+        if not qos_id:
+            return {}
+        qos = self._get('/qos-specs/%s' % qos_id, 'qos_specs') or {}
+        return {str(k): str(v) for k, v in (qos.get('specs') or {}).items()}
+
+    def _get(self, url, key):
+        try:
+            if self._adapter is None:
+                self._adapter = self._factory()
+            resp = self._adapter.get(url, headers=HEADERS,
+                                     timeout=self.timeout, raise_exc=False)
+        except (ks_exc.ClientException, ValueError, OSError) as e:
+            raise CinderError('%s: %s' % (url, e))
+        if resp.status_code == 404:
+            return None
+        if resp.status_code != 200:
+            raise CinderError('%s: HTTP %d %s' % (
+                url, resp.status_code, (resp.text or '')[:200]))
+        try:
+            return resp.json()[key]
+        except (ValueError, KeyError, TypeError) as e:
+            raise CinderError('%s: unexpected answer (%s)' % (url, e))
+
+
+def cinder_adapter(conf, group=cinder_conf.CINDER_GROUP):
+    """A keystoneauth1 Adapter for Cinder from the ``[cinder]`` options.
+
+    Raises ValueError when no auth plugin is configured.
+    """
+    auth = ks_loading.load_auth_from_conf_options(conf, group)
+    if auth is None:
+        raise ValueError(
+            '[%s] auth_type is not set: accepted are keystoneauth1 plugin '
+            'names, e.g. "password" with auth_url, username, password, '
+            'project_name, user_domain_name and project_domain_name, as in '
+            "nova-compute's [cinder] section, or \"none\" with "
+            'endpoint_override for a Cinder without keystone' % group)
+    session = ks_loading.load_session_from_conf_options(conf, group,
+                                                         auth=auth)
+    kwargs = {}
+    ks_loading.adapter.process_conf_options(_NoVersionOpts(conf[group]),
+                                            kwargs)
+    return ks_adapter.Adapter(session, auth=auth, raise_exc=False, **kwargs)
+
+
+class _NoVersionOpts(object):
+    """A conf group view answering None for the unregistered version opts."""
+
+    def __init__(self, group):
+        self._group = group
+
+    def __getattr__(self, name):
+        if name in cinder_conf.ADAPTER_VERSION_OPTS:
+            return None
+        return getattr(self._group, name)
+
+
+def from_conf(conf):
+    """The Cinder source the options ask for, or None."""
+    g = conf.volume_slo
+    if not g.from_cinder:
+        return None
+    return CinderSlo(lambda: cinder_adapter(conf), cache_ttl=g.cache_ttl,
+                     timeout=g.timeout)
