@@ -1,0 +1,94 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The host agent reading an attached volume's SLO from Cinder's real API
+(``host_agent.cinder_slo``): the volume's type and its QoS spec, the SLO
+the slo policy then defends, and the new one after an in-use retype once
+the cache entry expires."""
+
+import uuid
+
+from cinder_qos import slo as slo_mod
+from cinder_qos import translate
+from host_agent import cinder_slo
+from host_agent import model
+from host_agent import volume_slo
+
+
+class Clock(object):
+    t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _name(prefix):
+    return 'agent-%s-%s' % (prefix, uuid.uuid4().hex[:8])
+
+
+def _slo_type(api, text):
+    specs = translate.translate(slo_mod.parse(text))
+    resp = api.post('/qos-specs', json={'qos_specs': dict(
+        specs, name=_name('qos'), consumer=translate.consumer())})
+    assert resp.status_code == 200, resp.text
+    qos_id = resp.json()['qos_specs']['id']
+    resp = api.post('/types', json={'volume_type': {'name': _name('type')}})
+    assert resp.status_code == 200, resp.text
+    vtype = resp.json()['volume_type']
+    resp = api.get('/qos-specs/%s/associate' % qos_id,
+                   params={'vol_type_id': vtype['id']})
+    assert resp.status_code == 202, resp.text
+    return vtype, specs
+
+
+def test_agent_reads_the_slo_and_follows_a_retype(cinder_api):
+    api = cinder_api.adapter()
+    gold, gold_specs = _slo_type(api, '500iops,5ms,p99,qd=4')
+    bronze, bronze_specs = _slo_type(api, '100iops,50ms,class=throughput')
+    resp = api.post('/volumes', json={'volume': {
+        'size': 1, 'name': _name('vol'), 'volume_type': gold['name']}})
+    assert resp.status_code == 202, resp.text
+    vol_id = resp.json()['volume']['id']
+    assert cinder_api.wait_volume(vol_id, 'available')['status'] == \
+        'available'
+
+    clock = Clock()
+    src = cinder_slo.CinderSlo(cinder_api.adapter, cache_ttl=60.0,
+                               clock=clock)
+    assert src.specs(vol_id) == gold_specs
+    res = volume_slo.Resolver('', src)
+    (inst,) = res.attach([model.InstanceInfo(uuid='u', name='u', disks=(
+        model.DiskInfo('vdb', serial=vol_id),))])
+    assert inst.disks[0].slo == model.DiskSlo(
+        min_iops=500.0, latency_ms=5.0, latency_stat='p99', expected_qd=4)
+
+    resp = api.post('/volumes/%s/action' % vol_id, json={'os-retype': {
+        'new_type': bronze['name'], 'migration_policy': 'never'}})
+    assert resp.status_code == 202, resp.text
+    assert cinder_api.wait_volume(vol_id, 'available')['volume_type'] == \
+        bronze['name']
+    assert src.specs(vol_id) == gold_specs          # cached
+    clock.t = 61.0
+    assert src.specs(vol_id) == bronze_specs        # asked again
+    assert src.outage is None
+
+
+def test_unknown_volume_and_a_type_without_qos(cinder_api):
+    api = cinder_api.adapter()
+    src = cinder_slo.CinderSlo(cinder_api.adapter, clock=Clock())
+    assert src.specs(str(uuid.uuid4())) is None
+    resp = api.post('/types', json={'volume_type': {'name': _name('plain')}})
+    plain = resp.json()['volume_type']
+    resp = api.post('/volumes', json={'volume': {
+        'size': 1, 'name': _name('vol'), 'volume_type': plain['name']}})
+    vol_id = resp.json()['volume']['id']
+    cinder_api.wait_volume(vol_id, 'available')
+    assert src.specs(vol_id) == {}
