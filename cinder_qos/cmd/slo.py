@@ -69,6 +69,22 @@ examples:
   iosched-slo check total_iops_sec=400 total_iops_sec_max=300
 """
 
+TYPE_HELP = """\
+usage: iosched-slo type {create,list,show,set,delete} ... [-f FORMAT]
+
+SLO volume types in Cinder: a QoS spec (consumer front-end, the SLO's
+iosched:* keys and its QEMU ceiling) and a volume type of the same name,
+associated. Needs Cinder admin credentials: --os-cloud CLOUD (clouds.yaml)
+or the OS_* environment, as for `openstack`.
+
+%s
+
+exit codes: 0 done or unchanged, 1 Cinder refused or unreachable, 2 bad
+input, 3 conflict (spec differs, type associated elsewhere or in use by
+volumes), 4 not found. Per verb: iosched-slo type VERB --help.
+""" % '\n'.join('  %-13s %s' % (name, cls.__doc__.splitlines()[0])
+                for name, cls in commands.COMMANDS.items())
+
 QD_SOURCES = {'argument': '--qd', 'slo': "the SLO's qd",
               'default': 'default_expected_qd'}
 
@@ -232,7 +248,8 @@ def main(argv=None, out=None, err=None, admin_factory=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ['type']:
         if argv[1:] in ([], ['--help'], ['-h']):
-            argv = ['help', 'type']
+            out.write(TYPE_HELP)
+            return 0
         app = SloApp(stdout=out, stderr=err, admin_factory=admin_factory)
         try:
             return app.run(argv)
