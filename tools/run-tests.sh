@@ -33,6 +33,7 @@ if [ $# -gt 0 ]; then
 else
     run_suite main tests/unit tests/functional tests/e2e tests/testbed
     run_suite nova tests/nova
+    run_suite cinder tests/cinder    # Cinder's own API in-process
 fi
 
 "$VENV/bin/python" - "$results" <<'PY'

@@ -36,13 +36,21 @@ It yields a ``CinderAPI`` with:
   (``adapter().get('/qos-specs').json()``);
 * ``cinderclient(microversion='3.0')``: a python-cinderclient v3 client
   on the same session;
-* ``wait_volume(id, status)``: poll until a volume leaves its transient
-  state (returns the volume dict).
+* ``connection()``: an openstacksdk ``Connection`` on that session. Its
+  endpoint override is the server root (``root``, ``http://127.0.0.1:PORT/``):
+  openstacksdk runs version discovery, which fails on ``endpoint`` (Cinder
+  answers no version document under ``/v3/<project_id>``); from the root it
+  finds v3 and uses project-less URLs (``/v3/types``), which Cinder accepts,
+  taking the project from the noauth token;
+* ``wait_volume(id, status)``: poll until a volume has ``status`` or an
+  error status (returns the volume dict; callers assert the status).
 
-For openstacksdk: ``openstack.connection.Connection(session=api.session(),
-block_storage_endpoint_override=api.endpoint)``.
-
-The whole session shares one database: use unique names.
+The whole session shares one database: use unique names. Each test gets
+the logging setup back as it found it (``_logging_restored``): a CLI run
+in-process (cliff, openstackclient) sets the root logger to DEBUG with a
+handler on the test's captured stderr, and the Cinder services of later
+tests would then log DEBUG through Cinder's raising test handler (a
+volume create answered 500) and to a closed file.
 
 Cinder's ``TestCase._common_cleanup`` deletes every instance attribute,
 including the test method pytest's unittest plugin keeps; the shim below
@@ -51,6 +59,7 @@ Cinder's own test cases.
 """
 
 import importlib
+import logging
 import os
 import sys
 import time
@@ -85,6 +94,7 @@ class CinderAPI(object):
 
     def __init__(self, base_url, project_id, user_id):
         self.base_url = base_url            # http://127.0.0.1:PORT/v3
+        self.root = base_url[:-len('v3')]   # http://127.0.0.1:PORT/
         self.project_id = project_id
         self.user_id = user_id
         self.endpoint = '%s/%s' % (base_url, project_id)
@@ -107,6 +117,12 @@ class CinderAPI(object):
         from cinderclient import client as cc
         return cc.Client(microversion, session=self.session(),
                          endpoint_override=self.endpoint)
+
+    def connection(self):
+        from openstack import connection
+        return connection.Connection(
+            session=self.session(), block_storage_endpoint_override=self.root,
+            block_storage_api_version='3')
 
     def wait_volume(self, volume_id, status, timeout=60):
         api = self.adapter()
@@ -147,6 +163,25 @@ def _harness_class():
             pass
 
     return Harness
+
+
+def _loggers():
+    named = [lg for lg in logging.Logger.manager.loggerDict.values()
+             if isinstance(lg, logging.Logger)]
+    return [logging.getLogger()] + named
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored(request):
+    """Undo what a test did to logging levels and handlers."""
+    if 'cinder_api' in request.fixturenames:
+        request.getfixturevalue('cinder_api')   # its logging is kept
+    saved = {lg: (lg.level, list(lg.handlers)) for lg in _loggers()}
+    yield
+    for lg in _loggers():
+        level, handlers = saved.get(lg, (logging.NOTSET, []))
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
 
 
 @pytest.fixture(scope='session')

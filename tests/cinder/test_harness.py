@@ -33,3 +33,9 @@ def test_scheduler_and_volume_services_are_up(cinder_api):
 def test_cinderclient_on_the_same_session(cinder_api):
     client = cinder_api.cinderclient()
     assert any(t.name == '__DEFAULT__' for t in client.volume_types.list())
+
+
+def test_openstacksdk_connection(cinder_api):
+    conn = cinder_api.connection()
+    assert '__DEFAULT__' in [t.name for t in conn.block_storage.types()]
+    assert conn.block_storage.get_endpoint().startswith(cinder_api.base_url)
