@@ -23,6 +23,7 @@ import time
 
 from oslo_log import log as logging
 
+from cinder_qos import attach
 from host_agent import cinder_slo
 from host_agent.collectors import disk as disk_collector
 from host_agent.collectors import rates
@@ -33,6 +34,7 @@ from host_agent.reporter import build
 from host_agent import volume_slo
 
 LOG = logging.getLogger(__name__)
+RULE_RETUNE = 'slo.retune'
 
 
 def merge_plans(plans):
@@ -65,6 +67,7 @@ class Agent(object):
         self.host = conf.host_agent.host or driver.host_name()
         self.volumes = volume_slo.Resolver(conf.host_agent.volume_qos_file,
                                            cinder_slo.from_conf(conf))
+        self._static = {}     # (uuid, target) -> the volume's <iotune>
         self.ticks = 0
         self.seq = 0
         self.last_snapshot = None
@@ -119,10 +122,13 @@ class Agent(object):
         current = {i.uuid for i in instances}
         gone = self._known - current
         if gone:
+            self._static = {k: v for k, v in self._static.items()
+                            if k[0] not in gone}
             self.vcpu_collector.forget(gone)
             self.disk_collector.forget(gone)
             self.actuator.forget_instances(gone)
         self._known = current
+        self._retune(instances)
         vcpus = self.vcpu_collector.collect(self.driver, instances)
         disks = self.disk_collector.collect(self.driver, instances)
         errors.extend(self.vcpu_collector.errors)
@@ -160,6 +166,29 @@ class Agent(object):
         self.last_plan = plan
         self.actuator.apply(plan, now)
         errors.extend(getattr(self.actuator, 'errors', ()))
+
+    def _retune(self, instances):
+        """Re-apply a volume's static limits when its QoS spec, type or
+        size changed (an in-use retype, an online extend with per-GB
+        keys): Nova applies QoS only at attach. The new limits become the
+        disk's original value (restored on stop)."""
+        rebase = getattr(self.actuator, 'rebase', None)
+        for inst in instances:
+            for disk in inst.disks:
+                if not disk.serial or not disk.qos:
+                    continue
+                key = (inst.uuid, disk.target)
+                want = attach.iotune(disk.qos)
+                prev = self._static.get(key)
+                self._static[key] = want
+                if prev is None or prev == want or rebase is None:
+                    continue
+                rebase(model.Action(
+                    kind=model.ACTION_DISK_IOTUNE, instance_uuid=inst.uuid,
+                    target=disk.target, value=want, rule=RULE_RETUNE,
+                    reason='volume %s: QoS limits now %s (were %s): its '
+                    'type, QoS spec or size changed while attached' % (
+                        disk.serial, want, prev)), 'slo', self.driver.now())
 
     def _disk_capacity(self):
         """[host_agent] disk_capacity_iops, else the driver's, else 0."""

@@ -18,8 +18,11 @@ admin-readable in Cinder's default policy:
     GET /types/{type id}     (``qos_specs_id``, or none)
     GET /qos-specs/{qos id}  (``specs``: the keys ``cinder_qos`` wrote)
 
-``CinderSlo.specs(serial)`` answers the spec dict ({} for a volume whose
-type has no QoS spec, None for an unknown volume), from a cache whose
+``CinderSlo.specs(serial)`` answers the spec dict as Nova would receive it
+if the volume were attached now (``cinder_qos.attach``: per-GB keys turned
+into absolute values for the volume's current size; a ``back-end`` spec
+gives only its ``iosched:*`` SLO keys), {} for a volume whose type has no
+QoS spec, None for an unknown volume, from a cache whose
 entries live ``cache_ttl`` seconds, so a retype or a changed spec reaches
 the agent within that time. While Cinder cannot be reached (connection
 errors, timeouts, 5xx, refused credentials) the last known answer is kept,
@@ -33,6 +36,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
+from cinder_qos import attach
 from host_agent.conf import cinder as cinder_conf
 
 LOG = logging.getLogger(__name__)
@@ -97,7 +101,18 @@ class CinderSlo(object):
         if not qos_id:
             return {}
         qos = self._get('/qos-specs/%s' % qos_id, 'qos_specs') or {}
-        return {str(k): str(v) for k, v in (qos.get('specs') or {}).items()}
+        specs = {str(k): str(v) for k, v in (qos.get('specs') or {}).items()}
+        consumer = qos.get('consumer', 'back-end')
+        if consumer not in ('front-end', 'both'):
+            return {k: v for k, v in specs.items()
+                    if k.startswith('iosched:')}
+        try:
+            size = int(vol.get('size') or 0)
+            got = attach.specs_at_attach(specs, consumer, size)
+        except (TypeError, ValueError) as e:
+            raise CinderError('volume %s: QoS spec %s: %s' % (serial, qos_id,
+                                                               e))
+        return {k: str(v) for k, v in got.items()}
 
     def _get(self, url, key):
         try:

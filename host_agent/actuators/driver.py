@@ -134,6 +134,40 @@ class DriverActuator(base.Actuator):
         self._written.pop(key, None)
         self.book.forget(key)
 
+    def rebase(self, action, policy, ts):
+        """Make ``action.value`` the knob's original (a volume's new static
+        limits): written at once unless a policy holds the knob, whose next
+        plan then starts from it; restoring writes it from now on."""
+        key = action.key
+        if key in self.journal.pending():
+            self.journal.rebase(key, action.value)
+            LOG.info('%(k)s %(u)s/%(t)s: original is now %(v)s (%(rule)s: '
+                     '%(why)s)', {'k': action.kind, 'u': action.instance_uuid,
+                                  't': action.target, 'v': action.value,
+                                  'rule': action.rule, 'why': action.reason})
+            return True
+        try:
+            before = self.driver.read_knob(action.kind, action.instance_uuid,
+                                           action.target)
+            if before != action.value:
+                self.driver.write_knob(action.kind, action.instance_uuid,
+                                       action.target, action.value)
+        except driver_base.DriverError as e:
+            LOG.warning('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                        {'k': action.kind, 'u': action.instance_uuid,
+                         't': action.target, 'v': action.value, 'err': e})
+            self.errors.append('%s %s/%s: %s' % (
+                action.kind, action.instance_uuid, action.target, e))
+            return False
+        LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
+                 '%(why)s)', {'k': action.kind, 'u': action.instance_uuid,
+                              't': action.target, 'b': before,
+                              'a': action.value, 'rule': action.rule,
+                              'why': action.reason})
+        self._written.pop(key, None)
+        self.book.note(action, policy, ts, before=before)
+        return True
+
     def forget_instances(self, uuids):
         gone = set(uuids)
         for key in list(self.journal.pending()):

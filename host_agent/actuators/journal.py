@@ -224,6 +224,9 @@ class Journal(object):
                         key, _from_json(entry['kind'], entry['before']))
                 elif op == 'forget':
                     originals.pop(key, None)
+                elif op == 'rebase' and key in originals:
+                    originals[key] = _from_json(entry['kind'],
+                                                entry['before'])
         return originals
 
     def _append(self, entry):
@@ -246,6 +249,17 @@ class Journal(object):
                       'after': _jsonable(change.after),
                       'rule': change.rule, 'reason': change.reason,
                       'ts': change.ts, 'wall': round(self._clock(), 3)})
+
+    def rebase(self, key, value):
+        """The knob's original is now ``value`` (what Nova would have set
+        after a change the agent applies for it: a retype, an extend);
+        restoring writes that, not the value before. No-op for a knob the
+        journal does not hold."""
+        if key in self._originals:
+            self._originals[key] = value
+            self._append({'op': 'rebase', 'kind': key[0], 'uuid': key[1],
+                          'target': key[2], 'before': _jsonable(value),
+                          'wall': round(self._clock(), 3)})
 
     def forget(self, key):
         """The knob is gone (VM deleted) or back at its original value."""

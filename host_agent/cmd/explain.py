@@ -107,6 +107,11 @@ RULES = {
         'its own by the margin) is held back to its share of an allowance '
         'within the device capacity; the allowance is cut on each miss and '
         'given back step by step while every SLO is met.',
+    'slo.retune':
+        'SLO volumes: the volume\'s type, QoS spec or size changed while '
+        'attached (in-use retype, online extend with per-GB keys); Nova '
+        'applies QoS only at attach, so the agent writes the limits Nova '
+        'would now apply and makes them the disk\'s original value.',
     'slo.release':
         'SLO volumes: the disk\'s original iotune (its static QoS ceiling) is '
         'back, because every SLO has been met and the caps no longer bind, '

@@ -108,3 +108,24 @@ def test_a_restart_after_a_crash_restores_from_the_journal(tmp_path):
     ag2.start()
     assert host.get_disk_iotune('nb', 'vda') == {}
     assert host.get_disk_iotune('db', 'vda') == static
+
+
+def test_a_changed_qos_spec_is_applied_and_becomes_the_original(tmp_path):
+    # An in-use retype (or an extend with per-GB keys) changes the limits
+    # Nova would apply; Nova applies them only at attach, the agent now.
+    ag, host, static = _agent(tmp_path)
+    ag.start()
+    _run(ag, host, 6)                     # the neighbour is held back
+    gold = translate.translate(slo_mod.parse('800iops,20ms,p99,qd=4'))
+    (tmp_path / 'qos.json').write_text(json.dumps({'vol-db': gold}))
+    new_static = {k: int(v) for k, v in gold.items()
+                  if k in keys.FRONTEND_KEYS}
+    _run(ag, host, 1)
+    got = host.get_disk_iotune('db', 'vda')
+    assert {k: int(v) for k, v in got.items()} == new_static
+    assert ag.actuator.decisions()[
+        (model.ACTION_DISK_IOTUNE, 'db', 'vda')].rule == 'slo.retune'
+    ag.shutdown()
+    got = host.get_disk_iotune('db', 'vda')
+    assert {k: int(v) for k, v in got.items()} == new_static
+    assert host.get_disk_iotune('nb', 'vda') == {}

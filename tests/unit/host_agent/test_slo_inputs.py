@@ -169,3 +169,31 @@ def test_report_disk_slo_fields_round_trip_and_default_for_1_3():
     assert payload.DiskState.from_dict(data, 'disk.').slo_volumes == 0
     with pytest.raises(payload.PayloadError, match='disk.held_back'):
         payload.DiskState.from_dict(dict(data, held_back=-1), 'disk.')
+
+
+def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
+    from host_agent.actuators import journal as journal_mod
+    io = model.ACTION_DISK_IOTUNE
+    path = str(tmp_path / 'j.jsonl')
+    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv.knobs = lambda: (io,)
+    act = driver_act.DriverActuator(drv, journal_mod.Journal(path))
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 50})), 1.0)
+    # held by a policy: only the original changes, the cap stays
+    act.rebase(ta.act(io, 'u1', 'vda', {'total_iops_sec': 800}), 't', 2.0)
+    assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 50}
+    act.journal.close()
+    again = driver_act.DriverActuator(drv, journal_mod.Journal(path))
+    assert again.recover() == 1
+    assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 800}
+
+
+def test_rebase_of_a_free_knob_writes_it():
+    io = model.ACTION_DISK_IOTUNE
+    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv.knobs = lambda: (io,)
+    act = driver_act.DriverActuator(drv)
+    assert act.rebase(ta.act(io, 'u1', 'vda', {'total_iops_sec': 800}),
+                      't', 1.0)
+    assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 800}
+    assert act.journal.pending() == {}
