@@ -92,3 +92,37 @@ def test_unknown_volume_and_a_type_without_qos(cinder_api):
     vol_id = resp.json()['volume']['id']
     cinder_api.wait_volume(vol_id, 'available')
     assert src.specs(vol_id) == {}
+
+
+def test_online_extend_with_per_gb_keys_changes_the_limits(cinder_api):
+    # total_iops_sec_per_gb: Cinder turns it into total_iops_sec for the
+    # volume's size at attach; after an extend the agent computes the new
+    # value the same way (cinder_qos.attach) and re-applies it.
+    api = cinder_api.adapter()
+    specs = dict(translate.translate(slo_mod.parse('100iops,50ms')))
+    del specs['total_iops_sec']
+    specs['total_iops_sec_per_gb'] = '300'
+    resp = api.post('/qos-specs', json={'qos_specs': dict(
+        specs, name=_name('qos'), consumer='front-end')})
+    assert resp.status_code == 200, resp.text
+    qos_id = resp.json()['qos_specs']['id']
+    vtype = api.post('/types', json={'volume_type': {
+        'name': _name('pergb')}}).json()['volume_type']
+    api.get('/qos-specs/%s/associate' % qos_id,
+            params={'vol_type_id': vtype['id']})
+    resp = api.post('/volumes', json={'volume': {
+        'size': 1, 'name': _name('vol'), 'volume_type': vtype['name']}})
+    vol_id = resp.json()['volume']['id']
+    cinder_api.wait_volume(vol_id, 'available')
+    clock = Clock()
+    src = cinder_slo.CinderSlo(cinder_api.adapter, clock=clock)
+    assert src.specs(vol_id)['total_iops_sec'] == '300'
+    resp = api.post('/volumes/%s/action' % vol_id,
+                    json={'os-extend': {'new_size': 3}})
+    assert resp.status_code == 202, resp.text
+    assert cinder_api.wait_volume(vol_id, 'available')['size'] == 3
+    clock.t = 61.0
+    got = src.specs(vol_id)
+    assert got['total_iops_sec'] == '900'
+    assert 'total_iops_sec_per_gb' not in got
+    assert got['iosched:min_iops'] == specs['iosched:min_iops']
