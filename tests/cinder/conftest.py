@@ -45,7 +45,8 @@ It yields a ``CinderAPI`` with:
 * ``wait_volume(id, status)``: poll until a volume has ``status`` or an
   error status (returns the volume dict; callers assert the status).
 
-The whole session shares one database: use unique names. Each test gets
+The whole session shares one database and project (quotas unlimited):
+use unique names. Each test gets
 the logging setup back as it found it (``_logging_restored``): a CLI run
 in-process (cliff, openstackclient) sets the root logger to DEBUG with a
 handler on the test's captured stderr, and the Cinder services of later
@@ -196,6 +197,13 @@ def cinder_api():
     harness = harness_cls()
     harness.setUp()
     try:
-        yield CinderAPI(harness.auth_url, uuid.uuid4().hex, 'iosched-admin')
+        api = CinderAPI(harness.auth_url, uuid.uuid4().hex, 'iosched-admin')
+        # One project for the whole session: no quota may run out.
+        resp = api.adapter().put(
+            '/os-quota-sets/%s' % api.project_id,
+            json={'quota_set': {'volumes': -1, 'snapshots': -1,
+                                'gigabytes': -1}})
+        assert resp.status_code == 200, resp.text
+        yield api
     finally:
         harness.doCleanups()

@@ -39,3 +39,11 @@ def test_openstacksdk_connection(cinder_api):
     conn = cinder_api.connection()
     assert '__DEFAULT__' in [t.name for t in conn.block_storage.types()]
     assert conn.block_storage.get_endpoint().startswith(cinder_api.base_url)
+
+
+def test_session_project_has_no_volume_quota(cinder_api):
+    resp = cinder_api.adapter().get(
+        '/os-quota-sets/%s' % cinder_api.project_id)
+    assert resp.status_code == 200, resp.text
+    quota = resp.json()['quota_set']
+    assert (quota['volumes'], quota['gigabytes']) == (-1, -1)
