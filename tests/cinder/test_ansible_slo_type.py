@@ -220,3 +220,68 @@ def test_cloud_from_clouds_yaml(slo_module, cinder_api, capsys, tmp_path,
         r = json.loads(capsys.readouterr().out)
         assert e.value.code == 0 and r['changed'], r
     assert name not in _types(cinder_api)
+
+
+def test_playbook_slo_types_against_cinder(slo_module, cinder_api, tmp_path):
+    """ansible-playbook cloud_objects.yml --tags iosched_slo_types, twice.
+
+    The playbook runs as a subprocess; its module connects over HTTP to
+    this process's Cinder API (eventlet's patched subprocess wait lets the
+    server's green threads answer meanwhile). The role imports its flavor
+    tasks statically, so ansible must resolve openstack.cloud.compute_flavor
+    even though the tag skips them: without the real collection a stub
+    one (the syntax test's) is put on ANSIBLE_COLLECTIONS_PATH.
+    """
+    import subprocess
+    import sys
+
+    from tests.unit import test_ansible_syntax as syntax
+    playbook = os.path.join(os.path.dirname(sys.executable),
+                            'ansible-playbook')
+    iosched_fixtures.require('ansible-playbook', os.path.exists(playbook),
+                             'not beside %s' % sys.executable)
+    clouds = tmp_path / 'clouds.yaml'
+    clouds.write_text(json.dumps({'clouds': {'iosched-test': {
+        'auth_type': 'admin_token',
+        'auth': {'endpoint': cinder_api.endpoint,
+                 'token': cinder_api.token}}}}))
+    names = [_name(), _name()]
+    extra = tmp_path / 'vars.json'
+    collections = syntax._stub_collection(tmp_path / 'stub')
+
+    def play(state, check=False):
+        extra.write_text(json.dumps({
+            'iosched_cloud_objects_cloud': 'iosched-test',
+            'ansible_python_interpreter': sys.executable,
+            'iosched_cloud_objects_slo_types': [
+                {'name': names[0], 'slo': '500iops,10ms,p99',
+                 'state': state},
+                {'name': names[1], 'slo': '100MB/s,50ms,class=throughput',
+                 'state': state}]}))
+        env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(clouds),
+                   ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path),
+                   ANSIBLE_REMOTE_TEMP=str(tmp_path))
+        if not syntax._has_openstack_cloud(tmp_path):
+            env['ANSIBLE_COLLECTIONS_PATH'] = collections
+        argv = [playbook, '-i', 'localhost,', '--tags', 'iosched_slo_types',
+                '-e', '@%s' % extra,
+                os.path.join(os.path.dirname(MODULE_PATH), '..',
+                             'cloud_objects.yml')]
+        if check:
+            argv.append('--check')
+        out = subprocess.run(argv, capture_output=True, text=True, env=env,
+                             check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        recap = [ln for ln in out.stdout.splitlines()
+                 if ln.startswith('localhost')]
+        return recap[-1]
+
+    # the recap counts a looped task once
+    assert 'changed=1' in play('present', check=True)
+    assert not set(names) & _types(cinder_api)
+    assert 'changed=1' in play('present')
+    assert set(names) <= _types(cinder_api)
+    assert 'changed=0' in play('present')
+    assert 'changed=1' in play('absent')
+    assert not set(names) & _types(cinder_api)
+    assert 'changed=0' in play('absent')

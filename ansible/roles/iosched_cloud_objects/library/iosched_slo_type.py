@@ -1,0 +1,1 @@
+../../../library/iosched_slo_type.py
