@@ -44,10 +44,10 @@ author: iosched project
 requirements:
   - python >= 3.11
   - openstacksdk >= 1.0.0
-  - the iosched package (C(cinder_qos)) installed for the Python
+  - "the iosched package (C(cinder_qos)) installed for the Python
     interpreter that runs the module, on the host the task targets
-    (usually C(localhost) with C(connection: local), or a controller
-    where iosched is installed)
+    (usually C(localhost) with C(connection=local), or a controller
+    where iosched is installed)"
 options:
   name:
     description: Name of the volume type and of its QoS spec.
@@ -87,12 +87,14 @@ options:
         C(OS_*) environment is used.
     type: raw
   auth:
-    description: Auth settings (auth_url, username, password, project_name,
-      ..., or endpoint and token for I(auth_type=admin_token)).
+    description:
+      - Auth settings (auth_url, username, password, project_name and so
+        on), or endpoint and token for I(auth_type=admin_token).
     type: dict
   auth_type:
-    description: keystoneauth plugin name, e.g. C(password), C(token),
-      C(admin_token), C(v3applicationcredential).
+    description:
+      - keystoneauth plugin name, e.g. C(password), C(token),
+        C(admin_token), C(v3applicationcredential).
     type: str
   region_name:
     description: Region of the cloud.
@@ -117,9 +119,10 @@ options:
 notes:
   - Needs Cinder admin credentials (QoS specs and volume types are admin
     APIs).
-  - Exit codes of the CLI map to failures here: a bad SLO text, a
-    conflicting existing spec or association, and a type in use by
-    volumes fail with the client's message.
+  - The CLI's refusals are failures here, with the client's message in
+    C(msg), C(error) (bad input, conflict, not found, cinder) and the
+    CLI's C(exit_code) (2, 3, 4, 1) - a bad SLO text, a conflicting
+    existing spec or association, a type in use by volumes.
 '''
 
 EXAMPLES = r'''
@@ -157,7 +160,7 @@ slo_type:
     qos_spec_id: {description: QoS spec ID, type: str}
     consumer: {description: QoS spec consumer (front-end), type: str}
     specs: {description: QoS spec keys, type: dict}
-    slo: {description: the SLO the keys carry, normalised, type: str}
+    slo: {description: the SLO the keys carry (normalised), type: str}
 actions:
   description: What was done (or would be, in check mode), in order.
   returned: always

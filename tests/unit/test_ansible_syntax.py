@@ -27,6 +27,8 @@ ships no collections, so two variants run:
   at one); skipped otherwise.
 """
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -109,3 +111,62 @@ def test_role_library_links_to_module():
                              'library', 'iosched_slo_type.py')
     assert os.path.realpath(role_copy) == os.path.realpath(
         os.path.join(ANSIBLE_DIR, 'library', 'iosched_slo_type.py'))
+
+
+def _defaults():
+    import yaml
+    with open(os.path.join(ANSIBLE_DIR, 'roles', 'iosched_cloud_objects',
+                           'defaults', 'main.yml')) as f:
+        return yaml.safe_load(f)
+
+
+def test_default_flavor_extra_specs_are_valid():
+    """The example flavors pass the iosched validators nova-api runs."""
+    from nova_plugin import extra_specs
+    flavors = _defaults()['iosched_cloud_objects_flavors']
+    assert flavors
+    for flavor in flavors:
+        specs = flavor['extra_specs']
+        assert all(isinstance(v, str) for v in specs.values()), flavor
+        for key, value in specs.items():
+            if extra_specs.in_namespace(key):
+                extra_specs.check(key, value)       # raises if invalid
+        if 'iosched:latency_ms' in specs:
+            assert specs.get('iosched:latency_sensitive') == 'true', flavor
+
+
+def test_default_slo_types_plan():
+    """The example SLO types are what iosched-slo type create accepts."""
+    from cinder_qos import client
+    types = _defaults()['iosched_cloud_objects_slo_types']
+    assert types
+    for t in types:
+        p = client.plan(t['name'], t['slo'])
+        assert p.specs and p.type_name == t['name']
+
+
+def test_module_documentation_matches_its_arguments(tmp_path):
+    """ansible-doc parses DOCUMENTATION/RETURN; options == argument_spec."""
+    doc_cmd = _tool('ansible-doc')
+    iosched_fixtures.require('ansible-core', doc_cmd is not None,
+                             'no ansible-doc beside %s nor on PATH'
+                             % sys.executable)
+    out = subprocess.run(
+        [doc_cmd, '--json', '-M', os.path.join(ANSIBLE_DIR, 'library'),
+         'iosched_slo_type'], capture_output=True, text=True,
+        env=_env(tmp=str(tmp_path)), check=False)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)['iosched_slo_type']
+    assert doc['return'] and doc['examples']
+    spec = importlib.util.spec_from_file_location(
+        'iosched_slo_type', os.path.join(ANSIBLE_DIR, 'library',
+                                         'iosched_slo_type.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    options = doc['doc']['options']
+    assert set(options) == set(mod.ARGS)
+    for name, arg in mod.ARGS.items():
+        assert options[name].get('type', 'str') == arg.get('type', 'str'), \
+            name
+        assert sorted(options[name].get('aliases', [])) == sorted(
+            arg.get('aliases', [])), name
