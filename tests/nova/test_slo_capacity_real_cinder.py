@@ -19,11 +19,18 @@ deployment without a service catalog would: ``auth_type = admin_token``
 with the server's ``endpoint`` and ``token`` (the scheduler's admin
 context carries no token, so ``nova.volume.cinder`` loads this plugin).
 The test creates volume types, QoS specs and a volume over Cinder's HTTP
-API (keystoneauth, no Cinder import). Only the Nova DB boundary is a stub
-(the boot request's block device mappings, as in ``test_slo_capacity``);
-the resolver and ``CinderSlo`` are the real ones, and the hosts are
-FakeHostStates with disk reports, judged as the fake-based tests judge
-them. Without Cinder installed the module skips, and fails under CI=true.
+API (keystoneauth, no Cinder import). The resolver and ``CinderSlo`` are
+the real ones, and hosts are judged as the fake-based tests judge them:
+
+* ``RealCinderFilterTestCase``: the filter through Nova's handler on
+  FakeHostStates; only the Nova DB boundary is a stub (the boot request's
+  block device mappings, as in ``test_slo_capacity``);
+* ``RealCinderBootTest``: boots through Nova's API, conductor and
+  scheduler; the API's volume type check and the scheduler read the real
+  Cinder, the compute side keeps Nova's CinderFixture.
+
+The server process is started once for the module and stopped after it.
+Without Cinder installed the module skips, and fails under CI=true.
 """
 
 import time
@@ -35,12 +42,15 @@ from keystoneauth1 import loading as ks_loading
 from oslo_utils.fixture import uuidsentinel as uuids
 
 import nova.conf
+from nova import context as nova_context
 from nova import exception
 from nova import objects
 from nova.scheduler import filters
 from nova import service_auth
 from nova import test
+from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
+from nova.volume import cinder
 
 from nova_plugin import explain
 from nova_plugin.filters import slo_capacity
@@ -51,6 +61,8 @@ from tests.nova import plugin_state
 from tests.nova import test_slo_capacity as fake_based
 
 CONF = nova.conf.CONF
+# Nova's own, before CinderFixture replaces it with a mock
+REAL_GET_ALL_VOLUME_TYPES = cinder.API.get_all_volume_types
 
 # name suffix -> (consumer, specs) of its QoS spec; None: no QoS spec
 TYPES = {
@@ -116,6 +128,19 @@ def _cinder_for_class(request, real_cinder):
     request.cls.cinder = real_cinder
 
 
+def _point_nova_at(test_case, server):
+    """nova.conf ``[cinder]``: the keystoneauth admin_token plugin with
+    the server's endpoint and token. Nova registers a plugin's options
+    when it first loads it; register them here to set them first."""
+    CONF.register_opts(
+        ks_loading.get_auth_plugin_conf_options('admin_token'),
+        group='cinder')
+    test_case.flags(auth_type='admin_token', endpoint=server.endpoint,
+                    token=server.token, group='cinder')
+    service_auth.reset_globals()            # cached auth and session
+    test_case.addCleanup(service_auth.reset_globals)
+
+
 @pytest.mark.usefixtures('_cinder_for_class')
 class RealCinderFilterTestCase(test.NoDBTestCase):
     """Boot requests judged with B read from the child's Cinder."""
@@ -126,16 +151,7 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
         super(RealCinderFilterTestCase, self).setUp()
         server = self.cinder['server']
         self.tag = self.cinder['tag']
-        # nova.conf [cinder]: the keystoneauth admin_token plugin; its
-        # options are registered when Nova first loads it, so register
-        # them here to set them first.
-        CONF.register_opts(
-            ks_loading.get_auth_plugin_conf_options('admin_token'),
-            group='cinder')
-        self.flags(auth_type='admin_token', endpoint=server.endpoint,
-                   token=server.token, group='cinder')
-        service_auth.reset_globals()        # cached auth and session
-        self.addCleanup(service_auth.reset_globals)
+        _point_nova_at(self, server)
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
         self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
@@ -234,3 +250,79 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
         self.assertIn(exception.VolumeTypeNotFound.__name__, demand.error)
         self.flags(slo_lookup_failure_policy='reject', group='iosched')
         self.assertEqual([], self.passing(uuids.nope2, 'h1', **nope))
+
+
+@pytest.mark.usefixtures('_cinder_for_class')
+class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
+    """Boots through Nova's API, conductor and scheduler (two fake
+    computes): the scheduler's resolver and the API's volume type check
+    read the child's Cinder; the compute side (volume create and attach)
+    stays Nova's CinderFixture, which has no real volume to attach."""
+
+    compute_driver = 'fake.MediumFakeDriver'
+    microversion = 'latest'
+    cinder = None
+
+    def setUp(self):
+        self.flags(available_filters=[
+            'nova.scheduler.filters.all_filters',
+            'nova_plugin.filters.all_filters'],
+            enabled_filters=['ComputeFilter', 'ComputeCapabilitiesFilter',
+                             'ImagePropertiesFilter', 'SloCapacityFilter'],
+            group='filter_scheduler')
+        super(RealCinderBootTest, self).setUp()
+        _point_nova_at(self, self.cinder['server'])
+        plugin_state.ignore_noload_warning()
+        state = self.useFixture(plugin_state.PluginState())
+        self.clock, self.store = state.clock, state.store
+        self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
+                      slo_request.Resolver())
+        # the API validates a requested type against Cinder's real list
+        # (the fake API request has no token: ask as the admin)
+        self.stub_out(
+            'nova.volume.cinder.API.get_all_volume_types',
+            lambda api, ctxt: REAL_GET_ALL_VOLUME_TYPES(
+                api, nova_context.get_admin_context()))
+        self._start_compute('host1')
+        self._start_compute('host2')
+
+    def reports(self, **hosts):
+        """host=(capacity, reserved) for each host."""
+        self.clock.now += 1
+        for host, (capacity, reserved) in hosts.items():
+            self.assertTrue(self.store.update(fake_based.disk_report(
+                host, capacity, reserved, ts=self.clock.now)))
+
+    def _new_volume(self, suffix, expected_state='ACTIVE'):
+        server = self._build_server(networks='none')
+        server.pop('imageRef')
+        mapping = dict(boot_index=0, destination_type='volume',
+                       source_type='image', uuid=fake_based.IMAGE,
+                       volume_size=1)
+        if suffix:
+            mapping['volume_type'] = '%s-%s' % (self.cinder['tag'], suffix)
+        server['block_device_mapping_v2'] = [mapping]
+        server = self.api.post_server({'server': server})
+        return self._wait_for_state_change(server, expected_state)
+
+    def test_slo_boot_lands_on_the_host_with_room(self):
+        # host1: 800 + 500 > 1000; host2: 0 + 500 <= 1000
+        self.reports(host1=(1000, 800), host2=(1000, 0))
+        server = self._new_volume('gold')
+        self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
+        why = explain.recent(host='host1')[-1]
+        self.assertEqual((False, server['id']), (why.passed, why.request))
+        self.assertIn('reserved 800.0 + pending 0.0 + request 500.0 = '
+                      '1300.0 IOPS', why.reason)
+
+    def test_no_host_with_room_is_no_valid_host(self):
+        self.reports(host1=(1000, 800), host2=(1000, 600))
+        server = self._new_volume('gold', expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+
+    def test_non_slo_boots_are_unaffected(self):
+        self.reports(host1=(1000, 1000), host2=(1000, 1000))
+        self.flags(missing_report_policy='reject', group='iosched')
+        self._new_volume('plain')                       # no QoS spec
+        self._new_volume(None)                          # Cinder's default
+        self.assertEqual([], explain.recent())
