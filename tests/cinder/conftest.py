@@ -45,6 +45,10 @@ It yields a ``CinderAPI`` with:
 * ``wait_volume(id, status)``: poll until a volume has ``status`` or an
   error status (returns the volume dict; callers assert the status).
 
+``running_api()`` is that start-up as a context manager; the fixture and
+``python -m tests.cinder.server`` (the same API in a process of its own,
+for Nova's tests) both use it.
+
 The whole session shares one database and project (quotas unlimited):
 use unique names. Each test gets
 the logging setup back as it found it (``_logging_restored``): a CLI run
@@ -59,6 +63,7 @@ keeps it (shared/env/recipes.md section 1), for tests that subclass
 Cinder's own test cases.
 """
 
+import contextlib
 import importlib
 import logging
 import os
@@ -185,6 +190,28 @@ def _logging_restored(request):
         lg.handlers[:] = handlers
 
 
+@contextlib.contextmanager
+def running_api(harness_cls=None):
+    """Start Cinder (API, scheduler, volume), lift one project's quotas,
+    yield its ``CinderAPI``, stop it all on the way out. Shared by the
+    ``cinder_api`` fixture and ``python -m tests.cinder.server``."""
+    harness = (harness_cls or _harness_class())()
+    harness.setUp()
+    try:
+        api = CinderAPI(harness.auth_url, uuid.uuid4().hex, 'iosched-admin')
+        # One project for the whole session: no quota may run out.
+        resp = api.adapter().put(
+            '/os-quota-sets/%s' % api.project_id,
+            json={'quota_set': {'volumes': -1, 'snapshots': -1,
+                                'gigabytes': -1}})
+        if resp.status_code != 200:
+            raise RuntimeError('quota update answered %s: %s'
+                               % (resp.status_code, resp.text))
+        yield api
+    finally:
+        harness.doCleanups()
+
+
 @pytest.fixture(scope='session')
 def cinder_api():
     """Cinder's real v3 API over HTTP on 127.0.0.1 (see module doc)."""
@@ -194,16 +221,5 @@ def cinder_api():
     except ImportError as e:
         ok, why = False, 'cannot import cinder: %s' % e
     iosched_fixtures.require('Cinder', ok, why)
-    harness = harness_cls()
-    harness.setUp()
-    try:
-        api = CinderAPI(harness.auth_url, uuid.uuid4().hex, 'iosched-admin')
-        # One project for the whole session: no quota may run out.
-        resp = api.adapter().put(
-            '/os-quota-sets/%s' % api.project_id,
-            json={'quota_set': {'volumes': -1, 'snapshots': -1,
-                                'gigabytes': -1}})
-        assert resp.status_code == 200, resp.text
+    with running_api(harness_cls) as api:
         yield api
-    finally:
-        harness.doCleanups()

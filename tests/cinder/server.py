@@ -13,7 +13,7 @@
 
 ``python -m tests.cinder.server`` starts what the ``cinder_api`` fixture
 of ``tests/cinder/conftest.py`` starts, with the same harness code
-(``_harness_class``, ``CinderAPI``): the ``osapi_volume`` WSGI service on
+(``running_api``): the ``osapi_volume`` WSGI service on
 127.0.0.1 and a free port (``auth_strategy=noauth``), an in-memory sqlite
 database, cinder-scheduler and cinder-volume with Cinder's fake driver.
 It gives one project unlimited quotas, then prints one JSON line on
@@ -36,24 +36,12 @@ import shutil
 import signal
 import sys
 import tempfile
-import uuid
 
 
 def _serve(out, stop):
     from tests.cinder import conftest as cinder_conftest
 
-    harness = cinder_conftest._harness_class()()
-    harness.setUp()
-    try:
-        api = cinder_conftest.CinderAPI(harness.auth_url, uuid.uuid4().hex,
-                                        'iosched-admin')
-        resp = api.adapter().put(
-            '/os-quota-sets/%s' % api.project_id,
-            json={'quota_set': {'volumes': -1, 'snapshots': -1,
-                                'gigabytes': -1}})
-        if resp.status_code != 200:
-            raise RuntimeError('quota update answered %s: %s'
-                               % (resp.status_code, resp.text))
+    with cinder_conftest.running_api() as api:
         # after the services started (they may set handlers of their own)
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda signum, frame: stop.append(signum))
@@ -63,8 +51,6 @@ def _serve(out, stop):
                               'token': api.token}) + '\n')
         out.flush()
         _wait(stop)
-    finally:
-        harness.doCleanups()
 
 
 def _wait(stop):
