@@ -18,7 +18,10 @@ that starts the server, waits for its JSON line (``timeout`` seconds; a
 failure message carries the server's stderr), yields it as a
 ``CinderServer`` and stops the server on the way out (end of file on its
 stdin, then SIGTERM, then SIGKILL). ``available()`` says whether Cinder
-is installed, for ``tests.fixtures.require``.
+is installed, for ``tests.fixtures.require``. ``child_cinder`` is the
+pytest fixture (module scope; import it into a test module): it skips
+without Cinder, fails under CI=true, and yields the ``CinderServer``.
+The server also stops on its own when its parent dies (stdin closes).
 """
 
 import contextlib
@@ -31,6 +34,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import pytest
+
+from tests import fixtures as iosched_fixtures
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -124,3 +131,12 @@ def _stop(proc):
         except (OSError, subprocess.TimeoutExpired):
             continue
     proc.stdout.close()
+
+
+@pytest.fixture(scope='module')
+def child_cinder():
+    """A ``CinderServer`` for one test module (see the module doc)."""
+    ok, why = available()
+    iosched_fixtures.require('Cinder', ok, why)
+    with cinder_server() as server:
+        yield server

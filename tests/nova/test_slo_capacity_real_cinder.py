@@ -56,13 +56,14 @@ from nova_plugin import explain
 from nova_plugin.filters import slo_capacity
 from nova_plugin.filters import slo_request
 from tests import cinder_process
-from tests import fixtures as iosched_fixtures
 from tests.nova import plugin_state
 from tests.nova import test_slo_capacity as fake_based
 
 CONF = nova.conf.CONF
 # Nova's own, before CinderFixture replaces it with a mock
 REAL_GET_ALL_VOLUME_TYPES = cinder.API.get_all_volume_types
+# the child Cinder server, for this module (skips or fails without Cinder)
+child_cinder = cinder_process.child_cinder
 
 # name suffix -> (consumer, specs) of its QoS spec; None: no QoS spec
 TYPES = {
@@ -111,16 +112,13 @@ def _make_volume(api, type_name, timeout=60):
 
 
 @pytest.fixture(scope='module')
-def real_cinder():
+def real_cinder(child_cinder):
     """The child Cinder, its SLO types and one gold volume."""
-    ok, why = cinder_process.available()
-    iosched_fixtures.require('Cinder', ok, why)
-    with cinder_process.cinder_server() as server:
-        api = server.adapter()
-        tag = 'slo-%s' % uuid.uuid4().hex[:8]
-        ids = _make_types(api, tag)
-        yield {'server': server, 'tag': tag, 'type_ids': ids,
-               'gold_volume': _make_volume(api, tag + '-gold')}
+    api = child_cinder.adapter()
+    tag = 'slo-%s' % uuid.uuid4().hex[:8]
+    ids = _make_types(api, tag)
+    return {'server': child_cinder, 'tag': tag, 'type_ids': ids,
+            'gold_volume': _make_volume(api, tag + '-gold')}
 
 
 @pytest.fixture
