@@ -24,6 +24,7 @@ import typing
 
 MODES = ('rr', 'burn', 'hybrid', 'disk', 'idle')
 NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]{0,30}$')
+VOLUME_ID_RE = re.compile(r'^[0-9a-f-]{36}$')
 
 # Default flavors per mode: (flavor name, extra specs).
 FLAVORS = {
@@ -68,6 +69,8 @@ class GuestSpec:
     # the region's size is disk_mib.
     disk_dev: str = ''
     disk_offset: int = 0
+    # The disk's <serial> (the Cinder volume id); empty: a fresh uuid.
+    volume_id: str = ''
 
     def __post_init__(self):
         if not NAME_RE.match(self.name or ''):
@@ -101,6 +104,10 @@ class GuestSpec:
         if self.disk_dev and not self.disk_dev.startswith('/dev/'):
             raise SpecError('guest %s: disk_dev %r is not a /dev path'
                             % (self.name, self.disk_dev))
+        if self.volume_id and not VOLUME_ID_RE.match(self.volume_id):
+            raise SpecError('guest %s: volume_id %r: want a volume uuid '
+                            '([0-9a-f-], 36 characters)'
+                            % (self.name, self.volume_id))
         if int(self.disk_offset) < 0 or int(self.disk_offset) % 4096:
             raise SpecError('guest %s: disk_offset must be a multiple of '
                             '4096 bytes' % self.name)

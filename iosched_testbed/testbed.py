@@ -161,7 +161,8 @@ class Testbed:
     def _define(self, spec, tap, pin):
         name = self.prefix + spec.name
         uuid = str(uuid_mod.uuid4())
-        volume_id, port_id = str(uuid_mod.uuid4()), str(uuid_mod.uuid4())
+        volume_id = spec.volume_id or str(uuid_mod.uuid4())
+        port_id = str(uuid_mod.uuid4())
         disk, sock, console, _ = self._files(name)
         for stale in (sock, console):
             if os.path.exists(stale):
