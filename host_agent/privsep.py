@@ -94,4 +94,29 @@ def ensure_started(conf=None):
     if not ctx.client_mode or ctx.channel is not None:
         return
     if os.geteuid() == 0 and not conf[CFG_SECTION].helper_command:
+        _start_forked(ctx)
+
+
+def _start_forked(ctx):
+    """``Method.FORK``, made safe for the caller.
+
+    oslo.privsep's forked daemon runs ``Daemon(...).run()`` and then
+    ``os._exit(0)``; an exception out of ``run()`` skips the exit and
+    unwinds the *child* back into the caller, which then carries on as a
+    second copy of the program with the daemon's reduced capabilities
+    (seen in CI: a second pytest run of the remaining tests, failing with
+    EACCES as root and overwriting the first run's results). The child
+    never returns here: it exits, saying why.
+    """
+    import sys
+    import traceback
+    parent = os.getpid()
+    try:
         ctx.start(priv_context.Method.FORK)
+    except BaseException:
+        if os.getpid() != parent:
+            traceback.print_exc(file=sys.stderr)
+            os._exit(70)
+        raise
+    if os.getpid() != parent:      # the daemon's run() returned oddly
+        os._exit(0)
