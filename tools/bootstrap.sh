@@ -32,5 +32,20 @@ if pkg-config --exists libvirt 2>/dev/null; then
     "$VENV/bin/pip" install -q 'libvirt-python>=9.0' >>"$log" 2>&1 || {
         tail -20 "$log" >&2; echo "libvirt-python failed; log: $log" >&2; exit 1; }
 fi
+# The openstack.cloud Ansible collection (the rollout's flavor tasks): no
+# Galaxy access from CI machines, so take it from the ansible wheel on
+# PyPI, which bundles it (only that collection is unpacked, into
+# $VENV/share/ansible_collections).
+echo "==> bootstrap: openstack.cloud collection (from the ansible wheel)"
+coll=$(mktemp -d /tmp/iosched-ansible.XXXXXX)
+if "$VENV/bin/pip" download -q --no-deps -d "$coll" 'ansible==12.3.0' >>"$log" 2>&1 &&
+   "$VENV/bin/python" - "$coll" "$VENV/share" >>"$log" 2>&1 <<'PY'
+import glob, sys, zipfile
+with zipfile.ZipFile(glob.glob(sys.argv[1] + '/ansible-*.whl')[0]) as z:
+    z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith(
+        'ansible_collections/openstack/cloud/')])
+PY
+then :; else echo "warning: openstack.cloud collection not installed; log: $log" >&2; fi
+rm -rf "$coll"
 echo "$want" > "$stamp"
 echo "==> bootstrap: done"
