@@ -31,13 +31,12 @@ one warning when the outage starts and one line when it ends.
 
 import time
 
-from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
 from cinder_qos import attach
 from host_agent.conf import cinder as cinder_conf
+from host_agent.conf import keystone
 
 LOG = logging.getLogger(__name__)
 MICROVERSION = '3.63'        # volume_type_id in GET /volumes/{id}
@@ -138,32 +137,9 @@ def cinder_adapter(conf, group=cinder_conf.CINDER_GROUP):
 
     Raises ValueError when no auth plugin is configured.
     """
-    auth = ks_loading.load_auth_from_conf_options(conf, group)
-    if auth is None:
-        raise ValueError(
-            '[%s] auth_type is not set: accepted are keystoneauth1 plugin '
-            'names, e.g. "password" with auth_url, username, password, '
-            'project_name, user_domain_name and project_domain_name, as in '
-            "nova-compute's [cinder] section, or \"none\" with "
-            'endpoint_override for a Cinder without keystone' % group)
-    session = ks_loading.load_session_from_conf_options(conf, group,
-                                                         auth=auth)
-    kwargs = {}
-    ks_loading.adapter.process_conf_options(_NoVersionOpts(conf[group]),
-                                            kwargs)
-    return ks_adapter.Adapter(session, auth=auth, raise_exc=False, **kwargs)
-
-
-class _NoVersionOpts(object):
-    """A conf group view answering None for the unregistered version opts."""
-
-    def __init__(self, group):
-        self._group = group
-
-    def __getattr__(self, name):
-        if name in cinder_conf.ADAPTER_VERSION_OPTS:
-            return None
-        return getattr(self._group, name)
+    return keystone.load_adapter(
+        conf, group, "nova-compute's [cinder] section, or \"admin_token\" "
+        'with endpoint and token for a Cinder without Keystone')
 
 
 def from_conf(conf):

@@ -44,10 +44,9 @@ import threading
 import time
 import urllib.parse
 
-from keystoneauth1 import adapter as ks_adapter
-from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
 
+from host_agent.conf import keystone
 from host_agent.conf import placement as placement_conf
 
 LOG = logging.getLogger(__name__)
@@ -200,32 +199,9 @@ def placement_adapter(conf, group=placement_conf.PLACEMENT_GROUP):
     Raises ValueError when no auth plugin is configured, keystoneauth1's
     errors for incomplete auth options.
     """
-    auth = ks_loading.load_auth_from_conf_options(conf, group)
-    if auth is None:
-        raise ValueError(
-            '[%s] auth_type is not set: accepted are keystoneauth1 plugin '
-            'names, e.g. "password" with auth_url, username, password, '
-            'project_name, user_domain_name and project_domain_name, as in '
-            "nova-compute's [placement] section" % group)
-    session = ks_loading.load_session_from_conf_options(conf, group,
-                                                         auth=auth)
-    kwargs = {}
-    ks_loading.adapter.process_conf_options(_NoVersionOpts(conf[group]),
-                                            kwargs)
-    return ks_adapter.Adapter(session, auth=auth, raise_exc=False,
-                              default_microversion=MICROVERSION, **kwargs)
-
-
-class _NoVersionOpts:
-    """A conf group view answering None for the unregistered version opts."""
-
-    def __init__(self, group):
-        self._group = group
-
-    def __getattr__(self, name):
-        if name in placement_conf.ADAPTER_VERSION_OPTS:
-            return None
-        return getattr(self._group, name)
+    return keystone.load_adapter(conf, group,
+                                 "nova-compute's [placement] section",
+                                 default_microversion=MICROVERSION)
 
 
 @dataclasses.dataclass

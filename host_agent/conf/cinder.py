@@ -21,15 +21,12 @@ volumes, volume types and QoS specs: an admin role, or a role the
 operator grants those three read rules).
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+from host_agent.conf import keystone
 
 CINDER_GROUP = 'cinder'
 SERVICE_TYPE = 'block-storage'
-# Version options are left out as for [placement]: the code asks for the
-# microversion it needs, and nova.conf may register [cinder] in the same
-# process (the embedded default).
-ADAPTER_VERSION_OPTS = ('version', 'min_version', 'max_version')
 
 SLO_GROUP = cfg.OptGroup(
     'volume_slo', title='SLOs of attached volumes from Cinder',
@@ -63,32 +60,17 @@ agent's tick waits for it).
 ]
 
 
-def _adapter_opts():
-    opts = [o for o in ks_loading.get_adapter_conf_options(
-        include_deprecated=False) if o.dest not in ADAPTER_VERSION_OPTS]
-    cfg.set_defaults(opts, valid_interfaces=['internal', 'public'],
-                     service_type=SERVICE_TYPE)
-    return opts
-
-
 def register_opts(conf):
     conf.register_group(SLO_GROUP)
     conf.register_opts(SLO_OPTS, group=SLO_GROUP)
-    conf.register_group(cfg.OptGroup(
-        CINDER_GROUP, title='Block Storage Service Options',
-        help='How the agent reaches the Cinder API (keystoneauth1).'))
-    ks_loading.register_session_conf_options(conf, CINDER_GROUP)
-    ks_loading.register_auth_conf_options(conf, CINDER_GROUP)
-    conf.register_opts(_adapter_opts(), group=CINDER_GROUP)
+    keystone.register_group(
+        conf, CINDER_GROUP, 'Block Storage Service Options',
+        'How the agent reaches the Cinder API (keystoneauth1).',
+        SERVICE_TYPE)
 
 
 def list_opts():
     return [
         (SLO_GROUP, SLO_OPTS),
-        (CINDER_GROUP,
-         ks_loading.get_session_conf_options()
-         + ks_loading.get_auth_common_conf_options()
-         + ks_loading.get_auth_plugin_conf_options('password')
-         + ks_loading.get_auth_plugin_conf_options('v3password')
-         + _adapter_opts()),
+        (CINDER_GROUP, keystone.group_opts(SERVICE_TYPE)),
     ]

@@ -25,13 +25,14 @@ embedded default imports both).
 
 import re
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_config import types
 
+from host_agent.conf import keystone
+
 PLACEMENT_GROUP = 'placement'
 SERVICE_TYPE = 'placement'
-ADAPTER_VERSION_OPTS = ('version', 'min_version', 'max_version')
+ADAPTER_VERSION_OPTS = keystone.ADAPTER_VERSION_OPTS
 
 # Placement's own rule for custom trait names (it answers 400 otherwise).
 CUSTOM_TRAIT_RE = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
@@ -133,32 +134,17 @@ Longest wait, in seconds, between retries after failed attempts.
 ]
 
 
-def _adapter_opts():
-    opts = [o for o in ks_loading.get_adapter_conf_options(
-        include_deprecated=False) if o.dest not in ADAPTER_VERSION_OPTS]
-    cfg.set_defaults(opts, valid_interfaces=['internal', 'public'],
-                     service_type=SERVICE_TYPE)
-    return opts
-
-
 def register_opts(conf):
     conf.register_group(TRAIT_GROUP)
     conf.register_opts(TRAIT_OPTS, group=TRAIT_GROUP)
-    conf.register_group(cfg.OptGroup(
-        PLACEMENT_GROUP, title='Placement Service Options',
-        help='How the agent reaches the Placement API (keystoneauth1).'))
-    ks_loading.register_session_conf_options(conf, PLACEMENT_GROUP)
-    ks_loading.register_auth_conf_options(conf, PLACEMENT_GROUP)
-    conf.register_opts(_adapter_opts(), group=PLACEMENT_GROUP)
+    keystone.register_group(
+        conf, PLACEMENT_GROUP, 'Placement Service Options',
+        'How the agent reaches the Placement API (keystoneauth1).',
+        SERVICE_TYPE)
 
 
 def list_opts():
     return [
         (TRAIT_GROUP, TRAIT_OPTS),
-        (PLACEMENT_GROUP,
-         ks_loading.get_session_conf_options()
-         + ks_loading.get_auth_common_conf_options()
-         + ks_loading.get_auth_plugin_conf_options('password')
-         + ks_loading.get_auth_plugin_conf_options('v3password')
-         + _adapter_opts()),
+        (PLACEMENT_GROUP, keystone.group_opts(SERVICE_TYPE)),
     ]
