@@ -239,9 +239,10 @@ class BackgroundListener(object):
                         'after %d attempts; listening', self.attempts)
         self.server = server
         self.state = 'listening'
-        self.listening.set()
         if self.conf.iosched.resync_on_start:
             self.resync()
+        # Set last: whoever waits on ``listening`` sees the resync asked.
+        self.listening.set()
 
     def resync(self):
         """Ask every agent for its latest report; False if that failed."""
