@@ -26,7 +26,9 @@ QoS spec, None for an unknown volume, from a cache whose
 entries live ``cache_ttl`` seconds, so a retype or a changed spec reaches
 the agent within that time. While Cinder cannot be reached (connection
 errors, timeouts, 5xx, refused credentials) the last known answer is kept,
-one warning when the outage starts and one line when it ends.
+one warning when the outage starts and one line when it ends, and Cinder
+is asked again at most every ``RETRY_S`` seconds (not once per volume and
+tick, each of which could hold the tick for ``timeout``).
 """
 
 import time
@@ -41,6 +43,7 @@ from host_agent.conf import keystone
 LOG = logging.getLogger(__name__)
 MICROVERSION = '3.63'        # volume_type_id in GET /volumes/{id}
 HEADERS = {'OpenStack-API-Version': 'volume %s' % MICROVERSION}
+RETRY_S = 10.0               # during an outage, ask again after this
 
 
 class CinderError(Exception):
@@ -61,6 +64,7 @@ class CinderSlo(object):
         self._clock = clock
         self._cache = {}        # serial -> (specs or None, fetched at)
         self.outage = None      # the error of the current outage, or None
+        self._retry_at = 0.0    # during an outage: no request before this
 
     def specs(self, serial):
         """The QoS spec keys of volume ``serial`` ({}: none; None: no such
@@ -69,9 +73,14 @@ class CinderSlo(object):
         now = self._clock()
         if hit is not None and now - hit[1] < self.ttl:
             return hit[0]
+        if self.outage is not None and now < self._retry_at:
+            # One failed request per retry interval, not one per volume
+            # per tick: each would hold the agent's tick for ``timeout``.
+            return hit[0] if hit is not None else None
         try:
             specs = self._lookup(serial)
         except CinderError as e:
+            self._retry_at = now + min(self.ttl, RETRY_S)
             if self.outage is None:
                 LOG.warning('Cinder cannot be read (%s): the SLOs of the %d '
                             'volumes known are kept until it answers', e,

@@ -106,13 +106,19 @@ def test_outage_keeps_the_last_answer_and_warns_once(caplog):
             assert src.specs('vol-1') == SPECS
             assert src.specs('vol-1') == SPECS
             assert src.specs('vol-2') is None
+            # one request, then none until the retry interval has passed
+            assert m.call_count == 1
+            clock.t += cinder_slo.RETRY_S
+            assert src.specs('vol-2') is None
+            assert m.call_count == 2
         assert src.outage and 'HTTP 503' in src.outage
         warnings = [r for r in caplog.records if 'cannot be read' in
                     r.getMessage()]
         assert len(warnings) == 1
+    clock.t += cinder_slo.RETRY_S
     with requests_mock.Mocker() as m:
         _cinder(m)
-        src.specs('vol-1')
+        assert src.specs('vol-1') == SPECS
     assert src.outage is None
 
 
