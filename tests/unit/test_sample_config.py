@@ -49,3 +49,28 @@ def test_sample_is_up_to_date(gen_conf, tmp_path):
     assert fresh.read_text() == want, (
         '%s is stale: run `make genconfig` and commit the result'
         % os.path.relpath(committed, ROOT))
+
+
+@pytest.mark.parametrize('gen_conf', CONFS, ids=os.path.basename)
+def test_reference_is_up_to_date(gen_conf, tmp_path):
+    parser = configparser.ConfigParser()
+    parser.read(gen_conf)
+    name = os.path.splitext(os.path.basename(gen_conf))[0]
+    committed = os.path.join(ROOT, 'docs', 'config', name + '.md')
+    fresh_json = tmp_path / 'opts.json'
+    subprocess.run(
+        [sys.executable, '-m', 'oslo_config.generator',
+         '--config-file', gen_conf, '--format', 'json',
+         '--output-file', str(fresh_json)],
+        check=True, cwd=ROOT)
+    fresh = subprocess.run(
+        [sys.executable, os.path.join(ROOT, 'tools', 'config_reference.py'),
+         str(fresh_json), '%s options' % name,
+         parser['DEFAULT']['output_file']],
+        check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    with open(committed) as fh:
+        want = fh.read()
+    assert fresh == want, (
+        '%s is stale: run `make genconfig` and commit the result'
+        % os.path.relpath(committed, ROOT))
+    assert '| `tick_interval` |' in want or name != 'host-agent'
