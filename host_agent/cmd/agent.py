@@ -30,6 +30,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
+from host_agent import metrics
 from host_agent import placement_trait
 from host_agent import plugins
 from host_agent import privsep
@@ -89,6 +90,8 @@ def main(argv=None):
     publisher = placement_trait.start_from_conf(CONF, agent.host)
     agent.reporter = placement_trait.with_publisher(agent.reporter,
                                                     publisher)
+    # [metrics]: the Prometheus endpoint (None when off or not bound).
+    exporter = metrics.start_from_conf(CONF, agent)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: agent.stop())
     LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
@@ -97,6 +100,8 @@ def main(argv=None):
     try:
         agent.run()
     finally:
+        if exporter is not None:
+            exporter.stop()
         if resync_service is not None:
             resync_service.stop()
         if publisher is not None:
