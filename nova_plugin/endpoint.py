@@ -46,6 +46,7 @@ import oslo_messaging
 
 from host_agent.reporter import payload
 from nova_plugin import conf as iosched_conf
+from nova_plugin import metrics
 from nova_plugin import store as report_store
 
 LOG = logging.getLogger(__name__)
@@ -76,12 +77,14 @@ class ReportEndpoint(object):
         except payload.PayloadError as e:
             self._count('dropped')
             self.store.note_dropped()
+            metrics.note_report(metrics.drop_reason(e))
             host = report.get('host') if isinstance(report, dict) else None
             LOG.warning('Dropped a malformed host report from %(host)s: '
                         '%(reason)s', {'host': host or '<unknown>',
                                        'reason': e})
             return
         if self.store.update(parsed):
+            metrics.note_report()
             self._count('stored')
             LOG.debug('Stored the report of %(host)s (seq %(seq)d, '
                       'ts %(ts).3f): %(io_vcpus)d I/O vCPUs, I/O strength '
@@ -91,6 +94,7 @@ class ReportEndpoint(object):
                        'strength': parsed.io_strength_total,
                        'pcpus': parsed.pcpus})
         else:
+            metrics.note_report(metrics.DROP_OUT_OF_ORDER)
             self._count('ignored')
             LOG.debug('Ignored an out-of-order report of %(host)s '
                       '(seq %(seq)d, ts %(ts).3f)',
@@ -142,6 +146,8 @@ def start_listener(conf, transport_url=None, store=None, host=None,
         transport, target, [ReportEndpoint(store)], executor='threading',
         access_policy=oslo_messaging.DefaultRPCAccessPolicy)
     server.start()
+    # [iosched_metrics]: this worker's endpoint, with its listener.
+    metrics.ensure_exporter(conf)
     LOG.info('Listening for iosched host reports on topic %(topic)s as '
              '%(server)s', {'topic': target.topic, 'server': host})
     return server

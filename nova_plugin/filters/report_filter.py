@@ -31,6 +31,7 @@ from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
+from nova_plugin import metrics
 from nova_plugin import request_spec
 from nova_plugin import store
 
@@ -83,6 +84,9 @@ class ReportFilter(filters.BaseHostFilter):
         label = request_spec.label(spec_obj)
         explain.record('filter', host_state.host, label, passed=passes,
                        reason=reason)
+        metrics.note_filter(type(self).__name__, passes,
+                            metrics.CAUSE_NO_REPORT if report is None
+                            else metrics.CAUSE_RULE)
         if self.log_passes or not passes:
             LOG.debug('%(host_state)s %(verdict)s %(check)s check for '
                       '%(request)s: %(reason)s',

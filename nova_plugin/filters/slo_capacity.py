@@ -30,6 +30,7 @@ from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin.filters import slo_request
+from nova_plugin import metrics
 from nova_plugin import request_spec
 from nova_plugin import slo_rule
 from nova_plugin import store
@@ -66,14 +67,17 @@ class SloCapacityFilter(filters.BaseHostFilter):
         if demand.error:
             policy = CONF.iosched.slo_lookup_failure_policy
             passes = policy == 'pass'
+            cause = metrics.CAUSE_SLO_LOOKUP
             reason = ('SLO floors unknown (slo_lookup_failure_policy=%s): '
                       '%s' % (policy, demand.error))
         else:
             reports = store.get_store(CONF)
             report = reports.get(host_state.host)
+            cause = metrics.CAUSE_RULE
             if report is None:
                 passes = None
                 reason = 'no fresh report'
+                cause = metrics.CAUSE_NO_REPORT
             else:
                 passes, reason = slo_rule.admit(
                     report.disk.capacity_iops, report.disk.reserved_iops,
@@ -85,6 +89,7 @@ class SloCapacityFilter(filters.BaseHostFilter):
                 reason = '%s (missing_report_policy=%s)' % (reason, policy)
         explain.record('filter', host_state.host, label, passed=passes,
                        reason=reason)
+        metrics.note_filter(type(self).__name__, passes, cause)
         if not passes:
             LOG.debug('%(host_state)s fails SLO capacity check for '
                       '%(request)s: %(reason)s',

@@ -37,6 +37,7 @@ from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
+from nova_plugin import metrics
 from nova_plugin import request_spec
 from nova_plugin import scoring
 from nova_plugin import store
@@ -91,6 +92,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         profile = CONF.iosched.inflight_vcpu_profile
         assessed = [self._assess(h, request, reports, profile)
                     for h in host_states]
+        metrics.note_weigher(type(self).__name__, sum(
+            1 for value, _ in assessed if value is None))
         filled = scoring.missing_weights(
             [value for value, _ in assessed],
             [self.weight_multiplier(h) for h in host_states], mode)

@@ -53,7 +53,7 @@ def test_bounds_and_choices(name, bad):
 
 
 def test_list_opts_and_help_style():
-    [(group, opts)] = iosched_conf.list_opts()
+    (group, opts) = iosched_conf.list_opts()[0]
     assert group == 'iosched'
     assert {o.name for o in opts} == {
         'listen_for_reports', 'report_topic', 'report_ttl_intervals',

@@ -149,7 +149,7 @@ def test_slo_options_defaults_bounds_and_help():
                       ('slo_cache_max_entries', 0)):
         with pytest.raises(ValueError):
             conf.set_override(name, bad, group='iosched')
-    [(_, opts)] = iosched_conf.list_opts()
+    (_, opts) = iosched_conf.list_opts()[0]
     for opt in opts:
         if opt.name.startswith('slo_'):
             assert 'Possible values:' in opt.help, opt.name

@@ -1,0 +1,236 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Prometheus counters of the scheduler plugin, one endpoint per worker.
+
+Config (nova.conf)::
+
+    [iosched_metrics]
+    enabled = true
+    bind_host = 127.0.0.1
+    port = 9488
+    max_workers = 16
+
+Counted where it happens: ``note_report`` (the report endpoint: received,
+dropped by reason), ``note_filter`` (every host a filter judged, and the
+cause of a rejection), ``note_weigher``. Read at scrape time from the
+process's report store: hosts held, stale hosts (by name), the oldest
+report's age, evictions.
+
+Multi-worker scheme. nova-scheduler forks workers, and each holds its own
+store (every report reaches every worker: fanout) and judges its own
+share of the requests. ``ensure_exporter(conf)``, called when a worker's
+report listener starts, serves this process's registry on the first free
+port of ``port`` .. ``port + max_workers - 1``. Prometheus scrapes every
+port of the range; a worker is one target. Sum rejections across
+workers; take the max of per-store gauges (every worker sees the same
+reports). Chosen over prometheus_client's multiprocess mode, which needs
+PROMETHEUS_MULTIPROC_DIR set before nova-scheduler starts, a server in
+the parent (which runs no plugin code after the fork) and cannot serve
+the scrape-time store collector.
+
+Process-wide, like ``store.STORE``: its own ``REGISTRY``, never
+prometheus_client's default one. No nova import.
+"""
+
+import os
+import threading
+
+from oslo_log import log as logging
+import prometheus_client
+from prometheus_client import core
+
+from nova_plugin import conf as iosched_conf
+from nova_plugin import store as report_store
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = 'iosched_scheduler_'
+REGISTRY = prometheus_client.CollectorRegistry()
+
+# Why a report is dropped (not stored).
+DROP_MALFORMED = 'malformed'
+DROP_VERSION = 'unsupported_version'
+DROP_OUT_OF_ORDER = 'out_of_order'      # older than (or a copy of) the held
+# Why a filter rejected a host.
+CAUSE_RULE = 'rule'                     # the host's report says no
+CAUSE_NO_REPORT = 'no_report'           # missing_report_policy=reject
+CAUSE_SLO_LOOKUP = 'slo_lookup_failed'  # slo_lookup_failure_policy=reject
+
+RECEIVED = prometheus_client.Counter(
+    PREFIX + 'reports_received', 'HostReports this worker received.',
+    registry=REGISTRY)
+DROPPED = prometheus_client.Counter(
+    PREFIX + 'reports_dropped', 'Received reports not stored, by reason: '
+    'malformed, unsupported_version, out_of_order (older than or a copy '
+    'of the held one, e.g. a resync).', ('reason',), registry=REGISTRY)
+CHECKS = prometheus_client.Counter(
+    PREFIX + 'filter_checks', 'Hosts a filter judged, by filter and '
+    'result (passed, rejected).', ('filter', 'result'), registry=REGISTRY)
+REJECTIONS = prometheus_client.Counter(
+    PREFIX + 'filter_rejections', 'Hosts a filter rejected, by filter and '
+    'cause: rule, no_report, slo_lookup_failed.', ('filter', 'cause'),
+    registry=REGISTRY)
+WEIGHINGS = prometheus_client.Counter(
+    PREFIX + 'weigher_invocations', 'Requests a weigher weighed hosts '
+    'for.', ('weigher',), registry=REGISTRY)
+WEIGHED_MISSING = prometheus_client.Counter(
+    PREFIX + 'weigher_missing_reports', 'Hosts a weigher weighed without '
+    'a fresh report (missing_report_weight applied).', ('weigher',),
+    registry=REGISTRY)
+
+_LOCK = threading.Lock()
+_STATE = {'pid': None, 'exporter': None}
+
+
+def note_report(dropped=None):
+    """One report received; ``dropped``: why it was not stored."""
+    RECEIVED.inc()
+    if dropped is not None:
+        DROPPED.labels(dropped).inc()
+
+
+def drop_reason(error):
+    """The drop reason of a ``payload.PayloadError``."""
+    return (DROP_VERSION if getattr(error, 'field', None) == 'version'
+            else DROP_MALFORMED)
+
+
+def note_filter(name, passed, cause=CAUSE_RULE):
+    """A filter judged one host."""
+    CHECKS.labels(name, 'passed' if passed else 'rejected').inc()
+    if not passed:
+        REJECTIONS.labels(name, cause).inc()
+
+
+def note_weigher(name, hosts_missing=0):
+    WEIGHINGS.labels(name).inc()
+    if hosts_missing:
+        WEIGHED_MISSING.labels(name).inc(hosts_missing)
+
+
+class StoreCollector(object):
+    """Gauges of a report store, read at scrape time."""
+
+    def __init__(self, get_store=report_store.get_store):
+        self._get_store = get_store
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        stats = self._get_store().stats()
+        hosts = core.GaugeMetricFamily(
+            PREFIX + 'hosts', 'Hosts whose latest report this worker '
+            'holds, by state (fresh, stale).', labels=('state',))
+        hosts.add_metric(('fresh',), stats['fresh'])
+        hosts.add_metric(('stale',), stats['stale'])
+        stale = core.GaugeMetricFamily(
+            PREFIX + 'stale_hosts', 'Hosts whose latest report is older '
+            'than report_ttl_intervals report intervals (filters treat them '
+            'as missing).')
+        stale.add_metric((), stats['stale'])
+        named = core.GaugeMetricFamily(
+            PREFIX + 'stale_host', '1 for each stale host, by name.',
+            labels=('host',))
+        for host in stats['stale_hosts']:
+            named.add_metric((host,), 1)
+        oldest = core.GaugeMetricFamily(
+            PREFIX + 'oldest_report_age_seconds', 'Age of the least '
+            'recently received report held (0 with none).')
+        oldest.add_metric((), stats['oldest_age'] or 0.0)
+        pending = core.GaugeMetricFamily(
+            PREFIX + 'pending_hosts', 'Hosts with placements made since '
+            'their last report (in-flight estimate).')
+        pending.add_metric((), stats['pending_hosts'])
+        evicted = core.CounterMetricFamily(
+            PREFIX + 'hosts_evicted', 'Hosts dropped from the store beyond '
+            'store_max_hosts.')
+        evicted.add_metric((), stats['evicted'])
+        return [hosts, stale, named, oldest, pending, evicted]
+
+
+REGISTRY.register(StoreCollector())
+
+
+class Exporter(object):
+    """``GET /metrics`` of ``registry`` in a daemon thread."""
+
+    def __init__(self, registry, host, port):
+        self.pid = os.getpid()
+        self.server, self.thread = prometheus_client.start_http_server(
+            port, addr=host, registry=registry)
+
+    @property
+    def port(self):
+        return self.server.server_port
+
+    def alive(self):
+        return self.pid == os.getpid() and self.thread.is_alive()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+def _bind(conf, registry):
+    c = conf.iosched_metrics
+    ports = ([0] if c.port == 0 else
+             range(c.port, min(c.port + c.max_workers, 65536)))
+    errors = []
+    for port in ports:
+        try:
+            return Exporter(registry, c.bind_host, port)
+        except OSError as e:
+            errors.append('%s: %s' % (port, e.strerror or e))
+    LOG.error('iosched metrics not served: no free port on %(h)s from '
+              '%(p)d (max_workers %(n)d): %(e)s', {
+                  'h': c.bind_host, 'p': c.port, 'n': c.max_workers,
+                  'e': '; '.join(errors[-3:])})
+    return None
+
+
+def ensure_exporter(conf, registry=REGISTRY):
+    """Serve this process's metrics once, if ``[iosched_metrics] enabled``.
+
+    Cheap after the first call of a process. Returns the Exporter, or None
+    (disabled, or no free port: logged once per process).
+    """
+    iosched_conf.register_opts(conf)
+    if not conf.iosched_metrics.enabled:
+        return None
+    pid = os.getpid()
+    exporter = _STATE['exporter']
+    if _STATE['pid'] == pid and (exporter is None or exporter.alive()):
+        return exporter
+    with _LOCK:
+        if _STATE['pid'] == pid and (_STATE['exporter'] is None or
+                                     _STATE['exporter'].alive()):
+            return _STATE['exporter']
+        # A forked child: the parent's server is not ours to stop.
+        exporter = _bind(conf, registry)
+        _STATE.update(pid=pid, exporter=exporter)
+        if exporter is not None:
+            LOG.info('iosched scheduler metrics of worker %(pid)d on '
+                     'http://%(h)s:%(p)d/metrics',
+                     {'pid': pid, 'h': conf.iosched_metrics.bind_host,
+                      'p': exporter.port})
+        return exporter
+
+
+def stop_exporter():
+    """Stop this process's endpoint (tests, shutdown)."""
+    with _LOCK:
+        exporter = _STATE['exporter']
+        _STATE.update(pid=None, exporter=None)
+    if exporter is not None and exporter.pid == os.getpid():
+        exporter.stop()
