@@ -66,9 +66,10 @@ Related options:
 TCP port of the metrics endpoint.
 
 9487 is in the range the Prometheus project keeps for exporters
-(9100-9999) and is otherwise unused by OpenStack services; the Nova
+(9100-9999) and no OpenStack service listens on it by default; the Nova
 plugin's per-worker ports start at 9488 (``[iosched_metrics] port`` in
-nova.conf), so an all-in-one node can run both.
+nova.conf), so an all-in-one node can run both. Check that no other
+exporter on your nodes took it.
 
 Possible values:
 
