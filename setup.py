@@ -11,6 +11,8 @@
 # under the License.
 """iosched: I/O-aware scheduling for OpenStack Nova and Cinder on KVM."""
 
+import glob
+
 import setuptools
 
 
@@ -33,6 +35,12 @@ setuptools.setup(
                  'simulator*', 'iosched_demo*', 'iosched_testbed*']),
     package_data={'iosched_demo': ['scenarios/*.yaml'],
                   'iosched_testbed': ['guest/*.c']},
+    # Generated sample configurations and the agent's systemd unit, in
+    # <prefix>/share/iosched/ (a venv's prefix is the venv).
+    data_files=[
+        ('share/iosched/etc', sorted(glob.glob('etc/iosched/*.sample'))),
+        ('share/iosched/systemd', sorted(glob.glob('etc/systemd/*.service'))),
+    ],
     install_requires=_reqs('requirements.txt'),
     extras_require={
         # nova-scheduler hosts have Nova already; the demo needs it too.
@@ -50,6 +58,7 @@ setuptools.setup(
             'iosched-explain = host_agent.cmd.explain:main',
             'iosched-wakeup-probe = host_agent.cmd.wakeup_probe:main',
             'iosched-placement = nova_plugin.cmd.placement:main',
+            'iosched-status = nova_plugin.cmd.status:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched_testbed.cli:main',

@@ -62,6 +62,13 @@ class SimulatedDriver(base.Driver):
         self._instances.pop(uuid, None)
         self._hist = {k for k in self._hist if k[0] != uuid}
 
+    @classmethod
+    def from_conf(cls, conf):
+        """The daemon's simulated host, on the wall clock
+        (``host_agent.drivers.simulated_daemon``)."""
+        from host_agent.drivers import simulated_daemon
+        return simulated_daemon.build(conf)
+
     def list_instances(self):
         present = set(self.sim.vm_uuids())
         return [i for u, i in self._instances.items() if u in present]
