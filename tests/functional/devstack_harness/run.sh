@@ -1,0 +1,27 @@
+#!/bin/bash
+# shellcheck shell=bash
+#
+# run.sh PHASE... - run the iosched plugin's phases against stubs.sh
+#
+# Each PHASE is one word list as stack.sh, unstack.sh and clean.sh pass
+# them to plugin.sh: "stack install", "stack post-config", "unstack", ...
+# Like those scripts, one process: settings first, then plugin.sh sourced
+# once per phase. DEST must hold the plugin as $DEST/iosched (enable_plugin
+# clones it there). errexit and nounset are on: stack.sh runs with errexit,
+# and NOUNSET=1 stack.sh with nounset.
+
+set -o errexit -o nounset -o pipefail
+
+HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export HARNESS_DIR
+
+# shellcheck source=SCRIPTDIR/stubs.sh
+source "$HARNESS_DIR/stubs.sh"
+# shellcheck source=/dev/null
+source "$DEST/iosched/devstack/settings"
+
+for phase in "$@"; do
+    # word-splitting intended: "stack install" is two arguments
+    # shellcheck disable=SC2086,SC1091
+    source "$DEST/iosched/devstack/plugin.sh" $phase
+done

@@ -1,0 +1,159 @@
+#!/bin/bash
+# shellcheck shell=bash
+#
+# Stand-ins for the DevStack functions the iosched plugin calls.
+#
+# The ini functions are real (ini.py, DevStack's semantics); the service
+# and install functions record their arguments, one call per line,
+# tab-separated, in $HARNESS_CALLS. Set by the test (run.sh's caller):
+# HARNESS_DIR, HARNESS_CALLS, HARNESS_PYTHON, HARNESS_BIN_DIR,
+# HARNESS_RABBIT_URL and DevStack's own globals (ENABLED_SERVICES, ...).
+
+# Globals set by the test's environment, not here.
+# shellcheck disable=SC2154
+
+function _harness_record {
+    local IFS=$'\t'
+    echo "$*" >> "$HARNESS_CALLS"
+}
+
+function _harness_ini {
+    if [[ "$2" == "-sudo" ]]; then
+        set -- "$1" "${@:3}"
+    fi
+    "$HARNESS_PYTHON" "$HARNESS_DIR/ini.py" "$@"
+}
+
+function iniset {
+    _harness_ini iniset "$@"
+}
+function iniget {
+    _harness_ini iniget "$@"
+}
+function iniget_multiline {
+    _harness_ini iniget_multiline "$@"
+}
+function iniset_multiline {
+    _harness_ini iniset_multiline "$@"
+}
+function iniadd {
+    _harness_ini iniadd "$@"
+}
+function inidelete {
+    _harness_ini inidelete "$@"
+}
+
+# DevStack's service list: any of the named services is enabled
+function is_service_enabled {
+    local service
+    for service in "$@"; do
+        if [[ ,${ENABLED_SERVICES}, == *,${service},* ]]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+function enable_service {
+    local service
+    for service in "$@"; do
+        if [[ ,${DISABLED_SERVICES:-}, == *,${service},* ]]; then
+            continue
+        fi
+        if ! is_service_enabled "$service"; then
+            ENABLED_SERVICES+=",$service"
+        fi
+    done
+}
+
+function disable_service {
+    local service
+    for service in "$@"; do
+        DISABLED_SERVICES+=",$service"
+        ENABLED_SERVICES=$(echo ",$ENABLED_SERVICES," | \
+            sed -e "s/,$service,/,/g" -e 's/^,//' -e 's/,$//')
+    done
+}
+
+# trueorfalse DEFAULT VARNAME: True or False from the variable's value
+function trueorfalse {
+    local default=$1
+    local value=${!2:-$default}
+    case "${value,,}" in
+        1|yes|true|on) echo True ;;
+        0|no|false|off) echo False ;;
+        *) echo "$default" ;;
+    esac
+}
+
+function echo_summary {
+    echo "summary: $*"
+}
+function get_python_exec_prefix {
+    echo "$HARNESS_BIN_DIR"
+}
+
+function get_transport_url {
+    echo "${HARNESS_RABBIT_URL}$1"
+}
+
+function configure_keystoneauth {
+    local file=$1 user=$2 section=$3
+    iniset "$file" "$section" auth_type password
+    iniset "$file" "$section" interface public
+    iniset "$file" "$section" auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$file" "$section" username "$user"
+    iniset "$file" "$section" password "$SERVICE_PASSWORD"
+    iniset "$file" "$section" user_domain_name "$SERVICE_DOMAIN_NAME"
+    iniset "$file" "$section" project_name "$SERVICE_PROJECT_NAME"
+    iniset "$file" "$section" project_domain_name "$SERVICE_DOMAIN_NAME"
+}
+
+function setup_develop {
+    _harness_record setup_develop "$@"
+}
+function pip_install {
+    _harness_record pip_install "$@"
+}
+
+function run_process {
+    # DevStack refuses a command that is not an absolute path
+    if [[ "$2" != /* ]]; then
+        echo "run_process: $2 is not an absolute path" >&2
+        return 1
+    fi
+    if is_service_enabled "$1"; then
+        _harness_record run_process "$@"
+    fi
+}
+
+function stop_process {
+    if is_service_enabled "$1"; then
+        _harness_record stop_process "$@"
+    fi
+}
+
+function _harness_systemctl {
+    _harness_record systemctl "$@"
+}
+# read by lib/iosched ($SYSTEMCTL restart ...)
+# shellcheck disable=SC2034
+SYSTEMCTL=_harness_systemctl
+
+# The test runs as whoever it is; nothing here needs another user.
+function sudo {
+    "$@"
+}
+
+# openstack CLI: records; "flavor show" finds the flavors created before
+function openstack {
+    _harness_record openstack "$@"
+    local flavors=$HARNESS_CALLS.flavors
+    if [[ "$3 $4" == "flavor show" ]]; then
+        grep -qxF -- "$5" "$flavors" 2>/dev/null
+        return
+    fi
+    if [[ "$3 $4" == "flavor create" ]]; then
+        echo "${*: -1}" >> "$flavors"
+    fi
+}
