@@ -24,8 +24,9 @@ default, so two agents or two tests never share a series):
   after every tick, keeps what only exists at tick time: the tick
   duration histogram, the decisions made (new ``model.Decision`` objects
   in the actuator's book since the previous tick), the SLO windows met
-  and missed, and the reports sent and failed (the agent's ``seq`` moves
-  only when a report was built and cast).
+  and missed, and reports that failed to build (due, but the agent's
+  ``seq`` did not move). ``attach()`` makes the agent call it and wraps
+  the agent's reporter to count the casts that went out or raised.
 * ``AgentMetrics.collect()`` reads the rest at scrape time from the
   agent's latest state: per-vCPU I/O strength from the last snapshot,
   knobs held from the journal, decisions held by kind and status, the age
@@ -84,6 +85,22 @@ class AgentMetrics(object):
         self._plan = getattr(agent, 'last_plan', None)
         self.registry.register(self)
 
+    def attach(self):
+        """Be told every tick of the agent and see its reports go out."""
+        self.agent.observer = self
+        if self.agent.reporter is not None:
+            self.agent.reporter = _CountingReporter(self.agent.reporter, self)
+        return self
+
+    def report_sent(self, ok):
+        """A cast went out (ok) or raised (from the reporter proxy)."""
+        with self._lock:
+            if ok:
+                self.reports += 1
+                self.last_report_wall = self._clock()
+            else:
+                self.report_failures += 1
+
     def _book(self):
         decisions = getattr(self.agent.actuator, 'decisions', None)
         return decisions() if decisions is not None else {}
@@ -133,12 +150,9 @@ class AgentMetrics(object):
         every = agent.conf.host_agent.report_every_ticks
         if agent.ticks % every or agent.last_snapshot is None:
             return          # no report was due (or nothing to report)
-        if agent.seq > self._seq:
-            self.reports += agent.seq - self._seq
-            self.last_report_wall = self._clock()
-        else:
-            self.report_failures += 1
-        self._seq = agent.seq
+        if agent.seq == self._seq:
+            self.report_failures += 1   # not even built (a cast that
+        self._seq = agent.seq           # raised was counted by the proxy)
 
     # -- scrape time (the HTTP server's threads) -------------------------
     def describe(self):
@@ -259,12 +273,12 @@ class AgentMetrics(object):
 
     def _report_families(self, agent, reports, failures, last):
         sent = core.CounterMetricFamily(
-            PREFIX + 'reports', 'HostReports built and cast to the '
-            'schedulers.')
+            PREFIX + 'reports', 'HostReports cast to the schedulers '
+            '(periodic ones and resync re-sends).')
         sent.add_metric((), reports)
         failed = core.CounterMetricFamily(
-            PREFIX + 'report_failures', 'Reports due but not sent (build '
-            'or cast failed; the next one is tried at the next interval).')
+            PREFIX + 'report_failures', 'Reports not sent: the build or '
+            'the cast failed (the next one goes at the next interval).')
         failed.add_metric((), failures)
         age = core.GaugeMetricFamily(
             PREFIX + 'report_age_seconds', 'Seconds since the last report '
@@ -281,6 +295,26 @@ class AgentMetrics(object):
                 'report was sent, seconds since the epoch.')
             ts.add_metric((), last)
             yield ts
+
+
+class _CountingReporter(object):
+    """The agent's reporter, counting casts that went out or raised."""
+
+    def __init__(self, reporter, metrics):
+        self._reporter = reporter
+        self._metrics = metrics
+
+    def __getattr__(self, name):
+        return getattr(self._reporter, name)
+
+    def report_host_io(self, report):
+        try:
+            result = self._reporter.report_host_io(report)
+        except Exception:
+            self._metrics.report_sent(False)
+            raise
+        self._metrics.report_sent(True)
+        return result
 
 
 def _serial(snapshot, uuid, target):
@@ -305,7 +339,8 @@ class Exporter(object):
         return self.server.server_port
 
     def stop(self):
-        self.server.shutdown()
+        if self.thread.is_alive():
+            self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
 
@@ -327,8 +362,7 @@ def start_from_conf(conf, agent):
                   'running without metrics', {'h': c.bind_host, 'p': c.port,
                                               'e': e})
         return None
-    exporter.metrics = metrics
-    agent.observer = metrics
+    exporter.metrics = metrics.attach()
     LOG.info('Prometheus metrics on http://%(h)s:%(p)d/metrics',
              {'h': c.bind_host, 'p': exporter.port})
     return exporter

@@ -76,7 +76,7 @@ def fake_agent(snapshot=None, actuator=None, every=1):
         policies=[types.SimpleNamespace(name='vslicer'),
                   types.SimpleNamespace(name='slo')],
         host_sched=model.HostSched(mechanism='deadline'),
-        last_snapshot=snapshot, last_plan=None, seq=0, ticks=0,
+        last_snapshot=snapshot, last_plan=None, seq=0, ticks=0, reporter=None,
         report_interval=10.0)
 
 
@@ -247,24 +247,45 @@ def test_slo_windows_per_volume():
                    for k in got)
 
 
+class FakeReporter(object):
+    def __init__(self):
+        self.fail = False
+        self.topic = 'reports'
+
+    def report_host_io(self, report):
+        if self.fail:
+            raise RuntimeError('bus down')
+
+
 def test_reports_sent_failed_and_age():
     clock = FakeClock(1000.0)
     agent = fake_agent(snapshot=snapshot(), every=2)
-    m = metrics.AgentMetrics(agent, clock=clock)
-    # (seq after the tick, clock) per tick; a report is due every 2nd
-    for seq, now in ((0, 1001.0), (1, 1002.0), (1, 1003.0), (1, 1004.0),
-                     (1, 1005.0), (2, 1006.0)):
+    agent.reporter = inner = FakeReporter()
+    m = metrics.AgentMetrics(agent, clock=clock).attach()
+    assert agent.observer is m and agent.reporter.topic == 'reports'
+    # (clock, what the tick's report does) per tick; one due every 2nd:
+    # sent, not built (seq stays), cast raised, sent
+    steps = [(1001.0, None), (1002.0, 'sent'), (1003.0, None),
+             (1004.0, 'not built'), (1005.0, None), (1006.0, 'raised'),
+             (1007.0, None), (1008.0, 'sent')]
+    for now, what in steps:
         clock.now = now
         agent.ticks += 1
-        agent.seq = seq
+        if what in ('sent', 'raised'):
+            agent.seq += 1
+            inner.fail = what == 'raised'
+            try:
+                agent.reporter.report_host_io(object())
+            except RuntimeError:
+                pass
         m.tick_done(agent, 0.01)
     clock.now = 1010.0
     got = scrape(m.registry)
     assert value(got, 'iosched_agent_reports_total') == 2
-    assert value(got, 'iosched_agent_report_failures_total') == 1
-    assert value(got, 'iosched_agent_last_report_timestamp_seconds') == 1006
-    assert value(got, 'iosched_agent_report_age_seconds') == 4.0
-    assert value(got, 'iosched_agent_tick_duration_seconds_count') == 6
+    assert value(got, 'iosched_agent_report_failures_total') == 2
+    assert value(got, 'iosched_agent_last_report_timestamp_seconds') == 1008
+    assert value(got, 'iosched_agent_report_age_seconds') == 2.0
+    assert value(got, 'iosched_agent_tick_duration_seconds_count') == 8
 
 
 def test_tick_done_never_raises(caplog):
