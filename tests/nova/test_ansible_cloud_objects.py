@@ -83,16 +83,21 @@ def play(tools, apis, tmp_path):
              'compute_endpoint_override': nova.endpoint}
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(('OS_', 'ANSIBLE_'))}
+    # a clouds.yaml with the same cloud, for iosched_cloud_objects_cloud:
+    # iosched-test
+    clouds = tmp_path / 'clouds.yaml'
+    clouds.write_text(json.dumps({'clouds': {'iosched-test': cloud}}))
     env.update(ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1',
                ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'),
                ANSIBLE_REMOTE_TEMP=str(tmp_path / 'tmp'),
-               OS_CLIENT_CONFIG_FILE=str(tmp_path / 'no-clouds.yaml'))
+               OS_CLIENT_CONFIG_FILE=str(clouds))
     count = iter(range(100))
 
-    def _play(role_vars, *args, what=None):
+    def _play(role_vars, *args, what=None, connection=None):
         path = tmp_path / ('vars-%d.json' % next(count))
         path.write_text(json.dumps(dict(
-            {'iosched_cloud_objects_cloud': cloud}, **role_vars)))
+            connection or {'iosched_cloud_objects_cloud': cloud},
+            **role_vars)))
         argv = [tools, '-v', '-i', 'localhost,',
                 '-e', 'ansible_python_interpreter={{ ansible_playbook_python }}',
                 '-e', '@%s' % path, PLAYBOOK] + list(args)
@@ -286,16 +291,32 @@ def _delete_flavors(nova, prefix):
     assert nova_flavors(nova, prefix) == {}
 
 
-def test_bad_latency_refused_by_novas_validator(play, apis):
+def _connection(form, nova):
+    """Role vars connecting to Nova: the default cloud dict (None), a
+    clouds.yaml name, or auth parameters (admin_token's endpoint is then
+    Nova's for every service; no SLO types in these runs)."""
+    if form == 'clouds.yaml':
+        return {'iosched_cloud_objects_cloud': 'iosched-test'}
+    if form == 'auth':
+        return {'iosched_cloud_objects_auth_type': 'admin_token',
+                'iosched_cloud_objects_auth': {'endpoint': nova.endpoint,
+                                               'token': nova.token}}
+    return None
+
+
+@pytest.mark.parametrize('form', ['cloud dict', 'clouds.yaml', 'auth'])
+def test_bad_latency_refused_by_novas_validator(play, apis, form):
     """Nova's API (with iosched's validators) refuses the value and the
-    task fails with its message. compute_flavor creates the flavor before
-    its extra specs, so the flavor is left without them; a run with a good
-    value completes it."""
+    task fails with its message, however the connection is given.
+    compute_flavor creates the flavor before its extra specs, so the
+    flavor is left without them; a run with a good value completes it."""
     nova, cinder = apis
     tag = _tag()
     bad = _flavor(tag + '-lsvm', 1, 1024, 10, **{
         'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '0'})
-    run = play(_role_vars([], [bad]), what='bad latency_ms')
+    connection = _connection(form, nova)
+    run = play(_role_vars([], [bad]), connection=connection,
+               what='bad latency_ms' if connection is None else None)
     assert run.rc == 2, run
     assert run.recap['failed'] == 1, run
     assert run.items[bad['name']] == 'failed', run.items
@@ -305,7 +326,7 @@ def test_bad_latency_refused_by_novas_validator(play, apis):
 
     good = dict(bad, extra_specs=dict(bad['extra_specs'],
                                       **{'iosched:latency_ms': '4'}))
-    run = play(_role_vars([], [good]))
+    run = play(_role_vars([], [good]), connection=connection)
     assert run.rc == 0, run
     assert run.recap['changed'] == 1, run
     assert nova_flavors(nova, tag) == _want_flavors([good])
