@@ -17,11 +17,13 @@ export HARNESS_DIR
 
 # shellcheck source=SCRIPTDIR/stubs.sh
 source "$HARNESS_DIR/stubs.sh"
+# settings is checked on its own
 # shellcheck source=/dev/null
 source "$DEST/iosched/devstack/settings"
 
 for phase in "$@"; do
-    # word-splitting intended: "stack install" is two arguments
+    # word-splitting intended: "stack install" is two arguments (SC2086);
+    # plugin.sh is checked on its own, not followed from here (SC1091)
     # shellcheck disable=SC2086,SC1091
     source "$DEST/iosched/devstack/plugin.sh" $phase
 done

@@ -97,18 +97,6 @@ function get_transport_url {
     echo "${HARNESS_RABBIT_URL}$1"
 }
 
-function configure_keystoneauth {
-    local file=$1 user=$2 section=$3
-    iniset "$file" "$section" auth_type password
-    iniset "$file" "$section" interface public
-    iniset "$file" "$section" auth_url "$KEYSTONE_SERVICE_URI"
-    iniset "$file" "$section" username "$user"
-    iniset "$file" "$section" password "$SERVICE_PASSWORD"
-    iniset "$file" "$section" user_domain_name "$SERVICE_DOMAIN_NAME"
-    iniset "$file" "$section" project_name "$SERVICE_PROJECT_NAME"
-    iniset "$file" "$section" project_domain_name "$SERVICE_DOMAIN_NAME"
-}
-
 function setup_develop {
     _harness_record setup_develop "$@"
 }
