@@ -104,6 +104,17 @@ class Devstack:
             exec %s "$@" --dry-run
             """ % shlex.quote(os.path.join(VENV_BIN, 'iosched-slo'))))
         slo.chmod(0o755)
+        # iosched-status (the plugin's check for the agent's first report):
+        # recorded; run for real when run_process starts real processes.
+        status = self.bin / 'iosched-status'
+        status.write_text(textwrap.dedent("""\
+            #!/bin/bash
+            echo "iosched-status	$*" >> "$HARNESS_CALLS"
+            if [[ -n "${HARNESS_PROCESS_DIR:-}" ]]; then
+                exec %s -m nova_plugin.cmd.status "$@"
+            fi
+            """ % shlex.quote(sys.executable)))
+        status.chmod(0o755)
         self.nova_conf = tmp / 'etc' / 'nova' / 'nova.conf'
         self.nova_conf.write_text(OPERATOR_NOVA_CONF % {'url': RABBIT}
                                   if nova_conf is None else nova_conf)
@@ -229,8 +240,23 @@ def test_bashate():
 
 # -- the harness: scheduler side ------------------------------------------
 
-def test_all_in_one_lifecycle(tmp_path):
-    ds = Devstack(tmp_path)
+@pytest.fixture(params=['stand-in', 'devstack'])
+def ini_functions(request):
+    """The harness's ini functions, or, by hand, DevStack's own.
+
+    DevStack cannot be fetched in CI (docs: recipes), so the second case
+    runs only with IOSCHED_DEVSTACK_DIR=<a DevStack checkout>.
+    """
+    if request.param == 'stand-in':
+        return {}
+    path = os.environ.get('IOSCHED_DEVSTACK_DIR')
+    if not path:
+        pytest.skip('by hand: IOSCHED_DEVSTACK_DIR=<DevStack checkout>')
+    return {'HARNESS_DEVSTACK_DIR': path}
+
+
+def test_all_in_one_lifecycle(tmp_path, ini_functions):
+    ds = Devstack(tmp_path, **ini_functions)
     ds.run('stack pre-install', 'stack install', 'stack post-config')
     assert ds.calls('setup_develop') == [
         ['setup_develop', str(ds.dest / 'iosched'), 'libvirt']]
@@ -300,11 +326,11 @@ def _operator_merged(ds):
     return _semantic(ini.parse(str(path)))
 
 
-def test_fresh_nova_conf_keeps_nova_defaults(tmp_path):
+def test_fresh_nova_conf_keeps_nova_defaults(tmp_path, ini_functions):
     """A nova.conf without the options: Nova's defaults plus ours, and
     clean takes all of it out again (the options unset, as before)."""
     ds = Devstack(tmp_path, services='rabbit,n-sch',
-                  nova_conf='[DEFAULT]\ndebug = True\n')
+                  nova_conf='[DEFAULT]\ndebug = True\n', **ini_functions)
     ds.run('stack install', 'stack post-config')
     nova = ds.nova()
     assert nova['filter_scheduler']['available_filters'] == \
@@ -334,8 +360,9 @@ def test_scheduler_only_node(tmp_path):
 
 # -- the harness: compute side ---------------------------------------------
 
-def test_compute_only_node(tmp_path):
-    ds = Devstack(tmp_path, services='n-cpu,placement-client')
+def test_compute_only_node(tmp_path, ini_functions):
+    ds = Devstack(tmp_path, services='n-cpu,placement-client',
+                  **ini_functions)
     ds.stack()
     assert ds.calls('setup_develop') == [
         ['setup_develop', str(ds.dest / 'iosched'), 'libvirt']]
@@ -559,50 +586,76 @@ def test_nova_loads_the_filters_and_weigher(tmp_path):
     assert [_settings('IOSCHED_NOVA_WEIGHERS')] == d['weight_classes']
 
 
-def test_agent_command_starts_and_reports(tmp_path):
-    """The command given to run_process runs the real agent with the
-    plugin's host-agent.conf; iosched-status reading the plugin's
-    nova.conf (its transport_url and [iosched] topics, as the scheduler
-    does) receives its report. Overridden: the driver (simulated: no
-    hypervisor here), the metrics port (0: any free one) and the report
-    interval (every tick, should the resync request come before the
-    agent listens)."""
+def _real_agent(tmp_path, **env):
+    """A node whose run_process starts the real agent (RabbitMQ needed)."""
     url = fixtures.rabbit_url()
     tag = uuid.uuid4().hex[:8]
-    host = 'devstack-harness-%s' % tag
-    nova_conf = OPERATOR_NOVA_CONF % {'url': url}
-    ds = Devstack(tmp_path, nova_conf=nova_conf, HARNESS_RABBIT_URL=url,
-                  IOSCHED_AGENT_HOST=host,
-                  IOSCHED_REPORT_TOPIC='iosched-reports-%s' % tag,
-                  IOSCHED_AGENTS_TOPIC='iosched-agents-%s' % tag)
-    ds.stack()
-    [(_, service, command, _group, _user)] = ds.calls('run_process')
     override = tmp_path / 'no-hypervisor.conf'
+    # the simulated driver: no hypervisor here; any free metrics port
     override.write_text('[host_agent]\ndriver = simulated\n'
-                        'report_every_ticks = 1\n[metrics]\nport = 0\n')
-    log = open(tmp_path / 'agent.log', 'w+')
-    agent = subprocess.Popen(shlex.split(command)
-                             + ['--config-file', str(override)],
-                             stdout=log, stderr=subprocess.STDOUT)
+                        '[metrics]\nport = 0\n' + env.pop('override', ''))
+    procs = tmp_path / 'processes'
+    procs.mkdir()
+    ds = Devstack(tmp_path, nova_conf=OPERATOR_NOVA_CONF % {'url': url},
+                  HARNESS_RABBIT_URL=url,
+                  HARNESS_PROCESS_DIR=str(procs),
+                  HARNESS_PROCESS_ARGS='--config-file %s' % override,
+                  IOSCHED_AGENT_HOST='devstack-harness-%s' % tag,
+                  IOSCHED_REPORT_TOPIC='iosched-reports-%s' % tag,
+                  IOSCHED_AGENTS_TOPIC='iosched-agents-%s' % tag, **env)
+    return ds, procs
+
+
+def _kill_left_over(procs):
+    for pidfile in procs.glob('*.pid'):
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def test_agent_starts_reports_and_stops(tmp_path):
+    """stack starts the real agent with the command given to run_process
+    and the plugin's host-agent.conf, and the plugin's own check
+    (iosched-status on host-agent.conf) sees its first report;
+    iosched-status on the plugin's nova.conf (the transport_url and
+    [iosched] topics the scheduler's listener uses) sees it too. unstack
+    stops it with SIGTERM: it restores its knobs and exits."""
+    ds, procs = _real_agent(tmp_path)
+    host = ds.env['IOSCHED_AGENT_HOST']
     try:
+        ds.stack()
+        [check] = ds.calls('iosched-status')
+        assert check[1].split() == ['--config-file', str(ds.agent_conf),
+                                    '--host', host, '--wait', '60']
         status = subprocess.run(
             [sys.executable, '-m', 'nova_plugin.cmd.status',
              '--config-file', str(ds.nova_conf), '--host', host,
              '--wait', '120', '--json'],
             capture_output=True, text=True, timeout=300)
-        assert status.returncode == 0, (status.stdout, status.stderr,
-                                        _tail(log))
+        assert status.returncode == 0, (status.stdout, status.stderr)
         assert host in status.stdout
+        ds.run('unstack')
+        log = (procs / 'iosched-agent.log').read_text()
+        assert 'agent stopped; restored' in log, log[-5000:]
+        ds.run('clean')
+        assert not ds.data_dir.exists()
     finally:
-        agent.send_signal(signal.SIGTERM)
-        rc = agent.wait(timeout=120)
-    assert rc == 0, _tail(log)
-    assert 'agent stopped; restored' in _tail(log)
-    ds.run('unstack', 'clean')
-    assert not ds.data_dir.exists()
+        _kill_left_over(procs)
 
 
-def _tail(fh):
-    fh.flush()
-    fh.seek(0)
-    return fh.read()[-5000:]
+def test_stack_fails_without_a_report(tmp_path):
+    """An agent whose reports go nowhere stops stack.sh (die)."""
+    ds, procs = _real_agent(tmp_path, IOSCHED_REPORT_WAIT='3',
+                            override='[reporter]\nenabled = false\n')
+    try:
+        proc = subprocess.run(
+            ['bash', os.path.join(HARNESS, 'run.sh'), 'stack install',
+             'stack post-config', 'stack extra'],
+            env=ds.env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode != 0
+        assert 'die: io-host-agent sent no report as %s' % (
+            ds.env['IOSCHED_AGENT_HOST']) in proc.stderr
+    finally:
+        ds.run('unstack')
+        _kill_left_over(procs)

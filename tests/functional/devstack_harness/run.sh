@@ -10,7 +10,12 @@
 # clones it there). errexit and nounset are on: stack.sh runs with errexit,
 # and NOUNSET=1 stack.sh with nounset.
 
-set -o errexit -o nounset -o pipefail
+set -o errexit -o pipefail
+# nounset too, except with DevStack's own ini functions (HARNESS_DEVSTACK_DIR):
+# its iniset_multiline reads an unset variable.
+if [[ -z "${HARNESS_DEVSTACK_DIR:-}" ]]; then
+    set -o nounset
+fi
 
 HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export HARNESS_DIR

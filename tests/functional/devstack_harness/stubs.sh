@@ -43,6 +43,13 @@ function inidelete {
     _harness_ini inidelete "$@"
 }
 
+# By hand, with a checkout of DevStack at hand: its own ini functions
+# instead (HARNESS_DEVSTACK_DIR=/path/to/devstack; never committed here).
+if [[ -n "${HARNESS_DEVSTACK_DIR:-}" ]]; then
+    # shellcheck source=/dev/null
+    source "$HARNESS_DEVSTACK_DIR/inc/ini-config"
+fi
+
 # DevStack's service list: any of the named services is enabled
 function is_service_enabled {
     local service
@@ -104,21 +111,54 @@ function pip_install {
     _harness_record pip_install "$@"
 }
 
+# run_process / stop_process record; with HARNESS_PROCESS_DIR set they
+# also start the command for real (HARNESS_PROCESS_ARGS appended, output
+# in <dir>/<service>.log) and stop it with SIGTERM, as systemd does.
 function run_process {
     # DevStack refuses a command that is not an absolute path
     if [[ "$2" != /* ]]; then
         echo "run_process: $2 is not an absolute path" >&2
         return 1
     fi
-    if is_service_enabled "$1"; then
-        _harness_record run_process "$@"
+    if ! is_service_enabled "$1"; then
+        return 0
+    fi
+    _harness_record run_process "$@"
+    if [[ -n "${HARNESS_PROCESS_DIR:-}" ]]; then
+        local dir=$HARNESS_PROCESS_DIR
+        # one command string, split into words as systemd's ExecStart does
+        # shellcheck disable=SC2086
+        $2 ${HARNESS_PROCESS_ARGS:-} >> "$dir/$1.log" 2>&1 < /dev/null &
+        echo $! > "$dir/$1.pid"
     fi
 }
 
 function stop_process {
-    if is_service_enabled "$1"; then
-        _harness_record stop_process "$@"
+    if ! is_service_enabled "$1"; then
+        return 0
     fi
+    _harness_record stop_process "$@"
+    local pidfile=${HARNESS_PROCESS_DIR:-/nonexistent}/$1.pid
+    if [[ -f "$pidfile" ]]; then
+        local pid
+        pid=$(cat "$pidfile")
+        rm -f "$pidfile"
+        kill -TERM "$pid" 2>/dev/null || return 0
+        # TimeoutStopSec of DevStack's units: 300 s
+        local i
+        for i in $(seq 1 300); do
+            kill -0 "$pid" 2>/dev/null || return 0
+            sleep 1
+        done
+        echo "stop_process: $1 ($pid) still running after $i s" >&2
+        return 1
+    fi
+}
+
+function die {
+    shift
+    echo "die: $*" >&2
+    exit 1
 }
 
 function _harness_systemctl {
