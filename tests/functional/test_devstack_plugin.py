@@ -492,7 +492,8 @@ def test_written_options_exist_and_parse(tmp_path):
     from nova_plugin import conf as nova_conf
 
     ds = Devstack(tmp_path, IOSCHED_LSVM_TRAIT='True',
-                  IOSCHED_AGENT_CINDER='True', IOSCHED_AGENT_USER='stack')
+                  IOSCHED_AGENT_CINDER='True', IOSCHED_AGENT_USER='stack',
+                  IOSCHED_SCHEDULER_METRICS='True')
     ds.run('stack install', 'stack post-config')
 
     conf = cfg.ConfigOpts()
@@ -523,13 +524,27 @@ def test_written_options_exist_and_parse(tmp_path):
             getattr(conf[group], opt.dest)      # raises on a bad value
 
     nconf = cfg.ConfigOpts()
-    nova_conf.register_opts(nconf)
-    names = {o.dest for o in nova_conf.OPTS}
-    assert set(ds.nova()['iosched']) <= names
+    nova = ds.nova()
+    for group, group_opts in nova_conf.list_opts():
+        nconf.register_opts(group_opts, group=group)
+        if group in nova:
+            assert set(nova[group]) <= {o.dest for o in group_opts}
+    assert {'iosched', 'iosched_metrics'} <= set(nova)
     nconf(args=[], default_config_files=[str(ds.nova_conf)])
     assert nconf.iosched.listen_for_reports is True
-    for opt in nova_conf.OPTS:
-        getattr(nconf.iosched, opt.dest)
+    assert nconf.iosched_metrics.enabled is True
+    for group, group_opts in nova_conf.list_opts():
+        for opt in group_opts:
+            getattr(nconf[group], opt.dest)     # raises on a bad value
+    ds.run('clean')
+    assert _semantic(ds.nova()) == _semantic(
+        _parsed_text(tmp_path, ds.operator))
+
+
+def _parsed_text(tmp_path, text):
+    path = tmp_path / 'expected.conf'
+    path.write_text(text)
+    return ini.parse(str(path))
 
 
 def _nova_importable():
@@ -659,3 +674,49 @@ def test_stack_fails_without_a_report(tmp_path):
     finally:
         ds.run('unstack')
         _kill_left_over(procs)
+
+
+def _local_conf_example():
+    """(localrc variables, {section: {option: value}} of the nova.conf
+    post-config meta section) of devstack/local.conf.example."""
+    localrc, post, meta, section = {}, {}, None, None
+    with open(os.path.join(DEVSTACK, 'local.conf.example')) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith('#'):
+                continue
+            if line.startswith('[['):
+                meta = line
+            elif meta == '[[local|localrc]]' and '=' in line \
+                    and not line.startswith('enable_plugin'):
+                key, value = line.split('=', 1)
+                localrc[key] = value
+            elif meta == '[[post-config|$NOVA_CONF]]':
+                if line.startswith('['):
+                    section = post.setdefault(line.strip('[]'), {})
+                else:
+                    key, value = line.split('=', 1)
+                    section[key.strip()] = value.strip()
+    return localrc, post
+
+
+def test_local_conf_example(tmp_path):
+    """local.conf.example's settings run through every phase; its
+    post-config filters, merged after the plugin's, end up with ours."""
+    localrc, post = _local_conf_example()
+    iosched = {k: v for k, v in localrc.items() if k.startswith('IOSCHED_')}
+    assert iosched['IOSCHED_CREATE_EXAMPLES'] == 'True'
+    ds = Devstack(tmp_path, **iosched)
+    ds.run('stack install', 'stack post-config')
+    for section, options in post.items():       # merge_config_group
+        for key, value in options.items():
+            ini.iniset(str(ds.nova_conf), section, key, value)
+    ds.run('stack extra', 'stack test-config')
+    enabled = _list(ds.nova(), 'filter_scheduler', 'enabled_filters')
+    assert enabled == post['filter_scheduler']['enabled_filters'].split(
+        ',') + OUR_FILTERS
+    assert ds.calls('systemctl') == [
+        ['systemctl', 'restart', 'devstack@n-sch.service']]
+    assert len(ds.calls('iosched-slo')) == 3
+    ds.run('unstack', 'clean')
+    assert not ds.conf_dir.exists()
