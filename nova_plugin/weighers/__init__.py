@@ -14,8 +14,11 @@
 Enable them in nova.conf::
 
     [filter_scheduler]
-    weight_classes = nova.scheduler.weights.all_weighers
-    weight_classes = nova_plugin.weighers.all_weighers
+    weight_classes = nova.scheduler.weights.all_weighers,\
+nova_plugin.weighers.all_weighers
+
+(one line in the file: a list option, where a repeated ``weight_classes``
+key keeps only its last value.)
 """
 
 from nova_plugin.weighers import io_strength
