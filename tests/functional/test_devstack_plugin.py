@@ -721,3 +721,31 @@ def test_local_conf_example(tmp_path):
     assert len(ds.calls('iosched-slo')) == 3
     ds.run('unstack', 'clean')
     assert not ds.conf_dir.exists()
+
+
+def test_stand_ins_write_what_devstack_writes(tmp_path):
+    """By hand: with DevStack's own ini functions every phase leaves the
+    same bytes as with the harness's ini.py."""
+    path = os.environ.get('IOSCHED_DEVSTACK_DIR')
+    if not path:
+        pytest.skip('by hand: IOSCHED_DEVSTACK_DIR=<DevStack checkout>')
+    nodes = {}
+    for name, env in (('standin', {}), ('devstack',
+                                        {'HARNESS_DEVSTACK_DIR': path})):
+        (tmp_path / name).mkdir()
+        nodes[name] = Devstack(tmp_path / name, IOSCHED_LSVM_TRAIT='True',
+                               IOSCHED_AGENT_USER='stack', **env)
+
+    def files(ds):
+        out = []
+        for f in (ds.nova_conf, ds.agent_conf):
+            text = f.read_text() if f.exists() else None
+            out.append(text and text.replace(str(ds.tmp), 'TMP'))
+        return out
+
+    for phases in (['stack install', 'stack post-config'],
+                   ['stack post-config'], ['stack extra'], ['unstack'],
+                   ['clean']):
+        for ds in nodes.values():
+            ds.run(*phases)
+        assert files(nodes['standin']) == files(nodes['devstack']), phases
