@@ -177,9 +177,52 @@ class Exporter(object):
         return self.pid == os.getpid() and self.thread.is_alive()
 
     def stop(self):
-        self.server.shutdown()
+        if self.thread.is_alive():
+            self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
+
+
+class GreenExporter(object):
+    """The same under eventlet's monkey-patching (nova-scheduler before
+    2025.2, Nova's test suite): prometheus_client's server thread would
+    be a green thread blocking the whole process in the stdlib's
+    ``select``; eventlet's own WSGI server serves in a green thread. A
+    hub replaced after fork (oslo.service's eventlet launcher) drops it:
+    ``alive()`` is False then, and the next ``ensure_exporter`` rebinds."""
+
+    def __init__(self, registry, host, port):
+        import eventlet
+        from eventlet import hubs
+        from eventlet import wsgi
+        self.pid = os.getpid()
+        self.hub = hubs.get_hub()
+        self.sock = eventlet.listen((host, port))
+        self.thread = eventlet.spawn(
+            wsgi.server, self.sock, prometheus_client.make_wsgi_app(registry),
+            log_output=False)
+
+    @property
+    def port(self):
+        return self.sock.getsockname()[1]
+
+    def alive(self):
+        from eventlet import hubs
+        return (self.pid == os.getpid() and not self.thread.dead and
+                hubs.get_hub() is self.hub)
+
+    def stop(self):
+        if not self.thread.dead:
+            self.thread.kill()
+        self.sock.close()
+
+
+def _exporter_class():
+    try:
+        from eventlet import patcher
+    except ImportError:
+        return Exporter
+    return GreenExporter if patcher.is_monkey_patched('thread') else Exporter
 
 
 def _bind(conf, registry):
@@ -187,9 +230,10 @@ def _bind(conf, registry):
     ports = ([0] if c.port == 0 else
              range(c.port, min(c.port + c.max_workers, 65536)))
     errors = []
+    cls = _exporter_class()
     for port in ports:
         try:
-            return Exporter(registry, c.bind_host, port)
+            return cls(registry, c.bind_host, port)
         except OSError as e:
             errors.append('%s: %s' % (port, e.strerror or e))
     LOG.error('iosched metrics not served: no free port on %(h)s from '
@@ -216,7 +260,11 @@ def ensure_exporter(conf, registry=REGISTRY):
         if _STATE['pid'] == pid and (_STATE['exporter'] is None or
                                      _STATE['exporter'].alive()):
             return _STATE['exporter']
-        # A forked child: the parent's server is not ours to stop.
+        stale = _STATE['exporter']
+        if (stale is not None and stale.pid == pid and
+                isinstance(stale, GreenExporter)):
+            stale.sock.close()      # its green thread died with its hub
+        # (A forked child: the parent's server is not ours to stop.)
         exporter = _bind(conf, registry)
         _STATE.update(pid=pid, exporter=exporter)
         if exporter is not None:
