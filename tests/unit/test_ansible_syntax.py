@@ -40,7 +40,9 @@ from tests import fixtures as iosched_fixtures
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..')
 ANSIBLE_DIR = os.path.join(ROOT, 'ansible')
-PLAYBOOKS = ['cloud_objects.yml']
+PLAYBOOKS = ['cloud_objects.yml', 'rollout.yml']
+# The inventory a playbook is checked with (its host groups must exist).
+INVENTORIES = {'rollout.yml': os.path.join(ANSIBLE_DIR, 'inventory.example')}
 
 
 def _tool(name):
@@ -107,7 +109,8 @@ def test_syntax_check(playbook_cmd, tmp_path, playbook, collection):
             'tools/bootstrap.sh unpacks it from the ansible wheel into %s'
             % VENV_COLLECTIONS)
     out = subprocess.run(
-        [playbook_cmd, '--syntax-check', '-i', 'localhost,',
+        [playbook_cmd, '--syntax-check', '-i',
+         INVENTORIES.get(playbook, 'localhost,'),
          os.path.join(ANSIBLE_DIR, playbook)],
         capture_output=True, text=True, env=env, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -178,3 +181,98 @@ def test_module_documentation_matches_its_arguments(tmp_path):
             name
         assert sorted(options[name].get('aliases', [])) == sorted(
             arg.get('aliases', [])), name
+
+
+# -- iosched_nova_conf (roles/iosched_scheduler/library) ---------------------
+
+NOVA_CONF_MODULE = os.path.join(ANSIBLE_DIR, 'roles', 'iosched_scheduler',
+                                'library', 'iosched_nova_conf.py')
+
+
+def _nova_conf_module():
+    spec = importlib.util.spec_from_file_location('iosched_nova_conf',
+                                                  NOVA_CONF_MODULE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_nova_conf_module_documentation_matches_its_arguments(tmp_path):
+    doc_cmd = _tool('ansible-doc')
+    iosched_fixtures.require('ansible-core', doc_cmd is not None,
+                             'no ansible-doc beside %s nor on PATH'
+                             % sys.executable)
+    out = subprocess.run(
+        [doc_cmd, '--json', '-M', os.path.dirname(NOVA_CONF_MODULE),
+         'iosched_nova_conf'], capture_output=True, text=True,
+        env=_env(tmp=str(tmp_path)), check=False)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)['iosched_nova_conf']
+    mod = _nova_conf_module()
+    options = doc['doc']['options']
+    assert set(options) == set(mod.ARGS)
+    for name, arg in mod.ARGS.items():
+        assert options[name].get('type', 'str') == arg.get('type', 'str')
+        assert options[name].get('default') == arg.get('default'), name
+
+
+def _params(mod, **kw):
+    params = {k: v.get('default') for k, v in mod.ARGS.items()}
+    params.update(kw)
+    return params
+
+
+IOSCHED = dict(enabled_filters=['IoDensityFilter', 'LsvmFilter'],
+               available_filters=['nova_plugin.filters.all_filters'],
+               weight_classes=['nova_plugin.weighers.all_weighers'],
+               options={'iosched': {'listen_for_reports': True,
+                                    'report_topic': 'r'}})
+
+
+@pytest.mark.parametrize('before, after', [
+    # nothing there: Nova's defaults first, then ours
+    ('[DEFAULT]\ndebug = true\n',
+     '[DEFAULT]\ndebug = true\n\n[filter_scheduler]\n'
+     'enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,'
+     'ImagePropertiesFilter,ServerGroupAntiAffinityFilter,'
+     'ServerGroupAffinityFilter,IoDensityFilter,LsvmFilter\n'
+     'available_filters = nova.scheduler.filters.all_filters\n'
+     'available_filters = nova_plugin.filters.all_filters\n'
+     'weight_classes = nova.scheduler.weights.all_weighers,'
+     'nova_plugin.weighers.all_weighers\n\n'
+     '[iosched]\nlisten_for_reports = true\nreport_topic = r\n'),
+    # the operator's lists kept; only the missing items added; of repeated
+    # ListOpt keys the last (the effective one) is extended
+    ('[filter_scheduler]\n# mine\nenabled_filters=A,LsvmFilter\n'
+     'available_filters = x.all\nweight_classes = w.one\n'
+     'weight_classes = w.two\n\n[iosched]\nreport_topic = old\n',
+     '[filter_scheduler]\n# mine\nenabled_filters = A,LsvmFilter,'
+     'IoDensityFilter\navailable_filters = x.all\n'
+     'available_filters = nova_plugin.filters.all_filters\n'
+     'weight_classes = w.one\nweight_classes = w.two,'
+     'nova_plugin.weighers.all_weighers\n\n[iosched]\nreport_topic = r\n'
+     'listen_for_reports = true\n'),
+])
+def test_nova_conf_edit_adds_on_top_and_is_idempotent(before, after):
+    mod = _nova_conf_module()
+    ini = mod.Ini(before)
+    changes = mod.edit(ini, _params(mod, **IOSCHED), True)
+    assert changes and ini.text() == after
+    again = mod.Ini(after)
+    assert mod.edit(again, _params(mod, **IOSCHED), True) == []
+    assert again.text() == after
+
+
+def test_nova_conf_absent_removes_only_ours():
+    mod = _nova_conf_module()
+    mine = ('[filter_scheduler]\nenabled_filters = A,B\n'
+            'available_filters = x.all\n')
+    ini = mod.Ini(mine)
+    mod.edit(ini, _params(mod, **IOSCHED), True)
+    assert ini.text() != mine
+    mod.edit(ini, _params(mod, **IOSCHED), False)
+    # the operator's values stay; weight_classes keeps Nova's default
+    # written out (the same effective value); the [iosched] header stays
+    assert ini.text() == mine + (
+        'weight_classes = nova.scheduler.weights.all_weighers\n'
+        '\n[iosched]\n')

@@ -239,29 +239,30 @@ def edit(ini, p, present):
     return changes
 
 
+ARGS = dict(
+    path=dict(type='path', required=True),
+    enabled_filters=dict(type='list', elements='str', default=[]),
+    default_enabled_filters=dict(
+        type='list', elements='str',
+        default=['ComputeFilter', 'ComputeCapabilitiesFilter',
+                 'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                 'ServerGroupAffinityFilter']),
+    available_filters=dict(type='list', elements='str', default=[]),
+    default_available_filters=dict(
+        type='list', elements='str',
+        default=['nova.scheduler.filters.all_filters']),
+    weight_classes=dict(type='list', elements='str', default=[]),
+    default_weight_classes=dict(
+        type='list', elements='str',
+        default=['nova.scheduler.weights.all_weighers']),
+    options=dict(type='dict', default={}),
+    state=dict(type='str', choices=['present', 'absent'], default='present'),
+)
+
+
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type='path', required=True),
-            enabled_filters=dict(type='list', elements='str', default=[]),
-            default_enabled_filters=dict(
-                type='list', elements='str',
-                default=['ComputeFilter', 'ComputeCapabilitiesFilter',
-                         'ImagePropertiesFilter',
-                         'ServerGroupAntiAffinityFilter',
-                         'ServerGroupAffinityFilter']),
-            available_filters=dict(type='list', elements='str', default=[]),
-            default_available_filters=dict(
-                type='list', elements='str',
-                default=['nova.scheduler.filters.all_filters']),
-            weight_classes=dict(type='list', elements='str', default=[]),
-            default_weight_classes=dict(
-                type='list', elements='str',
-                default=['nova.scheduler.weights.all_weighers']),
-            options=dict(type='dict', default={}),
-            state=dict(type='str', choices=['present', 'absent'],
-                       default='present'),
-        ),
+        argument_spec=ARGS,
         supports_check_mode=True,
     )
     p = module.params
