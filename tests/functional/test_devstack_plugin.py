@@ -51,7 +51,8 @@ HARNESS = os.path.join(REPO, 'tests', 'functional', 'devstack_harness')
 PLUGIN_FILES = [os.path.join(DEVSTACK, f)
                 for f in ('plugin.sh', 'settings', os.path.join('lib',
                                                                 'iosched'))]
-HARNESS_FILES = [os.path.join(HARNESS, f) for f in ('run.sh', 'stubs.sh')]
+HARNESS_FILES = [os.path.join(HARNESS, f)
+                 for f in ('run.sh', 'stubs.sh', 'with_devstack.sh')]
 VENV_BIN = os.path.dirname(sys.executable)
 RABBIT = 'rabbit://stackrabbit:secret@10.0.0.1:5672/'
 OUR_FILTERS = ['IoDensityFilter', 'LsvmFilter', 'SloCapacityFilter']
@@ -87,8 +88,10 @@ def _which(name):
 class Devstack:
     """One node's DevStack, stood in for in ``tmp``."""
 
-    def __init__(self, tmp, services=ALL_IN_ONE, nova_conf=None, **env):
+    def __init__(self, tmp, services=ALL_IN_ONE, nova_conf=None,
+                 runner='run.sh', **env):
         self.tmp = tmp
+        self.runner = os.path.join(HARNESS, runner)
         self.dest = tmp / 'opt-stack'
         self.bin = tmp / 'bin'
         for d in (self.dest, self.bin, tmp / 'data', tmp / 'etc' / 'nova'):
@@ -148,7 +151,7 @@ class Devstack:
 
     def run(self, *phases):
         proc = subprocess.run(
-            ['bash', os.path.join(HARNESS, 'run.sh')] + list(phases),
+            ['bash', self.runner] + list(phases),
             env=self.env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, '%s failed (%d):\n%s\n%s' % (
             phases, proc.returncode, proc.stdout[-3000:],
@@ -749,3 +752,38 @@ def test_stand_ins_write_what_devstack_writes(tmp_path):
         for ds in nodes.values():
             ds.run(*phases)
         assert files(nodes['standin']) == files(nodes['devstack']), phases
+
+
+def test_with_devstack_functions(tmp_path):
+    """By hand: DevStack's own functions-common (is_service_enabled,
+    enable_service, trueorfalse, run_process, stop_process), rpc_backend
+    (get_transport_url) and ini-config run the plugin: run_process writes
+    the unit devstack@iosched-agent, stop_process stops it, clean leaves
+    the operator's nova.conf."""
+    path = os.environ.get('IOSCHED_DEVSTACK_DIR')
+    if not path:
+        pytest.skip('by hand: IOSCHED_DEVSTACK_DIR=<DevStack checkout>')
+    systemd = tmp_path / 'systemd'
+    ds = Devstack(tmp_path, runner='with_devstack.sh',
+                  HARNESS_DEVSTACK_DIR=path, SYSTEMD_DIR=str(systemd),
+                  RABBIT_USERID='stackrabbit', RABBIT_PASSWORD='secret',
+                  RABBIT_HOST='10.0.0.1')
+    ds.stack()
+    unit = ini.parse(str(systemd / 'devstack@iosched-agent.service'))
+    assert unit['Service']['ExecStart'] == [
+        '%s --config-file %s' % (ds.bin / 'io-host-agent', ds.agent_conf)]
+    assert unit['Service']['User'] == ['root']
+    assert 'Group' not in unit['Service']
+    assert unit['Service']['KillMode'] == ['process']   # SIGTERM, 300 s
+    assert ['systemctl', 'start', 'devstack@iosched-agent.service'] in \
+        ds.calls('systemctl')
+    assert _one(ds.agent(), 'reporter', 'transport_url') == \
+        'rabbit://stackrabbit:secret@10.0.0.1:5672/'
+    assert _list(ds.nova(), 'filter_scheduler', 'enabled_filters') == \
+        OPERATOR_FILTERS + OUR_FILTERS
+    ds.run('unstack')
+    assert ['systemctl', 'stop', 'devstack@iosched-agent.service'] in \
+        ds.calls('systemctl')
+    ds.run('clean')
+    assert _semantic(ds.nova()) == _semantic(
+        _parsed_text(tmp_path, ds.operator))
