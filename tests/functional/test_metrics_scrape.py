@@ -16,10 +16,15 @@ checked against the agent's own state."""
 
 import collections
 import json
+import multiprocessing
 import os
+import socket
+import time
 import urllib.error
 import urllib.request
+import uuid as uuid_mod
 
+from oslo_config import cfg
 from prometheus_client import parser
 import pytest
 
@@ -33,9 +38,14 @@ from host_agent import metrics
 from host_agent import model
 from host_agent.policies import slo
 from host_agent.policies import vslicer
+from host_agent.reporter import messaging
+from host_agent.reporter import rpcapi
+from nova_plugin import conf as iosched_conf
+from nova_plugin import endpoint
 from simulator import host as sim_host
 from simulator import spec as S
 from tests import fixtures
+from tests.unit.nova_plugin import reports
 
 CONF = fixtures.CONF
 
@@ -183,3 +193,92 @@ def test_stop_restores_and_the_scrape_says_so(served):
     exporter.stop()
     with pytest.raises(urllib.error.URLError):
         scrape(port)
+
+
+def _scheduler_worker(url, topic, base, ready, stop):
+    """A forked scheduler worker: its report listener (which starts its
+    metrics endpoint) on RabbitMQ until ``stop``."""
+    conf = cfg.ConfigOpts()
+    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+    conf.register_opts(iosched_conf.METRICS_OPTS,
+                       group=iosched_conf.METRICS_GROUP)
+    conf([], default_config_files=[])
+    conf.set_override('report_topic', topic, 'iosched')
+    for name, value in (('enabled', True), ('port', base),
+                        ('max_workers', 4)):
+        conf.set_override(name, value, 'iosched_metrics')
+    # the process's store (the child's copy): what the gauges read
+    server = endpoint.start_listener(conf, transport_url=url,
+                                     host='worker-%d' % os.getpid())
+    from nova_plugin import metrics as scheduler_metrics
+    exporter = scheduler_metrics.ensure_exporter(conf)
+    ready.put(exporter.port if exporter is not None else None)
+    stop.wait(60)
+    server.stop()
+    server.wait()
+    scheduler_metrics.stop_exporter()
+
+
+def _free_base(n):
+    for _ in range(50):
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        base = s.getsockname()[1]
+        s.close()
+        if base + n < 65536 and all(_free(p) for p in range(base, base + n)):
+            return base
+    pytest.fail('no %d consecutive free ports' % n)
+
+
+def _free(port):
+    s = socket.socket()
+    try:
+        s.bind(('127.0.0.1', port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def test_two_scheduler_workers_one_port_each(tmp_path):
+    """The multi-worker scheme: forked workers take consecutive ports of
+    [iosched_metrics] port..port+max_workers-1, and each counts every
+    report an agent fanout-casts over RabbitMQ."""
+    url = fixtures.rabbit_url()
+    topic = 'iosched-test-metrics-%s' % uuid_mod.uuid4().hex[:8]
+    base = _free_base(4)
+    ctx = multiprocessing.get_context('fork')
+    ready, stop = ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_scheduler_worker,
+                         args=(url, topic, base, ready, stop))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    try:
+        ports = sorted(ready.get(timeout=60) for _ in procs)
+        assert ports == [base, base + 1]
+        time.sleep(0.5)     # the fanout queues are bound: the casts reach
+        api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, url), topic)
+        for host in ('compute-a', 'compute-b', 'compute-c'):
+            api.report_host_io(reports.report(host=host, ts=time.time()))
+        name = 'iosched_scheduler_reports_received_total'
+        seen = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            seen = {port: scrape(port)[name][()] for port in ports}
+            if all(v >= 3 for v in seen.values()):
+                break
+            time.sleep(0.1)
+        assert seen == {base: 3.0, base + 1: 3.0}
+        for port in ports:
+            assert scrape(port)['iosched_scheduler_hosts'][
+                (('state', 'fresh'),)] == 3
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(30)
+            if p.is_alive():
+                p.terminate()
+                p.join(5)
+        messaging.cleanup()
