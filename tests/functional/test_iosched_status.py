@@ -1,0 +1,179 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``iosched-status`` against the real RabbitMQ and a real agent daemon.
+
+One ``io-host-agent`` (simulated driver, its resync server on) runs for the
+module on fresh topics. The command joins the reports fanout, asks for a
+resync and prints the table or JSON; ``--host`` returns as soon as that
+host's report is in (0) or says who is missing after ``--wait`` (1); a
+broker that does not answer is bad input (2).
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from host_agent.reporter import payload
+from nova_plugin.cmd import status
+from tests import fixtures
+
+AGENT = os.path.join(os.path.dirname(sys.executable), 'io-host-agent')
+
+
+@pytest.fixture(scope='module')
+def agent(tmp_path_factory):
+    url = fixtures.rabbit_url()
+    tag = uuid.uuid4().hex[:8]
+    base = tmp_path_factory.mktemp('iosched-ans-status')
+    conf = base / 'host-agent.conf'
+    info = dict(url=url, host='status-%s' % tag, conf=str(conf),
+                topic='iosched-status-reports-%s' % tag,
+                agents='iosched-status-agents-%s' % tag)
+    conf.write_text(
+        '[DEFAULT]\ntransport_url = %(url)s\n[host_agent]\nhost = %(host)s\n'
+        'driver = simulated\ntick_interval = 0.5\nreport_every_ticks = 30\n'
+        'journal_path =\n[reporter]\ntopic = %(topic)s\n'
+        'resync_topic = %(agents)s\n' % info)
+    info['log'] = base / 'agent.log'
+    log = open(info['log'], 'w')
+    proc = subprocess.Popen([AGENT, '--config-file', str(conf)], stdout=log,
+                            stderr=subprocess.STDOUT)
+    info['proc'] = proc
+    try:
+        # The first periodic report comes after 15 s: wait for it only
+        # once here; afterwards every command gets it by resync at once.
+        rc, out, err = run('--config-file', info['conf'], '--host',
+                           info['host'], '--wait', '120')
+        assert rc == 0, (err, open(base / 'agent.log').read()[-3000:])
+        yield info
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    rc = status.main(list(argv), out=out, err=err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _bus(agent):
+    return ['--transport-url', agent['url'], '--topic', agent['topic'],
+            '--agents-topic', agent['agents']]
+
+
+def test_host_reported_returns_at_once(agent):
+    resent = agent['log'].read_text().count('(resync)')
+    t0 = time.monotonic()
+    rc, out, err = run(*_bus(agent), '--host', agent['host'], '--wait', '60')
+    print('iosched-status --host: %.1f s' % (time.monotonic() - t0))
+    assert rc == 0, err
+    header, line = out.splitlines()[:2]
+    assert header.split()[:4] == ['HOST', 'AGE', 'SEQ', 'EVERY']
+    assert line.split()[0] == agent['host'] and 'vslicer' in line
+    # the agent answered the command's resync (re-sent its latest report)
+    assert agent['log'].read_text().count('(resync)') > resent
+
+
+def test_json_table_of_every_host(agent):
+    rc, out, err = run(*_bus(agent), '--wait', '3', '--json')
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc['topic'] == agent['topic'] and doc['missing'] == []
+    row, = doc['hosts']
+    assert row['host'] == agent['host']
+    assert row['status'] == 'ok' and row['errors'] == []
+    assert row['report_interval'] == 15.0 and row['pcpus'] == 2
+    assert row['vcpus'] == 5 and row['lsvm']['count'] == 1
+    assert row['policies'] == ['vslicer'] and row['knobs'] > 0
+    assert row['version'] == payload.VERSION
+
+
+def test_config_file_gives_url_and_topics(agent):
+    rc, out, err = run('--config-file', agent['conf'], '--host',
+                       agent['host'], '--wait', '60')
+    assert rc == 0, err
+    assert out.splitlines()[1].startswith(agent['host'])
+
+
+def test_missing_host_exits_1_naming_who_answered(agent):
+    rc, out, err = run(*_bus(agent), '--host', 'nowhere-1', '--wait', '2')
+    assert rc == status.EXIT_MISSING
+    assert 'no report from nowhere-1 within 2 s' in err
+    assert 'heard from: %s' % agent['host'] in err
+    assert agent['host'] in out          # the table of who did report
+
+
+def test_too_old_report_does_not_count(agent):
+    # a 0 s bound cannot be met by a report measured before the command
+    # started (the resync re-sends the latest one, measured earlier)
+    rc, out, err = run(*_bus(agent), '--host', agent['host'], '--max-age',
+                       '0', '--wait', '2')
+    assert rc == status.EXIT_MISSING, (out, err)
+
+
+def test_nobody_on_a_fresh_topic_exits_1():
+    url = fixtures.rabbit_url()
+    tag = uuid.uuid4().hex[:8]
+    rc, out, err = run('--transport-url', url, '--topic', 'nobody-%s' % tag,
+                       '--agents-topic', 'nobody-agents-%s' % tag,
+                       '--wait', '1')
+    assert rc == status.EXIT_MISSING and out == ''
+    assert 'no host reported within 1 s on topic nobody-%s' % tag in err
+
+
+def test_no_broker_is_bad_input():
+    rc, out, err = run('--transport-url',
+                       'rabbit://guest:secret@127.0.0.1:1/', '--wait', '1')
+    assert rc == status.EXIT_BAD_INPUT
+    assert 'no message broker answers at rabbit://guest:***@127.0.0.1:1/' \
+        in err and 'secret' not in err
+
+
+def test_bad_arguments_are_bad_input(tmp_path):
+    assert run('--wait', '0')[0] == status.EXIT_BAD_INPUT
+    rc, _, err = run('--config-file', str(tmp_path / 'none.conf'))
+    assert rc == status.EXIT_BAD_INPUT and 'no configuration file' in err
+    empty = tmp_path / 'empty.conf'
+    empty.write_text('[DEFAULT]\n')
+    rc, _, err = run('--config-file', str(empty), '--wait', '1')
+    assert rc == status.EXIT_BAD_INPUT and 'no transport URL' in err
+
+
+def test_collector_keeps_the_newest_report_per_host():
+    base = fixtures.sim_host_with_vms
+    sim, driver = base(name='c-1')
+    agent = fixtures.make_agent(driver)
+    fixtures.run_ticks(sim, agent, 2)
+    first = agent.last_report
+    fixtures.run_ticks(sim, agent, 1)
+    newer = agent.last_report
+    c = status.Collector(watch=['c-1', 'c-2'])
+    c.update(newer)
+    c.update(first)                     # out of order: ignored
+    assert c.reports['c-1'][0] is newer and c.received == 2
+    assert c.missing() == ['c-2'] and not c.done.is_set()
+    row = status.row(newer, c.reports['c-1'][1], newer.ts + 5)
+    assert row['age_s'] == 5.0 and row['policies'] == ['vslicer']
+    lines = status.table([row])
+    assert lines[1].split()[:2] == ['c-1', '5.0s']
