@@ -19,6 +19,8 @@ import json
 import multiprocessing
 import os
 import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -282,3 +284,55 @@ def test_two_scheduler_workers_one_port_each(tmp_path):
                 p.terminate()
                 p.join(5)
         messaging.cleanup()
+
+
+GREEN_SCRIPT = '''
+import eventlet
+eventlet.monkey_patch()
+import json, sys, urllib.request
+from eventlet import hubs
+from oslo_config import cfg
+from nova_plugin import conf as iosched_conf
+from nova_plugin import metrics
+
+conf = cfg.ConfigOpts()
+conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+conf.register_opts(iosched_conf.METRICS_OPTS, group=iosched_conf.METRICS_GROUP)
+conf([], default_config_files=[])
+conf.set_override('enabled', True, 'iosched_metrics')
+conf.set_override('port', int(sys.argv[1]), 'iosched_metrics')
+conf.set_override('max_workers', 2, 'iosched_metrics')
+
+def scrape(port):
+    url = 'http://127.0.0.1:%d/metrics' % port
+    return 'iosched_scheduler_hosts' in urllib.request.urlopen(
+        url, timeout=10).read().decode()
+
+out = {}
+first = metrics.ensure_exporter(conf)
+out['kind'] = type(first).__name__
+out['first'] = [first.port, scrape(first.port)]
+out['same'] = metrics.ensure_exporter(conf) is first
+hubs.use_hub()          # what oslo.service's eventlet launcher does after fork
+out['alive_after_new_hub'] = first.alive()
+again = metrics.ensure_exporter(conf)
+out['again'] = [again.port, scrape(again.port)]
+print(json.dumps(out))
+'''
+
+
+def test_scheduler_endpoint_under_eventlet(tmp_path):
+    """Monkey-patched by eventlet, the worker's endpoint is a green WSGI
+    server that answers while the process runs on; a hub replaced after
+    fork drops it, and the next ensure_exporter binds the same port."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    base = _free_base(2)
+    out = subprocess.run([sys.executable, '-c', GREEN_SCRIPT, str(base)],
+                         cwd=root, capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {'kind': 'GreenExporter', 'first': [base, True],
+                   'same': True, 'alive_after_new_hub': False,
+                   'again': [base, True]}
