@@ -175,7 +175,8 @@ def table(rows):
 
 def parser():
     p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__.split('\n\n')[0].split(': ', 1)[1],
+        prog=PROG,
+        description=__doc__.split('\n\n')[0].split(': ', 1)[1].capitalize(),
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--config-file', action='append', default=[],
                    metavar='PATH', help='host-agent.conf or nova.conf '

@@ -143,8 +143,10 @@ class Site(object):
                                'report_every_ticks': 2},
                 'reporter': {'topic': self.topic,
                              'resync_topic': self.agents_topic}},
-            'iosched_scheduler_nova_python': sys.executable,
-            'iosched_scheduler_install': False,
+            # "Nova's Python": a venv that sees this interpreter's Nova
+            'iosched_scheduler_nova_python': node + '/opt/bin/python',
+            'iosched_scheduler_wheel': self.wheel,
+            'iosched_scheduler_dist_dir': node + '/dist',
             'iosched_scheduler_nova_conf': str(self.nova_conf),
             'iosched_scheduler_restart_command': [
                 'sh', '-c', 'echo restarted >> %s' % self.restarts],
@@ -232,7 +234,7 @@ def _directives(text):
 
 
 def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
-    for name in ('c1', 'c2', 'c3', 'bad'):
+    for name in ('c1', 'c2', 'c3', 'bad', 's1'):
         site.prepare(name)
     inv = site.inventory(['c1', 'c2'])
 
@@ -277,6 +279,14 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
         assert (share / 'systemd' / 'io-host-agent.service').read_text() == (
             open(UNIT).read())
         assert site.ctl(name, 'status').returncode == 0
+        analyze = shutil.which('systemd-analyze')
+        if analyze:     # test_service_unit requires it; here a bonus
+            verify = subprocess.run(
+                [analyze, 'verify', str(node / 'systemd' /
+                                        'io-host-agent.service')],
+                capture_output=True, text=True)
+            assert verify.returncode == 0 and not verify.stderr.strip(), (
+                verify.stderr)
     # both agents report (the role's health check saw it too)
     status = site.status('ans-c1', 'ans-c2')
     assert status.returncode == 0, status.stderr
@@ -300,6 +310,9 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
                                'resync_on_start': 'true'}
     assert nova['DEFAULT'] == {'debug': 'true'}
     assert site.restarts.read_text() == 'restarted\n'
+    # the plugin went into "Nova's Python" from the wheel
+    assert list((site.node('s1') / 'opt' / 'lib').glob(
+        'python3*/site-packages/nova_plugin/filters/__init__.py'))
     pids = {n: site.pid(n) for n in ('c1', 'c2')}
 
     # second run: nothing changes, nothing restarts
