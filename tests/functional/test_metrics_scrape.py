@@ -336,3 +336,74 @@ def test_scheduler_endpoint_under_eventlet(tmp_path):
     assert got == {'kind': 'GreenExporter', 'first': [base, True],
                    'same': True, 'alive_after_new_hub': False,
                    'again': [base, True]}
+
+
+MAIN_SCRIPT = '''
+import json, sys, urllib.request
+from host_agent import agent as agent_mod
+from host_agent.cmd import agent as cmd
+from tests import fixtures
+
+sim, driver = fixtures.sim_host_with_vms()
+
+
+class Driver:
+    writes_itself = True
+
+    @staticmethod
+    def from_conf(conf):
+        return driver
+
+
+load_class = cmd.plugins.load_class
+cmd.plugins.load_class = lambda namespace, name: (
+    Driver if namespace == cmd.plugins.DRIVERS
+    else load_class(namespace, name))
+url = 'http://127.0.0.1:%s/metrics' % sys.argv[2]
+seen = {}
+
+
+def run(agent):
+    agent.start()
+    fixtures.run_ticks(sim, agent, 3)
+    seen['body'] = urllib.request.urlopen(url, timeout=10).read().decode()
+    agent.shutdown()
+
+
+agent_mod.Agent.run = run
+rc = cmd.main(['--config-file', sys.argv[1]])
+try:
+    urllib.request.urlopen(url, timeout=10)
+    closed = False
+except OSError:
+    closed = True
+print(json.dumps({'rc': rc, 'closed': closed, 'body': seen['body']}))
+'''
+
+
+def test_io_host_agent_serves_metrics_and_closes_the_port(tmp_path):
+    """``io-host-agent`` (its main(), simulated driver) starts the endpoint
+    from [metrics], serves the agent's metrics while it runs, and closes
+    the port when it stops."""
+    port = _free_base(1)
+    path = tmp_path / 'host-agent.conf'
+    path.write_text('[host_agent]\njournal_path = %s\n[reporter]\n'
+                    'transport_url = fake:/\nlisten_for_resync = false\n'
+                    '[metrics]\nport = %d\n'
+                    % (tmp_path / 'journal.jsonl', port))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    out = subprocess.run(
+        [sys.executable, '-c', MAIN_SCRIPT, str(path), str(port)], cwd=root,
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=root))
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got['rc'] == 0 and got['closed'] is True
+    families = {f.name: f for f in
+                parser.text_string_to_metric_families(got['body'])}
+    assert families['iosched_agent_tick_duration_seconds'].samples
+    (reports,) = families['iosched_agent_reports'].samples[:1]
+    assert reports.value == 3
+    held = families['iosched_agent_knobs_held'].samples
+    assert sum(s.value for s in held) > 0
