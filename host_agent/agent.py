@@ -177,7 +177,11 @@ class Agent(object):
         """Re-apply a volume's static limits when its QoS spec, type or
         size changed (an in-use retype, an online extend with per-GB
         keys): Nova applies QoS only at attach. The new limits become the
-        disk's original value (restored on stop)."""
+        disk's original value (restored on stop).
+
+        At first sight of a disk (agent start, new attach) the disk's live
+        limits are compared with its volume's: a retype while the agent
+        was not running left Nova's attach-time limits in place."""
         rebase = getattr(self.actuator, 'rebase', None)
         for inst in instances:
             for disk in inst.disks:
@@ -187,14 +191,42 @@ class Agent(object):
                 want = attach.iotune(disk.qos)
                 prev = self._static.get(key)
                 self._static[key] = want
-                if prev is None or prev == want or rebase is None:
+                if prev == want or rebase is None:
                     continue
+                if prev is None:
+                    prev = self._live_static(inst.uuid, disk.target)
+                    if prev is None or prev == want:
+                        continue
+                    why = ('at first sight its live limits differ: the '
+                           'type, QoS spec or size changed while the agent '
+                           'was not watching')
+                else:
+                    why = ('its type, QoS spec or size changed while '
+                           'attached')
                 rebase(model.Action(
                     kind=model.ACTION_DISK_IOTUNE, instance_uuid=inst.uuid,
                     target=disk.target, value=want, rule=RULE_RETUNE,
-                    reason='volume %s: QoS limits now %s (were %s): its '
-                    'type, QoS spec or size changed while attached' % (
-                        disk.serial, want, prev)), 'slo', self.driver.now())
+                    reason='volume %s: QoS limits now %s (were %s): %s' % (
+                        disk.serial, want, prev, why)), 'slo',
+                    self.driver.now())
+
+    def _live_static(self, uuid, target):
+        """The disk's live front-end limits (the keys Nova sets), or None
+        when they cannot be read or a policy of ours holds the knob."""
+        held = getattr(getattr(self.actuator, 'journal', None), 'pending',
+                       None)
+        if held is not None and (model.ACTION_DISK_IOTUNE, uuid,
+                                 target) in held():
+            return None
+        # The actuator's view of the knobs (host_knobs on libvirt hosts,
+        # where the driver itself reads none).
+        knobs = getattr(self.actuator, 'driver', self.driver)
+        try:
+            live = knobs.read_knob(model.ACTION_DISK_IOTUNE, uuid, target)
+        except Exception as e:  # a disk we cannot read is left alone
+            LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)
+            return None
+        return attach.iotune(live or {})
 
     def _disk_capacity(self):
         """[host_agent] disk_capacity_iops, else the driver's, else 0."""

@@ -79,6 +79,9 @@ def test_changed_spec_is_applied_live_and_kept(guest, tmp_path):
         with tc.AgentThread(CONF, PREFIX, policies=[]) as at:
             at.wait_ticks(2)
             assert _iotune(g) == attach.iotune(GOLD)      # nothing to do
+            # and nothing written: the live limits read back equal
+            assert ('disk_iotune', g.uuid, 'vda') not in \
+                at.agent.actuator.decisions()
             path.write_text(json.dumps({serial: BRONZE}))  # the retype
             at.wait_ticks(2)
             assert _iotune(g) == attach.iotune(BRONZE)
@@ -90,4 +93,29 @@ def test_changed_spec_is_applied_live_and_kept(guest, tmp_path):
         CONF.clear_override('volume_qos_file', 'host_agent')
     assert at.errors == []
     assert at.restored == 0
+    assert _iotune(g) == attach.iotune(BRONZE)
+
+
+def test_a_retype_while_the_agent_was_down_is_applied_at_start(guest,
+                                                               tmp_path):
+    tb, g = guest
+    serial = tb.sidecar(g.uuid)['volumes'][0]['serial']
+    # attach-time limits of the old type (every key: a partial set would
+    # keep the first test's values beside them)
+    g.domain.setBlockIoTune('vda', {k: attach.iotune(GOLD).get(k, 0)
+                                    for k in qos_keys.FRONTEND_KEYS}, 1)
+    path = tmp_path / 'volume-qos.json'
+    path.write_text(json.dumps({serial: BRONZE}))   # retyped meanwhile
+    CONF.set_override('volume_qos_file', str(path), 'host_agent')
+    try:
+        with tc.AgentThread(CONF, PREFIX, policies=[]) as at:
+            at.wait_ticks(2)
+            assert _iotune(g) == attach.iotune(BRONZE)
+            decision = at.agent.actuator.decisions()[
+                ('disk_iotune', g.uuid, 'vda')]
+            assert decision.rule == 'slo.retune'
+            assert 'first sight' in decision.reason
+    finally:
+        CONF.clear_override('volume_qos_file', 'host_agent')
+    assert at.errors == []
     assert _iotune(g) == attach.iotune(BRONZE)

@@ -129,3 +129,35 @@ def test_a_changed_qos_spec_is_applied_and_becomes_the_original(tmp_path):
     got = host.get_disk_iotune('db', 'vda')
     assert {k: int(v) for k, v in got.items()} == new_static
     assert host.get_disk_iotune('nb', 'vda') == {}
+
+
+def test_a_retype_while_the_agent_was_down_is_applied_at_first_sight(
+        tmp_path):
+    # The disk still has Nova's attach-time limits of the old type; the
+    # volume's QoS (what the agent reads) is already the new one.
+    ag, host, static = _agent(tmp_path)
+    gold = translate.translate(slo_mod.parse('800iops,20ms,p99,qd=4'))
+    (tmp_path / 'qos.json').write_text(json.dumps({'vol-db': gold}))
+    new_static = {k: int(v) for k, v in gold.items()
+                  if k in keys.FRONTEND_KEYS}
+    assert new_static != {k: int(v) for k, v in static.items()}
+    ag.start()
+    _run(ag, host, 1)
+    got = host.get_disk_iotune('db', 'vda')
+    assert {k: int(v) for k, v in got.items()} == new_static
+    decision = ag.actuator.decisions()[
+        (model.ACTION_DISK_IOTUNE, 'db', 'vda')]
+    assert decision.rule == 'slo.retune'
+    assert 'first sight' in decision.reason
+    ag.shutdown()                     # the new limits are the original now
+    got = host.get_disk_iotune('db', 'vda')
+    assert {k: int(v) for k, v in got.items()} == new_static
+
+
+def test_limits_that_already_match_are_not_written_at_first_sight(tmp_path):
+    ag, host, static = _agent(tmp_path)
+    ag.start()
+    _run(ag, host, 1)
+    assert (model.ACTION_DISK_IOTUNE, 'db', 'vda') not in \
+        ag.actuator.decisions()
+    assert host.get_disk_iotune('db', 'vda') == static
