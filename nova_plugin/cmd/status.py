@@ -291,20 +291,26 @@ def main(argv=None, out=None, err=None):
             raise BadInput('--wait %s: accepted: seconds > 0' % args.wait)
         conf, paths, url, topic, agents = load_conf(args.config_file)
         url = args.transport_url or url
-        conf.set_override('report_topic', args.topic or topic, 'iosched')
-        conf.set_override('agents_topic', args.agents_topic or agents,
-                          'iosched')
+        topic = args.topic or topic
+        agents = args.agents_topic or agents
         not_before = (time.time() - args.max_age
                       if args.max_age is not None else None)
         collector = Collector(watch=args.host, not_before=not_before)
         amqp_log = logging.getLogger('amqp')
         level = amqp_log.level
         amqp_log.setLevel(logging.ERROR)   # harmless close-time warnings
+        # NOTE(iosched): the [iosched] OptGroup object is shared by every
+        # ConfigOpts that registers it, overrides included: clear them, or
+        # a later listener in this process (tests) would use our topics.
+        conf.set_override('report_topic', topic, 'iosched')
+        conf.set_override('agents_topic', agents, 'iosched')
         try:
             listened = collect(conf, url, collector, args.wait,
                                resync=not args.no_resync, progress=say)
         finally:
             amqp_log.setLevel(level)
+            conf.clear_override('report_topic', 'iosched')
+            conf.clear_override('agents_topic', 'iosched')
     except BadInput as e:
         say('error: %s' % e)
         return EXIT_BAD_INPUT
@@ -313,8 +319,7 @@ def main(argv=None, out=None, err=None):
             sorted(collector.reports.items())]
     missing = collector.missing()
     if args.json:
-        json.dump({'topic': conf.iosched.report_topic,
-                   'agents_topic': conf.iosched.agents_topic,
+        json.dump({'topic': topic, 'agents_topic': agents,
                    'config_files': paths,
                    'listened_s': round(listened, 3),
                    'hosts': rows, 'missing': missing,
@@ -331,14 +336,14 @@ def main(argv=None, out=None, err=None):
             'heard from: %s. Is io-host-agent running there (systemctl '
             'status io-host-agent, journalctl -u io-host-agent), with '
             '[reporter] transport_url and topic pointing here?' % (
-                ', '.join(missing), args.wait, conf.iosched.report_topic,
+                ', '.join(missing), args.wait, topic,
                 sources._redacted(url),
                 ', '.join(sorted(collector.reports)) or 'nobody'))
         return EXIT_MISSING
     if not rows:
         say('error: no host reported within %g s on topic %s (%s): are the '
             'agents running, reporting to this broker and topic ([reporter] '
-            'transport_url, topic)?' % (args.wait, conf.iosched.report_topic,
+            'transport_url, topic)?' % (args.wait, topic,
                                         sources._redacted(url)))
         return EXIT_MISSING
     return EXIT_OK

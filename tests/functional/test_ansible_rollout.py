@@ -142,7 +142,9 @@ class Site(object):
                 'host_agent': {'driver': 'simulated', 'tick_interval': 0.5,
                                'report_every_ticks': 2},
                 'reporter': {'topic': self.topic,
-                             'resync_topic': self.agents_topic}},
+                             'resync_topic': self.agents_topic},
+                # several agents on one machine: no fixed metrics port
+                'metrics': {'enabled': False}},
             # "Nova's Python": a venv that sees this interpreter's Nova
             'iosched_scheduler_nova_python': node + '/opt/bin/python',
             'iosched_scheduler_wheel': self.wheel,
@@ -292,7 +294,7 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
     assert status.returncode == 0, status.stderr
     hosts = {h['host']: h for h in json.loads(status.stdout)['hosts']}
     assert set(hosts) == {'ans-c1', 'ans-c2'}
-    assert all(h['status'] == 'ok' and h['policies'] == ['vslicer']
+    assert all(h['status'] == 'ok' and 'vslicer' in h['policies']
                for h in hosts.values())
     # nova.conf: the operator's filters kept, ours added once
     nova = _ini(site.nova_conf)
@@ -332,12 +334,14 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
             'host_agent': {'driver': 'simulated', 'tick_interval': 0.5,
                            'report_every_ticks': 3},
             'reporter': {'topic': site.topic,
-                         'resync_topic': site.agents_topic}}},
+                         'resync_topic': site.agents_topic},
+            'metrics': {'enabled': False}}},
         'bad': {'iosched_host_agent_health_timeout': 8,
                 'iosched_host_agent_config': {
                     'host_agent': {'driver': 'nosuchdriver'},
                     'reporter': {'topic': site.topic,
-                                 'resync_topic': site.agents_topic}}}})
+                                 'resync_topic': site.agents_topic},
+                    'metrics': {'enabled': False}}}})
     broken = site.play(inv, '--skip-tags', 'iosched_precheck')
     assert broken.returncode != 0
     assert broken.recap['c1']['changed'] > 0 and broken.recap['c1'][

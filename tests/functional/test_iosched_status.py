@@ -48,7 +48,7 @@ def agent(tmp_path_factory):
         '[DEFAULT]\ntransport_url = %(url)s\n[host_agent]\nhost = %(host)s\n'
         'driver = simulated\ntick_interval = 0.5\nreport_every_ticks = 30\n'
         'journal_path =\n[reporter]\ntopic = %(topic)s\n'
-        'resync_topic = %(agents)s\n' % info)
+        'resync_topic = %(agents)s\n[metrics]\nenabled = false\n' % info)
     info['log'] = base / 'agent.log'
     log = open(info['log'], 'w')
     proc = subprocess.Popen([AGENT, '--config-file', str(conf)], stdout=log,
@@ -105,7 +105,8 @@ def test_json_table_of_every_host(agent):
     assert row['status'] == 'ok' and row['errors'] == []
     assert row['report_interval'] == 15.0 and row['pcpus'] == 2
     assert row['vcpus'] == 5 and row['lsvm']['count'] == 1
-    assert row['policies'] == ['vslicer'] and row['knobs'] > 0
+    # vSlicer's rules, and the agent's own slo.retune of the SLO volume
+    assert 'vslicer' in row['policies'] and row['knobs'] > 0
     assert row['version'] == payload.VERSION
 
 
@@ -174,6 +175,20 @@ def test_collector_keeps_the_newest_report_per_host():
     assert c.reports['c-1'][0] is newer and c.received == 2
     assert c.missing() == ['c-2'] and not c.done.is_set()
     row = status.row(newer, c.reports['c-1'][1], newer.ts + 5)
-    assert row['age_s'] == 5.0 and row['policies'] == ['vslicer']
+    assert row['age_s'] == 5.0 and 'vslicer' in row['policies']
     lines = status.table([row])
     assert lines[1].split()[:2] == ['c-1', '5.0s']
+
+
+def test_leaves_no_topic_override_behind(agent):
+    """[iosched]'s OptGroup is shared by every ConfigOpts registering it:
+    the command's topics must not stay as overrides (a later listener in
+    the same process, e.g. nova-scheduler's or a test's, would use them)."""
+    from oslo_config import cfg
+    from nova_plugin import conf as iosched_conf
+    run(*_bus(agent), '--wait', '1')
+    fresh = cfg.ConfigOpts()
+    iosched_conf.register_opts(fresh)
+    fresh([], default_config_files=[])
+    assert fresh.iosched.report_topic == 'iosched-reports'
+    assert fresh.iosched.agents_topic == 'iosched-agents'

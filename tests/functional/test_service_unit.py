@@ -185,8 +185,8 @@ def test_sigterm_restores_every_knob_within_the_stop_timeout(tmp_path,
         '[DEFAULT]\ntransport_url = %s\n[host_agent]\nhost = unit-%s\n'
         'driver = simulated\ntick_interval = 0.2\nreport_every_ticks = 5\n'
         'journal_path = %s\n[reporter]\ntopic = iosched-unit-reports-%s\n'
-        'resync_topic = iosched-unit-agents-%s\n' % (url, tag, journal,
-                                                     tag, tag))
+        'resync_topic = iosched-unit-agents-%s\n[metrics]\nenabled = false\n'
+        % (url, tag, journal, tag, tag))
     log = tmp_path / 'agent.log'
     with open(log, 'w') as out:
         proc = subprocess.Popen([AGENT, '--config-file', str(conf)],
