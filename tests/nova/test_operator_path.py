@@ -1,0 +1,318 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The operator guide's path end to end (docs/operator.md sections 3c, 5).
+
+Real pieces: four ``io-host-agent`` processes (``driver = simulated``, the
+wall-clock simulated host of ``host_agent.drivers.simulated_daemon``,
+instead of libvirt) configured as section 3c shows, the RabbitMQ of
+``IOSCHED_RABBIT_URL``, ``iosched-status --host`` as the guide's check,
+and Nova's API, conductor and scheduler in Nova's functional harness
+(``ProviderUsageBaseTestCase``, fake computes host1..host4) with nova.conf
+as docs/nova.md "Enable it" says: ``[iosched] listen_for_reports = true``
+and ``[DEFAULT] transport_url`` the real broker, so the scheduler's report
+listener (``nova_plugin.listener``) gets the agents' reports over the bus.
+Nova's own RPC stays on the harness's fake driver (its transport is built
+before the test sets the URL); only the iosched listener reads the URL.
+The listener is started with ``ensure_listener`` as a forked worker does
+at start (the harness does not fork), before the first request.
+
+The hosts differ in their agents' configuration:
+
+* host1, host4: the guide's configuration (vslicer, ``mechanism = auto``:
+  the simulated self-test picks deadline, p99 wake-up a few us);
+* host2: ``policies = isacs`` (no vSlicer): ``lsvm.supported = false``;
+* host3: vslicer on a kernel without wake-up preemption
+  (``mechanism = slice``, ``wakeup_preemption = false``): a woken LSVM may
+  wait a whole T_NLSVM = 3 ms > L = 2 ms (the simulated host already runs
+  an LSVM with ``iosched:latency_ms = 2``, which the new one must not
+  break).
+
+The flavor is the guide's (``iosched:latency_sensitive=true``,
+``iosched:latency_ms=5``) without the trait: no agent can publish it here
+(the harness's Placement is in-process, not reachable from the agents).
+LSVM servers land on host1 or host4 only. Then host4's agent is stopped
+(SIGTERM, exit 0): its report goes stale after ``report_ttl_intervals``
+report intervals; with the default ``missing_report_policy = pass`` host4
+still passes ``LsvmFilter`` (no report, no verdict), with ``reject`` it is
+filtered out and the next LSVM goes to host1. Every agent is stopped with
+SIGTERM at the end and must exit 0. Figures (time to each host's first
+report through ``iosched-status``, to the scheduler's store, to place)
+are printed.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import fixtures
+from nova.tests.functional import integrated_helpers
+import nova.conf
+from nova.tests.functional.api import client
+
+from nova_plugin import conf as iosched_conf
+from nova_plugin import explain
+from nova_plugin import inflight
+from nova_plugin import listener
+from nova_plugin import store as report_store
+from tests import fixtures as iosched_fixtures
+from tests.nova import plugin_state
+
+CONF = nova.conf.CONF
+BIN = os.path.dirname(sys.executable)
+AGENT = os.path.join(BIN, 'io-host-agent')
+STATUS = os.path.join(BIN, 'iosched-status')
+# Agents tick every 0.5 s and report every 2 ticks: interval 1 s, stale
+# after report_ttl_intervals (3) * 1 s.
+TICK = 0.5
+EVERY = 2
+WAIT_S = 60
+
+# docs/operator.md section 3c, with the simulated driver for libvirt and
+# what several agents on one test machine need (a temporary journal, no
+# metrics port, short intervals, this run's topics).
+AGENT_CONF = """\
+[DEFAULT]
+transport_url = %(url)s
+[host_agent]
+host = %(host)s
+driver = simulated
+policies = %(policies)s
+tick_interval = %(tick)s
+report_every_ticks = %(every)s
+journal_path = %(journal)s
+[reporter]
+topic = %(topic)s
+resync_topic = %(agents)s
+[metrics]
+enabled = false
+"""
+NO_PREEMPTION = """\
+[host_agent_policy.vslicer]
+mechanism = slice
+wakeup_preemption = false
+"""
+# The guide's section 5 flavor, without trait:CUSTOM_IOSCHED_LSVM.
+LSVM_SPECS = {'iosched:latency_sensitive': 'true',
+              'iosched:latency_ms': '5'}
+
+
+class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
+
+    compute_driver = 'fake.MediumFakeDriver'
+    hosts = ('host1', 'host2', 'host3', 'host4')
+
+    def setUp(self):
+        self.url = iosched_fixtures.rabbit_url()
+        # nova.conf of nova-scheduler as docs/nova.md "Enable it" says
+        plugin_state.enable_plugin(self, 'IoDensityFilter', 'LsvmFilter',
+                                   'SloCapacityFilter')
+        super().setUp()
+        plugin_state.ignore_noload_warning()
+        tag = uuid.uuid4().hex[:8]
+        self.topic = 'iosched-oppath-reports-%s' % tag
+        self.agents_topic = 'iosched-oppath-agents-%s' % tag
+        iosched_conf.register_opts(CONF)
+        self.flags(transport_url=self.url)
+        self.flags(listen_for_reports=True, report_topic=self.topic,
+                   agents_topic=self.agents_topic, resync_on_start=True,
+                   group='iosched')
+        # The plugin's process-wide state, fresh and on the wall clock.
+        self.store = report_store.ReportStore()
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
+                                             self.store))
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
+                                             inflight.Tracker()))
+        explain.RING.clear()
+        self.addCleanup(explain.RING.clear)
+        self.addCleanup(listener.stop_listener)
+        for host in self.hosts:
+            self._start_compute(host)
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.procs = {}
+        self.addCleanup(self._stop_all)
+
+    # -- agents ----------------------------------------------------------
+    def write_conf(self, host, policies='vslicer', extra=''):
+        path = os.path.join(self.dir, '%s-host-agent.conf' % host)
+        with open(path, 'w') as f:
+            f.write(AGENT_CONF % dict(
+                url=self.url, host=host, policies=policies, tick=TICK,
+                every=EVERY, topic=self.topic, agents=self.agents_topic,
+                journal=os.path.join(self.dir, '%s-journal.jsonl' % host))
+                + extra)
+        return path
+
+    def start_agent(self, host, conf):
+        log = open(os.path.join(self.dir, '%s-agent.log' % host), 'w')
+        self.addCleanup(log.close)
+        self.procs[host] = (subprocess.Popen(
+            [AGENT, '--config-file', conf], stdout=log,
+            stderr=subprocess.STDOUT), conf)
+
+    def agent_log(self, host):
+        with open(os.path.join(self.dir, '%s-agent.log' % host)) as f:
+            return f.read()[-3000:]
+
+    def stop_agent(self, host, signal_it=True):
+        """SIGTERM (once); the exit status (killed after 60 s: -9)."""
+        proc, _ = self.procs[host]
+        if signal_it and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+    def _stop_all(self):
+        for proc, _ in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = {h: self.stop_agent(h, signal_it=False) for h in self.procs}
+        bad = {h: rc for h, rc in codes.items() if rc != 0}
+        self.assertEqual({}, bad, '\n'.join(self.agent_log(h) for h in bad))
+
+    # -- scheduler side --------------------------------------------------
+    def wait_store(self, hosts, fresh=True, timeout=WAIT_S):
+        """Until every host's report is fresh (or, fresh=False, missing)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            got = {h: self.store.get(h) is not None for h in hosts}
+            if all(v == fresh for v in got.values()):
+                return
+            time.sleep(0.1)
+        self.fail('store after %d s: %s (want fresh=%s)' % (timeout, got,
+                                                            fresh))
+
+    def boot(self, flavor):
+        server = self.api.post_server({'server': self._build_server(
+            flavor_id=flavor, networks='none')})
+        deadline = time.monotonic() + WAIT_S
+        while server.get('status', 'BUILD') == 'BUILD' and time.monotonic() < deadline:
+            time.sleep(0.1)
+            server = self.api.get_server(server['id'])
+        self.assertEqual('ACTIVE', server['status'], '\n'.join(
+            '%s %s %s' % (d.host, d.passed, d.reason)
+            for d in explain.recent(request=server['id'])))
+        return server
+
+    def lsvm_verdicts(self, server):
+        """{host: (passed, reason)} of LsvmFilter for this server."""
+        out = {}
+        for d in explain.recent(request=server['id'], stage='filter'):
+            if ('LSVM' in d.reason or 'lsvm' in d.reason or
+                    'no fresh report' in d.reason):
+                out.setdefault(d.host, (d.passed, d.reason))
+        return out
+
+    def test_guide_path_places_lsvms_where_the_bound_holds(self):
+        # 3c: the configuration file of each compute node, the agent,
+        # and iosched-status --host as the check that it reports.
+        confs = {
+            'host1': self.write_conf('host1'),
+            'host2': self.write_conf('host2', policies='isacs'),
+            'host3': self.write_conf('host3', extra=NO_PREEMPTION),
+            'host4': self.write_conf('host4'),
+        }
+        t0 = time.monotonic()
+        for host, conf in confs.items():
+            self.start_agent(host, conf)
+        checks = {h: subprocess.Popen(
+            [STATUS, '--config-file', confs[h], '--host', h, '--wait',
+             str(WAIT_S)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True) for h in self.hosts}
+        first = {}
+        for host, check in checks.items():
+            out, err = check.communicate(timeout=WAIT_S + 30)
+            first[host] = time.monotonic() - t0
+            self.assertEqual(0, check.returncode, '%s\n%s\n%s' % (
+                out, err, self.agent_log(host)))
+            self.assertIn(host, [line.split()[0]
+                                 for line in out.splitlines()[1:]], out)
+        print('time to first report (agent start -> iosched-status --host '
+              'exit 0): %s' % ', '.join('%s %.1f s' % kv
+                                        for kv in sorted(first.items())))
+
+        # nova-scheduler's worker starts its report listener (at fork in
+        # a real worker) and asks every agent for its report.
+        t1 = time.monotonic()
+        bg = listener.ensure_listener(CONF)
+        self.assertTrue(bg.listening.wait(WAIT_S),
+                        (bg.state, bg.last_error))
+        self.wait_store(self.hosts)
+        print('scheduler listener: listening and every host in its store '
+              'after %.1f s (resync)' % (time.monotonic() - t1))
+        self.assertFalse(self.store.get('host2').lsvm.supported)
+        self.assertEqual('deadline', self.store.get('host1').lsvm.mechanism)
+        self.assertEqual('slice', self.store.get('host3').lsvm.mechanism)
+        self.assertFalse(self.store.get('host3').lsvm.wakeup_preemption)
+
+        # 5: the flavor through Nova's API; nova-api refuses a bad bound
+        # (512 MB and 1 GB instead of the guide's 2048 MB and 20 GB: the
+        # fake computes have 8 GB and the test boots 7 servers.)
+        flavor = self._create_flavor(name='lsvm.small', vcpu=1,
+                                     memory_mb=512, disk=1, ephemeral=0,
+                                     extra_spec=LSVM_SPECS)
+        exc = self.assertRaises(
+            client.OpenStackApiException,
+            self.api_fixture.admin_api.post_extra_spec, flavor,
+            {'extra_specs': {'iosched:latency_ms': '0'}})
+        self.assertEqual(400, exc.response.status_code)
+
+        placed = []
+        for _ in range(4):
+            t2 = time.monotonic()
+            server = self.boot(flavor)
+            placed.append((server, time.monotonic() - t2))
+        print('time to place (POST /servers -> ACTIVE): %s' % ', '.join(
+            '%s %.1f s' % (s['OS-EXT-SRV-ATTR:host'], t) for s, t in placed))
+        hosts = {s['OS-EXT-SRV-ATTR:host'] for s, _ in placed}
+        self.assertLessEqual(hosts, {'host1', 'host4'})
+        why = self.lsvm_verdicts(placed[0][0])
+        self.assertEqual({'host1': True, 'host2': False, 'host3': False,
+                          'host4': True},
+                         {h: v[0] for h, v in why.items()})
+        self.assertIn('no vSlicer policy in its agent', why['host2'][1])
+        self.assertIn('worst-case latency 3ms > L 2ms (mechanism slice)',
+                      why['host3'][1])
+        self.assertIn('W=max(T_NLSVM, measured p99', why['host3'][1])
+        self.assertIn('LSVM fits (deadline)', why['host1'][1])
+
+        # host4's agent stops: SIGTERM, exit 0, its report goes stale.
+        t3 = time.monotonic()
+        self.assertEqual(0, self.stop_agent('host4'), self.agent_log('host4'))
+        self.wait_store(['host4'], fresh=False)
+        self.wait_store(['host1', 'host2', 'host3'])
+        print('host4 stopped: exit 0 and its report stale after %.1f s'
+              % (time.monotonic() - t3))
+
+        # missing_report_policy = pass (default): no report, no verdict
+        server = self.boot(flavor)
+        passed, reason = self.lsvm_verdicts(server)['host4']
+        self.assertTrue(passed)
+        self.assertIn('no fresh report (missing_report_policy=pass)', reason)
+        self.assertIn(server['OS-EXT-SRV-ATTR:host'], ('host1', 'host4'))
+        print('missing_report_policy=pass: host4 passes LsvmFilter without '
+              'a report; the LSVM went to %s' % server['OS-EXT-SRV-ATTR:host'])
+
+        # missing_report_policy = reject: only hosts that report
+        self.flags(missing_report_policy='reject', group='iosched')
+        for _ in range(2):
+            server = self.boot(flavor)
+            self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
+        passed, reason = self.lsvm_verdicts(server)['host4']
+        self.assertFalse(passed)
+        self.assertIn('no fresh report (missing_report_policy=reject)',
+                      reason)
