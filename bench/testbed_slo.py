@@ -338,6 +338,10 @@ def main(argv=None):
             left = {name: iotune_now(g) for name, g in guests.items()}
             restored.append({'label': label, 'restored': at.restored,
                              'iotune_after': left})
+            # The agent leaves the SLO volumes' static ceilings (it writes
+            # them at first sight, as Nova would at attach): clear them so
+            # the next arm starts from none.
+            clear_all(guests)
             return out
 
         specs_by_name = {s.name: s for s in specs}

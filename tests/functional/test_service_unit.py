@@ -98,8 +98,11 @@ def test_file_system_is_read_only_but_what_the_agent_writes(service):
     assert '-/sys/kernel/tracing' in rw           # the tracefs instance
     # the journal: [host_agent] journal_path's directory is the
     # StateDirectory systemd creates writable
-    from host_agent import conf as agent_conf
-    journal = agent_conf.CONF.host_agent.journal_path
+    # the option's default, not the global CONF's current value: other
+    # tests' overrides can reach it through oslo's shared OptGroup objects
+    from host_agent.conf import agent as agent_opts
+    (journal,) = [o.default for o in agent_opts.OPTS
+                  if o.name == 'journal_path']
     assert os.path.dirname(journal) == '/var/lib/%s' % _one(
         service, 'StateDirectory')
 

@@ -16,6 +16,7 @@ the journaled actuator, everything back to the static ceilings on stop."""
 import json
 
 from oslo_config import cfg
+import pytest
 
 from cinder_qos import keys
 from cinder_qos import slo as slo_mod
@@ -31,6 +32,16 @@ from simulator import host as sim_host
 from simulator import spec as S
 
 SLO = '500iops,20ms,p99,qd=4'
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_overrides():
+    # oslo.config keeps overrides in the OptGroup objects the conf modules
+    # share between ConfigOpts instances: clear what _agent() set, or it
+    # shows through the global CONF in later tests.
+    yield
+    for name in ('journal_path', 'volume_qos_file'):
+        cfg.CONF.clear_override(name, 'host_agent')
 
 
 def _agent(tmp_path):
