@@ -53,13 +53,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from wsgiref import simple_server
 
 import fixtures
 from nova.tests.functional import integrated_helpers
 import nova.conf
 from nova.tests.functional.api import client
+from placement import deploy
 
 from nova_plugin import conf as iosched_conf
 from nova_plugin import explain
@@ -97,15 +100,66 @@ topic = %(topic)s
 resync_topic = %(agents)s
 [metrics]
 enabled = false
+[lsvm_trait]
+publish = true
+[placement]
+auth_type = admin_token
+endpoint = %(placement)s
+token = admin
 """
 NO_PREEMPTION = """\
 [host_agent_policy.vslicer]
 mechanism = slice
 wakeup_preemption = false
 """
-# The guide's section 5 flavor, without trait:CUSTOM_IOSCHED_LSVM.
+TRAIT = 'CUSTOM_IOSCHED_LSVM'
+# The guide's section 5 flavor; and the same without the trait.
 LSVM_SPECS = {'iosched:latency_sensitive': 'true',
-              'iosched:latency_ms': '5'}
+              'iosched:latency_ms': '5',
+              'trait:' + TRAIT: 'required'}
+NO_TRAIT_SPECS = {'iosched:latency_sensitive': 'true',
+                  'iosched:latency_ms': '5'}
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve_placement(test):
+    """The harness's Placement (same database) over real HTTP on
+    127.0.0.1, for the agents' trait publishers; its endpoint URL.
+
+    Under eventlet (Nova's tests monkey-patch by default) a green WSGI
+    server: socketserver's selector was imported unpatched and its loop
+    would never yield to the other green threads.
+    """
+    app = deploy.loadapp(test.placement.fixture.conf_fixture.conf)
+    patcher = sys.modules.get('eventlet.patcher')
+    if patcher is not None and patcher.is_monkey_patched('socket'):
+        import eventlet
+        from eventlet import wsgi
+        sock = eventlet.listen(('127.0.0.1', 0))
+        green = eventlet.spawn(wsgi.server, sock, app, log_output=False)
+
+        def stop():
+            green.kill()
+            sock.close()
+        port = sock.getsockname()[1]
+    else:
+        server = simple_server.make_server('127.0.0.1', 0, app,
+                                           handler_class=_QuietHandler)
+        thread = threading.Thread(target=server.serve_forever,
+                                  daemon=True)
+        thread.start()
+
+        def stop():
+            server.shutdown()
+            server.server_close()
+            thread.join(10)
+        port = server.server_address[1]
+    test.addCleanup(stop)
+    return 'http://127.0.0.1:%d' % port
 
 
 class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
@@ -140,6 +194,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         for host in self.hosts:
             self._start_compute(host)
         self.dir = self.useFixture(fixtures.TempDir()).path
+        self.placement_url = serve_placement(self)
         self.procs = {}
         self.addCleanup(self._stop_all)
 
@@ -150,6 +205,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             f.write(AGENT_CONF % dict(
                 url=self.url, host=host, policies=policies, tick=TICK,
                 every=EVERY, topic=self.topic, agents=self.agents_topic,
+                placement=self.placement_url,
                 journal=os.path.join(self.dir, '%s-journal.jsonl' % host))
                 + extra)
         return path
@@ -195,6 +251,19 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             time.sleep(0.1)
         self.fail('store after %d s: %s (want fresh=%s)' % (timeout, got,
                                                             fresh))
+
+    def wait_traits(self, want, timeout=WAIT_S):
+        """Until each host's provider has the trait or not, as wanted."""
+        rps = {h: self._get_provider_uuid_by_host(h) for h in want}
+        deadline = time.monotonic() + timeout
+        while True:
+            got = {h: TRAIT in self._get_provider_traits(rp)
+                   for h, rp in rps.items()}
+            if got == want or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(want, got, '\n'.join(
+            self.agent_log(h) for h in want if got[h] != want[h]))
 
     def boot(self, flavor):
         server = self.api.post_server({'server': self._build_server(
@@ -259,9 +328,17 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual('slice', self.store.get('host3').lsvm.mechanism)
         self.assertFalse(self.store.get('host3').lsvm.wakeup_preemption)
 
+        # The agents publish the trait (their reports say vSlicer runs):
+        # on host1, host3, host4; not on host2.
+        t2 = time.monotonic()
+        self.wait_traits({'host1': True, 'host2': False, 'host3': True,
+                          'host4': True})
+        print('%s on the providers after %.1f s more' % (
+            TRAIT, time.monotonic() - t2))
+
         # 5: the flavor through Nova's API; nova-api refuses a bad bound
         # (512 MB and 1 GB instead of the guide's 2048 MB and 20 GB: the
-        # fake computes have 8 GB and the test boots 7 servers.)
+        # fake computes have 8 GB and the test boots 8 servers.)
         flavor = self._create_flavor(name='lsvm.small', vcpu=1,
                                      memory_mb=512, disk=1, ephemeral=0,
                                      extra_spec=LSVM_SPECS)
@@ -273,30 +350,43 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
         placed = []
         for _ in range(4):
-            t2 = time.monotonic()
+            t3 = time.monotonic()
             server = self.boot(flavor)
-            placed.append((server, time.monotonic() - t2))
+            placed.append((server, time.monotonic() - t3))
         print('time to place (POST /servers -> ACTIVE): %s' % ', '.join(
             '%s %.1f s' % (s['OS-EXT-SRV-ATTR:host'], t) for s, t in placed))
         hosts = {s['OS-EXT-SRV-ATTR:host'] for s, _ in placed}
         self.assertLessEqual(hosts, {'host1', 'host4'})
+        # host2 has no trait: Placement left it out, no filter saw it
         why = self.lsvm_verdicts(placed[0][0])
-        self.assertEqual({'host1': True, 'host2': False, 'host3': False,
-                          'host4': True},
+        self.assertEqual({'host1': True, 'host3': False, 'host4': True},
                          {h: v[0] for h, v in why.items()})
-        self.assertIn('no vSlicer policy in its agent', why['host2'][1])
         self.assertIn('worst-case latency 3ms > L 2ms (mechanism slice)',
                       why['host3'][1])
         self.assertIn('W=max(T_NLSVM, measured p99', why['host3'][1])
         self.assertIn('LSVM fits (deadline)', why['host1'][1])
 
+        # Without the trait line, LsvmFilter alone keeps host2 out.
+        bare = self._create_flavor(name='lsvm.notrait', vcpu=1,
+                                   memory_mb=512, disk=1, ephemeral=0,
+                                   extra_spec=NO_TRAIT_SPECS)
+        server = self.boot(bare)
+        self.assertIn(server['OS-EXT-SRV-ATTR:host'], ('host1', 'host4'))
+        why = self.lsvm_verdicts(server)
+        self.assertEqual({'host1': True, 'host2': False, 'host3': False,
+                          'host4': True},
+                         {h: v[0] for h, v in why.items()})
+        self.assertIn('no vSlicer policy in its agent', why['host2'][1])
+
         # host4's agent stops: SIGTERM, exit 0, its report goes stale.
-        t3 = time.monotonic()
+        t4 = time.monotonic()
         self.assertEqual(0, self.stop_agent('host4'), self.agent_log('host4'))
         self.wait_store(['host4'], fresh=False)
         self.wait_store(['host1', 'host2', 'host3'])
         print('host4 stopped: exit 0 and its report stale after %.1f s'
-              % (time.monotonic() - t3))
+              % (time.monotonic() - t4))
+        # a clean stop leaves the trait: Placement still offers host4
+        self.wait_traits({'host4': True}, timeout=0)
 
         # missing_report_policy = pass (default): no report, no verdict
         server = self.boot(flavor)
