@@ -265,14 +265,17 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(want, got, '\n'.join(
             self.agent_log(h) for h in want if got[h] != want[h]))
 
-    def boot(self, flavor):
+    def boot(self, flavor, expected_state='ACTIVE'):
         server = self.api.post_server({'server': self._build_server(
             flavor_id=flavor, networks='none')})
         deadline = time.monotonic() + WAIT_S
-        while server.get('status', 'BUILD') == 'BUILD' and time.monotonic() < deadline:
+        # ERROR: until its fault is recorded too (it comes after)
+        while time.monotonic() < deadline and (
+                server.get('status', 'BUILD') == 'BUILD' or
+                server['status'] == 'ERROR' and 'fault' not in server):
             time.sleep(0.1)
             server = self.api.get_server(server['id'])
-        self.assertEqual('ACTIVE', server['status'], '\n'.join(
+        self.assertEqual(expected_state, server['status'], '\n'.join(
             '%s %s %s' % (d.host, d.passed, d.reason)
             for d in explain.recent(request=server['id'])))
         return server
@@ -287,6 +290,21 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         return out
 
     def test_guide_path_places_lsvms_where_the_bound_holds(self):
+        # 5: the flavor through Nova's API; nova-api refuses a bad bound
+        # (512 MB and 1 GB instead of the guide's 2048 MB and 20 GB: the
+        # fake computes have 8 GB and the test boots 9 servers.)
+        flavor = self._create_flavor(name='lsvm.small', vcpu=1,
+                                     memory_mb=512, disk=1, ephemeral=0,
+                                     extra_spec=LSVM_SPECS)
+        exc = self.assertRaises(
+            client.OpenStackApiException,
+            self.api_fixture.admin_api.post_extra_spec, flavor,
+            {'extra_specs': {'iosched:latency_ms': '0'}})
+        self.assertEqual(400, exc.response.status_code)
+        # No agent has published the trait yet: no host has it.
+        server = self.boot(flavor, expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+
         # 3c: the configuration file of each compute node, the agent,
         # and iosched-status --host as the check that it reports.
         confs = {
@@ -335,18 +353,6 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                           'host4': True})
         print('%s on the providers after %.1f s more' % (
             TRAIT, time.monotonic() - t2))
-
-        # 5: the flavor through Nova's API; nova-api refuses a bad bound
-        # (512 MB and 1 GB instead of the guide's 2048 MB and 20 GB: the
-        # fake computes have 8 GB and the test boots 8 servers.)
-        flavor = self._create_flavor(name='lsvm.small', vcpu=1,
-                                     memory_mb=512, disk=1, ephemeral=0,
-                                     extra_spec=LSVM_SPECS)
-        exc = self.assertRaises(
-            client.OpenStackApiException,
-            self.api_fixture.admin_api.post_extra_spec, flavor,
-            {'extra_specs': {'iosched:latency_ms': '0'}})
-        self.assertEqual(400, exc.response.status_code)
 
         placed = []
         for _ in range(4):
