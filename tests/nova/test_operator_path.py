@@ -13,7 +13,10 @@
 
 Real pieces: four ``io-host-agent`` processes (``driver = simulated``, the
 wall-clock simulated host of ``host_agent.drivers.simulated_daemon``,
-instead of libvirt) configured as section 3c shows, the RabbitMQ of
+instead of libvirt) whose host-agent.conf is section 3c's ``ini`` block,
+read from docs/operator.md and edited as an operator would (only the values
+after ``key =`` change, so a trailing comment oslo.config would take as
+part of the value breaks the test), the RabbitMQ of
 ``IOSCHED_RABBIT_URL``, ``iosched-status --host`` as the guide's check,
 and Nova's API, conductor and scheduler in Nova's functional harness
 (``ProviderUsageBaseTestCase``, fake computes host1..host4) with nova.conf
@@ -37,19 +40,26 @@ The hosts differ in their agents' configuration:
   break).
 
 The flavor is the guide's (``iosched:latency_sensitive=true``,
-``iosched:latency_ms=5``) without the trait: no agent can publish it here
-(the harness's Placement is in-process, not reachable from the agents).
-LSVM servers land on host1 or host4 only. Then host4's agent is stopped
-(SIGTERM, exit 0): its report goes stale after ``report_ttl_intervals``
-report intervals; with the default ``missing_report_policy = pass`` host4
-still passes ``LsvmFilter`` (no report, no verdict), with ``reject`` it is
-filtered out and the next LSVM goes to host1. Every agent is stopped with
-SIGTERM at the end and must exit 0. Figures (time to each host's first
-report through ``iosched-status``, to the scheduler's store, to place)
-are printed.
+``iosched:latency_ms=5``, ``trait:CUSTOM_IOSCHED_LSVM=required``). Before
+any agent runs, no host has the trait: NoValidHost. The agents publish it
+(``[lsvm_trait] publish = true``, ``[placement]`` with ``admin_token`` for
+the fixture's noauth2) to the harness's Placement, served for them over
+HTTP on 127.0.0.1 (same app and database as the harness's in-process
+one): host1, host3, host4 get it, host2 (no vSlicer) does not. LSVM
+servers land on host1 or host4 only: Placement leaves host2 out,
+``LsvmFilter`` host3; a flavor without the trait line shows
+``LsvmFilter`` alone rejects host2 too. Then host4's agent is stopped
+(SIGTERM, exit 0): its trait stays, its report goes stale after
+``report_ttl_intervals`` report intervals; with the default
+``missing_report_policy = pass`` host4 still passes ``LsvmFilter`` (no
+report, no verdict), with ``reject`` it is filtered out and the next LSVMs
+go to host1. Every agent is stopped with SIGTERM at the end and must exit
+0. Figures (time to each host's first report through ``iosched-status``,
+to the scheduler's store, to the trait, to place) are printed.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -82,16 +92,13 @@ TICK = 0.5
 EVERY = 2
 WAIT_S = 60
 
-# docs/operator.md section 3c, with the simulated driver for libvirt and
-# what several agents on one test machine need (a temporary journal, no
-# metrics port, short intervals, this run's topics).
-AGENT_CONF = """\
-[DEFAULT]
-transport_url = %(url)s
+GUIDE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'docs', 'operator.md')
+# What a test machine with several agents needs beyond the guide's file
+# (a temporary journal, no metrics port, short intervals, this run's
+# topics, the fixture's Placement without Keystone).
+TEST_CONF = """\
 [host_agent]
-host = %(host)s
-driver = simulated
-policies = %(policies)s
 tick_interval = %(tick)s
 report_every_ticks = %(every)s
 journal_path = %(journal)s
@@ -100,13 +107,48 @@ topic = %(topic)s
 resync_topic = %(agents)s
 [metrics]
 enabled = false
-[lsvm_trait]
-publish = true
 [placement]
-auth_type = admin_token
 endpoint = %(placement)s
 token = admin
 """
+# Keystone password options of the guide's [placement], not used here.
+PASSWORD_OPTS = ('auth_url', 'username', 'password', 'project_name',
+                 'user_domain_name', 'project_domain_name')
+
+
+def guide_agent_conf():
+    """The host-agent.conf block of docs/operator.md section 3c."""
+    with open(GUIDE) as f:
+        text = f.read()
+    section = text[text.index('### 3c.'):text.index('## 4.')]
+    return section.split('```ini\n', 1)[1].split('```', 1)[0]
+
+
+def edit_conf(text, values):
+    """``text`` with values replaced, as an operator edits the file: only
+    the value after ``key =`` changes, the rest of the line stays (a
+    trailing comment included). ``values``: {(section, key): new value,
+    or None to drop the line}; every key must be in ``text``."""
+    out, section, seen = [], 'DEFAULT', set()
+    for line in text.splitlines():
+        m = re.match(r'\[([^\]]+)\]', line)
+        if m:
+            section = m.group(1)
+        m = re.match(r'(\s*(\w+)\s*=\s*)(\S+)(.*)$', line)
+        if m and (section, m.group(2)) in values:
+            seen.add((section, m.group(2)))
+            value = values[(section, m.group(2))]
+            if value is None:
+                continue
+            line = m.group(1) + value + m.group(4)
+        out.append(line)
+    missing = set(values) - seen
+    if missing:
+        raise AssertionError('docs/operator.md 3c does not set %s'
+                             % sorted(missing))
+    return '\n'.join(out) + '\n'
+
+
 NO_PREEMPTION = """\
 [host_agent_policy.vslicer]
 mechanism = slice
@@ -200,14 +242,23 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     # -- agents ----------------------------------------------------------
     def write_conf(self, host, policies='vslicer', extra=''):
+        """Section 3c's file with this host's values (the simulated driver
+        for libvirt), then what the test machine needs, then ``extra``."""
+        values = {('DEFAULT', 'transport_url'): self.url,
+                  ('host_agent', 'host'): host,
+                  ('host_agent', 'driver'): 'simulated',
+                  ('host_agent', 'policies'): policies,
+                  ('lsvm_trait', 'publish'): 'true',
+                  ('placement', 'auth_type'): 'admin_token'}
+        values.update((('placement', k), None) for k in PASSWORD_OPTS)
         path = os.path.join(self.dir, '%s-host-agent.conf' % host)
         with open(path, 'w') as f:
-            f.write(AGENT_CONF % dict(
-                url=self.url, host=host, policies=policies, tick=TICK,
-                every=EVERY, topic=self.topic, agents=self.agents_topic,
-                placement=self.placement_url,
-                journal=os.path.join(self.dir, '%s-journal.jsonl' % host))
-                + extra)
+            f.write(edit_conf(guide_agent_conf(), values))
+            f.write(TEST_CONF % dict(
+                tick=TICK, every=EVERY, topic=self.topic,
+                agents=self.agents_topic, placement=self.placement_url,
+                journal=os.path.join(self.dir, '%s-journal.jsonl' % host)))
+            f.write(extra)
         return path
 
     def start_agent(self, host, conf):
