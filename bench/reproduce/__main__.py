@@ -34,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber')
+MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber',
+           'vaio')
 
 
 def _experiments(only):

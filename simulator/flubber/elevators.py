@@ -200,10 +200,13 @@ class Cfq(_Base):
         if a is None:
             return None, None
         self.idle_until = None
-        q = self.queues[a]
         pos = last.lba + last.nsect if last else 0
-        _, _, req = q.pop(_clook(q, pos))
-        return self._gone(req), None
+        return self._gone(self._take(self.queues[a], pos)), None
+
+    def _take(self, q, pos):
+        """Pop the next request of the active queue (C-LOOK); the
+        hook seed 004's VA-CFQ overrides (sync before async)."""
+        return q.pop(_clook(q, pos))[2]
 
 
 class Edf(_Base):
