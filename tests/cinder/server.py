@@ -31,11 +31,10 @@ cannot share an interpreter (both register options on the global
 """
 
 import json
-import os
-import shutil
 import signal
 import sys
-import tempfile
+
+from tests import child_server
 
 
 def _serve(out, stop):
@@ -50,37 +49,12 @@ def _serve(out, stop):
                               'user_id': api.user_id,
                               'token': api.token}) + '\n')
         out.flush()
-        _wait(stop)
+        child_server.wait(stop)
 
-
-def _wait(stop):
-    """Until a signal set ``stop`` or stdin reached end of file."""
-    import eventlet
-    from eventlet import patcher
-
-    # the unpatched select and read: a zero-timeout poll of stdin, then a
-    # green sleep while the API's green threads serve
-    poll = patcher.original('select').select
-    read = patcher.original('os').read
-    while not stop:
-        ready, _, _ = poll([0], [], [], 0)
-        if ready and not read(0, 4096):
-            return
-        eventlet.sleep(0.2)
 
 
 def main():
-    # stdout carries the JSON line only; all else goes to stderr
-    out = os.fdopen(os.dup(1), 'w')
-    os.dup2(2, 1)
-    tmp = tempfile.mkdtemp(prefix='iosched-cinder-')
-    os.environ['TMPDIR'] = tempfile.tempdir = tmp
-    stop = []
-    try:
-        _serve(out, stop)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return child_server.main(_serve, 'iosched-cinder-')
 
 
 if __name__ == '__main__':

@@ -41,11 +41,11 @@ writes goes to stderr. ``tests/nova_process.py`` starts it for tests.
 
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import uuid
+
+from tests import child_server
 
 PROJECT_ID = uuid.uuid4().hex
 USER_ID = 'admin'
@@ -129,39 +129,16 @@ def _serve(out, stop):
             'token': '%s:%s' % (USER_ID, PROJECT_ID),
             'validator_namespaces': sorted(validators.NAMESPACES)}) + '\n')
         out.flush()
-        _wait(stop)
+        child_server.wait(stop)
         server.kill()
         sock.close()
     finally:
         harness.doCleanups()
 
 
-def _wait(stop):
-    """Until a signal set ``stop`` or stdin reached end of file."""
-    import eventlet
-    from eventlet import patcher
-
-    poll = patcher.original('select').select
-    read = patcher.original('os').read
-    while not stop:
-        ready, _, _ = poll([0], [], [], 0)
-        if ready and not read(0, 4096):
-            return
-        eventlet.sleep(0.2)
-
 
 def main():
-    # stdout carries the JSON line only; all else goes to stderr
-    out = os.fdopen(os.dup(1), 'w')
-    os.dup2(2, 1)
-    tmp = tempfile.mkdtemp(prefix='iosched-nova-')
-    os.environ['TMPDIR'] = tempfile.tempdir = tmp
-    stop = []
-    try:
-        _serve(out, stop)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return child_server.main(_serve, 'iosched-nova-')
 
 
 if __name__ == '__main__':
