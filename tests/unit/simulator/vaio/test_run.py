@@ -13,8 +13,12 @@
 CFQ (stalled writes, inactive vCPUs), none under VA-CFQ or natively, and
 the reproduction's direction (VA-CFQ's finish-time SD below CFQ's)."""
 
+import random
+
 import pytest
 
+from simulator.flubber import disk as fdisk
+from simulator.flubber import request
 from simulator.vaio import run as vrun
 
 
@@ -78,3 +82,21 @@ def test_va_cfq_finish_spread_below_stock_cfq():
 def test_spread_figures(xs, sd, jain):
     assert vrun.pstdev(xs) == pytest.approx(sd)
     assert vrun.jain(xs) == pytest.approx(jain)
+
+
+@pytest.mark.parametrize('stream,write,lba,cmd', [
+    (True, False, 1000, False),     # a read continuing the stream
+    (False, False, 1000, True),
+    (True, False, 5000, True),      # not a continuation
+    (True, True, 1000, True),       # writes keep the overhead
+])
+def test_streaming_disk_drops_only_the_sequential_command_cost(
+        stream, write, lba, cmd):
+    d = vrun.Hdd(stream)
+    d.head = 1000
+    ref = fdisk.Hdd(readahead=0)
+    ref.head = 1000
+    req = request.Req('A', lba, 88, write)
+    t = d.service(req, random.Random(1))
+    t_ref = ref.service(req, random.Random(1))
+    assert t == pytest.approx(t_ref - (0 if cmd else fdisk.CMD_MS))
