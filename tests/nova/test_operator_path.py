@@ -51,9 +51,9 @@ servers land on host1 or host4 only: Placement leaves host2 out,
 ``LsvmFilter`` alone rejects host2 too. Then host4's agent is stopped
 (SIGTERM, exit 0): its trait stays, its report goes stale after
 ``report_ttl_intervals`` report intervals; with the default
-``missing_report_policy = pass`` host4 still passes ``LsvmFilter`` (no
-report, no verdict), with ``reject`` it is filtered out and the next LSVMs
-go to host1. Every agent is stopped with SIGTERM at the end and must exit
+``missing_report_policy = pass`` host4 still passes ``IoDensityFilter``
+and ``LsvmFilter`` (no report, no verdict), with ``reject`` it is filtered
+out and the next LSVMs go to host1. Every agent is stopped with SIGTERM at the end and must exit
 0. Figures (time to each host's first report through ``iosched-status``,
 to the scheduler's store, to the trait, to place) are printed.
 """
@@ -331,6 +331,11 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             for d in explain.recent(request=server['id'])))
         return server
 
+    def records(self, server, host):
+        """[(passed, reason)] of the iosched filters for host, in order."""
+        return [(d.passed, d.reason) for d in explain.recent(
+            request=server['id'], host=host, stage='filter')]
+
     def lsvm_verdicts(self, server):
         """{host: (passed, reason)} of LsvmFilter for this server."""
         out = {}
@@ -445,21 +450,23 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         # a clean stop leaves the trait: Placement still offers host4
         self.wait_traits({'host4': True}, timeout=0)
 
-        # missing_report_policy = pass (default): no report, no verdict
+        # missing_report_policy = pass (default): no report, no verdict;
+        # both report filters (IoDensityFilter, LsvmFilter: an LSVM needs
+        # a report) let host4 through
         server = self.boot(flavor)
-        passed, reason = self.lsvm_verdicts(server)['host4']
-        self.assertTrue(passed)
-        self.assertIn('no fresh report (missing_report_policy=pass)', reason)
+        self.assertEqual(
+            [(True, 'no fresh report (missing_report_policy=pass)')] * 2,
+            self.records(server, 'host4')[:2])
         self.assertIn(server['OS-EXT-SRV-ATTR:host'], ('host1', 'host4'))
-        print('missing_report_policy=pass: host4 passes LsvmFilter without '
+        print('missing_report_policy=pass: host4 passes the filters without '
               'a report; the LSVM went to %s' % server['OS-EXT-SRV-ATTR:host'])
 
-        # missing_report_policy = reject: only hosts that report
+        # missing_report_policy = reject: only hosts that report (the
+        # first report filter already says no)
         self.flags(missing_report_policy='reject', group='iosched')
         for _ in range(2):
             server = self.boot(flavor)
             self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
-        passed, reason = self.lsvm_verdicts(server)['host4']
-        self.assertFalse(passed)
-        self.assertIn('no fresh report (missing_report_policy=reject)',
-                      reason)
+            self.assertEqual(
+                [(False, 'no fresh report (missing_report_policy=reject)')],
+                self.records(server, 'host4'))
