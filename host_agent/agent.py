@@ -255,12 +255,21 @@ class Agent(object):
                 disk_capacity_iops=self._disk_capacity(),
                 slo=(self.last_plan.facts.get('slo')
                      if self.last_plan else None))
-            self.last_report = report
-            self.seq += 1
-            if self.reporter is not None:
-                self.reporter.report_host_io(report)
-        except Exception:
-            LOG.exception('report %d not sent; next one will be', self.seq)
+        except Exception:    # a bug: say where
+            LOG.exception('report %d not built; next one will be', self.seq)
+            return
+        self.last_report = report
+        self.seq += 1
+        if self.reporter is None:
+            return
+        try:
+            self.reporter.report_host_io(report)
+        except Exception as e:
+            # The bus, not the agent (broker down, no scheduler listening
+            # yet): one line; the traceback at DEBUG.
+            LOG.warning('report %d not sent (%s: %s); next one will be',
+                        report.seq, type(e).__name__, e)
+            LOG.debug('report %d not sent', report.seq, exc_info=True)
 
     def resend_last_report(self):
         """Send the latest built report again, now (a scheduler's resync).
