@@ -25,7 +25,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
 from host_agent import conf as agent_conf
 from host_agent.drivers import simulated
-from host_agent import model
+from host_agent.drivers import simulated_daemon
 from host_agent.policies import vslicer
 from simulator import host as sim_host
 from simulator import spec as sim_spec
@@ -35,8 +35,7 @@ CONF = agent_conf.CONF
 # see [host_agent] report_every_ticks); tests that need another interval
 # override it.
 CONF.set_default('report_every_ticks', 1, 'host_agent')
-LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
-              'iosched:io_profile': 'io'}
+LSVM_SPECS = simulated_daemon.LSVM_SPECS
 
 
 def require(component, available, why):
@@ -95,24 +94,8 @@ def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):
     sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=pcpus,
                                              default_slice_us=3000),
                            seed=seed)
-    vms = [
-        ('lsvm-1', (sim_spec.RequestResponse(rate_per_s=300, burst_us=200),),
-         LSVM_SPECS, ()),
-        ('cpu-1', (sim_spec.CpuBound(), sim_spec.CpuBound(),
-                   sim_spec.CpuBound()), {'iosched:io_profile': 'cpu'}, ()),
-        ('db-1', (sim_spec.DiskClosedLoop(outstanding=2),),
-         {'iosched:io_profile': 'io'},
-         (model.DiskInfo('vda', 'vol-1', {'iosched:min_iops': '100'}),)),
-    ]
-    driver = simulated.SimulatedDriver(sim)
-    for uuid, workloads, specs, disks in vms:
-        sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=workloads,
-                                   disks=('vda',)))
-        if disks:
-            sim.set_disk_iotune(uuid, 'vda', {'total_iops_sec': 2000})
-        driver.add_instance(model.InstanceInfo(
-            uuid=uuid, name=uuid, flavor=uuid, vcpus=len(workloads),
-            extra_specs=specs, disks=disks))
+    driver = simulated_daemon.add_example_vms(
+        sim, simulated.SimulatedDriver(sim))
     return sim, driver
 
 

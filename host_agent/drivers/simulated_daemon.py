@@ -85,7 +85,13 @@ def build(conf, clock=time.time):
     sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=2,
                                              default_slice_us=3000),
                            seed=zlib.crc32(name.encode('utf-8')) & 0xffff)
-    driver = WallClockSimulatedDriver(sim, clock=clock)
+    return add_example_vms(sim, WallClockSimulatedDriver(sim, clock=clock))
+
+
+def add_example_vms(sim, driver):
+    """Boot the example VMs (an LSVM, a CPU-bound VM, a VM with an SLO
+    volume) on ``sim`` and give ``driver`` their Nova metadata; returns
+    the driver. The tests' ``sim_host_with_vms`` uses the same set."""
     for uuid, workloads, specs, disks in _vms():
         sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=workloads,
                                    disks=('vda',)))
