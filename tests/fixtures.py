@@ -126,3 +126,22 @@ def mutated(data, path, value):
     else:
         target[path[-1]] = value
     return data
+
+
+def use_driver_in_main(driver):
+    """Make ``io-host-agent``'s main() (host_agent.cmd.agent, run in a
+    subprocess by tests) use ``driver`` whatever ``[host_agent] driver``
+    names: its driver class is loaded through ``plugins.load_class``."""
+    from host_agent.cmd import agent as cmd
+
+    class Driver(object):
+        writes_itself = True
+
+        @staticmethod
+        def from_conf(conf):
+            return driver
+
+    load_class = cmd.plugins.load_class
+    cmd.plugins.load_class = lambda namespace, name: (
+        Driver if namespace == cmd.plugins.DRIVERS
+        else load_class(namespace, name))

@@ -353,20 +353,7 @@ from host_agent.cmd import agent as cmd
 from tests import fixtures
 
 sim, driver = fixtures.sim_host_with_vms()
-
-
-class Driver:
-    writes_itself = True
-
-    @staticmethod
-    def from_conf(conf):
-        return driver
-
-
-load_class = cmd.plugins.load_class
-cmd.plugins.load_class = lambda namespace, name: (
-    Driver if namespace == cmd.plugins.DRIVERS
-    else load_class(namespace, name))
+fixtures.use_driver_in_main(driver)
 url = 'http://127.0.0.1:%s/metrics' % sys.argv[2]
 seen = {}
 

@@ -537,18 +537,7 @@ from tests import fixtures
 from tests.unit.host_agent.test_placement_trait import FakePlacement
 
 sim, driver = fixtures.sim_host_with_vms()
-
-class Driver:
-    writes_itself = True
-
-    @staticmethod
-    def from_conf(conf):
-        return driver
-
-load_class = cmd.plugins.load_class
-cmd.plugins.load_class = lambda namespace, name: (
-    Driver if namespace == cmd.plugins.DRIVERS
-    else load_class(namespace, name))
+fixtures.use_driver_in_main(driver)
 fake = FakePlacement(providers={'compute-1': 'rp-1'})
 pt.placement_adapter = lambda conf: fake
 seen = {}
