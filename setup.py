@@ -59,6 +59,7 @@ setuptools.setup(
             'iosched-wakeup-probe = host_agent.cmd.wakeup_probe:main',
             'iosched-placement = nova_plugin.cmd.placement:main',
             'iosched-status = nova_plugin.cmd.status:main',
+            'iosched-report-key = nova_plugin.cmd.report_key:main',
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched_testbed.cli:main',

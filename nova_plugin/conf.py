@@ -276,16 +276,83 @@ Related options:
         help="""
 Maximum number of hosts whose report a scheduler worker keeps.
 
-Bounds the memory of the report store: beyond it, the host whose report
-was received longest ago is evicted.
+Bounds the memory of the report store. Beyond it, the host whose report
+was received longest ago *among the hosts Nova has not asked about* is
+evicted; hosts this worker's filters have asked about (hosts Nova knows)
+are kept, and a report from a new host that would need one of them
+evicted is refused. So a flood of invented host names cannot push real
+hosts out.
 
 Possible values:
 
-* A number of hosts, at least 1.
+* A number of hosts, at least 1; above the number of compute hosts.
 
 Related options:
 
-* None
+* ``report_auth``: with ``hmac`` invented hosts cannot report at all.
+"""),
+    cfg.StrOpt('report_auth',
+        default='none',
+        choices=[
+            ('none', 'Accept any well-formed report for any host (a '
+                     'WARNING at start says so).'),
+            ('hmac', 'Accept a report for host X only if it is signed '
+                     'with X\'s key, derived from report_master_key.'),
+        ],
+        help="""
+How a report is bound to the host that sent it.
+
+Any client of the message bus can cast a report. With ``none`` a report
+naming host X is taken as X's. With ``hmac`` each agent signs its
+reports with its host key (``[reporter] report_key`` in its config,
+printed by ``iosched-report-key --host X`` from this configuration), and
+a report whose signature does not match the host it names is dropped
+and counted (reason ``unauthenticated``).
+
+Possible values:
+
+* ``none`` (default, for upgrades): trust the bus; a WARNING at start.
+* ``hmac``: signed reports only; set ``report_master_key`` and give
+  every agent its host key before switching.
+
+Related options:
+
+* ``report_master_key``
+* ``[reporter] report_key`` in each agent's configuration.
+"""),
+    cfg.StrOpt('report_master_key',
+        secret=True,
+        help="""
+The secret the host keys are derived from (``report_auth = hmac``).
+The same on every scheduler node; never on compute nodes.
+
+Possible values:
+
+* At least 32 characters, e.g. the output of ``openssl rand -hex 32``.
+
+Related options:
+
+* ``report_auth``
+"""),
+    cfg.FloatOpt('report_max_clock_skew',
+        default=300.0,
+        min=0.0,
+        help="""
+Seconds a report's own timestamp may be ahead of this scheduler's clock.
+
+Reports of one host are ordered by the time the agent measured them, so
+that a late copy never replaces a newer report. A report stamped further
+in the future than this is dropped (reason ``future``): it would
+otherwise hide the host's genuine reports until that time.
+
+Possible values:
+
+* Seconds; keep it above the clocks' worst disagreement (NTP keeps
+  them within a second).
+
+Related options:
+
+* ``report_ttl_intervals``: a stale report is replaced by any newer one.
 """),
     cfg.FloatOpt('slo_capacity_fraction',
         default=1.0,

@@ -23,6 +23,13 @@ and each worker runs one RPC server on that topic whose
 dropped and logged at WARNING with the reason ``HostReport.from_dict``
 gives.
 
+Sender binding (``[iosched] report_auth``): with ``hmac`` a report naming
+host X is taken only with a valid signature under X's key
+(``host_agent.reporter.signature``); anything else is dropped before it is
+parsed, as ``unauthenticated``, and logged at WARNING. With ``none`` (the
+default, for upgrades) any report is taken as its named host's; the
+listener says so at WARNING when it starts.
+
 ``start_listener(conf, ...)`` starts that server synchronously and returns
 the ``oslo_messaging`` server (tests, the demo, a benchmark). Inside
 nova-scheduler the filters and the weigher use
@@ -33,6 +40,7 @@ API version history of the ``iosched`` namespace on ``report_topic``
 (this server's):
 
 * 1.0 - ``report_host_io(report)``
+* 1.1 - ``report_host_io(report, signature=None)``: a signed report
 
 No nova import: this module runs (and is tested) without Nova.
 """
@@ -45,6 +53,7 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from host_agent.reporter import payload
+from host_agent.reporter import signature as report_signature
 from nova_plugin import conf as iosched_conf
 from nova_plugin import metrics
 from nova_plugin import store as report_store
@@ -52,7 +61,9 @@ from nova_plugin import store as report_store
 LOG = logging.getLogger(__name__)
 
 NAMESPACE = 'iosched'
-VERSION = '1.0'
+VERSION = '1.1'
+AUTH_NONE = 'none'
+AUTH_HMAC = 'hmac'
 
 
 
@@ -61,8 +72,19 @@ class ReportEndpoint(object):
 
     target = oslo_messaging.Target(namespace=NAMESPACE, version=VERSION)
 
-    def __init__(self, store):
+    def __init__(self, store, auth=AUTH_NONE, master_key=None):
+        """``auth``: ``none`` or ``hmac`` (then ``master_key`` is needed)."""
+        if auth not in (AUTH_NONE, AUTH_HMAC):
+            raise ValueError('[iosched] report_auth must be none or hmac; '
+                             'got %r' % (auth,))
+        if auth == AUTH_HMAC:
+            try:
+                master_key = report_signature.check_master_key(master_key)
+            except report_signature.BadKey as e:
+                raise ValueError('[iosched] report_auth = hmac: %s' % e)
         self.store = store
+        self.auth = auth
+        self._master_key = master_key
         self.counts = {'stored': 0, 'ignored': 0, 'dropped': 0}
         self._lock = threading.Lock()
 
@@ -70,8 +92,24 @@ class ReportEndpoint(object):
         with self._lock:
             self.counts[what] += 1
 
-    def report_host_io(self, ctxt, report):
+    def _drop(self, report, reason, why, counted=False):
+        self._count('dropped')
+        if not counted:     # the store counts what it refused itself
+            self.store.note_dropped()
+        metrics.note_report(reason)
+        host = report.get('host') if isinstance(report, dict) else None
+        LOG.warning('Dropped a host report claiming to be from %(host)s: '
+                    '%(why)s', {'host': host if isinstance(host, str)
+                                else '<unknown>', 'why': why})
+
+    def report_host_io(self, ctxt, report, signature=None):
         """Take one report (a dict, ``HostReport.to_dict()``)."""
+        if self.auth == AUTH_HMAC:
+            why = report_signature.why_rejected(report, signature,
+                                                self._master_key)
+            if why is not None:
+                self._drop(report, metrics.DROP_UNAUTHENTICATED, why)
+                return
         try:
             parsed = payload.HostReport.from_dict(report)
         except payload.PayloadError as e:
@@ -83,7 +121,20 @@ class ReportEndpoint(object):
                         '%(reason)s', {'host': host or '<unknown>',
                                        'reason': e})
             return
-        if self.store.update(parsed):
+        admitted = self.store.admit(parsed)
+        if admitted == report_store.FUTURE:
+            self._drop(report, metrics.DROP_FUTURE,
+                       'stamped %.0f s ahead of this scheduler\'s clock '
+                       '(more than [iosched] report_max_clock_skew)' % (
+                           parsed.ts - self.store.now()), counted=True)
+            return
+        if admitted == report_store.REFUSED:
+            self._drop(report, metrics.DROP_REFUSED,
+                       'a new host the filters never asked about, and the '
+                       'store is full of hosts they did ([iosched] '
+                       'store_max_hosts)', counted=True)
+            return
+        if admitted == report_store.STORED:
             metrics.note_report()
             self._count('stored')
             LOG.debug('Stored the report of %(host)s (seq %(seq)d, '
@@ -142,8 +193,14 @@ def start_listener(conf, transport_url=None, store=None, host=None,
     # (threading is the future only model), but without it a process that
     # eventlet monkey-patched gets the deprecated eventlet executor. Drop the
     # argument once oslo.messaging removes the eventlet executor.
+    endpoint = ReportEndpoint(store, auth=conf.iosched.report_auth,
+                              master_key=conf.iosched.report_master_key)
+    if endpoint.auth == AUTH_NONE:
+        LOG.warning('[iosched] report_auth = none: any client of the '
+                    'message bus can report for any host; see the operator '
+                    'guide, "Signed reports"')
     server = oslo_messaging.get_rpc_server(
-        transport, target, [ReportEndpoint(store)], executor='threading',
+        transport, target, [endpoint], executor='threading',
         access_policy=oslo_messaging.DefaultRPCAccessPolicy)
     server.start()
     # [iosched_metrics]: this worker's endpoint, with its listener.

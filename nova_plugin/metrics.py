@@ -60,6 +60,9 @@ REGISTRY = prometheus_client.CollectorRegistry()
 DROP_MALFORMED = 'malformed'
 DROP_VERSION = 'unsupported_version'
 DROP_OUT_OF_ORDER = 'out_of_order'      # older than (or a copy of) the held
+DROP_UNAUTHENTICATED = 'unauthenticated'  # report_auth=hmac, bad signature
+DROP_FUTURE = 'future'                  # ts beyond report_max_clock_skew
+DROP_REFUSED = 'refused'                # unknown host, store full of known
 # Why a filter rejected a host.
 CAUSE_RULE = 'rule'                     # the host's report says no
 CAUSE_NO_REPORT = 'no_report'           # missing_report_policy=reject
@@ -71,7 +74,9 @@ RECEIVED = prometheus_client.Counter(
 DROPPED = prometheus_client.Counter(
     PREFIX + 'reports_dropped', 'Received reports not stored, by reason: '
     'malformed, unsupported_version, out_of_order (older than or a copy '
-    'of the held one, e.g. a resync).', ('reason',), registry=REGISTRY)
+    'of the held one, e.g. a resync), unauthenticated (report_auth=hmac), '
+    'future (stamped beyond report_max_clock_skew), refused (an unknown '
+    'host while the store is full of known ones).', ('reason',), registry=REGISTRY)
 CHECKS = prometheus_client.Counter(
     PREFIX + 'filter_checks', 'Hosts a filter judged, by filter and '
     'result (passed, rejected).', ('filter', 'result'), registry=REGISTRY)

@@ -16,9 +16,15 @@ read by the filter and the weigher through ``get_store()``. Thread-safe:
 the RPC server's threads write while the scheduler reads.
 
 * Order. A report replaces the held one if its ``ts`` is newer, or equal with
-  a higher ``seq``; an older one is ignored (out-of-order delivery), unless
-  the held report is already stale (an agent whose clock stepped back
-  recovers after one TTL instead of never).
+  a higher ``seq``; an older one is ignored (out-of-order delivery, or a
+  replayed copy), unless the held report is already stale (an agent whose
+  clock stepped back recovers after one TTL instead of never).
+* Clock skew. A report stamped more than ``max_clock_skew`` seconds ahead
+  of the store's clock is refused (``future``): ordered by the sender's
+  ``ts``, one report from the far future would hide every genuine report
+  of its host until then. So a bogus ``ts`` costs a host at most
+  ``max_clock_skew`` plus one TTL, and none when reports are signed
+  (``nova_plugin.endpoint``, ``[iosched] report_auth``).
 * Staleness. A report is stale once ``ttl_intervals * report_interval``
   seconds have passed since this store *received* it, on the store's clock
   (injectable: the demo runs on a simulated clock). The agent's ``ts`` is
@@ -27,14 +33,22 @@ the RPC server's threads write while the scheduler reads.
 * In-flight estimate. ``note_placement()`` adds up placements made since the
   host's last report; a newer report clears them (it is assumed to include
   them).
-* Bounded memory. Beyond ``max_hosts`` the host whose report was received
-  longest ago is evicted (O(1): entries are kept in order of receipt).
+* Bounded memory, real hosts first. A host ``get()`` has been asked about
+  is *known* (Nova's filters ask only about hosts Nova has). Beyond
+  ``max_hosts`` the unknown host whose report was received longest ago is
+  evicted (O(1): unknown hosts are kept in order of receipt); a report
+  from a new unknown host when every held host is known is refused
+  (``refused``); known hosts are evicted (oldest first) only when they
+  alone exceed ``max_hosts``. So invented host names cannot push out
+  hosts Nova schedules to.
 * Counts (``stats()``), for logs, a benchmark and the CLI: reports
   ``received`` (= ``stored`` + ``ignored`` + ``dropped``), ``stored``,
   ``ignored`` (out of order or a duplicate, e.g. a resync copy),
-  ``dropped`` (malformed, counted by the endpoint through
-  ``note_dropped()``), ``evicted``; hosts held, fresh and stale; the age of
-  the newest and the oldest report held.
+  ``future`` (stamped beyond the clock skew), ``refused`` (a new unknown
+  host while the store is full of known ones), ``dropped`` (malformed or
+  unauthenticated, counted by the endpoint through ``note_dropped()``),
+  ``evicted``; hosts held, fresh and stale; the age of the newest and the
+  oldest report held.
 """
 
 import collections
@@ -42,6 +56,12 @@ import threading
 import time
 
 from nova_plugin import scoring
+
+# What ``admit()`` did with a report.
+STORED = 'stored'
+OUT_OF_ORDER = 'out_of_order'
+FUTURE = 'future'
+REFUSED = 'refused'
 
 
 class _Entry(object):
@@ -56,24 +76,38 @@ class _Entry(object):
 class ReportStore(object):
     """Latest report per host, with staleness and an in-flight estimate."""
 
-    def __init__(self, clock=time.time, ttl_intervals=3.0, max_hosts=100000):
+    def __init__(self, clock=time.time, ttl_intervals=3.0, max_hosts=100000,
+                 max_clock_skew=300.0):
         self._clock = clock
         self._lock = threading.Lock()
         # host -> _Entry, least recently received first
         self._entries = collections.OrderedDict()
+        # held hosts no filter has asked about, least recently received
+        # first (the eviction candidates); values unused
+        self._unknown = collections.OrderedDict()
+        # hosts the filters asked about (bounded like the entries)
+        self._known = set()
         self._counts = {'stored': 0, 'ignored': 0, 'dropped': 0,
-                        'evicted': 0}
+                        'evicted': 0, 'future': 0, 'refused': 0}
         self.ttl_intervals = float(ttl_intervals)
         self.max_hosts = int(max_hosts)
+        self.max_clock_skew = float(max_clock_skew)
 
-    def configure(self, ttl_intervals=None, max_hosts=None):
+    def configure(self, ttl_intervals=None, max_hosts=None,
+                  max_clock_skew=None):
         """Apply new settings (from ``[iosched]``); None keeps the current."""
         with self._lock:
             if ttl_intervals is not None:
                 self.ttl_intervals = float(ttl_intervals)
+            if max_clock_skew is not None:
+                self.max_clock_skew = float(max_clock_skew)
             if max_hosts is not None:
                 self.max_hosts = int(max_hosts)
                 self._evict_locked()
+
+    def now(self):
+        """The store's clock (the demo's is simulated)."""
+        return self._clock()
 
     def _is_stale(self, entry, now):
         ttl = self.ttl_intervals * entry.report.report_interval
@@ -81,26 +115,47 @@ class ReportStore(object):
 
     def _evict_locked(self):
         while len(self._entries) > max(self.max_hosts, 0):
-            self._entries.popitem(last=False)
+            if self._unknown:
+                host, _ = self._unknown.popitem(last=False)
+                del self._entries[host]
+            else:
+                host, _ = self._entries.popitem(last=False)
             self._counts['evicted'] += 1
 
     def update(self, report):
         """Store ``report`` unless the held one is newer; True if stored."""
+        return self.admit(report) == STORED
+
+    def admit(self, report):
+        """Store ``report`` or say why not: STORED, OUT_OF_ORDER, ..."""
         now = self._clock()
+        host = report.host
         with self._lock:
-            held = self._entries.get(report.host)
+            if report.ts > now + self.max_clock_skew:
+                self._counts['future'] += 1
+                return FUTURE
+            held = self._entries.get(host)
             if held is not None and not self._is_stale(held, now):
                 old = held.report
                 newer = (report.ts > old.ts or
                          (report.ts == old.ts and report.seq > old.seq))
                 if not newer:
                     self._counts['ignored'] += 1
-                    return False
-            self._entries.pop(report.host, None)
-            self._entries[report.host] = _Entry(report, now)
+                    return OUT_OF_ORDER
+            known = host in self._known
+            if (held is None and not known and not self._unknown and
+                    len(self._entries) >= self.max_hosts):
+                # full of hosts Nova asked about: keep them
+                self._counts['refused'] += 1
+                return REFUSED
+            self._entries.pop(host, None)
+            self._entries[host] = _Entry(report, now)
+            if not known:
+                self._unknown.pop(host, None)
+                self._unknown[host] = None
             self._counts['stored'] += 1
             self._evict_locked()
-            return True
+            return STORED
 
     def note_dropped(self):
         """Count a report dropped before it reached the store (malformed)."""
@@ -111,10 +166,21 @@ class ReportStore(object):
         """The host's latest report, or None if missing or stale."""
         now = self._clock()
         with self._lock:
+            if host not in self._known:
+                self._note_known_locked(host)
             entry = self._entries.get(host)
             if entry is None or self._is_stale(entry, now):
                 return None
             return entry.report
+
+    def _note_known_locked(self, host):
+        # Only Nova's filters and weighers call get(): the host exists.
+        # Bounded (twice the entries: names Nova asks about before their
+        # first report, and hosts since deleted from Nova, fit).
+        if len(self._known) >= 2 * max(self.max_hosts, 1):
+            return
+        self._known.add(host)
+        self._unknown.pop(host, None)
 
     def note_placement(self, host, io_vcpus, lsvm_vcpus=0, io_strength=None,
                        vcpus=None):
@@ -168,8 +234,10 @@ class ReportStore(object):
             return dict(
                 self._counts,
                 received=(self._counts['stored'] + self._counts['ignored'] +
-                          self._counts['dropped']),
+                          self._counts['dropped'] + self._counts['future'] +
+                          self._counts['refused']),
                 hosts=len(self._entries),
+                known_hosts=len(self._known),
                 fresh=len(self._entries) - len(stale),
                 stale=len(stale),
                 stale_hosts=sorted(stale),
@@ -186,6 +254,8 @@ class ReportStore(object):
         """Forget every report and counter (tests, resync)."""
         with self._lock:
             self._entries.clear()
+            self._unknown.clear()
+            self._known.clear()
             self._counts = dict.fromkeys(self._counts, 0)
 
 
@@ -197,7 +267,10 @@ def get_store(conf=None):
     if conf is not None:
         ttl = conf.iosched.report_ttl_intervals
         max_hosts = conf.iosched.store_max_hosts
+        skew = conf.iosched.report_max_clock_skew
         # Called once per host by the filters: take the lock only to change.
-        if ttl != STORE.ttl_intervals or max_hosts != STORE.max_hosts:
-            STORE.configure(ttl_intervals=ttl, max_hosts=max_hosts)
+        if (ttl != STORE.ttl_intervals or max_hosts != STORE.max_hosts or
+                skew != STORE.max_clock_skew):
+            STORE.configure(ttl_intervals=ttl, max_hosts=max_hosts,
+                            max_clock_skew=skew)
     return STORE

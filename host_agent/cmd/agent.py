@@ -56,7 +56,21 @@ def build_reporter(conf):
     if not conf.reporter.enabled:
         return None
     transport = messaging.get_transport(conf, conf.reporter.transport_url)
-    return rpcapi.ReportAPI(transport, conf.reporter.topic)
+    return rpcapi.ReportAPI(transport, conf.reporter.topic,
+                            key=check_report_key(conf.reporter.report_key))
+
+
+def check_report_key(key):
+    """The ``[reporter] report_key`` as given, or a clear error."""
+    if not key:
+        return None
+    key = key.strip()
+    if len(key) != 64 or any(c not in '0123456789abcdef' for c in key):
+        raise ValueError(
+            '[reporter] report_key must be the 64 lowercase hex characters '
+            '`iosched-report-key --host NAME` prints; got %d characters'
+            % len(key))
+    return key
 
 
 def main(argv=None):
@@ -67,6 +81,11 @@ def main(argv=None):
                 'etc/iosched/host-agent.conf.sample for all of them.')
     logging.setup(CONF, 'iosched')
     CONF.log_opt_values(LOG, logging.DEBUG)
+    try:
+        check_report_key(CONF.reporter.report_key)
+    except ValueError as e:
+        LOG.error('cannot start: %s', e)
+        return 2
     try:
         driver_cls = plugins.load_class(plugins.DRIVERS,
                                         CONF.host_agent.driver)

@@ -42,6 +42,24 @@ Possible values:
 Send reports at all. Disable to run the agent as a pure host-side
 regulator without a Nova plugin.
 """),
+    cfg.StrOpt('report_key', secret=True,
+               help="""
+This host's report key: the agent signs every report with it, and the
+schedulers accept a report for this host only with a valid signature
+(when ``[iosched] report_auth = hmac`` in their nova.conf). Get the key
+on a scheduler node with ``iosched-report-key --host <this host's name>``;
+a key signs only for the host it was made for.
+
+Possible values:
+
+* Unset (default): reports are sent unsigned (RPC 1.0); schedulers with
+  ``report_auth = hmac`` drop them.
+* The 64 hex characters ``iosched-report-key`` prints.
+
+Related options:
+
+* ``[DEFAULT] host``: the name the key was made for.
+"""),
     cfg.BoolOpt('listen_for_resync', default=True,
                 help="""
 Answer the schedulers' resync requests: a scheduler worker whose report

@@ -17,6 +17,9 @@ API version history:
 
 * 1.0 - Initial version: ``report_host_io(report)``, a fanout cast of
   ``payload.HostReport.to_dict()`` to every scheduler worker.
+* 1.1 - ``report_host_io(report, signature)``: the report signed with the
+  host's key (``signature``); sent only by an agent that has a
+  ``[reporter] report_key``, so schedulers must be upgraded first.
 
 Scheduler worker -> agents, on ``[iosched] agents_topic``
 (``[reporter] resync_topic``), server
@@ -31,23 +34,33 @@ API version history:
 
 import oslo_messaging
 
+from host_agent.reporter import signature as report_signature
+
 NAMESPACE = 'iosched'
-VERSION = '1.0'
+VERSION = '1.1'
 AGENT_VERSION = '1.0'
 
 
 class ReportAPI(object):
     """Agent side: cast HostReports to every scheduler worker."""
 
-    def __init__(self, transport, topic):
+    def __init__(self, transport, topic, key=None):
+        """``key``: this host's report key (hex), or None to send unsigned."""
         target = oslo_messaging.Target(topic=topic, namespace=NAMESPACE,
                                        version=VERSION)
         self.client = oslo_messaging.get_rpc_client(transport, target)
+        self.key = key or None
 
     def report_host_io(self, report):
         """Fanout-cast a HostReport: every scheduler worker gets it."""
-        cctxt = self.client.prepare(fanout=True, version='1.0')
-        cctxt.cast({}, 'report_host_io', report=report.to_dict())
+        data = report.to_dict()
+        if self.key is None:
+            cctxt = self.client.prepare(fanout=True, version='1.0')
+            cctxt.cast({}, 'report_host_io', report=data)
+            return
+        cctxt = self.client.prepare(fanout=True, version='1.1')
+        cctxt.cast({}, 'report_host_io', report=data,
+                   signature=report_signature.sign(data, self.key))
 
 
 class AgentAPI(object):

@@ -118,3 +118,48 @@ def test_payload_survives_the_broker_unchanged(topic):
         server.stop()
         server.wait()
         messaging.cleanup()
+
+
+def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
+    """report_auth = hmac over RabbitMQ: the agent's full report (vCPUs,
+    decisions, floats) still verifies after the broker's JSON round trip;
+    a report for compute-1 signed with another host's key is dropped."""
+    from host_agent.reporter import signature
+    master = 'a5' * 32
+    plugin_conf.register_opts(fixtures.CONF)
+    fixtures.CONF.set_override('report_auth', 'hmac', 'iosched')
+    fixtures.CONF.set_override('report_master_key', master, 'iosched')
+    url = fixtures.rabbit_url()
+    s = store_mod.ReportStore()
+    try:
+        server = endpoint.start_listener(fixtures.CONF, transport_url=url,
+                                         store=s, host='worker-signed')
+    finally:
+        fixtures.CONF.clear_override('report_auth', 'iosched')
+        fixtures.CONF.clear_override('report_master_key', 'iosched')
+    try:
+        transport = messaging.get_transport(fixtures.CONF, url)
+        spoofer = rpcapi.ReportAPI(
+            transport, topic,
+            key=signature.derive_host_key(master, 'compute-2'))
+        reporter = rpcapi.ReportAPI(
+            transport, topic,
+            key=signature.derive_host_key(master, 'compute-1'))
+        sim, driver = fixtures.sim_host_with_vms()
+        agent = fixtures.make_agent(driver, reporter=reporter)
+        fixtures.run_ticks(sim, agent, 2)
+        assert _wait(lambda: s.get('compute-1') is not None and
+                     s.get('compute-1').seq == 1), s.stats()
+        assert s.get('compute-1') == agent.last_report
+        assert agent.last_report.decisions      # signed with decisions
+        forged = payload.HostReport.from_dict(dict(
+            agent.last_report.to_dict(), seq=99, ts=time.time() + 1,
+            io_vcpus=0))
+        spoofer.report_host_io(forged)
+        assert _wait(lambda: s.stats()['dropped'] == 1), s.stats()
+        assert s.get('compute-1').seq == 1
+        agent.shutdown()
+    finally:
+        server.stop()
+        server.wait()
+        messaging.cleanup()

@@ -62,7 +62,8 @@ def test_list_opts_and_help_style():
         'io_strength_weight_multiplier', 'store_max_hosts',
         'agents_topic', 'resync_on_start', 'listener_retry_interval_max',
         'slo_capacity_fraction', 'slo_lookup_failure_policy',
-        'slo_cache_seconds', 'slo_cache_max_entries'}
+        'slo_cache_seconds', 'slo_cache_max_entries', 'report_auth',
+        'report_master_key', 'report_max_clock_skew'}
     for opt in opts:
         assert 'Possible values:' in opt.help, opt.name
         assert 'Related options:' in opt.help, opt.name
@@ -89,7 +90,7 @@ def _plugin_files():
 
 def test_import_rules():
     """Only filters/, weighers/ and validators import nova; from host_agent
-    only the contract modules (payload, rpcapi)."""
+    only the contract modules (payload, rpcapi, signature)."""
     files = dict(_plugin_files())
     assert 'scoring.py' in files and 'store.py' in files
     for rel, path in files.items():
@@ -100,7 +101,9 @@ def test_import_rules():
                         rel == 'validators.py'), (rel, module)
             if top == 'host_agent':
                 # The contract modules: the payload schema and the agents'
-                # resync RPC client (oslo.messaging only).
+                # resync RPC client (oslo.messaging only), the report
+                # signature (stdlib only).
                 assert module in ('host_agent.reporter.payload',
-                                  'host_agent.reporter.rpcapi'), (
+                                  'host_agent.reporter.rpcapi',
+                                  'host_agent.reporter.signature'), (
                     rel, module)
