@@ -143,10 +143,12 @@ def _low(scn):
                      % (scn.scheduler, ', '.join(SCHEDULERS)))
 
 
-def run(scn):
+def run(scn, metrics=None):
+    """``metrics``: a ``Metrics`` (subclass) to record into, e.g.
+    ``simulator.vaio.trace.TraceMetrics`` (the five layers)."""
     low = _low(scn)
     eng = fengine.Engine(Hdd(scn.stream), low, seed=scn.seed)
-    eng.metrics = Metrics()
+    eng.metrics = metrics if metrics is not None else Metrics()
     guests = {}
     for i in range(scn.vms):
         vm = 'VM%d' % (i + 1)
