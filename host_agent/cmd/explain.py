@@ -116,6 +116,19 @@ RULES = {
         'SLO volumes: the disk\'s original iotune (its static QoS ceiling) is '
         'back, because every SLO has been met and the caps no longer bind, '
         'or the volume now needs its own SLO defended.',
+    'ibalancer.cap':
+        'I-Balancer (seed 003): the I/O-intensive vCPUs\' event counts '
+        'deviate by more than beta (Eq. 2 / n), so the heavy half gets '
+        'per-event delays (Eqs. 4-5, 200 us on average) and each delayed '
+        "VM's disk is capped at r'/r = 1/(1 + r d) of its measured "
+        'throughput (live iotune).',
+    'ibalancer.hold':
+        'I-Balancer: the cap is kept (deviation in the hysteresis band, or '
+        'not yet calm for long enough), or given back by a step while the '
+        'pool stays fair.',
+    'ibalancer.release':
+        'I-Balancer termination: the pool stayed fair and the disk no '
+        'longer reaches its cap, so its original iotune is back.',
     'vturbo.io_thread_pin':
         "vTurbo host half: a turbo VM's I/O (QEMU emulator) threads are "
         'pinned to the turbo pCPUs, which carry only short I/O work.',
