@@ -93,6 +93,7 @@ setuptools.setup(
             'isacs = host_agent.policies.isacs:IsacsPolicy',
             'vturbo = host_agent.policies.vturbo:VTurboPolicy',
             'slo = host_agent.policies.slo:SloPolicy',
+            'vaio = host_agent.policies.vaio:VaioPolicy',
             'ibalancer = host_agent.policies.ibalancer:IBalancerPolicy',
         ],
         'iosched.host_agent.actuators': [

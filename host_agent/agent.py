@@ -152,7 +152,8 @@ class Agent(object):
             pcpus=tuple(self.driver.pcpus()),
             instances={i.uuid: i for i in instances},
             vcpus=vcpus, disks=disks, sched=self.host_sched,
-            disk_capacity_iops=self._disk_capacity())
+            disk_capacity_iops=self._disk_capacity(),
+            block_devices=self._block_devices(errors))
         self.last_snapshot = snapshot
         plans = []
         for policy in self.policies:
@@ -227,6 +228,19 @@ class Agent(object):
             LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)
             return None
         return attach.iotune(live or {})
+
+    def _block_devices(self, errors):
+        """The driver's ``block_devices()`` (the vaio policy's input), or
+        () when it has none or cannot say."""
+        from_driver = getattr(self.driver, 'block_devices', None)
+        if from_driver is None:
+            return ()
+        try:
+            return tuple(from_driver())
+        except Exception as e:   # a device we cannot read: no vaio input
+            LOG.warning('no block devices this tick: %s', e)
+            errors.append('block devices: %s' % e)
+            return ()
 
     def _disk_capacity(self):
         """[host_agent] disk_capacity_iops, else the driver's, else 0."""

@@ -244,6 +244,17 @@ class HostSched:
 
 
 @dataclasses.dataclass(frozen=True)
+class BlockDevice:
+    """A host block device under guest disks, and its I/O scheduler (the
+    driver's ``block_devices()``; read by the vaio policy)."""
+    name: str                        # kernel name: 'loop3', 'sda'
+    devno: str = ''                  # 'major:minor'
+    scheduler: str = ''              # in force: 'bfq', 'none'; '' unknown
+    schedulers: tuple = ()           # the ones the kernel offers for it
+    disks: tuple = ()                # ((instance_uuid, target), ...) on it
+
+
+@dataclasses.dataclass(frozen=True)
 class HostSnapshot:
     host: str
     ts: float
@@ -256,6 +267,9 @@ class HostSnapshot:
     # The shared device's measured capacity, IOPS of REF_IO_BYTES
     # ([host_agent] disk_capacity_iops or the driver's; 0 = unknown).
     disk_capacity_iops: float = 0.0
+    # Host block devices under the guests' disks (tuple[BlockDevice]);
+    # empty when the driver does not resolve them.
+    block_devices: tuple = ()
 
 
 # Action kinds: what an actuator knows how to change.

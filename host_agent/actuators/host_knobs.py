@@ -14,10 +14,12 @@
 ``HostKnobs(conf, driver)`` routes each action kind to the writer that
 owns it: the Linux knobs (EEVDF slice via ``sched_setattr``, cgroup weight
 and cap; privileged writes through privsep) and the libvirt knobs (vCPU
-pinning, live iotune, interface bandwidth, schedinfo). The journaled
+pinning, live iotune, interface bandwidth, schedinfo) and the block I/O
+knobs (a VM's BFQ weight, a device's scheduler). The journaled
 ``DriverActuator`` drives it exactly as it drives the simulator.
 """
 
+from host_agent.actuators import blkio_knobs
 from host_agent.actuators import libvirt_knobs
 from host_agent.actuators import linux_knobs
 from host_agent.drivers import base
@@ -25,11 +27,13 @@ from host_agent.drivers import base
 
 class HostKnobs(object):
 
-    def __init__(self, conf, driver, linux=None, virt=None):
+    def __init__(self, conf, driver, linux=None, virt=None, blkio=None):
         self.driver = driver
         self._by_kind = {}
         for writer in (virt or libvirt_knobs.LibvirtKnobs(driver),
-                       linux or linux_knobs.LinuxKnobs(conf, driver)):
+                       linux or linux_knobs.LinuxKnobs(conf, driver),
+                       blkio or blkio_knobs.BlkioKnobs(driver, _sys_root(
+                           conf))):
             for kind in writer.knobs():
                 self._by_kind[kind] = writer
 
@@ -53,6 +57,13 @@ class HostKnobs(object):
 
     def list_instances(self):
         return self.driver.list_instances()
+
+
+def _sys_root(conf):
+    try:
+        return conf.host_paths.sys_root
+    except Exception:        # a test's bare conf
+        return '/sys'
 
 
 def knobs_for(conf, driver):

@@ -116,6 +116,18 @@ RULES = {
         'SLO volumes: the disk\'s original iotune (its static QoS ceiling) is '
         'back, because every SLO has been met and the caps no longer bind, '
         'or the volume now needs its own SLO defended.',
+    'vaio.equal_weight':
+        'Virtualization-aware I/O (seed 004): the VM has a disk on a host '
+        'device shared with other VMs that runs BFQ, so its BFQ group gets '
+        'the same weight as every other VM there: BFQ serves the VMs round '
+        'robin, each with its own sync and async queues.',
+    'vaio.scheduler':
+        'Virtualization-aware I/O: a device shared by VMs ran a scheduler '
+        'without per-VM groups and switch_scheduler is on, so it is set to '
+        'bfq (the original is restored when the agent stops).',
+    'vaio.release':
+        'Virtualization-aware I/O: the VM is no longer on a shared BFQ '
+        'device, so its blkio weight is back to its original value.',
     'ibalancer.cap':
         'I-Balancer (seed 003): the I/O-intensive vCPUs\' event counts '
         'deviate by more than beta (Eq. 2 / n), so the heavy half gets '

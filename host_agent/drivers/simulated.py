@@ -20,6 +20,14 @@ wake-up self-test (``wakeup_probe``, run in a fresh simulated host with
 this host's kernel model) and the deadline admission figures
 (``deadline_state``).
 
+Block I/O (the vaio policy): ``block_devices()`` names the model's one
+shared device, ``sim-disk``, with scheduler ``fifo`` (``simulator.disk``
+serves requests first come, first served, whatever their VM), and the
+``vm_io_weight`` knob holds each VM's weight (default 100) without
+changing service: the FIFO device reads no weight, so the vaio policy
+sets none there and notes why (seed 004's per-VM queue is modelled in
+``simulator.vaio``, not here).
+
 Not modelled, so not listed in ``knobs()``: ``io_thread_deadline`` and
 ``emulator_pin`` (the simulator has no QEMU I/O or emulator threads), and
 on a host whose scheduler model is not Linux EEVDF (``simulator.xen``)
@@ -29,6 +37,13 @@ on a host whose scheduler model is not Linux EEVDF (``simulator.xen``)
 from host_agent.drivers import base
 from host_agent import model
 from simulator import probe as sim_probe
+
+# The vaio policy's VM weight knob (host_agent.actuators.blkio_knobs) and
+# the model device's name and scheduler.
+VM_IO_WEIGHT = 'vm_io_weight'
+SIM_DEVICE = 'sim-disk'
+SIM_SCHEDULER = 'fifo'
+DEFAULT_IO_WEIGHT = 100
 
 # Bytes of one operation of an SLO's floor B by default ([cinder_qos]
 # default_ref_io_bytes); disk_capacity_iops() counts operations of this size.
@@ -43,6 +58,7 @@ class SimulatedDriver(base.Driver):
         self.sim = sim_host
         self._instances = dict(instances or {})
         self._hist = set()      # (uuid, target) with a histogram set
+        self._io_weight = {}    # uuid -> vm_io_weight (default 100)
 
     # -- inventory -------------------------------------------------------
     def host_name(self):
@@ -120,7 +136,7 @@ class SimulatedDriver(base.Driver):
     KINDS = (model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
              model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
              model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
-             model.ACTION_VM_CAP)
+             model.ACTION_VM_CAP, VM_IO_WEIGHT)
     # kinds only some scheduler models have -> their name in sched.knobs
     _NEEDS = {model.ACTION_VCPU_DEADLINE: 'deadline',
               model.ACTION_VM_CAP: 'cap'}
@@ -147,6 +163,9 @@ class SimulatedDriver(base.Driver):
                 return self.sim.get_vm_weight(instance_uuid)
             if kind == model.ACTION_VM_CAP:
                 return self.sim.get_vm_cap(instance_uuid)
+            if kind == VM_IO_WEIGHT:
+                self._vm(instance_uuid)
+                return self._io_weight.get(instance_uuid, DEFAULT_IO_WEIGHT)
         except ValueError as e:
             raise base.DriverError(str(e))
         raise base.DriverError('unknown knob %r; accepted: %s'
@@ -174,10 +193,33 @@ class SimulatedDriver(base.Driver):
                 return self.sim.set_vm_weight(instance_uuid, int(value))
             if kind == model.ACTION_VM_CAP:
                 return self.sim.set_vm_cap(instance_uuid, value)
+            if kind == VM_IO_WEIGHT:
+                self._vm(instance_uuid)
+                if (isinstance(value, bool) or not isinstance(value, int)
+                        or not 1 <= value <= 1000):
+                    raise ValueError('vm_io_weight %r: want an int 1..1000'
+                                     % (value,))
+                self._io_weight[instance_uuid] = value
+                return
         except (ValueError, TypeError) as e:
             raise base.DriverError(str(e))
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(self.KINDS)))
+
+    def _vm(self, uuid):
+        if uuid not in set(self.sim.vm_uuids()):
+            raise ValueError('no instance %s on this simulated host' % uuid)
+
+    def block_devices(self):
+        """The model's one device under every disk (``model.BlockDevice``,
+        scheduler ``fifo``)."""
+        disks = tuple(sorted((i.uuid, d.target)
+                             for i in self.list_instances()
+                             for d in i.disks))
+        if not disks:
+            return ()
+        return (model.BlockDevice(name=SIM_DEVICE, scheduler=SIM_SCHEDULER,
+                                  schedulers=(SIM_SCHEDULER,), disks=disks),)
 
     # -- LSVM mechanisms ---------------------------------------------------
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,

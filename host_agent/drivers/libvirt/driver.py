@@ -39,6 +39,7 @@ import time
 from oslo_log import log as logging
 
 from host_agent.drivers import base
+from host_agent.drivers.libvirt import block_devices
 from host_agent.drivers.libvirt import domain_xml
 from host_agent.drivers.libvirt import qemu_histograms
 from host_agent.drivers.libvirt import threads
@@ -240,6 +241,14 @@ class LibvirtDriver(base.Driver):
                 total_time_ns=g('rd.times') + g('wr.times'),
                 latency_hist=self._hists.get(instance.uuid, {}).get(name)))
         return out
+
+    def block_devices(self):
+        """``model.BlockDevice`` per host device under the disks of the
+        last ``list_instances`` (the vaio policy's input)."""
+        return block_devices.resolve(
+            [(uuid, d.target, d.source)
+             for uuid, (parsed, _, _, _) in sorted(self._info.items())
+             for d in parsed.disks], self.conf.host_paths.sys_root)
 
     def domain_stats(self, uuid):
         """The raw getAllDomainStats of the last tick (vcpu.N.delay...)."""

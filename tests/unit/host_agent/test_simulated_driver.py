@@ -42,7 +42,7 @@ def test_knobs_list_what_the_model_supports():
         model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
         model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
         model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
-        model.ACTION_VM_CAP}
+        model.ACTION_VM_CAP, simulated.VM_IO_WEIGHT}
     # no I/O or emulator threads in the simulator
     assert model.ACTION_IO_DEADLINE not in d.knobs()
     assert model.ACTION_EMULATOR_PIN not in d.knobs()
@@ -56,6 +56,7 @@ def test_knobs_list_what_the_model_supports():
     (model.ACTION_VCPU_DEADLINE, '0', None, DL),
     (model.ACTION_VM_WEIGHT, '', 100, 10000),
     (model.ACTION_VM_CAP, '', None, 0.25),
+    (simulated.VM_IO_WEIGHT, '', 100, 500),
 ])
 def test_new_knobs_round_trip_and_restore(kind, target, default, value):
     d = driver_for()
