@@ -32,7 +32,8 @@ setuptools.setup(
     python_requires='>=3.11',
     packages=setuptools.find_packages(
         include=['host_agent*', 'nova_plugin*', 'cinder_qos*',
-                 'simulator*', 'iosched_demo*', 'iosched_testbed*']),
+                 'simulator*', 'iosched_demo*', 'iosched_testbed*',
+                 'iosched_iotrace*']),
     package_data={'iosched_demo': ['scenarios/*.yaml'],
                   'iosched_testbed': ['guest/*.c']},
     # Generated sample configurations and the agent's systemd unit, in
@@ -63,6 +64,7 @@ setuptools.setup(
             'iosched-demo = iosched_demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched_testbed.cli:main',
+            'iosched-iotrace = iosched_iotrace.cli:main',
         ],
         'oslo.config.opts': [
             'iosched.host_agent = host_agent.conf.opts:list_opts',

@@ -1,0 +1,290 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The real-host recorder: a private tracefs instance.
+
+``Recorder(tracefs_root, hostmap).run(duration, progress)``:
+
+1. makes ``<tracefs>/instances/iosched-iotrace-<pid>`` (the top-level
+   trace instance and every other instance are not touched), sets its
+   clock to ``mono``, its buffer size, an event filter ``dev == <dev_t>``
+   on ``block:block_bio_queue``, ``block_rq_insert``, ``block_rq_issue``
+   and ``block_rq_complete`` (the traced device only), and a thread
+   filter on ``sched:sched_switch`` and ``sched:sched_wakeup`` (the VMs'
+   vCPU and completion threads), then enables them;
+2. until the duration passes (or SIGINT/SIGTERM), reads ``trace_pipe``
+   every ``poll`` s into memory as raw text (parsing waits for the end,
+   so recording costs a read per poll), re-reading the VMs' thread lists
+   every second;
+3. always (error, Ctrl-C) disables the events and removes the instance,
+   which discards its buffer, filters and settings; an instance left by
+   a killed recorder (its pid gone) is removed by the next one;
+4. parses the text (``tracelines``) into a ``fmt.Trace``.
+
+Writes go to the private instance only; nothing a VM sees changes.
+"""
+
+import errno
+import os
+import re
+import signal
+import time
+
+from iosched_iotrace import fmt
+from iosched_iotrace import tracelines
+
+BLOCK_EVENTS = ('block_bio_queue', 'block_rq_insert', 'block_rq_issue',
+                'block_rq_complete')
+SCHED_EVENTS = ('sched_switch', 'sched_wakeup')
+PREFIX = 'iosched-iotrace-'
+MAX_TIDS = 256
+
+SOURCES = {
+    'req': "host: block:block_bio_queue of a bio a QEMU thread of the VM "
+           "submitted (the VM's request entering the host kernel; the "
+           "time in the virtqueue and in QEMU before it is not seen)",
+    'que': 'host: block:block_rq_insert into the elevator; on a device '
+           'with no elevator (scheduler none) requests are issued '
+           'without an insert and Queuing = Request',
+    'dis': 'host: block:block_rq_issue (exact)',
+    'com': 'host: block:block_rq_complete (exact)',
+    'rsp': "host: the first sched:sched_wakeup of the VM's QEMU main "
+           "loop (or I/O thread) after the completion, where QEMU picks "
+           "it up and interrupts the guest (an upper bound: one main-loop "
+           "wake-up later if the thread was already awake)",
+    'vcpu': 'host: sched:sched_switch / sched_wakeup of the vCPU threads '
+            '(running, runnable = woken or preempted, idle = blocked); '
+            'idle for more than 30 ms is shown as inactive',
+}
+
+
+class RecordError(Exception):
+    pass
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Instance:
+    """A private tracefs instance; ``close()`` removes it."""
+
+    def __init__(self, root, name=None):
+        self.root = root
+        self.name = name or PREFIX + str(os.getpid())
+        self.dir = os.path.join(root, 'instances', self.name)
+        self.enabled = []
+
+    def check(self):
+        inst = os.path.join(self.root, 'instances')
+        if not os.path.isdir(inst):
+            raise RecordError('no tracefs at %s (mount it: mount -t tracefs '
+                              'nodev %s; or pass --tracefs)'
+                              % (self.root, self.root))
+        for sub, ev in [('block', e) for e in BLOCK_EVENTS] + [
+                ('sched', e) for e in SCHED_EVENTS]:
+            if not os.path.isdir(os.path.join(self.root, 'events', sub, ev)):
+                raise RecordError('tracefs at %s has no %s:%s event'
+                                  % (self.root, sub, ev))
+
+    def sweep_stale(self):
+        base = os.path.join(self.root, 'instances')
+        removed = []
+        for n in os.listdir(base):
+            m = re.fullmatch(re.escape(PREFIX) + r'(\d+)', n)
+            if m and n != self.name and not _pid_alive(int(m.group(1))):
+                _remove(os.path.join(base, n))
+                removed.append(n)
+        return removed
+
+    def write(self, rel, value):
+        with open(os.path.join(self.dir, rel), 'w') as fh:
+            fh.write(value)
+
+    def open(self, buffer_kb):
+        self.check()
+        self.sweep_stale()
+        try:
+            os.mkdir(self.dir)
+        except OSError as e:
+            raise RecordError('cannot create trace instance %s: %s'
+                              % (self.dir, e))
+        self.write('tracing_on', '0')
+        self.write('trace_clock', 'mono')
+        self.write('buffer_size_kb', str(int(buffer_kb)))
+
+    def enable(self, sub, ev, filt):
+        base = 'events/%s/%s/' % (sub, ev)
+        self.write(base + 'filter', filt)
+        self.write(base + 'enable', '1')
+        self.enabled.append(base)
+
+    def start(self):
+        self.write('tracing_on', '1')
+
+    def read(self, fd):
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EAGAIN:
+                    break
+                raise
+            if not data:
+                break
+            chunks.append(data)
+        return b''.join(chunks)
+
+    def close(self):
+        for base in self.enabled:
+            try:
+                self.write(base + 'enable', '0')
+            except OSError:
+                pass
+        self.enabled = []
+        _remove(self.dir)
+
+
+def _remove(d):
+    try:
+        with open(os.path.join(d, 'tracing_on'), 'w') as fh:
+            fh.write('0')
+    except OSError:
+        pass
+    for _ in range(20):
+        try:
+            os.rmdir(d)          # tracefs removes the instance's files
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                raise RecordError('cannot remove trace instance %s: %s'
+                                  % (d, e))
+            time.sleep(0.05)     # a reader still closing trace_pipe
+
+
+def tid_filter(tids, field):
+    tids = sorted(tids)[:MAX_TIDS]
+    return ' || '.join('%s == %d' % (field, t) for t in tids) or \
+        '%s == 0' % field
+
+
+class _Stop(Exception):
+    pass
+
+
+class Recorder:
+    def __init__(self, tracefs_root, hostmap, buffer_kb=8192, poll=0.25):
+        if not 64 <= int(buffer_kb) <= 1 << 20:
+            raise RecordError('buffer_kb %r: want 64..1048576' % buffer_kb)
+        if not 0.01 <= float(poll) <= 5:
+            raise RecordError('poll %r: want 0.01..5 s' % poll)
+        self.inst = Instance(tracefs_root)
+        self.map = hostmap
+        self.buffer_kb, self.poll = int(buffer_kb), float(poll)
+        self.stop_requested = False
+
+    def _filters(self):
+        dev = (self.map.major << 20) | self.map.minor
+        self.inst.enable('sched', 'sched_switch', '(' + tid_filter(
+            self.map.vcpu_tid, 'prev_pid') + ') || (' + tid_filter(
+            self.map.vcpu_tid, 'next_pid') + ')')
+        self.inst.enable('sched', 'sched_wakeup', tid_filter(
+            list(self.map.vcpu_tid) + list(self.map.resp_tid), 'pid'))
+        for ev in BLOCK_EVENTS:
+            self.inst.enable('block', ev, 'dev == %d' % dev)
+
+    def run(self, duration=None, progress=None):
+        """Record; returns the ``fmt.Trace``. ``duration`` None: until
+        SIGINT/SIGTERM."""
+        chunks = []
+        old = {}
+
+        def on_signal(signum, frame):
+            self.stop_requested = True
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                old[sig] = signal.signal(sig, on_signal)
+            except ValueError:
+                pass              # not the main thread
+        t_mono0 = t_end = None
+        fd = None
+        try:
+            self.inst.open(self.buffer_kb)
+            self._filters()
+            fd = os.open(os.path.join(self.inst.dir, 'trace_pipe'),
+                         os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            t_mono0 = time.monotonic()
+            self.wall0 = time.time()
+            self.inst.start()
+            last_refresh = last_note = t_mono0
+            nbytes = 0
+            while not self.stop_requested:
+                now = time.monotonic()
+                if duration is not None and now - t_mono0 >= duration:
+                    break
+                time.sleep(self.poll)
+                data = self.inst.read(fd)
+                nbytes += len(data)
+                chunks.append(data)
+                if now - last_refresh >= 1.0:
+                    self.map.refresh()
+                    last_refresh = now
+                if progress and now - last_note >= 5.0:
+                    progress('record: %.0f s, %.1f MB of events'
+                             % (now - t_mono0, nbytes / 1e6))
+                    last_note = now
+            t_end = time.monotonic()
+            self.inst.write('tracing_on', '0')
+            chunks.append(self.inst.read(fd))
+        finally:
+            if fd is not None:
+                os.close(fd)
+            self.inst.close()
+            for sig, h in old.items():
+                signal.signal(sig, h)
+        return self.assemble(b''.join(chunks).decode('utf-8', 'replace'),
+                             t_mono0, t_end)
+
+    def assemble(self, text, t0, t_end):
+        asm = tracelines.Assembler(self.map.tid_vm, self.map.vcpu_tid,
+                                   self.map.resp_tid, self.map.sector_vm,
+                                   t0=t0)
+        n = 0
+        for e in tracelines.parse(text):
+            asm.feed(e)
+            n += 1
+        asm.finish(t_end)
+        header = {
+            'source': 'host',
+            'device': self.map.device,
+            'sources': dict(SOURCES),
+            'vms': sorted(self.map.vms),
+            'meta': {'wall_start': getattr(self, 'wall0', None),
+                     'duration_s': t_end - t0, 'events': n,
+                     'counts': dict(asm.counts),
+                     'vcpus': {'%s/%d' % v: tid for tid, v
+                               in sorted(self.map.vcpu_tid.items())},
+                     'lost_note': 'events lost to a full buffer show as '
+                                  'requests missing layers'},
+        }
+        return asm.trace(header)
