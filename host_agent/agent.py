@@ -30,6 +30,7 @@ from host_agent.collectors import rates
 from host_agent.collectors import vcpu_io_strength
 from host_agent import lsvm_mechanism
 from host_agent import model
+from host_agent.policies import compose
 from host_agent.reporter import build
 from host_agent import volume_slo
 
@@ -38,13 +39,17 @@ RULE_RETUNE = 'slo.retune'
 
 
 def merge_plans(plans):
-    """Later policies override earlier actions on the same knob."""
+    """Later policies override earlier actions on the same knob, but
+    of two iotune caps the tighter wins (``policies.compose``)."""
     by_key = collections.OrderedDict()
     notes = []
     facts = {}
     for plan in plans:
         for action in plan.actions:
-            by_key[action.key] = action
+            prev = by_key.get(action.key)
+            # Two caps on one iotune (slo, ibalancer): the tighter wins.
+            by_key[action.key] = (action if prev is None
+                                  else compose.combine(prev, action))
         notes.extend(plan.notes)
         facts.update(plan.facts)
     return model.Plan(policy='+'.join(p.policy for p in plans),

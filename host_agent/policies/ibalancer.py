@@ -72,6 +72,8 @@ class State:
         default_factory=dict)       # (uuid, vcpu) -> classed I/O last tick
     caps: typing.Mapping[tuple, float] = dataclasses.field(
         default_factory=dict)       # (uuid, disk target) -> cap, 16 KiB ops
+    free: typing.Mapping[tuple, float] = dataclasses.field(
+        default_factory=dict)       # (uuid, disk target) -> use uncapped
     triggered: bool = False         # Eq. 2 held and not yet calm
     calm: int = 0                   # consecutive calm ticks
 
@@ -261,27 +263,34 @@ def iotune(disk, cap):
 
 
 def _describe(v):
-    return ('EN %.1f/%s (events %d, PR %.0f ms%s), EI %.0f us, VR/PR %.0f%%'
+    return ('EN %.0f/%s (%d events, PR %.0fms), EI %.0fus, VR/PR %.0f%%'
             % (v.en, 'S' if v.masked else 'period', v.events, v.pr_s * 1e3,
-               '' if v.masked else ' < S', v.ei_us, v.vr_pr))
+               v.ei_us, v.vr_pr))
 
 
 # Control law (once per tick; the control period is S x n but never
 # shorter than the tick; pool = I/O-intensive tracked vCPUs):
 #   D/n > beta (trigger):
-#       targets get delay_i (Eqs. 4-5); per VM f = sum r'_i / sum r_i;
-#       every busy disk of a VM with f < 1: cap = max(floor, f x min(used,
-#       held cap)) (compounds while the imbalance lasts: an integrator on
-#       the residual gap);  rule ibalancer.cap
-#   beta x release_fraction < D/n <= beta: caps held;  ibalancer.hold
-#   D/n <= beta x release_fraction (calm), calm_ticks in a row:
-#       each cap x (1 + increase) (give back); a cap its disk no longer
-#       reaches (used < 0.9 cap) is removed (ORIGINAL);  ibalancer.release
-#       when no cap is left, the trigger is over (termination: all caps
-#       gone, the paper's delays reset to 0)
-#   pool < 2 vCPUs: calm.
-# Written only when a cap moves by min_change (each iotune write resets
-# QEMU's buckets).
+#       targets get delay_i (Eqs. 4-5); a VM with a target:
+#         F = its disk use before it was capped (16 KiB ops/s; refreshed
+#             whenever its cap does not bind: used < 0.9 cap)
+#         r_i = vCPU i's events/s x F / used (its natural rate)
+#         f = sum r'_i / sum r_i,  r'_i = r_i / (1 + r_i d_i)
+#         cap = max(floor, f x F)                          ibalancer.cap
+#       a capped VM with no target vCPU: no delay, cap removed
+#                                                      ibalancer.release
+#   beta x release_fraction < D/n <= beta, after a trigger: caps held
+#                                                         ibalancer.hold
+#   D/n <= beta x release_fraction (calm), or pool < 2: held for
+#       calm_ticks ticks, then each cap x (1 + increase) per tick
+#       (ibalancer.hold), removed once its disk uses < 0.9 of it
+#       (ibalancer.release); no cap left = termination (the paper's
+#       delays back to 0).
+# The cap is the delayed rate of the natural one, not a cut of the
+# current use, so it does not compound tick after tick (the average delay
+# is base_delay_us whatever the gap, Eq. 5). floor: min_cap_iops, an SLO
+# volume's B. Written only when a cap moves by min_change (each iotune
+# write resets QEMU's buckets).
 def plan_ibalancer(snapshot, params=Params(), state=State()):
     """Return a model.Plan; facts 'ibalancer' and 'ibalancer_state'."""
     if snapshot.window_s <= 0:
@@ -301,6 +310,7 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
                                                 d_n, hi, lo))
     disks = _disks(snapshot)
     caps = dict(state.caps)
+    free = dict(state.free)
     actions = []
     drv = 0.0
     fractions = {}
@@ -317,21 +327,29 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
         views = [by_key.get((v.instance_uuid, v.vcpu), v) for v in views]
         for uuid in sorted({v.instance_uuid for v in views}):
             mine = [v for v in views if v.instance_uuid == uuid]
-            f = vm_fraction(mine)
-            fractions[uuid] = f
             tgts = [v for v in mine if v.delay_us > 0]
             if not tgts:
                 continue
+            mdisks = [(key, d, used) for key, (d, used) in sorted(
+                disks.items()) if key[0] == uuid and used > 0]
+            # r is the VM's natural (uncapped) rate: under a binding cap
+            # the events are scaled by the disk's use before it was capped.
+            used_all = sum(u for _, _, u in mdisks)
+            free_all = sum(_free(key, used, caps, free)
+                           for key, _, used in mdisks)
+            scale = free_all / used_all if used_all > 0 else 1.0
+            nat = [dataclasses.replace(v, rate=v.rate * scale) for v in mine]
+            f = vm_fraction(nat)
+            fractions[uuid] = f
             why_v = '; '.join(
-                'vCPU %d: %s, paired with %s (EI %.0f us), delay %.0f us, '
-                'r %.0f/s -> r\' %.0f/s' % (
-                    v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us,
-                    v.rate, delayed_rate(v.rate, v.delay_us)) for v in tgts)
-            for key, (disk, used) in sorted(disks.items()):
-                if key[0] != uuid or used <= 0:
-                    continue
+                'vCPU%d %s, pair %s EI %.0fus, delay %.0fus, r %.0f->%.0f/s'
+                % (v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us,
+                   v.rate * scale, delayed_rate(v.rate * scale, v.delay_us))
+                for v in tgts)
+            for key, disk, used in mdisks:
                 held = caps.get(key)
-                base_ops = used if held is None else min(used, held)
+                base_ops = _free(key, used, caps, free)
+                free[key] = base_ops
                 cap = max(_floor(disk, params), f * base_ops)
                 if held is not None and abs(cap - held) < (
                         params.min_change * held):
@@ -341,17 +359,26 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
                     kind=model.ACTION_DISK_IOTUNE, instance_uuid=uuid,
                     target=disk.target, value=iotune(disk, cap),
                     rule=RULE_CAP,
-                    reason='%s > beta: DRV %.0f us; %s; VM r\'/r %.3f: disk '
-                           '%s used %.0f ops/s (16 KiB)%s -> cap %.0f = '
-                           'max(floor %.0f, %.3f x %.0f)' % (
-                               head, drv, why_v, f, disk.target, used,
+                    reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; '
+                           'r\'/r %.3f: cap %.0f = max(floor %.0f, %.3f x '
+                           'uncapped %.0f) ops/s (16 KiB; used %.0f%s; r = '
+                           'events x %.2f, uncapped); %s' % (
+                               d_n, hi, drv, why_v, f, cap,
+                               _floor(disk, params), f, base_ops, used,
                                '' if held is None else ', held %.0f' % held,
-                               cap, _floor(disk, params), f, base_ops)))
-        # Caps of VMs that are no longer targets stay (hold): the trigger
-        # moved on, their cap still evens out their share.
+                               scale, head)))
+        # A capped VM that is no longer a target has no delay this period
+        # (the paper recomputes every delay each period): cap removed.
         done = {(a.instance_uuid, a.target) for a in actions}
-        actions += _holds(snapshot, caps, disks, done,
-                          '%s > beta; not a target this period' % head)
+        for key in sorted(set(caps) - done):
+            used = disks.get(key, (None, 0.0))[1]
+            actions.append(model.Action(
+                kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+                target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
+                reason='%s > beta; not a target this period (no delay): cap '
+                       '%.0f ops/s removed (used %.0f), original iotune back'
+                       % (head, caps.pop(key), used)))
+            free.pop(key, None)
     elif n >= 2 and d_n > lo and state.triggered:
         verdict, calm = 'hold', 0
         actions += _holds(snapshot, caps, disks, set(),
@@ -365,33 +392,52 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
         if calm < params.calm_ticks:
             actions += _holds(snapshot, caps, disks, set(), why)
         else:
-            for key in sorted(caps):
-                disk, used = disks.get(key, (None, 0.0))
-                held = caps[key]
-                if disk is None or used < 0.9 * held:
-                    del caps[key]
-                    actions.append(model.Action(
-                        kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-                        target=key[1], value=model.ORIGINAL,
-                        rule=RULE_RELEASE,
-                        reason='%s; disk used %.0f < 0.9 x cap %.0f ops/s: '
-                               'original iotune back' % (why, used, held)))
-                    continue
-                cap = held * (1 + params.increase)
-                caps[key] = cap
-                actions.append(model.Action(
-                    kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-                    target=key[1], value=iotune(disk, cap), rule=RULE_HOLD,
-                    reason='%s; give back: cap %.0f -> %.0f ops/s (x%.2f), '
-                           'used %.0f' % (why, held, cap,
-                                          1 + params.increase, used)))
-    new_state = State(ei_us=ei, io=io, caps=caps,
+            actions += _give_back(caps, disks, set(), params, why)
+    free = {k: v for k, v in free.items() if k in caps}
+    new_state = State(ei_us=ei, io=io, caps=caps, free=free,
                       triggered=bool(caps) and verdict != 'idle', calm=calm)
     facts = IbFacts(tuple(views), n, period_ms, d_n, verdict, drv,
                     fractions)
     return model.Plan(policy='ibalancer', actions=tuple(actions),
                       facts={'ibalancer': facts,
                              'ibalancer_state': new_state})
+
+
+def _free(key, used, caps, free):
+    """The disk's use before it was capped (16 KiB ops/s): the use
+    measured at the first cap, refreshed whenever the cap does not bind
+    (used < 0.9 x cap)."""
+    held = caps.get(key)
+    if held is None or key not in free or used < 0.9 * held:
+        return used
+    return max(free[key], used)
+
+
+def _give_back(caps, disks, done, params, why):
+    """Each held cap (not in ``done``) x (1 + increase), or removed
+    (ORIGINAL) when its disk used less than 0.9 of it. Updates ``caps``."""
+    out = []
+    for key in sorted(caps):
+        if key in done:
+            continue
+        disk, used = disks.get(key, (None, 0.0))
+        held = caps[key]
+        if disk is None or used < 0.9 * held:
+            del caps[key]
+            out.append(model.Action(
+                kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+                target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
+                reason='%s; disk used %.0f < 0.9 x cap %.0f ops/s: original '
+                       'iotune back' % (why, used, held)))
+            continue
+        cap = held * (1 + params.increase)
+        caps[key] = cap
+        out.append(model.Action(
+            kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+            target=key[1], value=iotune(disk, cap), rule=RULE_HOLD,
+            reason='%s; give back: cap %.0f -> %.0f ops/s (x%.2f), used %.0f'
+                   % (why, held, cap, 1 + params.increase, used)))
+    return out
 
 
 def _holds(snapshot, caps, disks, done, why):

@@ -11,6 +11,8 @@
 # under the License.
 """The I-Balancer policy (seed 003) against hand-computed cases."""
 
+import dataclasses
+
 import pytest
 
 from host_agent import model
@@ -170,7 +172,7 @@ def test_trigger_caps_the_heavy_half_with_explanations():
         assert 10 <= v['total_iops_sec'] < used
     a = [x for x in plan.actions if x.instance_uuid == 'a'][0]
     assert a.rule == ib.RULE_CAP
-    for word in ('EN ', 'EI ', 'VR/PR', 'D/n', 'beta', 'DRV', 'paired with',
+    for word in ('EN ', 'EI ', 'VR/PR', 'D/n', 'beta', 'DRV', 'pair ',
                  'delay', "r'", 'cap'):
         assert word in a.reason, (word, a.reason)
     # delays average the base over the targets
@@ -194,23 +196,46 @@ def test_first_tick_without_a_window_does_nothing():
     assert plan.actions == ()
 
 
-def test_caps_compound_while_unfair_and_hold_in_the_band():
+def test_cap_is_the_delayed_natural_rate_not_a_compound_cut():
     p1 = ib.plan_ibalancer(snap(UNFAIR), P)
     st = p1.facts['ibalancer_state']
     cap1 = st.caps[('a', 'vda')]
-    # still unfair next tick, disk at its cap: cut again from the cap
-    again = dict(UNFAIR, a=(3000, cap1))
+    f1 = p1.facts['ibalancer'].vm_fraction['a']
+    assert cap1 == pytest.approx(f1 * 900.0)
+    assert st.free[('a', 'vda')] == 900.0
+    # still unfair next tick, disk at its cap (binds): the cap is taken
+    # from the use before the cap (900), the events scaled to it
+    again = dict(UNFAIR, a=(3000 * cap1 / 900.0, cap1))
     p2 = ib.plan_ibalancer(snap(again), P, st)
-    assert p2.facts['ibalancer_state'].caps[('a', 'vda')] < cap1
+    st2 = p2.facts['ibalancer_state']
+    f2 = p2.facts['ibalancer'].vm_fraction['a']
+    assert st2.free[('a', 'vda')] == 900.0
+    if st2.caps[('a', 'vda')] != cap1:      # min_change keeps the old one
+        assert st2.caps[('a', 'vda')] == pytest.approx(f2 * 900.0)
+    assert st2.caps[('a', 'vda')] > f1 * cap1       # no compounding
     # deviation in the band (7 % < D/n <= 10 %): held, rule hold
     band = {'a': (1100, 300.0), 'b': (1100, 300.0), 'c': (900, 300.0),
             'd': (900, 300.0)}
     assert 7.0 < ib.deviation([1100, 1100, 900, 900]) <= 10.0
-    p3 = ib.plan_ibalancer(snap(band), P, p2.facts['ibalancer_state'])
+    p3 = ib.plan_ibalancer(snap(band), P, st2)
     assert p3.facts['ibalancer'].verdict == 'hold'
     assert {a.rule for a in p3.actions} == {ib.RULE_HOLD}
-    assert p3.facts['ibalancer_state'].caps == \
-        p2.facts['ibalancer_state'].caps
+    assert p3.facts['ibalancer_state'].caps == st2.caps
+
+
+def test_a_capped_vm_that_is_no_longer_a_target_is_released():
+    st = ib.plan_ibalancer(snap(UNFAIR), P).facts['ibalancer_state']
+    # now c and d are the heavy ones (and EI has caught up: reseeded)
+    st = dataclasses.replace(st, ei_us={})
+    flipped = {'a': (1000, 300.0), 'b': (1200, 350.0), 'c': (3000, 900.0),
+               'd': (2800, 850.0)}
+    p = ib.plan_ibalancer(snap(flipped), P, st)
+    got = {a.instance_uuid: (a.rule, a.value) for a in p.actions}
+    assert got['a'] == (ib.RULE_RELEASE, model.ORIGINAL)
+    assert got['b'] == (ib.RULE_RELEASE, model.ORIGINAL)
+    assert got['c'][0] == got['d'][0] == ib.RULE_CAP
+    assert set(p.facts['ibalancer_state'].caps) == {('c', 'vda'),
+                                                    ('d', 'vda')}
 
 
 def test_band_without_a_trigger_does_nothing():
