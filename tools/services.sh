@@ -22,8 +22,10 @@ _apt_install() {
     apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
+# chromium: iosched-iotrace's HTML page is checked in a headless browser
 TEST_PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev pkg-config
-qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev fio"
+qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev fio
+chromium"
 
 ensure_test_packages() {
     local missing=() pkg
