@@ -25,6 +25,9 @@ vm_io_weight       VM / ''              int 100..1000: libvirt blkiotune
 block_scheduler    '' / device name     str, e.g. 'bfq': written to
                    ('loop3', 'sda')     ``<sys_root>/block/<dev>/queue/
                                         scheduler`` (needs root)
+bfq_slice_idle     '' / device name     int, us: BFQ's ``queue/iosched/
+                                        slice_idle_us`` (0 = no idling);
+                                        only while the device runs bfq
 =================  ===================  ===================================
 
 Reads return the written shape, so the journal restores what it read.
@@ -42,7 +45,9 @@ libvirt = libvirt_knobs.libvirt
 
 VM_IO_WEIGHT = 'vm_io_weight'
 BLOCK_SCHEDULER = 'block_scheduler'
-KINDS = (VM_IO_WEIGHT, BLOCK_SCHEDULER)
+BFQ_SLICE_IDLE = 'bfq_slice_idle'
+KINDS = (VM_IO_WEIGHT, BLOCK_SCHEDULER, BFQ_SLICE_IDLE)
+SLICE_IDLE_MAX_US = 1000000
 WEIGHT_RANGE = (100, 1000)
 DEV_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.!-]{0,63}$')
 
@@ -64,6 +69,12 @@ def scheduler_path(sys_root, dev):
         raise base.DriverError('block device name %r: want a kernel name '
                                'like sda or loop3' % (dev,))
     return paths.safe_join(sys_root, 'block', dev, 'queue', 'scheduler')
+
+
+def slice_idle_path(sys_root, dev):
+    scheduler_path(sys_root, dev)            # checks the name
+    return paths.safe_join(sys_root, 'block', dev, 'queue', 'iosched',
+                           'slice_idle_us')
 
 
 class BlkioKnobs(object):
@@ -97,6 +108,14 @@ class BlkioKnobs(object):
                     return parse_scheduler(fh.read())[0]
             except OSError as e:
                 raise base.DriverError('cannot read %s: %s' % (path, e))
+        if kind == BFQ_SLICE_IDLE:
+            path = slice_idle_path(self.sys_root, target)
+            try:
+                with open(path) as fh:
+                    return int(fh.read().strip())
+            except (OSError, ValueError) as e:
+                raise base.DriverError('cannot read %s (is %s on bfq?): %s'
+                                       % (path, target, e))
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))
 
@@ -134,6 +153,21 @@ class BlkioKnobs(object):
                 raise base.DriverError('cannot set %s to %s: %s%s' % (
                     path, value, e, ' (needs root)'
                     if not os.access(path, os.W_OK) else ''))
+            return
+        if kind == BFQ_SLICE_IDLE:
+            path = slice_idle_path(self.sys_root, target)
+            if (isinstance(value, bool) or not isinstance(value, int)
+                    or not 0 <= value <= SLICE_IDLE_MAX_US):
+                raise base.DriverError('slice_idle_us %r for %s: want an '
+                                       'int 0..%d' % (value, target,
+                                                      SLICE_IDLE_MAX_US))
+            try:
+                with open(path, 'w') as fh:
+                    fh.write(str(value))
+            except OSError as e:
+                raise base.DriverError('cannot set %s to %d (is %s on '
+                                       'bfq?): %s' % (path, value, target,
+                                                      e))
             return
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))

@@ -125,6 +125,10 @@ RULES = {
         'Virtualization-aware I/O: a device shared by VMs ran a scheduler '
         'without per-VM groups and switch_scheduler is on, so it is set to '
         'bfq (the original is restored when the agent stops).',
+    'vaio.slice_idle':
+        'Virtualization-aware I/O: BFQ\'s idling on a shared device set '
+        'from bfq_slice_idle_us (0: no idling, so a device with internal '
+        'parallelism is not left idle while other VMs wait).',
     'vaio.release':
         'Virtualization-aware I/O: the VM is no longer on a shared BFQ '
         'device, so its blkio weight is back to its original value.',

@@ -52,6 +52,26 @@ Off (the default): the agent only reports the device (a note in the log
 and the HostReport) and gives its VMs no weight, since no other scheduler
 reads it.
 """),
+    cfg.IntOpt('bfq_slice_idle_us', default=-1, min=-1, max=1000000,
+               help="""
+BFQ's ``slice_idle_us`` on the shared devices the policy manages (while
+they run bfq; restored when the agent stops).
+
+-1 (the default) leaves BFQ's own value (8000 us). BFQ idles up to this
+long for the next request of the queue in service before serving another
+VM: on a disk with seeks that keeps a sequential reader's stream together;
+on a device with internal parallelism (SSD, NVMe, a loop device over a
+file) it leaves the device idle while other VMs wait. On the testbed (loop
+device over a virtio disk, TCG guests) idling let one of four equal VMs
+finish about twice as fast as the others, and 0 made them finish together
+(docs/vaio.md).
+
+Possible values:
+
+* -1: leave as is
+* 0: no idling
+* 1 to 1000000: microseconds
+"""),
 ]
 
 

@@ -47,10 +47,12 @@ from host_agent.policies import base
 # actuator).
 ACTION_VM_IO_WEIGHT = 'vm_io_weight'
 ACTION_BLOCK_SCHEDULER = 'block_scheduler'
+ACTION_BFQ_SLICE_IDLE = 'bfq_slice_idle'
 BFQ = 'bfq'
 RULE_WEIGHT = 'vaio.equal_weight'
 RULE_SCHEDULER = 'vaio.scheduler'
 RULE_RELEASE = 'vaio.release'
+RULE_SLICE_IDLE = 'vaio.slice_idle'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Params:
     weight: int = 100
     min_vms: int = 2
     switch_scheduler: bool = False
+    slice_idle_us: int = -1          # -1: leave BFQ's own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +82,8 @@ def _vms(dev):
 #   shared d without bfq, switch on and bfq offered:
 #                                         scheduler(d) = bfq, and weights
 #   shared d without bfq otherwise:       a note; V(d) get no weight there
+#   shared d on (or switched to) bfq, slice_idle_us >= 0:
+#                                         slice_idle(d) = slice_idle_us
 #   every other VM of the host:           weight back to its original
 # Equal weights w make BFQ's B-WF2Q+ serve the VMs' groups round robin in
 # proportion 1:1 (the paper's integrated queues served round robin); each
@@ -119,6 +124,14 @@ def plan_vaio(instances, devices, params):
                                  dev.name, len(vms), sched or 'an unknown '
                                  'scheduler', why))
                 continue
+        if params.slice_idle_us >= 0:
+            actions.append(model.Action(
+                kind=ACTION_BFQ_SLICE_IDLE, instance_uuid='',
+                target=dev.name, value=params.slice_idle_us,
+                rule=RULE_SLICE_IDLE,
+                reason='device %s shared by %d VMs on bfq; '
+                       'bfq_slice_idle_us = %d' % (
+                           dev.name, len(vms), params.slice_idle_us)))
         for u in vms:
             weighted.setdefault(u, []).append((dev.name, len(vms), sched))
     for inst in sorted(instances, key=lambda i: i.uuid):
@@ -145,7 +158,8 @@ def plan_vaio(instances, devices, params):
 def params_from_conf(conf):
     g = conf['host_agent_policy.vaio']
     return Params(weight=g.weight, min_vms=g.min_vms,
-                  switch_scheduler=g.switch_scheduler)
+                  switch_scheduler=g.switch_scheduler,
+                  slice_idle_us=g.bfq_slice_idle_us)
 
 
 class VaioPolicy(base.Policy):

@@ -105,11 +105,34 @@ def test_plan(name, uuids, devices, params, want_w, want_s, notes):
     for a in actions:      # every action explained by rule and inputs
         assert a.rule in (vaio.RULE_WEIGHT, vaio.RULE_SCHEDULER,
                           vaio.RULE_RELEASE) and a.reason
+        assert a.kind != vaio.ACTION_BFQ_SLICE_IDLE   # off by default
         assert explain.describe(a.rule)
         if a.rule == vaio.RULE_WEIGHT:
             assert 'device' in a.reason and 'VMs' in a.reason
         if a.kind == vaio.ACTION_BLOCK_SCHEDULER:
             assert a.instance_uuid == '' and 'switch_scheduler' in a.reason
+
+
+@pytest.mark.parametrize('sched,switch,want', [
+    ('bfq', False, {'loop0': 0}),
+    ('none', True, {'loop0': 0}),      # after the switch, in plan order
+    ('none', False, {}),               # not on bfq: no BFQ tunable
+])
+def test_slice_idle_only_on_bfq_devices(sched, switch, want):
+    actions, _, _ = vaio.plan_vaio(
+        [inst('a'), inst('b')], [dev('loop0', sched, 'a', 'b')],
+        vaio.Params(slice_idle_us=0, switch_scheduler=switch))
+    got = {a.target: a.value for a in actions
+           if a.kind == vaio.ACTION_BFQ_SLICE_IDLE}
+    assert got == want
+    kinds = [a.kind for a in actions]
+    if switch:
+        assert kinds.index(vaio.ACTION_BLOCK_SCHEDULER) < kinds.index(
+            vaio.ACTION_BFQ_SLICE_IDLE)
+    for a in actions:
+        if a.kind == vaio.ACTION_BFQ_SLICE_IDLE:
+            assert a.rule == vaio.RULE_SLICE_IDLE
+            assert explain.describe(a.rule) and 'loop0' in a.reason
 
 
 def test_note_names_device_scheduler_and_the_way_out():
@@ -135,7 +158,8 @@ def test_policy_reads_its_options_group():
 
 def test_default_options():
     p = vaio.params_from_conf(CONF)
-    assert (p.weight, p.min_vms, p.switch_scheduler) == (100, 2, False)
+    assert (p.weight, p.min_vms, p.switch_scheduler, p.slice_idle_us) == (
+        100, 2, False, -1)
 
 
 # -- block devices of the libvirt driver ----------------------------------
@@ -208,6 +232,8 @@ def knobs(tmp_path, monkeypatch):
     q = tmp_path / 'block' / 'loop0' / 'queue'
     q.mkdir(parents=True)
     (q / 'scheduler').write_text('[none] mq-deadline kyber bfq\n')
+    (q / 'iosched').mkdir()
+    (q / 'iosched' / 'slice_idle_us').write_text('8000\n')
     return blkio_knobs.BlkioKnobs(FakeDriver(), str(tmp_path)), q
 
 
@@ -232,6 +258,13 @@ def test_scheduler_round_trip_and_refusals(knobs):
         k.write_knob('block_scheduler', '', 'loop0', 'cfq')
     with pytest.raises(driver_base.DriverError, match='kernel name'):
         k.write_knob('block_scheduler', '', '../etc', 'bfq')
+    assert k.read_knob('bfq_slice_idle', '', 'loop0') == 8000
+    k.write_knob('bfq_slice_idle', '', 'loop0', 0)
+    assert k.read_knob('bfq_slice_idle', '', 'loop0') == 0
+    with pytest.raises(driver_base.DriverError, match='0..1000000'):
+        k.write_knob('bfq_slice_idle', '', 'loop0', -1)
+    with pytest.raises(driver_base.DriverError, match='on bfq'):
+        k.read_knob('bfq_slice_idle', '', 'loop1')
     assert blkio_knobs.parse_scheduler('none [bfq] kyber') == (
         'bfq', ('none', 'bfq', 'kyber'))
 
