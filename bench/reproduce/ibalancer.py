@@ -1,0 +1,377 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Seed 003 (Lee, Lee, Yu, IEEE Access 2022): I-Balancer on Credit1 and
+Credit2, on ``simulator.ibalancer``.
+
+Every comparison is relative (digest section 4.7): the change of the
+per-VM throughput SD, MAD and mean with I-Balancer against the same
+scheduler without it, over ``SEEDS`` seeds (placement, jitter), SD and
+MAD of the seed-mean. Experiments:
+
+* ``equations``: Eq. 5's worked example (280 / 120 us, mean 200) and
+  Eq. 3's periods (0.96 / 0.32 / 1.44 / 0.48 s);
+* ``calibration``: Fig. 8, one VM per pCPU, a fixed per-event delay
+  50-800 us (info rows: where the delay starts to bite);
+* ``motivation``: Table 1, 6 mixed VMs on 6 pCPUs: gap / mean, max / min,
+  Credit2 / Credit1 mean;
+* ``network_union`` / ``network_mixed``: Figs. 10-11 / Tables 6-7,
+  panels (e) (10 VMs, union, the "71 %" headline is its MAD, sec. 4.6)
+  and (j) (8 VMs, mixed);
+* ``disk``: Fig. 12, 8 mixed dd VMs, 4 KB (a), 8 KB (b; "61 %" is its
+  Credit1 MAD) and 256 / 1024 KB (no effect above ~128 KB);
+* ``activity``: Fig. 13, triggers of I-Balancer vs TAV (trigger only);
+* ``overhead``: Fig. 14 (CPU-bound work, <= 1 %) and Fig. 15 (a lone
+  disk VM among network VMs, -2..-3 %);
+* ``sweep``: our w (EWMA weight) and beta (Eq. 2 threshold) choices.
+"""
+
+import statistics
+
+from bench.reproduce import harness
+from simulator.ibalancer import equations as eq
+from simulator.ibalancer import model
+
+PAPER = 'ibalancer'
+SEEDS = (1, 2, 3)
+QUICK_SEEDS = (1,)
+DURATION_S = 3.0
+SIDE_S = 2.5                   # overhead, sweep, calibration (2 seeds)
+QUICK_DURATION_S = 1.5
+SCHEDS = (('credit', 'Credit1'), ('credit2', 'Credit2'))
+
+# Paper figures (digest sections 4.4-4.6): (dSD %, dMAD %, dMean %).
+NET = {('net', 'credit'): (-70.7, -71.7, 1.4),      # 10(e), per text
+       ('net', 'credit2'): (-53.8, -42.9, 1.2),     # 11(e)
+       ('mixed', 'credit'): (-28.9, -35.2, 7.5),    # 10(j), 8 VMs
+       ('mixed', 'credit2'): (-40.5, -50.0, -1.1)}  # 11(j)
+NET_VMS = {'net': 10, 'mixed': 8}
+NET_PANEL = {'net': 'union (e) 10 VMs', 'mixed': 'mixed (j) 8 VMs'}
+JAIN = {('net', 'credit'): 0.9994, ('net', 'credit2'): 0.9988,
+        ('mixed', 'credit'): 0.6751, ('mixed', 'credit2'): 0.9988}
+DISK = {(4, 'credit'): (-59.0, -57.0), (4, 'credit2'): (-38.0, -37.0),
+        (8, 'credit'): (-51.0, -61.0), (8, 'credit2'): (-36.0, -32.0)}
+DISK_PANEL = {4: '(a) 4 KB', 8: '(b) 8 KB'}
+TABLE1 = {'credit': (50.61, 108.66, 13.89), 'credit2': (171.60, 211.55,
+                                                        119.74)}
+TRIGGERS = {'credit': -21.0, 'credit2': -15.0}     # cumulative, IB vs TAV
+CPU_OVERHEAD = {('union', 'credit'): 0.48, ('union', 'credit2'): 0.63,
+                ('mixed', 'credit'): 0.95, ('mixed', 'credit2'): 0.82}
+LONE_DISK = {'credit': -3.3, 'credit2': -2.1}
+# Fig. 15's dd writes 1 KB blocks from /dev/zero into a file: buffered, so
+# the guest's page cache sends the disk large writeback requests.
+BUFFERED_KB = 128
+TWO_DISK = {'credit': 0.7, 'credit2': -0.2}         # ~423 -> ~426 ...
+
+
+def _row(claim, setting, metric, paper, ours, kind='change', tol=0.15,
+         note=''):
+    return harness.Row(paper_id=PAPER, claim=claim, setting=setting,
+                       metric=metric, paper=paper,
+                       ours=None if ours is None else round(ours, 4),
+                       kind=kind, tol=tol, note=note)
+
+
+def _seeds(quick, n=None):
+    return QUICK_SEEDS if quick else SEEDS[:n]
+
+
+def _scn(quick, **kw):
+    kw.setdefault('duration_s', DURATION_S)
+    if quick:
+        kw['duration_s'] = min(kw['duration_s'], QUICK_DURATION_S)
+    kw.setdefault('warmup_s', 0.5)
+    return model.Scenario(**kw)
+
+
+def _runs(quick, nseeds=None, **kw):
+    return [model.run(_scn(quick, seed=s, **kw))
+            for s in _seeds(quick, nseeds)]
+
+
+def _agg(runs, what='net', kinds=None):
+    """Seed means of mean, SD, MAD, Jain, min, max."""
+    sts = [r.stats(what, kinds) for r in runs]
+    return {k: statistics.fmean(s[k] for s in sts) for k in sts[0]}
+
+
+def _pct(new, base):
+    if base == 0:
+        return 0.0
+    return harness.pct_change(new, base)
+
+
+def _fired(runs):
+    return statistics.fmean(
+        sum(1 for t in r.triggers if t[2]) / max(1, len(r.triggers))
+        for r in runs)
+
+
+# -- equations ------------------------------------------------------------------
+def equations(quick):
+    ei = [100, 150, 300, 450]
+    ds = eq.delays(ei)
+    claim = 'Eqs. 4-5: worked example (difference reading)'
+    rows = [_row(claim, 'EI 100/150/300/450 us', 'delay_1 (us)', 280.0,
+                 ds[0], kind='value', tol=0.001),
+            _row(claim, 'EI 100/150/300/450 us', 'delay_2 (us)', 120.0,
+                 ds[1], kind='value', tol=0.001),
+            _row(claim, 'EI 100/150/300/450 us', 'mean delay (us)', 200.0,
+                 sum(ds) / len(ds), kind='value', tol=0.001),
+            _row(claim, 'EI 100/150/300/450 us, printed product',
+                 'delay_1 (us) with DRV as printed', None,
+                 200.0 * (ei[3] - ei[0]) / eq.drv_product(ei), kind='info',
+                 note='DRV = 46,875 us^2: dimensionally wrong, sub-us')]
+    claim = 'Eq. 3: control period'
+    for n in (32, 48):
+        for sched, label in SCHEDS:
+            rows.append(_row(claim, '%d vCPUs, %s' % (n, label),
+                             'period (s)', {(32, 'credit'): 0.96,
+                                            (32, 'credit2'): 0.32,
+                                            (48, 'credit'): 1.44,
+                                            (48, 'credit2'): 0.48}[(n, sched)],
+                             eq.period_us(model.SCHEDULERS[sched], n) / 1e6,
+                             kind='value', tol=0.001))
+    return rows
+
+
+# -- Fig. 8 calibration ------------------------------------------------------
+def calibration(quick):
+    """6 net VMs, each vCPU on its own pCPU, every event delayed by d."""
+    rows = []
+    base = None
+    for d in (0, 100, 200, 400, 800):
+        rs = _runs(quick, 1, vms=('net',) * 6, pcpus=12, mode='off',
+                   fixed_delay_us=d, duration_s=1.5)
+        m = _agg(rs)['mean']
+        if base is None:
+            base = m
+            continue
+        rows.append(_row('Fig. 8: fixed per-event delay, no contention',
+                         'Credit1, 6 VMs, 1 pCPU per vCPU, d = %d us' % d,
+                         'per-VM throughput change (%)', None,
+                         _pct(m, base), kind='info',
+                         note='paper: ~400 us "visibly" changes traffic; '
+                         'base 200 us = half of it'))
+    return rows
+
+
+# -- Table 1 ------------------------------------------------------------------
+def motivation(quick):
+    rows = []
+    means = {}
+    claim = 'Table 1: 6 mixed VMs (iperf + stress), 6 pCPUs'
+    for sched, label in SCHEDS:
+        rs = _runs(quick, vms=('mixed',) * 6, pcpus=6, scheduler=sched)
+        # Max-Avg / Min-Avg: the highest / lowest per-VM mean over seeds.
+        per_vm = [statistics.fmean(r.values()[i] for r in rs)
+                  for i in range(6)]
+        mean = statistics.fmean(per_vm)
+        means[sched] = mean
+        pm, pmax, pmin = TABLE1[sched]
+        rows.append(_row(claim, label, '(max - min) / mean',
+                         round((pmax - pmin) / pm, 3),
+                         (max(per_vm) - min(per_vm)) / mean, kind='value',
+                         note='per-VM means over %d seeds; %.2f..%.2f MB/s'
+                         % (len(rs), min(per_vm), max(per_vm))))
+        rows.append(_row(claim, label, 'max / min per-VM mean',
+                         round(pmax / pmin, 2),
+                         max(per_vm) / max(1e-9, min(per_vm)), kind='value'))
+    rows.append(_row(claim, 'Credit2 vs Credit1', 'mean bandwidth ratio',
+                     round(TABLE1['credit2'][0] / TABLE1['credit'][0], 2),
+                     means['credit2'] / means['credit'], kind='value'))
+    return rows
+
+
+# -- Figs. 10-11 --------------------------------------------------------------
+def _network(quick, env):
+    rows = []
+    n = NET_VMS[env]
+    for sched, label in SCHEDS:
+        off = _runs(quick, vms=(env,) * n, scheduler=sched, mode='off')
+        ib = _runs(quick, vms=(env,) * n, scheduler=sched, mode='ib')
+        a, b = _agg(off), _agg(ib)
+        psd, pmad, pmean = NET[(env, sched)]
+        setting = '%s, %s' % (NET_PANEL[env], label)
+        claim = ('Figs. 10-11 / Tables 6-7: network fairness'
+                 + (' (71 % headline = Credit1 MAD)' if env == 'net' else ''))
+        note = ('SD %.3f -> %.3f, mean %.1f MB/s, triggered %.0f %% of '
+                'periods' % (a['sd'], b['sd'], a['mean'], 100 * _fired(ib)))
+        rows.append(_row(claim, setting, 'SD change (%)', psd,
+                         _pct(b['sd'], a['sd']), note=note))
+        rows.append(_row(claim, setting, 'MAD change (%)', pmad,
+                         _pct(b['mad'], a['mad'])))
+        rows.append(_row(claim, setting, '|mean change| (%)', 4.0,
+                         abs(_pct(b['mean'], a['mean'])), kind='bound',
+                         tol=0.0, note='paper: within +-4 %% (here %+.1f '
+                         '%%); this panel %+.1f %%' % (
+                             _pct(b['mean'], a['mean']), pmean)))
+        rows.append(_row('Jain over per-VM throughput (derived in the '
+                         'digest)', setting + ', stock', 'Jain index',
+                         JAIN[(env, sched)], a['jain'], kind='value',
+                         note='with I-Balancer %.4f' % b['jain']))
+    return rows
+
+
+def network_union(quick):
+    return _network(quick, 'net')
+
+
+def network_mixed(quick):
+    return _network(quick, 'mixed')
+
+
+# -- Fig. 12 ------------------------------------------------------------------
+def disk(quick):
+    rows = []
+    vms = ('disk-mixed',) * 8
+    for kb in (4, 8, 256, 1024):
+        for sched, label in SCHEDS:
+            off = _runs(quick, 2, vms=vms, scheduler=sched, mode='off',
+                        block_kb=kb)
+            ib = _runs(quick, 2, vms=vms, scheduler=sched, mode='ib',
+                       block_kb=kb)
+            a, b = _agg(off, 'disk'), _agg(ib, 'disk')
+            dsd = _pct(b['sd'], a['sd'])
+            dmad = _pct(b['mad'], a['mad'])
+            note = ('SD %.3f -> %.3f, mean %.1f -> %.1f MB/s, triggered '
+                    '%.0f %%' % (a['sd'], b['sd'], a['mean'], b['mean'],
+                                 100 * _fired(ib)))
+            if kb in DISK_PANEL:
+                psd, pmad = DISK[(kb, sched)]
+                claim = ('Fig. 12: disk fairness, small blocks'
+                         + (' (61 % headline = (b) Credit1 MAD)'
+                            if kb == 8 else ''))
+                setting = '%s, %s' % (DISK_PANEL[kb], label)
+                rows.append(_row(claim, setting, 'SD change (%)', psd, dsd,
+                                 note=note))
+                rows.append(_row(claim, setting, 'MAD change (%)', pmad,
+                                 dmad))
+            else:
+                rows.append(_row('Fig. 12: no effect above ~128 KB',
+                                 '%d KB, %s' % (kb, label),
+                                 'SD change (%), |x| <= 15 = no effect', 0.0,
+                                 dsd, kind='value', tol=15.0, note=note))
+    return rows
+
+
+# -- Fig. 13 ------------------------------------------------------------------
+def activity(quick):
+    rows = []
+    evals = {}
+    for sched, label in SCHEDS:
+        dur = 3.0 if quick else 12.0
+        tav = [model.run(model.Scenario(vms=('mixed',) * 8, scheduler=sched,
+                                        mode='tav', duration_s=dur,
+                                        seed=s)) for s in _seeds(quick)[:2]]
+        ib = [model.run(model.Scenario(vms=('mixed',) * 8, scheduler=sched,
+                                       mode='ib', duration_s=dur, seed=s))
+              for s in _seeds(quick)[:2]]
+        ft = sum(r.ctl.counts()[0] for r in tav)
+        fi = sum(r.ctl.counts()[0] for r in ib)
+        ev = statistics.fmean(len(r.triggers) for r in tav) / dur
+        evals[sched] = ev
+        first = dur / 12
+        f1t = sum(r.ctl.counts(0, first * 1e6)[0] for r in tav)
+        f1i = sum(r.ctl.counts(0, first * 1e6)[0] for r in ib)
+        rows.append(_row('Fig. 13: triggers, I-Balancer vs TAV (8 mixed '
+                         'VMs)', label, 'cumulative triggers change (%)',
+                         TRIGGERS[sched], _pct(fi, ft),
+                         note='TAV %d, I-Balancer %d triggers over %.0f s x '
+                         '%d seeds; %.2f evaluations/s; first twelfth: '
+                         '%d vs %d (paper Credit1: 18 vs 12)'
+                         % (ft, fi, dur, len(tav), ev, f1t, f1i)))
+    rows.append(_row('Eq. 3 / Fig. 13: Credit2 evaluates more often',
+                     'Credit2 vs Credit1, 8 mixed VMs',
+                     'evaluations per second ratio', 3.0,
+                     evals['credit2'] / evals['credit'], kind='value',
+                     note='slice 10 vs 30 ms; the paper: ~937 vs ~312 '
+                     'possible evaluations in 300 s'))
+    return rows
+
+
+# -- Figs. 14-15 --------------------------------------------------------------
+def overhead(quick):
+    rows = []
+    for sched, label in SCHEDS:
+        for env, vms, kinds in (('union', ('cpu',) + ('net',) * 11,
+                                 ('cpu',)),
+                                ('mixed', ('mixed',) * 12, ('mixed',))):
+            off = _runs(quick, 1, vms=vms, scheduler=sched, mode='off',
+                        duration_s=SIDE_S)
+            ib = _runs(quick, 1, vms=vms, scheduler=sched, mode='ib',
+                       duration_s=SIDE_S)
+            c0 = sum(v for r in off for u, v in r.cpu_us.items()
+                     if r.kinds[u] in kinds)
+            c1 = sum(v for r in ib for u, v in r.cpu_us.items()
+                     if r.kinds[u] in kinds)
+            # Completion time of a fixed CPU job ~ 1 / CPU received.
+            rows.append(_row('Fig. 14: CPU interference (job completion '
+                             'time)', '%s, %s' % (env, label),
+                             'completion time change (%), bound 1 %', 1.0,
+                             _pct(c0, c1) if c1 else 0.0, kind='bound',
+                             tol=0.0, note='paper %+.2f %%; CPU-bound work '
+                             'received %.0f -> %.0f ms'
+                             % (CPU_OVERHEAD[(env, sched)], c0 / 1e3,
+                                c1 / 1e3)))
+        for nd, paper in ((1, LONE_DISK[sched]), (2, TWO_DISK[sched])):
+            vms = ('disk',) * nd + ('net',) * (10 - nd)
+            off = _runs(quick, 2, vms=vms, scheduler=sched, mode='off',
+                        block_kb=BUFFERED_KB, duration_s=SIDE_S)
+            ib = _runs(quick, 2, vms=vms, scheduler=sched, mode='ib',
+                       block_kb=BUFFERED_KB, duration_s=SIDE_S)
+            a = _agg(off, 'disk', ('disk',))['mean']
+            b = _agg(ib, 'disk', ('disk',))['mean']
+            rows.append(_row('Fig. 15: disk VMs among network VMs (1 KB '
+                             'buffered dd: %d KB writeback)' % BUFFERED_KB,
+                             '%d disk + %d net VMs, %s'
+                             % (nd, 10 - nd, label),
+                             'disk bandwidth change (%)', paper,
+                             _pct(b, a), note='%.1f -> %.1f MB/s' % (a, b)))
+    return rows
+
+
+# -- w and beta -----------------------------------------------------------------
+def sweep(quick):
+    rows = []
+    for sched, label in SCHEDS:
+        vms = ('net',) * 10
+        off = _agg(_runs(quick, 2, vms=vms, scheduler=sched, mode='off',
+                         duration_s=SIDE_S))
+        grid = ([(w, b) for w in (0.02, 0.25, 1.0) for b in (5.0, 20.0, 40.0)]
+                if sched == 'credit' else [(0.25, 2.0), (0.25, 20.0)])
+        for w, beta in grid:
+            rs = _runs(quick, 2, vms=vms, scheduler=sched, mode='ib',
+                       w=w, beta=beta, duration_s=SIDE_S)
+            b = _agg(rs)
+            chosen = w == model.Scenario.w and beta == model.Scenario.beta
+            rows.append(_row('Sweep of our choices w, beta (union (e))',
+                             '%s, w %.2f, beta %.0f%s'
+                             % (label, w, beta, ' (chosen)' if chosen
+                                else ''), 'SD change (%)', None,
+                             _pct(b['sd'], off['sd']), kind='info',
+                             note='MAD %+.1f %%, triggered %.0f %%'
+                             % (_pct(b['mad'], off['mad']),
+                                100 * _fired(rs))))
+    return rows
+
+
+EXPERIMENTS = [
+    ('equations', equations),
+    ('calibration', calibration),
+    ('motivation', motivation),
+    ('network_union', network_union),
+    ('network_mixed', network_mixed),
+    ('disk', disk),
+    ('activity', activity),
+    ('overhead', overhead),
+    ('sweep', sweep),
+]

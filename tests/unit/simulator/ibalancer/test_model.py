@@ -1,0 +1,93 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The I-Balancer host model (simulator.ibalancer.model), small runs."""
+
+import pytest
+
+from simulator.ibalancer import model
+
+
+def _run(**kw):
+    kw.setdefault('duration_s', 1.5)
+    kw.setdefault('warmup_s', 0.5)
+    return model.run(model.Scenario(**kw))
+
+
+def test_same_seed_same_run_other_seed_other_run():
+    a = _run(vms=('net',) * 6, seed=3)
+    b = _run(vms=('net',) * 6, seed=3)
+    c = _run(vms=('net',) * 6, seed=4)
+    assert a.net == b.net and a.net != c.net
+
+
+def test_credit1_mixed_is_unfair_and_credit2_is_not():
+    """Scheduling dependency: identical mixed VMs, unequal bandwidth."""
+    c1 = _run(vms=('mixed',) * 8, scheduler='credit').stats()
+    c2 = _run(vms=('mixed',) * 8, scheduler='credit2').stats()
+    assert c1['sd'] / c1['mean'] > 0.2 and c1['jain'] < 0.95
+    assert c2['sd'] / c2['mean'] < 0.02
+
+
+def test_ibalancer_lowers_union_sd_under_credit1_keeping_the_mean():
+    off = _run(vms=('net',) * 10, mode='off', duration_s=3.0, seed=1)
+    ib = _run(vms=('net',) * 10, mode='ib', duration_s=3.0, seed=1)
+    a, b = off.stats(), ib.stats()
+    assert any(t[2] for t in ib.triggers) and ib.deferred > 0
+    assert b['sd'] < a['sd']
+    assert abs(b['mean'] / a['mean'] - 1) < 0.02
+
+
+def test_tav_triggers_but_never_delays():
+    tav = _run(vms=('net',) * 10, mode='tav')
+    off = _run(vms=('net',) * 10, mode='off')
+    assert any(t[2] for t in tav.triggers)
+    assert tav.deferred == 0 and tav.net == off.net
+
+
+def test_network_vcpus_are_io_and_stress_vcpus_untracked():
+    r = _run(vms=('mixed',) * 2 + ('cpu',), mode='tav')
+    assert set(r.snaps) == {('vm00', 1), ('vm01', 1)}
+    assert all(s[4] for s in r.snaps.values())      # VR/PR >= 30 %
+
+
+def test_fixed_delay_bites_only_past_the_window_slack():
+    base = _run(vms=('net',) * 2, pcpus=4).stats()['mean']
+    d200 = _run(vms=('net',) * 2, pcpus=4, fixed_delay_us=200)
+    d800 = _run(vms=('net',) * 2, pcpus=4, fixed_delay_us=800)
+    assert d200.stats()['mean'] > 0.8 * base
+    assert d800.stats()['mean'] < 0.7 * base
+
+
+def test_busy_delay_costs_the_target_cpu():
+    off = _run(vms=('mixed',) * 8, mode='off', seed=2)
+    busy = _run(vms=('mixed',) * 8, mode='ib', delay_mode='busy', seed=2,
+                beta=0.0)
+    defer = _run(vms=('mixed',) * 8, mode='ib', seed=2, beta=0.0)
+    assert sum(defer.cpu_us.values()) == pytest.approx(
+        sum(off.cpu_us.values()), rel=0.01)
+    assert sum(busy.cpu_us.values()) < sum(defer.cpu_us.values())
+
+
+def test_large_blocks_make_few_events():
+    small = _run(vms=('disk-mixed',) * 4, block_kb=4, mode='tav')
+    large = _run(vms=('disk-mixed',) * 4, block_kb=1024, mode='tav')
+    assert small.events > 3 * large.events
+
+
+@pytest.mark.parametrize('kw,match', [
+    ({'scheduler': 'rtds'}, 'scheduler'), ({'mode': 'on'}, 'mode'),
+    ({'vms': ('gpu',)}, 'vms'), ({'vms': ()}, 'vms'),
+    ({'warmup_s': 9.0}, 'warmup_s'), ({'delay_mode': 'spin'}, 'delay_mode'),
+    ({'block_kb': 0}, 'block_kb')])
+def test_bad_scenario_fields_are_named(kw, match):
+    with pytest.raises(ValueError, match=match):
+        model.Scenario(**kw)
