@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-faults
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-faults bench-ibalancer
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -36,6 +36,14 @@ bench-vturbo:
 # ARGS=--record to refresh docs/data/testbed_slo.json.
 bench-slo:
 	tools/run-bench.sh testbed_slo $(ARGS)
+
+# I-Balancer (seed 003) on real guests (docs/ibalancer.md): 4 identical disk
+# guests on one loop device with unequal CPU shares, stock vs the agent's
+# ibalancer policy, ABBA; ~7 min with 4 rounds, root, under the testbed lock.
+# ARGS=--quick for a smoke run, ARGS=--record to refresh
+# docs/data/testbed_ibalancer.json.
+bench-ibalancer:
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_ibalancer $(ARGS)
 
 # The Nova plugin at scale (bench/README.md): Nova's handlers at 100-10,000
 # hosts and the report pipeline through RabbitMQ (started if absent); ~8 min.

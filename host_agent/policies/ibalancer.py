@@ -272,8 +272,8 @@ def _describe(v):
 # shorter than the tick; pool = I/O-intensive tracked vCPUs):
 #   D/n > beta (trigger):
 #       targets get delay_i (Eqs. 4-5); a VM with a target:
-#         F = its disk use before it was capped (16 KiB ops/s; refreshed
-#             whenever its cap does not bind: used < 0.9 cap)
+#         F = its disk use before it was capped (16 KiB ops/s; raised,
+#             never lowered, while capped)
 #         r_i = vCPU i's events/s x F / used (its natural rate)
 #         f = sum r'_i / sum r_i,  r'_i = r_i / (1 + r_i d_i)
 #         cap = max(floor, f x F)                          ibalancer.cap
@@ -404,11 +404,11 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
 
 
 def _free(key, used, caps, free):
-    """The disk's use before it was capped (16 KiB ops/s): the use
-    measured at the first cap, refreshed whenever the cap does not bind
-    (used < 0.9 x cap)."""
-    held = caps.get(key)
-    if held is None or key not in free or used < 0.9 * held:
+    """The disk's use before it was capped (16 KiB ops/s): the use at the
+    first cap, raised (never lowered) while capped. A window below the
+    cap (an iotune write resets QEMU's buckets; a guest pauses) must not
+    lower it: the cap would follow the dip down, tick after tick."""
+    if caps.get(key) is None or key not in free:
         return used
     return max(free[key], used)
 
