@@ -55,7 +55,7 @@ from simulator.xen.specs_credit import CreditSpec
 SCHEDULERS = {'credit': 30000, 'credit2': 10000}     # default slices
 KINDS = ('net', 'mixed', 'cpu', 'disk', 'disk-mixed', 'net+disk')
 SEG_KB = 44                  # blkfront: 11 segments x 4 KiB per request
-NEVER = 1 << 40
+CPU_CHUNK_US = 10000         # a CPU-only vCPU's chunk (no I/O to check)
 DELAY_MODES = ('defer', 'busy')
 
 
@@ -185,7 +185,7 @@ class _Guest:
     VM's interrupt vCPU the handling of completions (one chunk each)."""
     __slots__ = ('host', 'vm', 'e', 'trk', 'net', 'dd', 'stress', 'irq',
                  'work_left', 'chunk', 'out', 'set_left', 'blocked',
-                 'alt', 'rng', 'pending', 'cur', 'stall')
+                 'alt', 'rng', 'pending', 'cur', 'stall', 'clen')
 
     def __init__(self, host, vm, net, dd, stress, irq):
         self.host = host
@@ -199,6 +199,7 @@ class _Guest:
         self.pending = collections.deque()
         self.cur = None
         self.stall = 0              # busy-wait delay owed (delay_mode busy)
+        self.clen = 0               # length of the current stress chunk
         self.out = 0                # network events outstanding
         self.set_left = 0           # disk requests of the set in flight
         self.blocked = False
@@ -236,9 +237,9 @@ class _Guest:
         self.alt = False
         if self.stress:
             self.chunk = 'stress'
-            self.work_left = (h.s.stress_chunk_us
-                              if (self.net or self.dd or self.irq)
-                              else NEVER)
+            self.work_left = self.clen = (
+                h.s.stress_chunk_us if (self.net or self.dd or self.irq)
+                else CPU_CHUNK_US)
             return
         self.chunk = None
         self.work_left = 0
@@ -260,7 +261,7 @@ class _Guest:
             self.cur = None
             owner.done(kind, kb, now)
         elif c == 'stress' and now > h.t_warm:
-            self.vm.cpu_us += h.s.stress_chunk_us
+            self.vm.cpu_us += self.clen
         self._next()
         if self.stall:
             # delay_mode busy: the hypercall spins before the next chunk.

@@ -1,0 +1,53 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""bench/reproduce/ibalancer: every quick experiment gives well-formed rows,
+and the exact rows (Eq. 5's worked example, Eq. 3's periods) match."""
+
+import pytest
+
+from bench.reproduce import harness
+from bench.reproduce import ibalancer
+
+
+@pytest.mark.parametrize('name,fn', ibalancer.EXPERIMENTS,
+                         ids=[n for n, _ in ibalancer.EXPERIMENTS])
+def test_quick_experiment_rows(name, fn):
+    rows = fn(True)
+    assert rows
+    for r in rows:
+        assert isinstance(r, harness.Row) and r.paper_id == 'ibalancer'
+        assert r.claim and r.setting and r.metric
+        assert r.ours is not None, (r.setting, r.metric)
+        if r.kind != 'info' and r.paper != 0:
+            assert r.ratio is not None
+        r.as_dict()
+
+
+def test_equation_rows_match_exactly():
+    rows = ibalancer.equations(True)
+    exact = [r for r in rows if r.kind != 'info']
+    assert len(exact) == 7
+    assert all(r.verdict == 'match' for r in exact)
+    assert {r.paper for r in exact} >= {280.0, 120.0, 200.0, 0.96, 0.32}
+
+
+def test_headline_rows_carry_the_papers_figures():
+    rows = {(r.setting, r.metric): r for r in ibalancer.network_union(True)}
+    assert rows[('union (e) 10 VMs, Credit1', 'MAD change (%)')].paper == \
+        -71.7
+    disk = {(r.setting, r.metric): r for r in ibalancer.disk(True)}
+    assert disk[('(b) 8 KB, Credit1', 'MAD change (%)')].paper == -61.0
+
+
+def test_registered_in_the_runner():
+    from bench.reproduce import __main__ as runner
+    assert 'ibalancer' in runner.MODULES
