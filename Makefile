@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-faults bench-ibalancer
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -45,6 +45,12 @@ bench-slo:
 bench-ibalancer:
 	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_ibalancer $(ARGS)
 
+# Seed 004's dd test on real guests (docs/vaio.md): 4 dd guests on one
+# loop device, stock vs BFQ groups vs the vaio agent, 5 trials per arm;
+# ~10 min, root, under the testbed lock. ARGS=--quick for a smoke run.
+bench-vaio:
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_vaio $(ARGS)
+
 # The Nova plugin at scale (bench/README.md): Nova's handlers at 100-10,000
 # hosts and the report pipeline through RabbitMQ (started if absent); ~8 min.
 # ARGS=--quick for a smoke run, ARGS=--no-rabbit for the handler part only.
@@ -62,14 +68,17 @@ bench-vlc:
 
 # Faults and hostile input (issue 15, docs/reliability.md): 40,000 hostile
 # reports straight into the endpoint and 10,000 over RabbitMQ (started if
-# absent); ~5 min. CI runs the same tests with 10,000 and 1,000.
+# absent), 100 SIGKILLs of the agent on the simulated driver; ~10 min. CI
+# runs the same tests with 10,000, 1,000 and 20.
 bench-faults: bootstrap
 	bash -c '. tools/services.sh; trap stop_started EXIT; \
 		ensure_rabbitmq || exit 1; \
 		IOSCHED_HOSTILE_EXAMPLES=10000 IOSCHED_HOSTILE_RPC_EXAMPLES=10000 \
-		CI=true $(VENV)/bin/python -m pytest -q -p no:cacheprovider \
+		IOSCHED_KILLS=100 \
+		CI=true $(VENV)/bin/python -m pytest -q -s -p no:cacheprovider \
 		tests/unit/nova_plugin/test_hostile_payloads.py \
-		tests/functional/test_hostile_reports_rabbitmq.py'
+		tests/functional/test_hostile_reports_rabbitmq.py \
+		tests/functional/test_kill_campaign.py'
 
 # The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
 # row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a

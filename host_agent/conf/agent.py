@@ -149,6 +149,20 @@ Possible values:
 * Empty (default): no file; disks get SLOs only from the driver.
 * A readable file path.
 """),
+    cfg.StrOpt('simulated_state_file', default='',
+               help="""
+``driver = simulated`` only: a file holding the simulated host's knob
+values, so that they outlive the agent process as a real host's cgroup
+files, thread attributes and libvirt settings do. Each knob write is
+saved (atomically) and a new agent process starts from the saved values.
+Used by the fault-injection tests (an agent killed with SIGKILL, then
+restarted: docs/reliability.md).
+
+Possible values:
+
+* Empty (default): every start is a fresh simulated host.
+* A writable file path (created on the first write).
+"""),
 ]
 
 

@@ -37,6 +37,7 @@ from nova_plugin.cmd import placement_sources as sources
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import listener
+from nova_plugin import store as report_store
 
 PROG = 'iosched-status'
 EXIT_OK = 0
@@ -102,6 +103,14 @@ class Collector(object):
             if self.watch and not self.missing():
                 self.done.set()
         return True
+
+    def admit(self, report):
+        """The endpoint's entry point (``ReportStore.admit``'s contract)."""
+        self.update(report)
+        return report_store.STORED
+
+    def now(self):
+        return self._clock()
 
     def note_dropped(self):
         with self._lock:
