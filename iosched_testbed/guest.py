@@ -14,7 +14,8 @@
 QEMU accepts one client per channel socket, so one ``Guest`` object (one
 process) talks to a guest at a time. A reader thread parses the guest's
 lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr and hybrid
-responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``. The guest drops
+responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``, ``DD`` and
+``DDEND`` (dd: ``dd_start`` / ``dd_wait``, seed 004's dd test). The guest drops
 its periodic reports while no client is connected, and a partial line
 after a reconnect is ignored.
 
@@ -36,6 +37,8 @@ import time
 REQ = struct.Struct('<QII')           # seq, burst_us, flags
 FLAG_TIME_SPIN = 1
 RR_MODES = ('rr', 'hybrid')           # modes that answer requests
+DD_FIELDS = ('seq', 'bytes', 'elapsed_us', 'reads', 'writes',
+             'write_wait_sum_us', 'write_wait_max_us')
 REPORT_MODES = {'BURN': ('burn', 'hybrid'), 'DISK': ('disk',),
                 'IDLE': ('idle',)}
 
@@ -143,6 +146,8 @@ class Guest:
         self._latest = {}              # 'BURN'/'DISK'/'IDLE' -> (ts, fields)
         self._responses = {}           # seq -> (recv_ns, spun_us)
         self._disk_log = []            # DiskReport, oldest first
+        self._dd = {}                  # seq -> (host ts, DDEND fields)
+        self._dd_progress = None       # latest DD line's fields
         self._seq = int(time.time() * 1000) << 16
         self._reader = None
 
@@ -223,6 +228,12 @@ class Guest:
                                                  rep.reads, rep.writes])
                 self._disk_log.append(rep)
                 del self._disk_log[:-DISK_LOG_MAX]
+            elif f[0] in ('DD', 'DDEND') and len(f) == 8:
+                row = dict(zip(DD_FIELDS, (int(x) for x in f[1:])))
+                if f[0] == 'DD':
+                    self._dd_progress = row
+                else:
+                    self._dd[row['seq']] = (time.monotonic(), row)
             elif f[0] in ('BURN', 'IDLE'):
                 vals = [int(x) for x in f[1:]]
                 self._latest[f[0]] = (time.monotonic(), vals)
@@ -310,6 +321,31 @@ class Guest:
         self.connect()
         with self._lock:
             return dict(self._latest)
+
+    def dd_start(self, seq, mib=0):
+        """Start one dd trial (``dd`` guests): read ``mib`` MiB (0: the
+        whole data area) with the journal writes; returns the host's
+        ``time.monotonic()`` at the send."""
+        if self.mode != 'dd':
+            raise GuestError('%s: dd_start() needs a dd guest, not %s'
+                             % (self.name, self.mode))
+        self.connect()
+        t = time.monotonic()
+        self._sock.sendall(REQ.pack(int(seq), int(mib), 0))
+        return t
+
+    def dd_wait(self, seq, timeout=600.0):
+        """(host monotonic arrival, fields) of trial ``seq``'s DDEND:
+        bytes read, the guest's elapsed µs, reads, journal writes and the
+        sum and max of the commits' durations (µs)."""
+        self._wait(lambda: seq in self._dd, timeout, 'DDEND %d' % seq)
+        with self._lock:
+            return self._dd.pop(seq)
+
+    def dd_progress(self):
+        """The latest ``DD`` progress line's fields, or None."""
+        with self._lock:
+            return self._dd_progress
 
     def ping(self, timeout=10.0):
         """RTT (µs) of one zero-burst request: the rr guest is alive."""

@@ -22,7 +22,7 @@ import json
 import re
 import typing
 
-MODES = ('rr', 'burn', 'hybrid', 'disk', 'idle')
+MODES = ('rr', 'burn', 'hybrid', 'disk', 'idle', 'dd')
 NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]{0,30}$')
 VOLUME_ID_RE = re.compile(r'^[0-9a-f-]{36}$')
 
@@ -36,15 +36,19 @@ FLAVORS = {
     'hybrid': ('mixed.small', {'iosched:io_profile': 'mixed'}),
     'disk': ('io.small', {'iosched:io_profile': 'io'}),
     'idle': ('std.small', {}),
+    # seed 004's dd test: sequential reads plus journal-like writes.
+    'dd': ('io.small', {'iosched:io_profile': 'io'}),
 }
 # Options passed to the guest program (iosched.opts= on the command line).
 GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs', 'duty_pct',
-              'period_ms', 'burn_nice', 'qd', 'rate', 'arrival')
+              'period_ms', 'burn_nice', 'qd', 'rate', 'arrival',
+              'journal_ms')
 # Integer options with their accepted range (inclusive).
 OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'bs': (512, 1048576), 'duty_pct': (1, 100),
               'period_ms': (1, 10000), 'burn_nice': (-20, 19),
-              'qd': (1, 64), 'rate': (0, 1000000)}
+              'qd': (1, 64), 'rate': (0, 1000000),
+              'journal_ms': (0, 600000)}
 # Options with a fixed set of values.
 OPT_CHOICES = {'pattern': ('rand', 'seq'), 'arrival': ('fixed', 'poisson')}
 
@@ -56,7 +60,7 @@ class SpecError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class GuestSpec:
     name: str                       # short name; domain is <prefix><name>
-    mode: str = 'idle'              # rr | burn | hybrid | disk | idle
+    mode: str = 'idle'              # rr | burn | hybrid | disk | idle | dd
     flavor: str = ''                # default: FLAVORS[mode][0]
     extra_specs: typing.Optional[typing.Mapping[str, str]] = None
     memory_mib: int = 128

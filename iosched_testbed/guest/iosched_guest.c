@@ -29,15 +29,22 @@
  *         <lat_max_us> <dropped> h=<bucket>:<count>,...\n" every report
  *         (latency histogram: see lat_bucket())
  *   idle: "IDLE <uptime_ms>\n" every report
+ *   dd:   seed 004's dd test, one trial per host request (rr's 16-byte
+ *         format: seq, burst_us = MiB to read, 0 = the whole data area):
+ *         "DD <seq> <bytes> <elapsed_us> <reads> <writes> <wwait_sum_us>
+ *         <wwait_max_us>\n" every report while it runs, "DDEND ..." (same
+ *         fields) when the last read completes
  *
- * Usage: iosched-guest --mode rr|burn|hybrid|disk|idle [--opts k=v,k=v]
+ * Usage: iosched-guest --mode rr|burn|hybrid|disk|dd|idle [--opts k=v,k=v]
  *                     [--port P]
  *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
  *         (burn, hybrid) duty_pct=100 period_ms=10: burn at most duty_pct %
  *         of every period_ms (guest clock) and sleep the rest;
  *         (hybrid) burn_nice=0: the burn thread's nice value;
  *         (disk) qd=1 worker threads, rate=0 requests/s in total (0 =
- *         closed loop), arrival=fixed|poisson (open loop's gaps)
+ *         closed loop), arrival=fixed|poisson (open loop's gaps);
+ *         (dd) bs=45056 (44 KiB, blkif's 11 segments), qd reads in
+ *         flight, journal_ms=5000 (0 = no journal writes)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -546,6 +553,207 @@ static int run_disk(int fd)
 	}
 }
 
+/* dd (seed 004): sequential O_DIRECT reads of the data area (the disk
+ * minus its last JOURNAL_AREA bytes) by qd threads, each taking the next
+ * block; every journal_ms from the trial's start a "commit" writes 4 KiB
+ * then 20 KiB (O_DIRECT) in the journal area at the disk's end, and while
+ * a commit's writes are outstanding no new read starts (reads in flight
+ * complete): simulator/vaio/guest.py's coupling, "dd waits on the journal
+ * commit". The trial ends when the last read completes; a commit still
+ * outstanding then does not count (the paper's finish times). */
+#define JOURNAL_AREA (1u << 20)
+
+static int journal_ms = 5000, bs_set = 0;
+static pthread_mutex_t dd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dd_cv = PTHREAD_COND_INITIALIZER;
+static struct dd_state {
+	uint64_t next, nblocks, done, reads, writes, wsum, wmax;
+	int committing, stop;
+	uint64_t t0;
+} dd;
+
+static void *dd_reader(void *arg)
+{
+	uint64_t blk;
+	void *buf;
+
+	(void)arg;
+	if (posix_memalign(&buf, 4096, bs))
+		exit(1);
+	for (;;) {
+		pthread_mutex_lock(&dd_mu);
+		while (dd.committing && dd.next < dd.nblocks)
+			pthread_cond_wait(&dd_cv, &dd_mu);
+		if (dd.next >= dd.nblocks) {
+			pthread_mutex_unlock(&dd_mu);
+			break;
+		}
+		blk = dd.next++;
+		pthread_mutex_unlock(&dd_mu);
+		if (pread(disk_fd, buf, bs, (off_t)(blk * bs)) != bs) {
+			perror("iosched-guest: dd read");
+			exit(1);
+		}
+		pthread_mutex_lock(&dd_mu);
+		dd.done++;
+		dd.reads++;
+		if (dd.done >= dd.nblocks)
+			pthread_cond_broadcast(&dd_cv);
+		pthread_mutex_unlock(&dd_mu);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *dd_journal(void *arg)
+{
+	uint64_t area = *(uint64_t *)arg, t0, w, off = 0, due;
+	static const int sizes[2] = {4096, 20480};
+	struct timespec ts;
+	void *buf;
+	int i;
+
+	if (posix_memalign(&buf, 4096, 20480))
+		exit(1);
+	memset(buf, 0xa5, 20480);
+	due = dd.t0 + (uint64_t)journal_ms * 1000;
+	pthread_mutex_lock(&dd_mu);
+	for (;;) {
+		ts.tv_sec = due / 1000000;
+		ts.tv_nsec = (due % 1000000) * 1000;
+		while (!dd.stop && now_us() < due)
+			if (pthread_cond_timedwait(&dd_cv, &dd_mu, &ts) ==
+			    ETIMEDOUT)
+				break;
+		if (dd.stop)
+			break;
+		dd.committing = 1;
+		pthread_mutex_unlock(&dd_mu);
+		t0 = now_us();
+		for (i = 0; i < 2; i++) {
+			if (off + sizes[i] > JOURNAL_AREA)
+				off = 0;
+			if (pwrite(disk_fd, buf, sizes[i],
+				   (off_t)(area + off)) != sizes[i]) {
+				perror("iosched-guest: dd journal write");
+				exit(1);
+			}
+			off += sizes[i];
+		}
+		w = now_us() - t0;
+		pthread_mutex_lock(&dd_mu);
+		dd.committing = 0;
+		dd.writes += 2;
+		dd.wsum += w;
+		if (w > dd.wmax)
+			dd.wmax = w;
+		pthread_cond_broadcast(&dd_cv);
+		due += (uint64_t)journal_ms * 1000;
+	}
+	pthread_mutex_unlock(&dd_mu);
+	free(buf);
+	return NULL;
+}
+
+static void dd_line(int fd, const char *tag, uint64_t seq, int must)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%s %llu %llu %llu %llu %llu %llu %llu\n",
+		 tag, (unsigned long long)seq,
+		 (unsigned long long)(dd.done * bs),
+		 (unsigned long long)(now_us() - dd.t0),
+		 (unsigned long long)dd.reads, (unsigned long long)dd.writes,
+		 (unsigned long long)dd.wsum, (unsigned long long)dd.wmax);
+	if (must) {
+		say(fd, line, 1);
+	} else {
+		int fl = fcntl(fd, F_GETFL);
+
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+		say(fd, line, 0);
+		fcntl(fd, F_SETFL, fl);
+	}
+}
+
+static int run_dd(int fd)
+{
+	uint64_t size = 0, area, seq, mib, next_report;
+	unsigned char req[16];
+	pthread_t th[MAX_QD], jt;
+	struct timespec ts;
+	size_t got;
+	ssize_t n;
+	int i;
+
+	if (!bs_set)
+		bs = 45056;
+	disk_fd = open(dev_path, O_RDWR | O_DIRECT);
+	if (disk_fd < 0 || ioctl(disk_fd, BLKGETSIZE64, &size) < 0 ||
+	    size < 2ull * JOURNAL_AREA) {
+		perror("iosched-guest: dd disk");
+		return 1;
+	}
+	area = size - JOURNAL_AREA;
+	{			/* timed waits are on the monotonic clock */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&dd_cv, &ca);
+	}
+	for (;;) {
+		got = 0;
+		while (got < 16) {
+			n = read(fd, req + got, 16 - got);
+			if (n > 0)
+				got += n;
+			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+				usleep(50000);
+		}
+		memcpy(&seq, req, 8);
+		mib = 0;
+		memcpy(&mib, req + 8, 4);
+		pthread_mutex_lock(&dd_mu);
+		memset(&dd, 0, sizeof(dd));
+		dd.nblocks = area / bs;
+		if (mib && mib * 1048576 / bs < dd.nblocks)
+			dd.nblocks = mib * 1048576 / bs;
+		dd.t0 = now_us();
+		pthread_mutex_unlock(&dd_mu);
+		if (journal_ms > 0 &&
+		    pthread_create(&jt, NULL, dd_journal, &area)) {
+			perror("iosched-guest: pthread_create");
+			return 1;
+		}
+		for (i = 0; i < qd; i++) {
+			if (pthread_create(&th[i], NULL, dd_reader, NULL)) {
+				perror("iosched-guest: pthread_create");
+				return 1;
+			}
+		}
+		next_report = dd.t0 + (uint64_t)report_ms * 1000;
+		pthread_mutex_lock(&dd_mu);
+		while (dd.done < dd.nblocks) {
+			ts.tv_sec = next_report / 1000000;
+			ts.tv_nsec = (next_report % 1000000) * 1000;
+			pthread_cond_timedwait(&dd_cv, &dd_mu, &ts);
+			if (now_us() >= next_report && dd.done < dd.nblocks) {
+				dd_line(fd, "DD", seq, 0);
+				next_report += (uint64_t)report_ms * 1000;
+			}
+		}
+		dd_line(fd, "DDEND", seq, 1);
+		dd.stop = 1;
+		pthread_cond_broadcast(&dd_cv);
+		pthread_mutex_unlock(&dd_mu);
+		for (i = 0; i < qd; i++)
+			pthread_join(th[i], NULL);
+		if (journal_ms > 0)
+			pthread_join(jt, NULL);
+	}
+}
+
 static void __attribute__((noreturn)) run_idle(int fd)
 {
 	struct timespec ts;
@@ -575,8 +783,10 @@ static void parse_opts(char *s)
 			seq_pattern = !strcmp(v, "seq");
 		else if (!strcmp(tok, "write_pct"))
 			write_pct = atoi(v);
-		else if (!strcmp(tok, "bs"))
+		else if (!strcmp(tok, "bs")) {
 			bs = atoi(v) >= 512 ? atoi(v) : 4096;
+			bs_set = 1;
+		}
 		else if (!strcmp(tok, "dev"))
 			snprintf(dev_path, sizeof(dev_path), "%s", v);
 		else if (!strcmp(tok, "duty_pct"))
@@ -591,13 +801,15 @@ static void parse_opts(char *s)
 			rate = atoi(v) > 0 ? atoi(v) : 0;
 		else if (!strcmp(tok, "arrival"))
 			poisson = !strcmp(v, "poisson");
+		else if (!strcmp(tok, "journal_ms"))
+			journal_ms = atoi(v) >= 0 ? atoi(v) : 5000;
 	}
 }
 
 int main(int argc, char **argv)
 {
 	const char *mode = "idle";
-	int i, fd, rr;
+	int i, fd, rr, blocking;
 
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--mode"))
@@ -612,7 +824,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rr = !strcmp(mode, "rr") || !strcmp(mode, "hybrid");
-	fd = open(port_path, O_RDWR | (rr ? 0 : O_NONBLOCK));
+	blocking = rr || !strcmp(mode, "dd");	/* they read host requests */
+	fd = open(port_path, O_RDWR | (blocking ? 0 : O_NONBLOCK));
 	if (fd < 0) {
 		perror(port_path);
 		return 2;
@@ -628,5 +841,7 @@ int main(int argc, char **argv)
 		run_burn(fd);
 	if (!strcmp(mode, "disk"))
 		return run_disk(fd);
+	if (!strcmp(mode, "dd"))
+		return run_dd(fd);
 	run_idle(fd);
 }
