@@ -21,8 +21,10 @@ model on the existing Xen scheduler models.
   protocol): an I/O chunk ends in one event sent to dom0 *while the vCPU
   runs*; a sender keeps at most ``window`` events (network) or one event
   set (disk, ``dd`` with direct-like writes) outstanding and blocks, or
-  runs stress, when it is full. A completion frees a slot and wakes a
-  blocked vCPU (Credit1 BOOSTs it);
+  runs stress, when it is full. A completion is an upcall to the VM's
+  interrupt vCPU (vCPU 0, where the event channel is bound), which needs
+  ``irq_us`` of CPU to handle it; only then does the slot free and a
+  blocked sender wake (Credit1 BOOSTs every wake-up);
 * dom0 (``dom0_cpus`` dedicated pCPUs) serves every event FIFO in arrival
   order, ``net_service_us`` / ``blk_service_us`` each; network events then
   take ``wire_us``; disk requests queue FIFO at one disk
@@ -34,11 +36,16 @@ model on the existing Xen scheduler models.
   (ITM) and every scheduling point (RTM); a target's events are deferred
   by its delay without using CPU (a timer, not a busy wait).
 
-VM kinds: ``net`` (iperf on vCPU 0), ``mixed`` (iperf + stress on vCPU 0,
-stress on the others), ``cpu`` (sysbench: every vCPU CPU-bound), ``disk``
-(dd on vCPU 0), ``disk-mixed`` (dd + stress on vCPU 0, stress on the
-others), ``net+disk`` (iperf on vCPU 0, dd on vCPU 1). vCPUs with nothing
-to do are not modelled (they never run, never send).
+VM kinds (vCPU 0 handles the completions of every kind with I/O): ``net``
+(iperf on vCPU 1), ``mixed`` (4 vCPUs with stress, iperf on vCPU 1 too),
+``cpu`` (sysbench: 4 CPU-bound vCPUs), ``disk`` (dd on vCPU 1),
+``disk-mixed`` (4 vCPUs with stress, dd on vCPU 1 too), ``net+disk``
+(iperf on vCPU 1, dd on vCPU 2). vCPUs with nothing to do are not
+modelled (they never run, never send).
+
+The delay is a non-blocking deferral; ``delay_mode='busy'`` also makes the
+sender's vCPU spin for it (the other reading of "apply the delay before
+sending"). ``fixed_delay_us`` delays every event (Fig. 8's calibration).
 """
 
 import collections
@@ -152,7 +159,7 @@ class _Vm:
         self.irq = None             # the vCPU that handles completions
 
 
-# -- dom0 and the devices -------------------------------------------------------
+# -- dom0 and the devices -----------------------------------------------------
 class _Fifo:
     """k servers, one FIFO queue; a job is (service_us, callback, arg)."""
 
