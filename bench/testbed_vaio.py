@@ -56,6 +56,7 @@ import argparse
 import dataclasses
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -90,6 +91,14 @@ def parse_args(argv):
                    help='reads in flight per guest (readahead)')
     p.add_argument('--journal-ms', type=int, default=1000,
                    help='a commit every this many ms (0: none)')
+    p.add_argument('--cache', default='none',
+                   help="the disks' QEMU cache mode (none: O_DIRECT; "
+                        'writeback: the host page cache, dropped for the '
+                        'device before every trial with blockdev '
+                        '--flushbufs)')
+    p.add_argument('--jsync', action='store_true',
+                   help='each commit ends with fdatasync (a virtio flush), '
+                        "as ext4's commit block does")
     p.add_argument('--weight', type=int, default=500,
                    help='[host_agent_policy.vaio] weight in the agent arm')
     p.add_argument('--arms', default=','.join(DEFAULT_ARMS))
@@ -265,9 +274,10 @@ def summarise(rows, base=None, base_rows=()):
 def print_table(res):
     arms = res['arms']
     print('\nseed 004 dd test, %d guests x %d MiB, qd %d, a commit every '
-          '%d ms; device %s (loop, direct I/O, no limit)' % (
+          '%d ms%s, cache=%s; device %s (loop, direct I/O, no limit)' % (
               res['guests'], res['disk_mib'], res['qd'], res['journal_ms'],
-              res['device']['loop']))
+              ' with fdatasync' if res.get('jsync') else '',
+              res.get('cache', 'none'), res['device']['loop']))
     for a in arms:
         s = res['summary'][a]
         print('\n%s: finish times (s) per trial:' % a)
@@ -310,9 +320,12 @@ def main(argv=None):
     privsep.ensure_started(CONF)       # fork it before guest sockets open
     started = daemons.ensure_libvirtd()
     names = ['vm%d' % (i + 1) for i in range(args.guests)]
-    specs = [spec.GuestSpec(n, 'dd', disk_mib=args.disk_mib, opts={
-        'qd': str(args.qd), 'journal_ms': str(args.journal_ms),
-        'report_ms': '1000'}) for n in names]
+    specs = [spec.GuestSpec(n, 'dd', disk_mib=args.disk_mib,
+                            disk_cache=args.cache, opts={
+                                'qd': str(args.qd),
+                                'journal_ms': str(args.journal_ms),
+                                'jsync': '1' if args.jsync else '0',
+                                'report_ms': '1000'}) for n in names]
     workdir = testbed.DEFAULT_WORKDIR
     disk = shared_disk.SharedDisk(workdir, DISK_NAME,
                                   [s.disk_mib for s in specs])
@@ -340,6 +353,9 @@ def main(argv=None):
 
         def run(label):
             seq[0] += 1
+            if args.cache != 'none':      # no trial reads from memory
+                subprocess.run(['blockdev', '--flushbufs', disk.loop],
+                               check=True)
             return trial(guests, seq[0], label)
 
         def with_sched(name):
@@ -415,7 +431,7 @@ def main(argv=None):
                 '%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
             'guests': args.guests, 'disk_mib': args.disk_mib,
             'qd': args.qd, 'journal_ms': args.journal_ms,
-            'bs': 45056, 'cache': 'none (O_DIRECT, io=native)',
+            'bs': 45056, 'cache': args.cache, 'jsync': args.jsync,
             'device': {'loop': disk.loop, 'stock_scheduler': stock_sched,
                        'regions': disk.regions},
             'vm_groups': own, 'arms': args.arms,

@@ -16,7 +16,8 @@ the structure of ``nova.virt.libvirt.config.LibvirtConfigGuestMetaNova*``
 ports), the disk's ``<serial>`` is the (fake) Cinder volume id.
 
 Devices: direct kernel boot (TCG, ``type='qemu'``), a raw virtio-blk disk
-(``cache='none' io='native'``; a file, or with ``spec.disk_dev`` a storage
+(``cache='none' io='native'``, or ``spec.disk_cache`` with ``io='threads'``
+for the host page cache modes; a file, or with ``spec.disk_dev`` a storage
 slice of a shared block device), a virtio-serial channel ``iosched.0`` bound
 to a unix socket, a tap NIC with no host address and no guest driver (so
 no traffic), a file console and no balloon.
@@ -73,6 +74,11 @@ def nova_instance(spec, volume_id, port_id, creation_time=None):
     return inst
 
 
+def _aio(cache):
+    """QEMU's io= for a cache mode: native AIO needs O_DIRECT."""
+    return 'native' if cache in ('none', 'directsync') else 'threads'
+
+
 def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
                initrd, disk, socket_path, console_log, tap, pin=None,
                creation_time=None):
@@ -108,15 +114,15 @@ def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
     _sub(dev, 'emulator', '/usr/bin/qemu-system-x86_64')
     if spec.disk_dev:               # a region of a shared block device
         d = _sub(dev, 'disk', type='block', device='disk')
-        _sub(d, 'driver', name='qemu', type='raw', cache='none',
-             io='native')
+        _sub(d, 'driver', name='qemu', type='raw', cache=spec.disk_cache,
+             io=_aio(spec.disk_cache))
         src = _sub(d, 'source', dev=spec.disk_dev)
         _sub(_sub(src, 'slices'), 'slice', type='storage',
              offset=int(spec.disk_offset), size=int(spec.disk_mib) * 2**20)
     else:
         d = _sub(dev, 'disk', type='file', device='disk')
-        _sub(d, 'driver', name='qemu', type='raw', cache='none',
-             io='native')
+        _sub(d, 'driver', name='qemu', type='raw', cache=spec.disk_cache,
+             io=_aio(spec.disk_cache))
         _sub(d, 'source', file=disk)
     _sub(d, 'target', dev='vda', bus='virtio')
     _sub(d, 'serial', volume_id)

@@ -42,7 +42,7 @@ FLAVORS = {
 # Options passed to the guest program (iosched.opts= on the command line).
 GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs', 'duty_pct',
               'period_ms', 'burn_nice', 'qd', 'rate', 'arrival',
-              'journal_ms')
+              'journal_ms', 'jsync')
 # Integer options with their accepted range (inclusive).
 OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'bs': (512, 1048576), 'duty_pct': (1, 100),
@@ -50,7 +50,10 @@ OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'qd': (1, 64), 'rate': (0, 1000000),
               'journal_ms': (0, 600000)}
 # Options with a fixed set of values.
-OPT_CHOICES = {'pattern': ('rand', 'seq'), 'arrival': ('fixed', 'poisson')}
+OPT_CHOICES = {'pattern': ('rand', 'seq'), 'arrival': ('fixed', 'poisson'),
+               'jsync': ('0', '1')}
+# QEMU cache modes of the guest's disk (libvirt <driver cache=>).
+DISK_CACHES = ('none', 'directsync', 'writethrough', 'writeback', 'unsafe')
 
 
 class SpecError(ValueError):
@@ -75,6 +78,9 @@ class GuestSpec:
     disk_offset: int = 0
     # The disk's <serial> (the Cinder volume id); empty: a fresh uuid.
     volume_id: str = ''
+    # QEMU cache mode of the disk: none (O_DIRECT, io=native) or a host
+    # page cache mode (io=threads).
+    disk_cache: str = 'none'
 
     def __post_init__(self):
         if not NAME_RE.match(self.name or ''):
@@ -108,6 +114,9 @@ class GuestSpec:
         if self.disk_dev and not self.disk_dev.startswith('/dev/'):
             raise SpecError('guest %s: disk_dev %r is not a /dev path'
                             % (self.name, self.disk_dev))
+        if self.disk_cache not in DISK_CACHES:
+            raise SpecError('guest %s: disk_cache %r, want one of %s' % (
+                self.name, self.disk_cache, '|'.join(DISK_CACHES)))
         if self.volume_id and not VOLUME_ID_RE.match(self.volume_id):
             raise SpecError('guest %s: volume_id %r: want a volume uuid '
                             '([0-9a-f-], 36 characters)'

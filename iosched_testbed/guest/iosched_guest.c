@@ -44,7 +44,9 @@
  *         (disk) qd=1 worker threads, rate=0 requests/s in total (0 =
  *         closed loop), arrival=fixed|poisson (open loop's gaps);
  *         (dd) bs=45056 (44 KiB, blkif's 11 segments), qd reads in
- *         flight, journal_ms=5000 (0 = no journal writes)
+ *         flight, journal_ms=5000 (0 = no journal writes), jsync=0
+ *         (1: a commit ends with fdatasync, a virtio flush, as ext4's
+ *         commit block does)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -563,7 +565,7 @@ static int run_disk(int fd)
  * outstanding then does not count (the paper's finish times). */
 #define JOURNAL_AREA (1u << 20)
 
-static int journal_ms = 5000, bs_set = 0;
+static int journal_ms = 5000, bs_set = 0, jsync = 0;
 static pthread_mutex_t dd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t dd_cv = PTHREAD_COND_INITIALIZER;
 static struct dd_state {
@@ -639,6 +641,10 @@ static void *dd_journal(void *arg)
 				exit(1);
 			}
 			off += sizes[i];
+		}
+		if (jsync && fdatasync(disk_fd)) {
+			perror("iosched-guest: dd journal flush");
+			exit(1);
 		}
 		w = now_us() - t0;
 		pthread_mutex_lock(&dd_mu);
@@ -801,6 +807,8 @@ static void parse_opts(char *s)
 			rate = atoi(v) > 0 ? atoi(v) : 0;
 		else if (!strcmp(tok, "arrival"))
 			poisson = !strcmp(v, "poisson");
+		else if (!strcmp(tok, "jsync"))
+			jsync = atoi(v) == 1;
 		else if (!strcmp(tok, "journal_ms"))
 			journal_ms = atoi(v) >= 0 ? atoi(v) : 5000;
 	}

@@ -26,7 +26,10 @@ import tty
 
 import pytest
 
+import xml.etree.ElementTree as ET
+
 from iosched_testbed import build as build_mod
+from iosched_testbed import domxml
 from iosched_testbed import guest as guest_mod
 from iosched_testbed import spec as spec_mod
 from tests import fixtures
@@ -39,6 +42,25 @@ def test_dd_spec_and_options():
     assert spec_mod.parse_guest('x:dd:journal_ms=0').opts['journal_ms'] == '0'
     with pytest.raises(spec_mod.SpecError, match='journal_ms'):
         spec_mod.parse_guest('x:dd:journal_ms=-5')
+
+
+@pytest.mark.parametrize('cache,aio', [('none', 'native'),
+                                       ('directsync', 'native'),
+                                       ('writeback', 'threads')])
+def test_disk_cache_mode_in_the_domain_xml(cache, aio):
+    s = spec_mod.GuestSpec('vm1', 'dd', disk_cache=cache,
+                           disk_dev='/dev/loop3', disk_offset=2**20,
+                           opts={'jsync': '1'})
+    xml = domxml.domain_xml(
+        s, domain_name='d', uuid='u', volume_id='v', port_id='p',
+        kernel='/k', initrd='/i', disk='/d', socket_path='/s',
+        console_log='/c', tap='iotb0')
+    drv = ET.fromstring(xml).find('devices/disk/driver')
+    assert (drv.get('cache'), drv.get('io')) == (cache, aio)
+    with pytest.raises(spec_mod.SpecError, match='disk_cache'):
+        spec_mod.GuestSpec('vm1', 'dd', disk_cache='unsafe-ish')
+    with pytest.raises(spec_mod.SpecError, match='jsync'):
+        spec_mod.parse_guest('x:dd:jsync=2')
 
 
 def test_host_parses_dd_lines():
