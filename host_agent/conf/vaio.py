@@ -48,9 +48,8 @@ Possible values:
 Set a shared device's I/O scheduler to ``bfq`` when it runs another one
 (journaled; the original scheduler is restored when the agent stops).
 
-Off (the default): the agent only reports the device (a note in the log
-and the HostReport) and gives its VMs no weight, since no other scheduler
-reads it.
+Off (the default): the agent only names the device (a WARNING in its log,
+once) and gives its VMs no weight, since no other scheduler reads it.
 """),
     cfg.IntOpt('bfq_slice_idle_us', default=-1, min=-1, max=1000000,
                help="""
