@@ -336,16 +336,20 @@ def test_explained_in_log_report_and_iosched_explain(tmp_path, caplog,
         assert sdriver.read_knob('vm_io_weight', u, '') == 100
 
 
-def test_simulated_fifo_device_gets_a_note_not_weights():
+def test_simulated_fifo_device_gets_a_note_not_weights(caplog):
     sim, driver = fixtures.sim_host_with_vms()
     agent = agent_mod.Agent(
         CONF, driver, [vaio.VaioPolicy(CONF)],
         driver_act.DriverActuator(driver, journal_mod.Journal()))
     CONF.set_override('min_vms', 1, 'host_agent_policy.vaio')
     try:
-        fixtures.run_ticks(sim, agent, 2)
+        with caplog.at_level(logging.WARNING):
+            fixtures.run_ticks(sim, agent, 2)
     finally:
         CONF.clear_override('min_vms', 'host_agent_policy.vaio')
+    said = [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith('vaio: device sim-disk')]
+    assert len(said) == 1 and 'runs fifo' in said[0]    # once, 2 ticks
     assert any('sim-disk' in n and 'fifo' in n
                for n in agent.last_plan.notes)
     assert not agent.actuator.journal.pending()
