@@ -37,6 +37,7 @@ from host_agent import privsep
 from host_agent.reporter import messaging
 from host_agent.reporter import resync
 from host_agent.reporter import rpcapi
+from host_agent.reporter import sender as report_sender
 
 LOG = logging.getLogger(__name__)
 CONF = agent_conf.CONF
@@ -56,8 +57,11 @@ def build_reporter(conf):
     if not conf.reporter.enabled:
         return None
     transport = messaging.get_transport(conf, conf.reporter.transport_url)
+    # retry=0: a cast fails at once while the broker is down; main() sends
+    # from a thread (sender.BackgroundSender) that retries.
     return rpcapi.ReportAPI(transport, conf.reporter.topic,
-                            key=check_report_key(conf.reporter.report_key))
+                            key=check_report_key(conf.reporter.report_key),
+                            retry=0)
 
 
 def check_report_key(key):
@@ -111,6 +115,12 @@ def main(argv=None):
                                                     publisher)
     # [metrics]: the Prometheus endpoint (None when off or not bound).
     exporter = metrics.start_from_conf(CONF, agent)
+    # The tick loop never waits on the bus: reports go from a thread.
+    sender = (report_sender.BackgroundSender(
+        agent.reporter, max_retry_interval=agent.report_interval)
+        if agent.reporter is not None else None)
+    if sender is not None:
+        agent.reporter = sender
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: agent.stop())
     LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
@@ -119,6 +129,8 @@ def main(argv=None):
     try:
         agent.run()
     finally:
+        if sender is not None:
+            sender.stop()
         if exporter is not None:
             exporter.stop()
         if resync_service is not None:

@@ -44,21 +44,27 @@ AGENT_VERSION = '1.0'
 class ReportAPI(object):
     """Agent side: cast HostReports to every scheduler worker."""
 
-    def __init__(self, transport, topic, key=None):
-        """``key``: this host's report key (hex), or None to send unsigned."""
+    def __init__(self, transport, topic, key=None, retry=None):
+        """``key``: this host's report key (hex), or None to send unsigned.
+        ``retry``: oslo.messaging's connection retries per cast (None:
+        forever, blocking the caller while the broker is down; 0: fail at
+        once, for ``sender.BackgroundSender``)."""
         target = oslo_messaging.Target(topic=topic, namespace=NAMESPACE,
                                        version=VERSION)
         self.client = oslo_messaging.get_rpc_client(transport, target)
         self.key = key or None
+        self.retry = retry
 
     def report_host_io(self, report):
         """Fanout-cast a HostReport: every scheduler worker gets it."""
         data = report.to_dict()
         if self.key is None:
-            cctxt = self.client.prepare(fanout=True, version='1.0')
+            cctxt = self.client.prepare(fanout=True, version='1.0',
+                                        retry=self.retry)
             cctxt.cast({}, 'report_host_io', report=data)
             return
-        cctxt = self.client.prepare(fanout=True, version='1.1')
+        cctxt = self.client.prepare(fanout=True, version='1.1',
+                                    retry=self.retry)
         cctxt.cast({}, 'report_host_io', report=data,
                    signature=report_signature.sign(data, self.key))
 
