@@ -37,7 +37,7 @@ Per VM the throughput from libvirt's block counters (IOPS and MiB/s),
 per arm the spread SD/mean (population SD) and Jain's index, per round
 the agent/stock spread ratio and aggregate ratio (adjacent in time), and
 their medians. JSON: ``out/bench/testbed_ibalancer.json`` (``--record``:
-also ``docs/data/testbed_ibalancer.json``).
+also ``docs/data/<--name>.json``).
 """
 
 import argparse
@@ -91,8 +91,10 @@ def parse_args(argv):
                    help='an option of [host_agent_policy.ibalancer]')
     p.add_argument('--output-dir', default=os.path.join(ROOT, 'out',
                                                         'bench'))
+    p.add_argument('--name', default='testbed_ibalancer',
+                   help='output file name (without .json)')
     p.add_argument('--record', action='store_true',
-                   help='also write docs/data/testbed_ibalancer.json')
+                   help='also write docs/data/<name>.json')
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.seconds, args.settle = 1, 10, 5
@@ -325,12 +327,11 @@ def main(argv=None):
             'agent_errors': totals.errors,
             'agent_ticks': ticks}
         print_table(res)
-        path = tc.write_json(res, args.output_dir, 'testbed_ibalancer')
+        path = tc.write_json(res, args.output_dir, args.name)
         tc.progress('wrote %s' % path)
         if args.record:
             tc.progress('wrote %s' % tc.write_json(
-                res, os.path.join(ROOT, 'docs', 'data'),
-                'testbed_ibalancer'))
+                res, os.path.join(ROOT, 'docs', 'data'), args.name))
         return 0
     finally:
         try:
