@@ -52,8 +52,8 @@ this many percentage points (no flapping at alpha).
     cfg.FloatOpt('beta', default=10.0, min=0.0, max=1000.0, help="""
 Unfairness trigger: the I/O-intensive vCPUs' relative mean absolute
 deviation of event counts (Eq. 2 divided by the pool size), per cent. The
-paper gives no value; 10 is about 3x what identical guests showed on the
-testbed.
+paper gives no value; 10 is 2-3x the 3-5 % of the pools the caps had made
+fair in the simulated agent test (docs/ibalancer.md).
 """),
     cfg.FloatOpt('release_fraction', default=0.7, min=0.0, max=1.0, help="""
 Caps are held while the deviation is above beta x release_fraction, and
