@@ -187,13 +187,21 @@ def delayed_rate(rate, delay_us):
     return rate / (1.0 + rate * delay_us * 1e-6)
 
 
-# A VM's rate fraction: sum r'_i / sum r_i over its vCPUs with events
-# (non-targets keep r'_i = r_i).
-def vm_fraction(views):
-    total = sum(v.rate for v in views)
+# A VM's delay: its vCPUs' delays weighted by their events (a
+# non-target's is 0), i.e. the mean delay of one of the VM's events.
+def vm_delay(views):
+    total = sum(v.events for v in views)
     if total <= 0:
+        return 0.0
+    return sum(v.events * v.delay_us for v in views) / total
+
+
+# The VM's rate fraction for a disk whose natural request rate is r
+# (digest 3, "iops x 1/(1 + iops d) for disk"): r'/r = 1 / (1 + r d).
+def vm_fraction(rate, delay_us):
+    if rate <= 0:
         return 1.0
-    return sum(delayed_rate(v.rate, v.delay_us) for v in views) / total
+    return delayed_rate(rate, delay_us) / rate
 
 
 def _short(uuid, vcpu):
@@ -231,6 +239,16 @@ def _disks(snapshot):
         for disk in inst.disks:
             key = (inst.uuid, disk.target)
             out[key] = (disk, rates.get(key, 0.0))
+    return out
+
+
+def _requests_per_ref_op(snapshot):
+    """(uuid, target) -> requests per 16 KiB op in the window (1 for
+    requests of 16 KiB or less)."""
+    out = {}
+    for d in snapshot.disks:
+        ref = d.ref_ops_per_s()
+        out[(d.instance_uuid, d.target)] = d.iops / ref if ref > 0 else 1.0
     return out
 
 
@@ -272,10 +290,10 @@ def _describe(v):
 # shorter than the tick; pool = I/O-intensive tracked vCPUs):
 #   D/n > beta (trigger):
 #       targets get delay_i (Eqs. 4-5); a VM with a target:
-#         F = its disk use before it was capped (16 KiB ops/s; raised,
-#             never lowered, while capped)
-#         r_i = vCPU i's events/s x F / used (its natural rate)
-#         f = sum r'_i / sum r_i,  r'_i = r_i / (1 + r_i d_i)
+#         d = its vCPUs' delays weighted by their events (non-targets 0)
+#         per busy disk: F = its use before it was capped (16 KiB ops/s;
+#             raised, never lowered, while capped), r = F in requests/s
+#         f = r'/r = 1 / (1 + r d)    (digest 3: iops / (1 + iops d))
 #         cap = max(floor, f x F)                          ibalancer.cap
 #       a capped VM with no target vCPU: no delay, cap removed
 #                                                      ibalancer.release
@@ -309,6 +327,7 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
                                                     snapshot.window_s * 1e3),
                                                 d_n, hi, lo))
     disks = _disks(snapshot)
+    per_op = _requests_per_ref_op(snapshot)
     caps = dict(state.caps)
     free = dict(state.free)
     actions = []
@@ -332,24 +351,19 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
                 continue
             mdisks = [(key, d, used) for key, (d, used) in sorted(
                 disks.items()) if key[0] == uuid and used > 0]
-            # r is the VM's natural (uncapped) rate: under a binding cap
-            # the events are scaled by the disk's use before it was capped.
-            used_all = sum(u for _, _, u in mdisks)
-            free_all = sum(_free(key, used, caps, free)
-                           for key, _, used in mdisks)
-            scale = free_all / used_all if used_all > 0 else 1.0
-            nat = [dataclasses.replace(v, rate=v.rate * scale) for v in mine]
-            f = vm_fraction(nat)
-            fractions[uuid] = f
+            d_vm = vm_delay(mine)
             why_v = '; '.join(
-                'vCPU%d %s, pair %s EI %.0fus, delay %.0fus, r %.0f->%.0f/s'
-                % (v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us,
-                   v.rate * scale, delayed_rate(v.rate * scale, v.delay_us))
+                'vCPU%d %s, pair %s EI %.0fus, delay %.0fus'
+                % (v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us)
                 for v in tgts)
             for key, disk, used in mdisks:
                 held = caps.get(key)
                 base_ops = _free(key, used, caps, free)
                 free[key] = base_ops
+                # r: the disk's natural request rate (uncapped).
+                rate = base_ops * per_op.get(key, 1.0)
+                f = vm_fraction(rate, d_vm)
+                fractions[uuid] = min(f, fractions.get(uuid, 1.0))
                 cap = max(_floor(disk, params), f * base_ops)
                 if held is not None and abs(cap - held) < (
                         params.min_change * held):
@@ -359,14 +373,15 @@ def plan_ibalancer(snapshot, params=Params(), state=State()):
                     kind=model.ACTION_DISK_IOTUNE, instance_uuid=uuid,
                     target=disk.target, value=iotune(disk, cap),
                     rule=RULE_CAP,
-                    reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; '
-                           'r\'/r %.3f: cap %.0f = max(floor %.0f, %.3f x '
-                           'uncapped %.0f) ops/s (16 KiB; used %.0f%s; r = '
-                           'events x %.2f, uncapped); %s' % (
-                               d_n, hi, drv, why_v, f, cap,
+                    reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; VM '
+                           'delay %.0fus, r %.0f->%.0f req/s, r\'/r %.3f: cap '
+                           '%.0f = max(floor %.0f, %.3f x uncapped %.0f) '
+                           'ops/s (16 KiB; used %.0f%s); %s' % (
+                               d_n, hi, drv, why_v, d_vm, rate,
+                               delayed_rate(rate, d_vm), f, cap,
                                _floor(disk, params), f, base_ops, used,
                                '' if held is None else ', held %.0f' % held,
-                               scale, head)))
+                               head)))
         # A capped VM that is no longer a target has no delay this period
         # (the paper recomputes every delay each period): cap removed.
         done = {(a.instance_uuid, a.target) for a in actions}

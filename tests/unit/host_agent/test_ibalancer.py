@@ -145,11 +145,14 @@ def test_delayed_rate(rate, d_us, want):
     assert ib.delayed_rate(rate, d_us) == pytest.approx(want)
 
 
-def test_vm_fraction_weights_by_events():
-    vs = [ib.VcpuView('a', 0, 0, 0, 0, True, 0, True, 0, 2000.0,
+def test_vm_delay_weights_by_events_and_converts_at_the_disk_rate():
+    vs = [ib.VcpuView('a', 0, 300, 0, 0, True, 0, True, 0, 300.0,
                       delay_us=200.0),
-          ib.VcpuView('a', 1, 0, 0, 0, True, 0, True, 0, 2000.0)]
-    assert ib.vm_fraction(vs) == pytest.approx((2000 / 1.4 + 2000) / 4000)
+          ib.VcpuView('a', 1, 100, 0, 0, True, 0, True, 0, 100.0)]
+    assert ib.vm_delay(vs) == pytest.approx(150.0)
+    # digest 3: iops x 1 / (1 + iops d), 2000 IOPS and 200 us: / 1.4
+    assert ib.vm_fraction(2000.0, 200.0) == pytest.approx(1 / 1.4)
+    assert ib.vm_fraction(0.0, 200.0) == 1.0
 
 
 # -- the plan: trigger, cap, hold, release --------------------------------
@@ -178,10 +181,10 @@ def test_trigger_caps_the_heavy_half_with_explanations():
     # delays average the base over the targets
     delays = [v.delay_us for v in facts.vcpus if v.delay_us > 0]
     assert sum(delays) / len(delays) == pytest.approx(200.0)
-    # the VM fraction is r'/r of its delayed vCPU
+    # the VM fraction is r'/r at its disk's request rate (900/s)
     va = [v for v in facts.vcpus if v.instance_uuid == 'a'][0]
     assert facts.vm_fraction['a'] == pytest.approx(
-        1 / (1 + 3000 * va.delay_us * 1e-6))
+        1 / (1 + 900 * va.delay_us * 1e-6))
 
 
 def test_fair_pool_does_not_trigger():
@@ -205,7 +208,7 @@ def test_cap_is_the_delayed_natural_rate_not_a_compound_cut():
     assert st.free[('a', 'vda')] == 900.0
     # still unfair next tick, disk at its cap (binds): the cap is taken
     # from the use before the cap (900), the events scaled to it
-    again = dict(UNFAIR, a=(3000 * cap1 / 900.0, cap1))
+    again = dict(UNFAIR, a=(3000, cap1))
     p2 = ib.plan_ibalancer(snap(again), P, st)
     st2 = p2.facts['ibalancer_state']
     f2 = p2.facts['ibalancer'].vm_fraction['a']
