@@ -98,3 +98,30 @@ def test_large_blocks_make_rare_event_sets():
 def test_bad_scenario_fields_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
         model.Scenario(**kw)
+
+
+@pytest.mark.parametrize('sched,slice_us', [('credit', 30000),
+                                             ('credit2', 10000)])
+def test_rtm_windows_on_the_real_schedulers(sched, slice_us):
+    """A masked window holds one slice of the vCPU's own run time and at
+    most one run segment more (segments <= 30 ms Credit1, 10 ms Credit2);
+    VR <= PR; every vCPU's PR is at most its run time."""
+    h = model.Host(model.Scenario(vms=('mixed',) * 6, scheduler=sched,
+                                  mode='tav', duration_s=2.0))
+    seen = []
+    orig = h.ctl.evaluate
+
+    def evaluate(now, run_of=None):
+        masked = [(t.pr, t.vr) for t in h.ctl.track if t.masked]
+        seen.extend(masked)
+        return orig(now, run_of)
+
+    h.ctl.evaluate = evaluate
+    h.run()
+    assert seen
+    for pr, vr in seen:
+        assert slice_us <= pr <= 2 * slice_us + 1000
+        assert 0 <= vr <= pr
+    for t in h.ctl.track:
+        e = h._by_key[t.key]
+        assert t.pr <= e.run_us
