@@ -215,6 +215,11 @@ class Recorder:
     def run(self, duration=None, progress=None):
         """Record; returns the ``fmt.Trace``. ``duration`` None: until
         SIGINT/SIGTERM."""
+        return self.assemble(*self.capture(duration, progress))
+
+    def capture(self, duration=None, progress=None):
+        """Record; returns (trace text, start, end) (``time.monotonic``
+        values, the trace clock's)."""
         chunks = []
         old = {}
 
@@ -262,8 +267,8 @@ class Recorder:
             self.inst.close()
             for sig, h in old.items():
                 signal.signal(sig, h)
-        return self.assemble(b''.join(chunks).decode('utf-8', 'replace'),
-                             t_mono0, t_end)
+        return (b''.join(chunks).decode('utf-8', 'replace'), t_mono0,
+                t_end)
 
     def assemble(self, text, t0, t_end):
         asm = tracelines.Assembler(self.map.tid_vm, self.map.vcpu_tid,

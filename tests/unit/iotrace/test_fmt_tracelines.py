@@ -1,0 +1,173 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The trace format (round trip, bad files) and the tracefs line parser
+and assembler of the real-host recorder, on recorded-shape lines."""
+
+import gzip
+import json
+
+import pytest
+
+from iosched_iotrace import cli
+from iosched_iotrace import fmt
+from iosched_iotrace import tracelines
+
+
+def _sample():
+    return fmt.Trace(
+        {'source': 'test', 'vms': ['a', 'b']},
+        [fmt.Io(0.5, 'a', 'req', 'R', True, 4096, 8, 1),
+         fmt.Io(0.75, 'a', 'dis', 'R', True, 4096, 8, 1),
+         fmt.Io(1.0, 'b', 'que', 'W', False, 512, 99, 2)],
+        [fmt.Span('a', 0, 'inactive', 0.1, 0.4)], {'a': 2.0})
+
+
+@pytest.mark.parametrize('name', ['t.jsonl', 't.jsonl.gz'])
+def test_round_trip(tmp_path, name):
+    path = str(tmp_path / name)
+    fmt.write(_sample(), path)
+    t = fmt.read(path)
+    assert t.header['version'] == fmt.VERSION
+    assert t.vms == ['a', 'b']
+    assert t.io == _sample().io
+    assert t.vcpu == _sample().vcpu
+    assert t.finish == {'a': 2.0}
+    if name.endswith('.gz'):
+        with gzip.open(path, 'rt') as fh:
+            assert json.loads(fh.readline())['format'] == fmt.FORMAT
+
+
+@pytest.mark.parametrize('lines,match', [
+    (['not json'], 'not a JSON header'),
+    (['{"format": "other"}'], 'not an iosched-iotrace header'),
+    (['{"format": "iosched-iotrace", "version": 9}'], 'version 9'),
+    (['{"format": "iosched-iotrace", "version": 1}',
+      '["io", 0.1, "a", "xyz", "R", 1, 1, 1, 1]'], "layer 'xyz'"),
+    (['{"format": "iosched-iotrace", "version": 1}',
+      '["io", 0.1, "a", "que", "T", 1, 1, 1, 1]'], "op 'T'"),
+    (['{"format": "iosched-iotrace", "version": 1}',
+      '["vcpu", "a", 0, "asleep", 0, 1]'], "state 'asleep'"),
+    (['{"format": "iosched-iotrace", "version": 1}',
+      '["vcpu", "a", 0, "idle", 2, 1]'], 'ends'),
+    (['{"format": "iosched-iotrace", "version": 1}',
+      '["io", "x", "a", "que", "R", 1, 1, 1, 1]'], 'ts must be a number'),
+])
+def test_bad_files_say_where_and_why(tmp_path, lines, match):
+    path = tmp_path / 'bad.jsonl'
+    path.write_text('\n'.join(lines) + '\n')
+    with pytest.raises(fmt.TraceError, match=match):
+        fmt.read(str(path))
+
+
+def test_unknown_line_kinds_are_skipped(tmp_path):
+    path = tmp_path / 't.jsonl'
+    path.write_text('{"format": "iosched-iotrace", "version": 1}\n'
+                    '["future", 1, 2]\n')
+    assert fmt.read(str(path)).io == []
+
+
+def test_cli_bad_trace_exits_2(tmp_path, capsys):
+    path = tmp_path / 'bad.jsonl'
+    path.write_text('hello\n')
+    assert cli.main(['analyze', str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('iosched-iotrace: ') and 'bad.jsonl:1' in err
+
+
+LINES = """\
+ CPU 0/TCG-101 [000] d..2. 10.000100: sched_switch: prev_comm=CPU 0/TCG \
+prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 \
+next_prio=120
+ CPU 0/TCG-101 [000] ..... 10.000000: block_bio_queue: 7,0 RS 2048 + 32 [q]
+ CPU 0/TCG-101 [000] ...1. 10.000010: block_rq_insert: 7,0 RS 16384 () \
+2048 + 32 be,0,4 [q]
+ CPU 0/TCG-101 [000] ..... 10.000020: block_bio_queue: 7,0 RS 2080 + 32 [q]
+ kworker/0:1-50 [000] ..... 10.000500: block_rq_issue: 7,0 RS 32768 () \
+2048 + 64 be,0,4 [kworker]
+ kworker/1:2-51 [001] ..... 10.001000: block_bio_queue: 7,0 WS 9000 + 8 [k]
+ kworker/1:2-51 [001] ..... 10.001100: block_rq_issue: 7,0 WS 4096 () \
+9000 + 8 be,0,4 [k]
+ <idle>-0 [001] ..s1. 10.002000: block_rq_complete: 7,0 RS () 2048 + 64 \
+be,0,4 [0]
+ <idle>-0 [001] ..s1. 10.002100: block_rq_complete: 7,0 WS () 9000 + 8 \
+be,0,4 [0]
+ <idle>-0 [001] d..3. 10.002200: sched_wakeup: comm=qemu-system-x86 \
+pid=100 prio=120 target_cpu=001
+ <idle>-0 [001] d..3. 10.002300: sched_wakeup: comm=qemu-system-x86 \
+pid=200 prio=120 target_cpu=001
+ <idle>-0 [000] d..3. 10.200100: sched_wakeup: comm=CPU 0/TCG pid=101 \
+prio=120 target_cpu=000
+ <idle>-0 [000] d..2. 10.200200: sched_switch: prev_comm=swapper/0 \
+prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=CPU 0/TCG next_pid=101 \
+next_prio=120
+"""
+
+
+def _assembled():
+    events = sorted(tracelines.parse(LINES), key=lambda e: e.ts)
+    asm = tracelines.Assembler(
+        tid_vm={100: 'a', 101: 'a', 200: 'b'}, vcpu_tid={101: ('a', 0)},
+        resp_tid={100: 'a', 200: 'b'},
+        sector_vm=lambda s: 'a' if s < 4096 else 'b', t0=10.0)
+    for e in events:
+        asm.feed(e)
+    asm.finish(10.3)
+    return asm
+
+
+def test_parse_every_kind():
+    evs = list(tracelines.parse(LINES))
+    assert [e.ev for e in evs][:3] == ['sched_switch', 'block_bio_queue',
+                                       'block_rq_insert']
+    assert evs[1] == tracelines.Event(10.0, 'block_bio_queue', 101, '7,0',
+                                      'RS', 2048, 32, None)
+    assert evs[0].a == 101 and evs[0].b == 'S' and evs[0].c == 0
+
+
+@pytest.mark.parametrize('rwbs,want', [
+    ('R', ('R', True)), ('RA', ('R', True)), ('W', ('W', False)),
+    ('WS', ('W', True)), ('FWS', ('W', True)), ('N', None), ('D', None)])
+def test_op_sync(rwbs, want):
+    assert tracelines.op_sync(rwbs) == want
+
+
+def test_assembler_layers_merge_and_attribution():
+    asm = _assembled()
+    by = {}
+    for e in asm.io:
+        by.setdefault(e.rid, {})[e.layer] = e
+    assert len(by) == 3
+    r1, r2, w = by[1], by[2], by[3]
+    # the first bio: queued by a's vCPU thread, inserted, merged issue
+    assert r1['req'].vm == 'a' and r1['req'].ts == pytest.approx(0.0)
+    assert r1['que'].ts == pytest.approx(0.00001)
+    assert r1['dis'].ts == pytest.approx(0.0005)
+    # the back-merged bio shares the dispatch; never inserted: Queuing
+    # = its Request time
+    assert r2['que'].ts == pytest.approx(0.00002)
+    assert r2['dis'].ts == r1['dis'].ts and r2['com'].ts == r1['com'].ts
+    # a's completions answered by a's main-loop wake-up, b's by b's
+    assert r1['rsp'].ts == pytest.approx(0.0022)
+    assert w['rsp'].ts == pytest.approx(0.0023)
+    # the kworker write: by sector, to b; sync flag from WS
+    assert w['req'].vm == 'b' and w['req'].op == 'W' and w['req'].sync
+    assert asm.counts['attr_tid'] == 2 and asm.counts['attr_sector'] == 1
+
+
+def test_assembler_vcpu_spans_inactive_after_30ms():
+    spans = _assembled().spans
+    got = [(s.state, round(s.start, 4), round(s.end, 4)) for s in spans]
+    assert got == [('running', 0.0, 0.0001),
+                   ('idle', 0.0001, 0.0301),
+                   ('inactive', 0.0301, 0.2001),
+                   ('runnable', 0.2001, 0.2002),
+                   ('running', 0.2002, 0.3)]
