@@ -260,8 +260,9 @@ def _text(s):
                                           f['fastest'], f['ratio'],
                                           f['jain']))
     for vm, w in sorted(s['queue_wait'].items()):
-        out.append('queue wait %s: n=%d mean %.4f s p99 %.4f s max %.4f s'
-                   % (vm, w['n'], w['mean'], w['p99'], w['max']))
+        out.append('queue wait %s: n=%d mean %.3f ms p99 %.3f ms max '
+                   '%.3f ms' % (vm, w['n'], w['mean'] * 1e3,
+                                w['p99'] * 1e3, w['max'] * 1e3))
     if s['findings']:
         out.append('%d I/O priority inversion(s):' % len(s['findings']))
         out.extend(analyze.describe(x) for x in s['findings'])
