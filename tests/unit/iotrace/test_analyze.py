@@ -192,3 +192,22 @@ def test_va_cfq_is_fairer_in_the_trace(sim_traces):
     va = analyze.fairness(sim_traces['va-cfq'])
     assert va['sd'] < cfq['sd']
     assert va['jain'] > cfq['jain']
+
+
+def test_the_analyzer_is_pure():
+    """analyze.py imports only the stdlib and the trace format (no I/O
+    module of this package, no matplotlib, no clock)."""
+    import ast
+    import sys
+    tree = ast.parse(open(analyze.__file__).read())
+    mods = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mods.update('%s.%s' % (node.module, a.name) for a in node.names)
+    bad = {m for m in mods if m.split('.')[0] not in sys.stdlib_module_names
+           and m != 'iosched_iotrace.fmt'}
+    assert bad == set()
+    assert not {'time', 'os', 'io', 'datetime'} & {m.split('.')[0]
+                                                   for m in mods}
