@@ -64,6 +64,14 @@ def _instances():
                   if n.startswith(record.PREFIX))
 
 
+def _wait_for_instance(pid, timeout=60):
+    want = [record.PREFIX + str(pid)]
+    deadline = time.monotonic() + timeout
+    while _instances() != want:
+        assert time.monotonic() < deadline, (_instances(), want)
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope='module')
 def bed():
     needs.require_testbed()
@@ -198,8 +206,8 @@ def test_ctrl_c_stops_cleanly_and_a_killed_recorder_is_swept(bed, tmp_path):
     p = subprocess.Popen(CLI + ['record', '--device', disk.loop, '-o', out],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    time.sleep(3)
-    assert _instances() == [record.PREFIX + str(p.pid)]
+    _wait_for_instance(p.pid)
+    time.sleep(1)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
@@ -208,7 +216,7 @@ def test_ctrl_c_stops_cleanly_and_a_killed_recorder_is_swept(bed, tmp_path):
     # SIGKILL leaves the instance; the next recorder removes it
     p = subprocess.Popen(CLI + ['record', '--device', disk.loop, '-o', out],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(3)
+    _wait_for_instance(p.pid)
     p.kill()
     p.wait()
     assert _instances() == [record.PREFIX + str(p.pid)]
