@@ -304,6 +304,9 @@ def main(argv=None):
     except BadInput as e:
         print('%s: %s' % (PROG, e), file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:          # before a recording started
+        print('%s: interrupted' % PROG, file=sys.stderr)
+        return 130
 
 
 if __name__ == '__main__':
