@@ -70,13 +70,13 @@ def ops_between(guests, a, b):
     return ops / secs if secs else 0.0
 
 
-def phase(guests, disk, seconds, on):
+def phase(guests, disk, seconds, on, sched=True):
     out = {}
     rec = None
     if on:
         hm = hostmap.HostMap(disk.loop, sorted(
             g.domain_name for g in guests.values())).discover()
-        rec = record.Recorder('/sys/kernel/tracing', hm)
+        rec = record.Recorder('/sys/kernel/tracing', hm, sched=sched)
     t0 = time.monotonic()
     if rec is not None:
         cpu0 = time.thread_time()
@@ -102,6 +102,9 @@ def main(argv=None):
     p.add_argument('--rounds', type=int, default=12)
     p.add_argument('--seconds', type=float, default=5.0)
     p.add_argument('--output-dir', default='out/bench')
+    p.add_argument('--no-sched-arm', action='store_true',
+                   help="also an arm recording with --no-sched (block "
+                        "events only)")
     args = p.parse_args(argv)
     started = daemons.ensure_libvirtd()
     tb = testbed_mod.Testbed(prefix=PREFIX, log=tc.progress)
@@ -122,9 +125,9 @@ def main(argv=None):
             g.disk_rate(timeout=60)
         time.sleep(2)
 
-        def arm(on):
+        def arm(on, sched=True):
             def fn(n, label):
-                r = phase(guests, disk, args.seconds, on)
+                r = phase(guests, disk, args.seconds, on, sched)
                 tc.progress('%s: %.0f IOPS%s' % (
                     label, r['iops'], '' if not on else
                     ', %.0f events/s, recorder %.1f %% CPU, parse %.3f s '
@@ -134,8 +137,10 @@ def main(argv=None):
                 return r
             return fn
 
-        res = tc.interleave(args.rounds, [('off', arm(False)),
-                                          ('on', arm(True))])
+        arms = [('off', arm(False)), ('on', arm(True))]
+        if args.no_sched_arm:
+            arms.append(('block-only', arm(True, sched=False)))
+        res = tc.interleave(args.rounds, arms)
     finally:
         try:
             tc.shutdown(tb, started)
@@ -161,6 +166,17 @@ def main(argv=None):
            'seconds': args.seconds, 'guests': len(SPECS)}
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
     out['ratio_iqr'] = [q[0], q[2]]
+    if 'block-only' in res:
+        br = [b['iops'] / a['iops'] for a, b in zip(res['off'],
+                                                    res['block-only'])
+              if a['iops']]
+        out['block_only'] = {
+            'ratios': br, 'median_ratio': statistics.median(br),
+            'loss_pct': round(100 * (1 - statistics.median(br)), 2),
+            'recorder_cpu_pct_median': statistics.median(
+                r['recorder_cpu_pct'] for r in res['block-only']),
+            'events_per_s_median': statistics.median(
+                r['events_per_s'] for r in res['block-only'])}
     path = tc.write_json(out, args.output_dir, 'iotrace_overhead')
     print('iotrace recording overhead (%d rounds x %.0f s, %d guests):'
           % (args.rounds, args.seconds, len(SPECS)))
@@ -177,6 +193,12 @@ def main(argv=None):
              out['parse_s_per_s_median']))
     print('  load average at the end: %.1f %.1f %.1f (2 CPUs; other work '
           'on the host makes the ratios noisy)' % out['loadavg_end'])
+    if 'block_only' in out:
+        b = out['block_only']
+        print('  --no-sched (block events only): median ratio %.3f, loss '
+              '%.1f %%, %.0f events/s, recorder %.1f %% CPU' % (
+                  b['median_ratio'], b['loss_pct'],
+                  b['events_per_s_median'], b['recorder_cpu_pct_median']))
     print('  ' + path)
     return 0
 

@@ -154,6 +154,10 @@ def parser():
     r.add_argument('--poll', type=_positive(float, 0.01, 5), default=0.25,
                    help='seconds between reads of the buffer (default '
                         '0.25)')
+    r.add_argument('--no-sched', action='store_true',
+                   help='block events only: no Response layer and no vCPU '
+                        'states, for less overhead (docs/iotrace.md, '
+                        '"Recording overhead")')
     r.add_argument('-o', '--output', default='iotrace-host.jsonl.gz')
 
     a = sub.add_parser(
@@ -235,7 +239,8 @@ def cmd_record(args):
         ', '.join(sorted(hm.vms)), args.device, len(hm.vcpu_tid),
         'for %g s' % args.duration if args.duration else 'Ctrl-C to stop'))
     try:
-        rec = record.Recorder(args.tracefs, hm, args.buffer_kb, args.poll)
+        rec = record.Recorder(args.tracefs, hm, args.buffer_kb, args.poll,
+                              sched=not args.no_sched)
         t = rec.run(args.duration, _progress)
     except (record.RecordError, OSError) as e:
         print('%s: %s' % (PROG, e), file=sys.stderr)

@@ -192,7 +192,8 @@ class _Stop(Exception):
 
 
 class Recorder:
-    def __init__(self, tracefs_root, hostmap, buffer_kb=8192, poll=0.25):
+    def __init__(self, tracefs_root, hostmap, buffer_kb=8192, poll=0.25,
+                 sched=True):
         if not 64 <= int(buffer_kb) <= 1 << 20:
             raise RecordError('buffer_kb %r: want 64..1048576' % buffer_kb)
         if not 0.01 <= float(poll) <= 5:
@@ -200,17 +201,20 @@ class Recorder:
         self.inst = Instance(tracefs_root)
         self.map = hostmap
         self.buffer_kb, self.poll = int(buffer_kb), float(poll)
+        self.sched = bool(sched)    # False: no Response, no vCPU states
         self.stop_requested = False
 
     def _filters(self):
         dev = (self.map.major << 20) | self.map.minor
+        for ev in BLOCK_EVENTS:
+            self.inst.enable('block', ev, 'dev == %d' % dev)
+        if not self.sched:
+            return
         self.inst.enable('sched', 'sched_switch', '(' + tid_filter(
             self.map.vcpu_tid, 'prev_pid') + ') || (' + tid_filter(
             self.map.vcpu_tid, 'next_pid') + ')')
         self.inst.enable('sched', 'sched_wakeup', tid_filter(
             list(self.map.vcpu_tid) + list(self.map.resp_tid), 'pid'))
-        for ev in BLOCK_EVENTS:
-            self.inst.enable('block', ev, 'dev == %d' % dev)
 
     def run(self, duration=None, progress=None):
         """Record; returns the ``fmt.Trace``. ``duration`` None: until
@@ -279,10 +283,14 @@ class Recorder:
             asm.feed(e)
             n += 1
         asm.finish(t_end)
+        sources = dict(SOURCES)
+        if not self.sched:
+            for key in ('rsp', 'vcpu'):
+                sources[key] = 'not recorded (--no-sched)'
         header = {
             'source': 'host',
             'device': self.map.device,
-            'sources': dict(SOURCES),
+            'sources': sources,
             'vms': sorted(self.map.vms),
             'meta': {'wall_start': getattr(self, 'wall0', None),
                      'duration_s': t_end - t0, 'events': n,
