@@ -158,6 +158,10 @@ def parser():
                    help='block events only: no Response layer and no vCPU '
                         'states, for less overhead (docs/iotrace.md, '
                         '"Recording overhead")')
+    r.add_argument('--text-pipe', action='store_true',
+                   help='read the text trace_pipe instead of the binary '
+                        'per-CPU pages (slower; for a kernel whose binary '
+                        'layout this tool misreads)')
     r.add_argument('-o', '--output', default='iotrace-host.jsonl.gz')
 
     a = sub.add_parser(
@@ -240,7 +244,8 @@ def cmd_record(args):
         'for %g s' % args.duration if args.duration else 'Ctrl-C to stop'))
     try:
         rec = record.Recorder(args.tracefs, hm, args.buffer_kb, args.poll,
-                              sched=not args.no_sched)
+                              sched=not args.no_sched,
+                              raw=not args.text_pipe)
         t = rec.run(args.duration, _progress)
     except (record.RecordError, OSError) as e:
         print('%s: %s' % (PROG, e), file=sys.stderr)

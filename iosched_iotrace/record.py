@@ -20,14 +20,16 @@
    and ``block_rq_complete`` (the traced device only), and a thread
    filter on ``sched:sched_switch`` and ``sched:sched_wakeup`` (the VMs'
    vCPU and completion threads), then enables them;
-2. until the duration passes (or SIGINT/SIGTERM), reads ``trace_pipe``
-   every ``poll`` s into memory as raw text (parsing waits for the end,
-   so recording costs a read per poll), re-reading the VMs' thread lists
-   every second;
+2. until the duration passes (or SIGINT/SIGTERM), reads every CPU's
+   ``per_cpu/cpuN/trace_pipe_raw`` (binary ring-buffer pages: no text
+   formatting in the kernel; ``raw=False``: the text ``trace_pipe``)
+   every ``poll`` s into memory; parsing waits for the end, so recording
+   costs a read per poll; re-reads the VMs' thread lists every second;
 3. always (error, Ctrl-C) disables the events and removes the instance,
    which discards its buffer, filters and settings; an instance left by
    a killed recorder (its pid gone) is removed by the next one;
-4. parses the text (``tracelines``) into a ``fmt.Trace``.
+4. decodes the pages (``rawtrace``) or the text (``tracelines.parse``)
+   and assembles the layers (``tracelines.Assembler``) into a trace.
 
 Writes go to the private instance only; nothing a VM sees changes.
 """
@@ -38,7 +40,7 @@ import re
 import signal
 import time
 
-from iosched_iotrace import fmt
+from iosched_iotrace import rawtrace
 from iosched_iotrace import tracelines
 
 BLOCK_EVENTS = ('block_bio_queue', 'block_rq_insert', 'block_rq_issue',
@@ -193,7 +195,7 @@ class _Stop(Exception):
 
 class Recorder:
     def __init__(self, tracefs_root, hostmap, buffer_kb=8192, poll=0.25,
-                 sched=True):
+                 sched=True, raw=True):
         if not 64 <= int(buffer_kb) <= 1 << 20:
             raise RecordError('buffer_kb %r: want 64..1048576' % buffer_kb)
         if not 0.01 <= float(poll) <= 5:
@@ -202,10 +204,15 @@ class Recorder:
         self.map = hostmap
         self.buffer_kb, self.poll = int(buffer_kb), float(poll)
         self.sched = bool(sched)    # False: no Response, no vCPU states
+        self.raw = bool(raw)        # binary pages; False: text trace_pipe
+        self.fmts = None
         self.stop_requested = False
 
     def _filters(self):
         dev = (self.map.major << 20) | self.map.minor
+        self.fmts = rawtrace.formats(
+            self.inst.root, [('block', e) for e in BLOCK_EVENTS]
+            + [('sched', e) for e in SCHED_EVENTS])
         for ev in BLOCK_EVENTS:
             self.inst.enable('block', ev, 'dev == %d' % dev)
         if not self.sched:
@@ -221,10 +228,24 @@ class Recorder:
         SIGINT/SIGTERM."""
         return self.assemble(*self.capture(duration, progress))
 
+    def _open_readers(self):
+        """[(cpu or None, fd)]: the per-CPU binary pipes (raw), else the
+        text trace_pipe."""
+        if self.raw:
+            base = os.path.join(self.inst.dir, 'per_cpu')
+            cpus = sorted(int(d[3:]) for d in os.listdir(base)
+                          if d.startswith('cpu') and d[3:].isdigit())
+            return [(c, os.open(os.path.join(base, 'cpu%d' % c,
+                                             'trace_pipe_raw'),
+                                os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+                    for c in cpus]
+        return [(None, os.open(os.path.join(self.inst.dir, 'trace_pipe'),
+                               os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))]
+
     def capture(self, duration=None, progress=None):
-        """Record; returns (trace text, start, end) (``time.monotonic``
-        values, the trace clock's)."""
-        chunks = []
+        """Record; returns (data, start, end): data is {cpu: bytes of
+        binary pages} (raw) or {None: trace text bytes}; start and end
+        are ``time.monotonic`` values (the trace clock's)."""
         old = {}
 
         def on_signal(signum, frame):
@@ -236,12 +257,13 @@ class Recorder:
             except ValueError:
                 pass              # not the main thread
         t_mono0 = t_end = None
-        fd = None
+        readers = []
+        chunks = {}
         try:
             self.inst.open(self.buffer_kb)
             self._filters()
-            fd = os.open(os.path.join(self.inst.dir, 'trace_pipe'),
-                         os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            readers = self._open_readers()
+            chunks = {c: [] for c, _ in readers}
             t_mono0 = time.monotonic()
             self.wall0 = time.time()
             self.inst.start()
@@ -252,9 +274,10 @@ class Recorder:
                 if duration is not None and now - t_mono0 >= duration:
                     break
                 time.sleep(self.poll)
-                data = self.inst.read(fd)
-                nbytes += len(data)
-                chunks.append(data)
+                for c, fd in readers:
+                    data = self.inst.read(fd)
+                    nbytes += len(data)
+                    chunks[c].append(data)
                 if now - last_refresh >= 1.0:
                     self.map.refresh()
                     last_refresh = now
@@ -264,24 +287,34 @@ class Recorder:
                     last_note = now
             t_end = time.monotonic()
             self.inst.write('tracing_on', '0')
-            chunks.append(self.inst.read(fd))
+            for c, fd in readers:
+                chunks[c].append(self.inst.read(fd))
         finally:
-            if fd is not None:
+            for _, fd in readers:
                 os.close(fd)
             self.inst.close()
             for sig, h in old.items():
                 signal.signal(sig, h)
-        return (b''.join(chunks).decode('utf-8', 'replace'), t_mono0,
+        return ({c: b''.join(v) for c, v in chunks.items()}, t_mono0,
                 t_end)
 
-    def assemble(self, text, t0, t_end):
+    def events(self, data):
+        """(events in time order, pages that lost events)."""
+        if None in data:
+            evs = list(tracelines.parse(
+                data[None].decode('utf-8', 'replace')))
+            evs.sort(key=lambda e: e.ts)
+            return evs, 0
+        return rawtrace.parse([data[c] for c in sorted(data)], self.fmts)
+
+    def assemble(self, data, t0, t_end):
         asm = tracelines.Assembler(self.map.tid_vm, self.map.vcpu_tid,
                                    self.map.resp_tid, self.map.sector_vm,
                                    t0=t0)
-        n = 0
-        for e in tracelines.parse(text):
+        evs, lost = self.events(data)
+        for e in evs:
             asm.feed(e)
-            n += 1
+        n = len(evs)
         asm.finish(t_end)
         sources = dict(SOURCES)
         if not self.sched:
@@ -295,6 +328,8 @@ class Recorder:
             'meta': {'wall_start': getattr(self, 'wall0', None),
                      'duration_s': t_end - t0, 'events': n,
                      'counts': dict(asm.counts),
+                     'pages_with_lost_events': lost,
+                     'read': 'trace_pipe_raw' if self.raw else 'trace_pipe',
                      'vcpus': {'%s/%d' % v: tid for tid, v
                                in sorted(self.map.vcpu_tid.items())},
                      'lost_note': 'events lost to a full buffer show as '

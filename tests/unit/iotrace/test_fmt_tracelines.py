@@ -171,3 +171,69 @@ def test_assembler_vcpu_spans_inactive_after_30ms():
                    ('inactive', 0.0301, 0.2001),
                    ('runnable', 0.2001, 0.2002),
                    ('running', 0.2002, 0.3)]
+
+
+def _rb_page(ts0, events, page_size=4096):
+    """A ring-buffer page: header, then (delta, payload) events; a delta
+    above 2**27 - 1 gets a time-extend record first."""
+    import struct
+    data = b''
+    for delta, payload in events:
+        if delta >= 1 << 27:
+            data += struct.pack('<II', 30 | ((delta & ((1 << 27) - 1)) << 5),
+                                delta >> 27)
+            delta = 0
+        pad = (-len(payload)) % 4
+        payload += b'\0' * pad
+        n = len(payload) // 4
+        if n <= 28:
+            data += struct.pack('<I', n | (delta << 5)) + payload
+        else:
+            data += struct.pack('<II', 0 | (delta << 5),
+                                len(payload) + 4) + payload
+    page = struct.pack('<QQ', ts0, len(data)) + data
+    return page + b'\0' * (page_size - len(page))
+
+
+def _payload(eid, pid, fields, size):
+    import struct
+    buf = bytearray(size)
+    struct.pack_into('<HBBi', buf, 0, eid, 0, 0, pid)
+    for off, fmt_, value in fields:
+        struct.pack_into(fmt_, buf, off, value)
+    return bytes(buf)
+
+
+def test_raw_pages_decode_like_text():
+    from iosched_iotrace import rawtrace
+    fmts = {
+        7: ('block_rq_issue', {'dev': (8, 4, False), 'sector': (16, 8, False),
+                               'nr_sector': (24, 4, False),
+                               'rwbs': (34, 10, False)}),
+        9: ('sched_switch', {'prev_pid': (24, 4, True),
+                             'prev_state': (32, 8, True),
+                             'next_pid': (56, 4, True)}),
+        11: ('sched_wakeup', {'pid': (24, 4, True)}),
+    }
+    issue = _payload(7, 42, [(8, '<I', (7 << 20) | 1), (16, '<Q', 2048),
+                             (24, '<I', 64), (34, '10s', b'RS')], 64)
+    switch = _payload(9, 42, [(24, '<i', 42), (32, '<q', 0x100),
+                              (56, '<i', 0)], 64)
+    sleep = _payload(9, 42, [(24, '<i', 42), (32, '<q', 1), (56, '<i', 0)],
+                     64)
+    wake = _payload(11, 0, [(24, '<i', 42)], 40)
+    unknown = _payload(99, 1, [], 200)           # a long (type_len 0) one
+    cpu0 = _rb_page(10_000_000_000, [(500, issue), (3 << 27, switch),
+                                     (100, unknown)])
+    cpu1 = _rb_page(10_000_000_100, [(0, wake), (50, sleep)])
+    evs, lost = rawtrace.parse([cpu0, cpu1], fmts)
+    assert lost == 0
+    assert [e.ev for e in evs] == ['sched_wakeup', 'sched_switch',
+                                   'block_rq_issue', 'sched_switch']
+    assert evs[0] == tracelines.Event(10.0000001, 'sched_wakeup', 0, 42,
+                                      None, None, None, None)
+    assert evs[1].b == 'S'                        # state 1: sleeping
+    assert evs[2] == tracelines.Event(10.0000005, 'block_rq_issue', 42,
+                                      '7,1', 'RS', 2048, 64, None)
+    assert evs[3].b == 'R'                        # preempted (R+)
+    assert evs[3].ts == pytest.approx(10.0000005 + (3 << 27) / 1e9)
