@@ -22,7 +22,9 @@ Arms, interleaved ABBA over ``--rounds`` rounds of ``--seconds`` each:
 
 * ``off``: nothing recorded;
 * ``on``: the recorder (``iosched_iotrace.record.Recorder``, what the
-  CLI runs) traces the device and the VMs' threads for the phase.
+  CLI runs) traces the device and the VMs' threads for the phase;
+* ``block-only`` (``--no-sched-arm``): the same with ``--no-sched``;
+* ``text-pipe`` (``--text-arm``): the same reading the text trace_pipe.
 
 Throughput per phase: the sum over the guests of the I/O operations
 their own ``DISK`` reports count (every 500 ms) in the phase minus its
@@ -70,13 +72,14 @@ def ops_between(guests, a, b):
     return ops / secs if secs else 0.0
 
 
-def phase(guests, disk, seconds, on, sched=True):
+def phase(guests, disk, seconds, on, sched=True, raw=True):
     out = {}
     rec = None
     if on:
         hm = hostmap.HostMap(disk.loop, sorted(
             g.domain_name for g in guests.values())).discover()
-        rec = record.Recorder('/sys/kernel/tracing', hm, sched=sched)
+        rec = record.Recorder('/sys/kernel/tracing', hm, sched=sched,
+                              raw=raw)
     t0 = time.monotonic()
     if rec is not None:
         cpu0 = time.thread_time()
@@ -102,6 +105,8 @@ def main(argv=None):
     p.add_argument('--rounds', type=int, default=12)
     p.add_argument('--seconds', type=float, default=5.0)
     p.add_argument('--output-dir', default='out/bench')
+    p.add_argument('--text-arm', action='store_true',
+                   help='also an arm reading the text trace_pipe')
     p.add_argument('--no-sched-arm', action='store_true',
                    help="also an arm recording with --no-sched (block "
                         "events only)")
@@ -125,9 +130,9 @@ def main(argv=None):
             g.disk_rate(timeout=60)
         time.sleep(2)
 
-        def arm(on, sched=True):
+        def arm(on, sched=True, raw=True):
             def fn(n, label):
-                r = phase(guests, disk, args.seconds, on, sched)
+                r = phase(guests, disk, args.seconds, on, sched, raw)
                 tc.progress('%s: %.0f IOPS%s' % (
                     label, r['iops'], '' if not on else
                     ', %.0f events/s, recorder %.1f %% CPU, parse %.3f s '
@@ -140,6 +145,8 @@ def main(argv=None):
         arms = [('off', arm(False)), ('on', arm(True))]
         if args.no_sched_arm:
             arms.append(('block-only', arm(True, sched=False)))
+        if args.text_arm:
+            arms.append(('text-pipe', arm(True, raw=False)))
         res = tc.interleave(args.rounds, arms)
     finally:
         try:
@@ -166,17 +173,18 @@ def main(argv=None):
            'seconds': args.seconds, 'guests': len(SPECS)}
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
     out['ratio_iqr'] = [q[0], q[2]]
-    if 'block-only' in res:
-        br = [b['iops'] / a['iops'] for a, b in zip(res['off'],
-                                                    res['block-only'])
+    for label in ('block-only', 'text-pipe'):
+        if label not in res:
+            continue
+        br = [b['iops'] / a['iops'] for a, b in zip(res['off'], res[label])
               if a['iops']]
-        out['block_only'] = {
+        out[label.replace('-', '_')] = {
             'ratios': br, 'median_ratio': statistics.median(br),
             'loss_pct': round(100 * (1 - statistics.median(br)), 2),
             'recorder_cpu_pct_median': statistics.median(
-                r['recorder_cpu_pct'] for r in res['block-only']),
+                r['recorder_cpu_pct'] for r in res[label]),
             'events_per_s_median': statistics.median(
-                r['events_per_s'] for r in res['block-only'])}
+                r['events_per_s'] for r in res[label])}
     path = tc.write_json(out, args.output_dir, 'iotrace_overhead')
     print('iotrace recording overhead (%d rounds x %.0f s, %d guests):'
           % (args.rounds, args.seconds, len(SPECS)))
@@ -193,12 +201,15 @@ def main(argv=None):
              out['parse_s_per_s_median']))
     print('  load average at the end: %.1f %.1f %.1f (2 CPUs; other work '
           'on the host makes the ratios noisy)' % out['loadavg_end'])
-    if 'block_only' in out:
-        b = out['block_only']
-        print('  --no-sched (block events only): median ratio %.3f, loss '
-              '%.1f %%, %.0f events/s, recorder %.1f %% CPU' % (
-                  b['median_ratio'], b['loss_pct'],
-                  b['events_per_s_median'], b['recorder_cpu_pct_median']))
+    for key, what in (('block_only', '--no-sched (block events only)'),
+                      ('text_pipe', '--text-pipe (text trace_pipe)')):
+        if key in out:
+            b = out[key]
+            print('  %s: median ratio %.3f, loss %.1f %%, %.0f events/s, '
+                  'recorder %.1f %% CPU' % (
+                      what, b['median_ratio'], b['loss_pct'],
+                      b['events_per_s_median'],
+                      b['recorder_cpu_pct_median']))
     print('  ' + path)
     return 0
 
