@@ -313,3 +313,18 @@ def test_params_from_conf_reads_every_option():
     opts.register_opts(conf)
     conf([])
     assert ib.params_from_conf(conf) == ib.Params()
+
+
+def test_few_events_are_not_tracked_and_a_pool_of_one_is_calm():
+    plan = ib.plan_ibalancer(snap({'a': (3000, 900.0), 'b': (5, 2.0)}), P)
+    facts = plan.facts['ibalancer']
+    assert [v.instance_uuid for v in facts.vcpus] == ['a']
+    assert facts.n == 1 and plan.actions == ()
+
+
+def test_without_masking_en_is_events_per_second():
+    p0 = ib.Params(mask_slice_ms=0.0)
+    plan = ib.plan_ibalancer(snap(UNFAIR, window_s=2.0), p0)
+    ens = {v.instance_uuid: v.en for v in plan.facts['ibalancer'].vcpus}
+    assert ens == {'a': 1500.0, 'b': 1400.0, 'c': 500.0, 'd': 600.0}
+    assert set(caps(plan)) == {'a', 'b'}
