@@ -75,6 +75,15 @@ def _since(times, values, since_us):
     return list(values[bisect.bisect_left(times, since_us):])
 
 
+def _trim(holder, before_us):
+    # lat_t is in completion order (non-decreasing): cut the prefix
+    cut = bisect.bisect_left(holder.lat_t, before_us)
+    if cut:
+        del holder.lat_t[:cut]
+        del holder.lat_v[:cut]
+    return cut
+
+
 class SimHost:
     def __init__(self, host_spec, seed=0):
         if not isinstance(host_spec, specs.HostSpec):
@@ -332,6 +341,19 @@ class SimHost:
     def disk_completions_us(self, uuid, disk, since_us=0):
         g = self._disk(uuid, disk)
         return _since(g.lat_t, g.lat_t, since_us)
+
+    def forget_results_before(self, before_us):
+        """Drop the request and disk latencies completed before
+        ``before_us``; returns how many. A run's results are kept whole
+        (``request_latencies_us`` and the like read from any time); a host
+        that runs for hours (the agent's wall-clock simulated driver) keeps
+        a window instead, or its memory grows with every request."""
+        dropped = 0
+        for vm in self._vms.values():
+            dropped += _trim(vm, before_us)
+            for g in vm.disks.values():
+                dropped += _trim(g, before_us)
+        return dropped
 
     def scheduler_stats(self):
         """The scheduler model's own figures (e.g. credit resets)."""

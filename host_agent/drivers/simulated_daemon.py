@@ -47,6 +47,7 @@ from simulator import host as sim_host
 from simulator import spec as sim_spec
 
 MAX_STEP_S = 2.0
+KEEP_RESULTS_US = 60_000_000     # simulator latency records kept (60 s)
 LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
               'iosched:io_profile': 'io'}
 
@@ -88,6 +89,7 @@ class WallClockSimulatedDriver(simulated.SimulatedDriver):
         self._epoch = clock() - sim.now_us / 1e6
         self.state_path = state_path or None
         self._state = {}
+        self._trimmed_at_us = sim.now_us
 
     def restore_state(self):
         """Apply the saved knob values (a new process on the same host)."""
@@ -122,6 +124,11 @@ class WallClockSimulatedDriver(simulated.SimulatedDriver):
         self.sim.run_until(self.sim.now_us + int(step * 1e6))
         # Time lost beyond the cap is skipped, not simulated later.
         self._epoch = self._clock() - self.sim.now_us / 1e6
+        # A daemon runs for hours: keep the simulator's per-request
+        # latency records for a window only (the agent reads counters).
+        if self.sim.now_us - self._trimmed_at_us >= KEEP_RESULTS_US // 6:
+            self.sim.forget_results_before(self.sim.now_us - KEEP_RESULTS_US)
+            self._trimmed_at_us = self.sim.now_us
 
     def list_instances(self):
         self.advance()

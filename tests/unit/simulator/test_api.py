@@ -166,3 +166,23 @@ def test_vcpus_are_independent_threads():
     h.run_until(b.SEC)
     assert {h.vcpu_counters('two', i).pcpu for i in (0, 1)} == {0, 1}
     assert h.cpu_run_us('two') == pytest.approx(2 * b.SEC, rel=0.001)
+
+
+def test_forget_results_before_keeps_the_window_and_the_counters():
+    h = b.make_host(pcpus=1)
+    b.add(h, 'db', spec.DiskClosedLoop(outstanding=1))
+    b.add(h, 'rr', spec.RequestResponse(rate_per_s=200, burst_us=100))
+    h.run_until(2_000_000)
+    disk_all = h.disk_latencies_us('db', 'vda')
+    req_all = h.request_latencies_us('rr')
+    counters = h.disk_counters('db', 'vda')
+    late_disk = h.disk_latencies_us('db', 'vda', since_us=1_000_000)
+    late_req = h.request_latencies_us('rr', since_us=1_000_000)
+    assert len(late_disk) < len(disk_all) and len(late_req) < len(req_all)
+    dropped = h.forget_results_before(1_000_000)
+    assert dropped == (len(disk_all) - len(late_disk) +
+                       len(req_all) - len(late_req))
+    assert h.disk_latencies_us('db', 'vda') == late_disk
+    assert h.request_latencies_us('rr') == late_req
+    assert h.disk_counters('db', 'vda') == counters   # counters stay whole
+    assert h.forget_results_before(1_000_000) == 0

@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent under load for a simulated hour: is its cost per tick flat?
+
+A simulated host with ``--vcpus`` vCPUs (default 200: 50 VMs of an
+LSVM-like request/response vCPU, a disk vCPU, a CPU-bound vCPU and a
+mixed one, on 32 pCPUs) and the agent with every policy (vslicer, isacs,
+slo, ibalancer when present) ticking every simulated second for
+``--seconds`` (default 3600). Every ``--window`` ticks it samples the
+agent's CPU per tick (process time of ``agent.tick()`` only, not the
+simulator's) and the process's resident memory, then prints both series,
+their least-squares slopes per hour, and the growth from the first
+window after warm-up to the last. Baseline in the same run: the
+simulator's own CPU per simulated second.
+
+Target (issue 15): agent memory growth ≤ 1 % over the hour; CPU per tick
+flat (slope within noise).
+
+Usage: .venv/bin/python bench/agent_load.py [--vcpus 200] [--seconds 3600]
+"""
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from tests import fixtures  # noqa: E402
+
+
+def rss_mib():
+    with open('/proc/self/statm') as fh:
+        pages = int(fh.read().split()[1])
+    return pages * os.sysconf('SC_PAGE_SIZE') / 2**20
+
+
+def slope_per_hour(xs, ys):
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mx, my = sum(xs) / n, sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    if not var:
+        return 0.0
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var * 3600
+
+
+def build(vcpus, pcpus):
+    from host_agent import agent as agent_mod
+    from host_agent.actuators import driver as driver_act
+    from host_agent.actuators import journal as journal_mod
+    from host_agent.drivers import simulated
+    from host_agent import model
+    from host_agent import plugins
+    from simulator import host as sim_host
+    from simulator import spec as sim_spec
+    sim = sim_host.SimHost(sim_spec.HostSpec(name='load', pcpus=pcpus,
+                                             default_slice_us=3000), seed=15)
+    driver = simulated.SimulatedDriver(sim)
+    lsvm = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '4',
+            'iosched:io_profile': 'io'}
+    for i in range(vcpus // 4):
+        uuid = 'vm-%03d' % i
+        wl = (sim_spec.RequestResponse(rate_per_s=100, burst_us=200),
+              sim_spec.DiskClosedLoop(outstanding=1), sim_spec.CpuBound(),
+              sim_spec.RequestResponse(rate_per_s=20, burst_us=2000))
+        sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=wl,
+                                   disks=('vda',)))
+        driver.add_instance(model.InstanceInfo(
+            uuid=uuid, name=uuid, flavor='f', vcpus=len(wl),
+            extra_specs=lsvm if i % 5 == 0 else {}, disks=()))
+    conf = fixtures.CONF
+    names = [n for n in ('vslicer', 'isacs', 'slo', 'ibalancer')
+             if n in plugins.policy_names()] if hasattr(
+                 plugins, 'policy_names') else ['vslicer', 'isacs', 'slo']
+    conf.set_override('policies', names, 'host_agent')
+    try:
+        policies = plugins.load_policies(conf)
+    finally:
+        conf.clear_override('policies', 'host_agent')
+    actuator = driver_act.DriverActuator(driver, journal_mod.Journal(None))
+    agent = agent_mod.Agent(conf, driver, policies, actuator)
+    return sim, agent, names
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--vcpus', type=int, default=200)
+    p.add_argument('--pcpus', type=int, default=32)
+    p.add_argument('--seconds', type=int, default=3600)
+    p.add_argument('--window', type=int, default=60,
+                   help='ticks per sample (default 60)')
+    p.add_argument('--warmup', type=int, default=120,
+                   help='ticks before the first counted sample')
+    p.add_argument('-o', '--output-dir', default='out/bench')
+    args = p.parse_args(argv)
+    sim, agent, names = build(args.vcpus, args.pcpus)
+    samples = []        # (simulated s, agent us/tick, sim us/s, RSS MiB)
+    agent_cpu = sim_cpu = 0.0
+    t_start = time.monotonic()
+    for tick in range(1, args.seconds + 1):
+        t0 = time.process_time()
+        sim.run_until(sim.now_us + 1_000_000)
+        t1 = time.process_time()
+        agent.tick()
+        t2 = time.process_time()
+        sim_cpu += t1 - t0
+        agent_cpu += t2 - t1
+        if tick % args.window == 0:
+            # as the daemon's wall-clock driver does: the simulator's own
+            # per-request records are kept for a window only
+            sim.forget_results_before(sim.now_us - 60_000_000)
+            if tick > args.warmup:
+                gc.collect()
+                samples.append((tick, agent_cpu / args.window * 1e6,
+                                sim_cpu / args.window * 1e6, rss_mib()))
+            agent_cpu = sim_cpu = 0.0
+            if tick % (args.window * 10) == 0:
+                print('  %5d / %d simulated s (%.0f s wall)' % (
+                    tick, args.seconds, time.monotonic() - t_start),
+                    flush=True)
+    xs = [s[0] for s in samples]
+    tick_us = [s[1] for s in samples]
+    rss = [s[3] for s in samples]
+    result = {
+        'vcpus': args.vcpus, 'pcpus': args.pcpus, 'seconds': args.seconds,
+        'policies': names, 'samples': samples,
+        'agent_us_per_tick_mean': sum(tick_us) / len(tick_us),
+        'sim_us_per_sim_s_mean': sum(s[2] for s in samples) / len(samples),
+        'agent_us_per_tick_slope_per_hour': slope_per_hour(xs, tick_us),
+        'rss_mib_first': rss[0], 'rss_mib_last': rss[-1],
+        'rss_mib_slope_per_hour': slope_per_hour(xs, rss),
+        'rss_growth_pct': (rss[-1] - rss[0]) / rss[0] * 100,
+    }
+    print('agent with %d vCPUs on %d pCPUs, policies %s, %d simulated s:'
+          % (args.vcpus, args.pcpus, ','.join(names), args.seconds))
+    print('  agent CPU per tick   %8.0f us (slope %+.0f us/h, %+.1f %%/h)'
+          % (result['agent_us_per_tick_mean'],
+             result['agent_us_per_tick_slope_per_hour'],
+             result['agent_us_per_tick_slope_per_hour'] /
+             result['agent_us_per_tick_mean'] * 100))
+    print('  baseline: simulator  %8.0f us per simulated s'
+          % result['sim_us_per_sim_s_mean'])
+    print('  RSS %.1f -> %.1f MiB (growth %+.2f %%, slope %+.2f MiB/h)'
+          % (rss[0], rss[-1], result['rss_growth_pct'],
+             result['rss_mib_slope_per_hour']))
+    os.makedirs(args.output_dir, exist_ok=True)
+    with open(os.path.join(args.output_dir, 'agent_load.json'), 'w') as fh:
+        json.dump(result, fh, indent=1)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
