@@ -76,6 +76,7 @@ ARMS = ('stock', 'mq-deadline', 'bfq-1group', 'agent')
 DEFAULT_ARMS = ('stock', 'mq-deadline', 'bfq-1group', 'agent',
                 'agent:slice_idle_us=0')
 UNFAIR = 1.1                 # slowest / fastest above this: unfair trial
+TRIAL_TIMEOUT_S = 300        # a 1 GiB trial takes 8-20 s here
 BLKIO = '/sys/fs/cgroup/blkio'
 
 
@@ -221,7 +222,15 @@ def trial(guests, seq, label):
         t0 = t if t0 is None else t0
     out = {}
     for name, g in guests.items():
-        at, fields = g.dd_wait(seq, timeout=900)
+        try:
+            at, fields = g.dd_wait(seq, timeout=TRIAL_TIMEOUT_S)
+        except Exception as e:   # say who hung and where it was
+            raise RuntimeError('%s: trial %d of %s: no DDEND after %d s (%s); '
+                               'its last progress line: %s; the others: %s'
+                               % (label, seq, name, TRIAL_TIMEOUT_S, e,
+                                  g.dd_progress(), {
+                                      n: o.dd_progress() for n, o in
+                                      guests.items() if n != name}))
         out[name] = {'finish_s': round(at - t0, 3), **fields}
     times = [r['finish_s'] for r in out.values()]
     nbytes = sum(r['bytes'] for r in out.values())
