@@ -40,7 +40,9 @@ mapping (docs/iotrace.md, "Layer sources"):
 A request whose start sector matches no queued bio is a request first
 seen at issue (its Request and Queuing are missing). Bios merged into an
 issued request (their sectors inside its range) share its Dispatch and
-Completion. VMs: the submitting thread id (``tid_vm``), else the sector
+Completion. A bio split into several requests keeps one rid: each piece
+adds Dispatch and Completion events with its own bytes (the analyzer's
+waits use the first piece). VMs: the submitting thread id (``tid_vm``), else the sector
 (``sector_vm``); the attribution method is counted.
 """
 
@@ -178,11 +180,25 @@ class Assembler:
         os_ = op_sync(e.b)
         if os_ is None or not e.d:
             return
-        rows, pos = [], e.c
-        while pos < e.c + e.d:
+        rows, pos, end = [], e.c, e.c + e.d
+        while pos < end:
             row = self.queued.pop(pos, None)
             if row is None:
                 break
+            n = row[4] // 512
+            if pos + n > end:
+                # a bio split: this request is its first piece; the rest
+                # stays queued under the same rid (its own Dispatch and
+                # Completion events carry each piece's bytes)
+                if not row[6]:
+                    self._emit(row[:6], 'que', row[7])
+                    row[6] = True
+                rest = list(row)
+                rest[4], rest[5], rest[6] = (pos + n - end) * 512, end, True
+                self.queued[end] = rest
+                row = list(row)
+                row[4] = (end - pos) * 512
+                self.counts['split_pieces'] += 1
             rows.append(row)
             pos += row[4] // 512
         if not rows:
@@ -196,6 +212,7 @@ class Assembler:
         for row in rows:
             if not row[6]:           # never inserted: no elevator
                 self._emit(row[:6], 'que', row[7])
+                row[6] = True
             self._emit(row[:6], 'dis', e.ts)
         self.issued[e.c] = rows
 

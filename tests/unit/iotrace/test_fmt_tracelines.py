@@ -237,3 +237,26 @@ def test_raw_pages_decode_like_text():
                                       '7,1', 'RS', 2048, 64, None)
     assert evs[3].b == 'R'                        # preempted (R+)
     assert evs[3].ts == pytest.approx(10.0000005 + (3 << 27) / 1e9)
+
+
+SPLIT = """\
+ w-7 [000] ..... 1.000000: block_bio_queue: 7,0 R 1000 + 512 [w]
+ w-7 [000] ..... 1.000100: block_rq_issue: 7,0 R 131072 () 1000 + 256 x [w]
+ w-7 [000] ..... 1.000200: block_rq_issue: 7,0 R 131072 () 1256 + 256 x [w]
+ <idle>-0 [001] ..s1. 1.001000: block_rq_complete: 7,0 R () 1000 + 256 x [0]
+ <idle>-0 [001] ..s1. 1.002000: block_rq_complete: 7,0 R () 1256 + 256 x [0]
+"""
+
+
+def test_a_split_bio_keeps_its_rid_and_bytes():
+    asm = tracelines.Assembler({7: 'a'}, {}, {}, t0=1.0)
+    for e in tracelines.parse(SPLIT):
+        asm.feed(e)
+    assert {e.rid for e in asm.io} == {1}
+    by = {}
+    for e in asm.io:
+        by.setdefault(e.layer, []).append(e.bytes)
+    assert by == {'req': [262144], 'que': [262144], 'dis': [131072, 131072],
+                  'com': [131072, 131072]}
+    assert asm.counts['split_pieces'] == 1
+    assert 'seen_first_at_issue' not in asm.counts
