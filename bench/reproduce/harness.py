@@ -24,7 +24,8 @@ verdict computed by ``verdict()``:
   ``tol`` (relative) of the paper's, else ``off xR``;
 * ``kind='change'``: a signed relative change in % (e.g. ISACS vs
   Credit2); ``match`` within ``tol`` relative, ``same direction`` when
-  the signs agree, else ``opposite``;
+  the signs agree, ``no effect`` when ours is exactly 0 (the mechanism
+  never acted), else ``opposite``;
 * ``kind='bound'``: the paper's figure is an upper bound; ``holds`` when
   ours <= paper * (1 + tol), else ``violated``;
 * ``kind='info'``: no paper figure (ours only, e.g. a side-by-side row).
@@ -87,6 +88,8 @@ def verdict(kind, paper, ours, tol):
     if abs(r - 1) <= tol:
         return 'match'
     if kind == 'change':
+        if ours == 0:
+            return 'no effect'
         return 'same direction' if r > 0 else 'opposite'
     return 'off x%.2f' % r
 

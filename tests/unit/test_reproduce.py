@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     ('change', -30.0, -20.0, 0.25, 'same direction'),
     ('change', -30.0, -28.0, 0.25, 'match'),
     ('change', -30.0, 5.0, 0.25, 'opposite'),
+    ('change', -30.0, 0.0, 0.25, 'no effect'),        # never acted
     ('bound', 0.5, 0.016, 0.0, 'holds'),
     ('bound', 0.5, 0.7, 0.25, 'violated'),
     ('info', None, 3.0, 0.25, 'info'),

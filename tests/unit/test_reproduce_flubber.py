@@ -16,8 +16,8 @@ import pytest
 from bench.reproduce import flubber
 from bench.reproduce import harness
 
-VERDICTS = ('match', 'same direction', 'opposite', 'holds', 'violated',
-            'info', 'differs')
+VERDICTS = ('match', 'same direction', 'opposite', 'no effect', 'holds',
+            'violated', 'info', 'differs')
 
 
 @pytest.mark.parametrize('name,fn', flubber.EXPERIMENTS,
