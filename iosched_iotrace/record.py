@@ -40,6 +40,7 @@ import re
 import signal
 import time
 
+from host_agent import linux
 from iosched_iotrace import rawtrace
 from iosched_iotrace import tracelines
 
@@ -72,16 +73,6 @@ class RecordError(Exception):
     pass
 
 
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Instance:
     """A private tracefs instance; ``close()`` removes it."""
 
@@ -108,7 +99,7 @@ class Instance:
         removed = []
         for n in os.listdir(base):
             m = re.fullmatch(re.escape(PREFIX) + r'(\d+)', n)
-            if m and n != self.name and not _pid_alive(int(m.group(1))):
+            if m and n != self.name and not linux.pid_alive(int(m.group(1))):
                 _remove(os.path.join(base, n))
                 removed.append(n)
         return removed
@@ -139,20 +130,7 @@ class Instance:
         self.write('tracing_on', '1')
 
     def read(self, fd):
-        chunks = []
-        while True:
-            try:
-                data = os.read(fd, 1 << 20)
-            except BlockingIOError:
-                break
-            except OSError as e:
-                if e.errno == errno.EAGAIN:
-                    break
-                raise
-            if not data:
-                break
-            chunks.append(data)
-        return b''.join(chunks)
+        return linux.read_available(fd, 1 << 20)
 
     def close(self):
         for base in self.enabled:

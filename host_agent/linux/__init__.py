@@ -22,7 +22,26 @@ Every reader takes its root (``proc_root``, ``cgroup_root``) as an
 argument, from ``[host_paths]``.
 """
 
+import errno
 import os
+
+
+def read_available(fd, size=1 << 16):
+    """Everything a non-blocking ``fd`` holds now, as bytes (b'' if none)."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, size)
+        except BlockingIOError:
+            break
+        except OSError as e:
+            if e.errno == errno.EAGAIN:
+                break
+            raise
+        if not data:
+            break
+        chunks.append(data)
+    return b''.join(chunks)
 
 
 def pid_alive(pid):

@@ -127,36 +127,20 @@ class WakeupTracer(object):
 
     def drain(self):
         """{tid: [ts_ns, ...]} of the wake-ups since the previous drain."""
-        chunks = []
         fd = os.open(os.path.join(self.dir, 'trace_pipe'),
                      os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
-            self._read_all(fd, chunks)
+            data = linux.read_available(fd)
         finally:
             os.close(fd)
         events = {}
-        text = self._rest + b''.join(chunks).decode('utf-8', 'replace')
+        text = self._rest + data.decode('utf-8', 'replace')
         cut = text.rfind('\n') + 1
         text, self._rest = text[:cut], text[cut:]
         for tid, ts in parse_lines(text):
             if tid in self._tids:
                 events.setdefault(tid, []).append(ts)
         return events
-
-    @staticmethod
-    def _read_all(fd, chunks):
-        while True:
-            try:
-                data = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError as e:
-                if e.errno == errno.EAGAIN:
-                    break
-                raise
-            if not data:
-                break
-            chunks.append(data)
 
     def close(self):
         self._fd = None
