@@ -64,6 +64,7 @@ NAMESPACE = 'iosched'
 VERSION = '1.1'
 AUTH_NONE = 'none'
 AUTH_HMAC = 'hmac'
+_WARNED_AUTH_NONE = []
 
 
 
@@ -195,7 +196,8 @@ def start_listener(conf, transport_url=None, store=None, host=None,
     # argument once oslo.messaging removes the eventlet executor.
     endpoint = ReportEndpoint(store, auth=conf.iosched.report_auth,
                               master_key=conf.iosched.report_master_key)
-    if endpoint.auth == AUTH_NONE:
+    if endpoint.auth == AUTH_NONE and not _WARNED_AUTH_NONE:
+        _WARNED_AUTH_NONE.append(True)      # once per process
         LOG.warning('[iosched] report_auth = none: any client of the '
                     'message bus can report for any host; see the operator '
                     'guide, "Signed reports"')

@@ -47,8 +47,9 @@ class ReportAPI(object):
     def __init__(self, transport, topic, key=None, retry=None):
         """``key``: this host's report key (hex), or None to send unsigned.
         ``retry``: oslo.messaging's connection retries per cast (None:
-        forever, blocking the caller while the broker is down; 0: fail at
-        once, for ``sender.BackgroundSender``)."""
+        forever, blocking the caller while the broker is down; 1: one
+        reconnection, then fail, for ``sender.BackgroundSender``; 0 never
+        revives a closed pooled connection)."""
         target = oslo_messaging.Target(topic=topic, namespace=NAMESPACE,
                                        version=VERSION)
         self.client = oslo_messaging.get_rpc_client(transport, target)

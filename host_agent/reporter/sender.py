@@ -20,8 +20,8 @@ knob followed the VMs while the bus was down.
 ``report_host_io`` only puts the report in a one-report slot (a newer
 report replaces one not sent yet: reports are snapshots, the newest is the
 one that counts) and returns. A thread sends from the slot. A send that
-fails (the cast is made with ``retry=0``, so it fails at once instead of
-blocking) is retried every ``retry_interval`` seconds with the newest
+fails (the cast is made with ``retry=1``: one reconnection, then it
+fails instead of blocking until the broker is back) is retried every ``retry_interval`` seconds with the newest
 report: after 1 s, then twice as long each time, at most
 ``max_retry_interval`` (the agent passes its report interval), so reports
 resume within one interval of the broker's return, and a long outage

@@ -271,17 +271,20 @@ def test_agent_client_signs_and_the_listener_verifies(caplog):
         server.transport.cleanup()
 
 
-def test_listener_warns_when_reports_are_not_authenticated(caplog):
+def test_listener_warns_once_when_reports_are_not_authenticated(
+        caplog, monkeypatch):
+    monkeypatch.setattr(endpoint, '_WARNED_AUTH_NONE', [])
     conf = test_endpoint._conf()
     with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
-        server = endpoint.start_listener(conf, transport_url='fake:/',
-                                         store=store.ReportStore(),
-                                         host='scheduler-1')
-    server.stop()
-    server.wait()
-    server.transport.cleanup()
-    assert any('report_auth = none' in r.getMessage()
-               for r in caplog.records)
+        for _ in range(2):
+            server = endpoint.start_listener(conf, transport_url='fake:/',
+                                             store=store.ReportStore(),
+                                             host='scheduler-1')
+            server.stop()
+            server.wait()
+            server.transport.cleanup()
+    assert sum('report_auth = none' in r.getMessage()
+               for r in caplog.records) == 1
 
 
 def test_old_clients_still_reach_a_new_listener():
