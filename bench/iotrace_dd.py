@@ -27,13 +27,11 @@ become the trace's finish lines. Writes the trace, the analysis
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import subprocess
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
@@ -95,9 +93,7 @@ def main(argv=None):
         tb.build()
         tb.down()
         disk.create()
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(specs)]
+        specs = disk.place(specs)
         guests = {g.name: g for g in tb.up(specs)}
         pids = {n: tc.threads.qemu_pid(tc.RUN_DIR, g.domain_name)
                 for n, g in guests.items()}

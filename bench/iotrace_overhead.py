@@ -36,7 +36,6 @@ Run it under ``flock /tmp/iosched-testbed.lock`` (~3 min).
 """
 
 import argparse
-import dataclasses
 import os
 import statistics
 import sys
@@ -122,9 +121,7 @@ def main(argv=None):
         with open('/sys/block/%s/queue/scheduler'
                   % os.path.basename(disk.loop), 'w') as fh:
             fh.write('mq-deadline')
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(SPECS)]
+        specs = disk.place(SPECS)
         guests = {g.name: g for g in tb.up(specs)}
         for g in guests.values():
             g.disk_rate(timeout=60)

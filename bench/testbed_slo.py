@@ -42,7 +42,6 @@ also ``docs/data/testbed_slo.json``).
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -279,9 +278,7 @@ def main(argv=None):
         tb.down()
         disk.create()
         disk.set_capacity(read_bps=int(args.capacity_mib * 2**20))
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(specs)]
+        specs = disk.place(specs)
         tc.progress('shared device %s (%s), limit %.1f MiB/s; booting %s'
                     % (disk.loop, disk.devno, args.capacity_mib,
                        ', '.join(s.name for s in specs)))

@@ -53,7 +53,6 @@ fastest > 1.1, as bench/reproduce/vaio.py), the aggregate throughput
 """
 
 import argparse
-import dataclasses
 import os
 import statistics
 import subprocess
@@ -348,9 +347,7 @@ def main(argv=None):
         disk.create()
         set_sched(disk.loop, args.stock_scheduler)
         stock_sched = get_sched(disk.loop)
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(specs)]
+        specs = disk.place(specs)
         guests = {g.name: g for g in tb.up(specs)}
         pids = {n: threads.qemu_pid(tc.RUN_DIR, g.domain_name)
                 for n, g in guests.items()}

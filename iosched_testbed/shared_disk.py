@@ -40,6 +40,7 @@ group, removes the group, detaches the loop device and deletes the file;
 ``sweep(path, group)`` does the same for what a killed run left behind.
 """
 
+import dataclasses
 import os
 import subprocess
 import time
@@ -159,6 +160,13 @@ class SharedDisk:
             _write(os.path.join(self.group, 'blkio.throttle.%s_device'
                                 % key), '%s %d' % (self.devno, int(value)))
             self.limits[key] = int(value)
+
+    def place(self, specs):
+        """``specs`` (GuestSpecs, one per region) with each guest's disk on
+        its region of this device."""
+        return [dataclasses.replace(s, disk_dev=self.loop,
+                                    disk_offset=self.regions[i][0])
+                for i, s in enumerate(specs)]
 
     def attach(self, pid):
         """Put a QEMU process (all its threads) in the group."""

@@ -40,3 +40,17 @@ def require_testbed():
     """Skip locally, fail under CI=true, when ``missing()`` names anything."""
     why = missing()
     fixtures.require('libvirt', not why, 'missing: ' + ', '.join(why))
+
+
+def start_testbed(prefix):
+    """``require_testbed()``, libvirtd up, and a Testbed for ``prefix``:
+    ``(testbed, started)``, ``started`` True when this call started
+    libvirtd (the caller stops it at the end)."""
+    from iosched_testbed import daemons
+    from iosched_testbed import testbed as testbed_mod
+    require_testbed()
+    try:
+        started = daemons.ensure_libvirtd()
+    except RuntimeError as e:
+        fixtures.require('libvirt', False, str(e))
+    return testbed_mod.Testbed(prefix=prefix), started

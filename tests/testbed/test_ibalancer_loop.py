@@ -21,7 +21,6 @@ Prefix ``iosched-ib-t-``. Skips locally and fails in CI (CI=true) when
 libvirt/QEMU/root are missing.
 """
 
-import dataclasses
 
 import pytest
 
@@ -29,10 +28,8 @@ from bench import testbed_common as tc
 from host_agent import model
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import ibalancer
-from iosched_testbed import daemons
 from iosched_testbed import shared_disk
 from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
 from tests.testbed import needs
 
@@ -46,21 +43,14 @@ PINS = {'slow': (1,), 'burn': (1,), 'fast': (0,)}
 
 @pytest.fixture(scope='module')
 def bed():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     disk = shared_disk.SharedDisk(tb.workdir, PREFIX + 'disk',
                                   [s.disk_mib for s in SPECS])
     try:
         tb.down()
         disk.create()
         disk.set_capacity(read_bps=8 * 2**20)
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(SPECS)]
+        specs = disk.place(SPECS)
         guests = {g.name: g for g in tb.up(
             specs + [spec_mod.GuestSpec('burn', 'burn')])}
         for name, g in guests.items():

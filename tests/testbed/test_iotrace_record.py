@@ -27,7 +27,6 @@ tracefs or chromium are missing.
 """
 
 import collections
-import dataclasses
 import os
 import signal
 import subprocess
@@ -91,9 +90,7 @@ def bed():
         with open('/sys/block/%s/queue/scheduler'
                   % os.path.basename(disk.loop), 'w') as fh:
             fh.write('mq-deadline')
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(SPECS)]
+        specs = disk.place(SPECS)
         guests = {g.name: g for g in tb.up(specs)}
         for g in guests.values():
             g.disk_rate(timeout=60)          # the workload runs

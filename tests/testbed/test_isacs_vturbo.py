@@ -32,7 +32,6 @@ from bench import testbed_common as tc
 from host_agent import model
 from host_agent.policies import isacs
 from host_agent.policies import vturbo
-from iosched_testbed import daemons
 from iosched_testbed import spec as spec_mod
 from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
@@ -47,12 +46,7 @@ SPECS = ['lsvm:rr', 'hyb:hybrid:duty_pct=50', 'cpu1:burn']
 
 @pytest.fixture(scope='module')
 def guests():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     tb.down()
     try:
         up = tb.up([spec_mod.parse_guest(s) for s in SPECS], pin=PIN)

@@ -26,7 +26,6 @@ blk-throttle capacity (``iosched_testbed.shared_disk``): ``vol`` (SLO
 (CI=true) when libvirt/QEMU/root are missing.
 """
 
-import dataclasses
 import json
 import statistics
 import time
@@ -39,10 +38,8 @@ from cinder_qos import keys as qos_keys
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
 from host_agent.drivers.libvirt import threads
-from iosched_testbed import daemons
 from iosched_testbed import shared_disk
 from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
 from tests.testbed import needs
 
@@ -60,21 +57,14 @@ SPECS = [
 
 @pytest.fixture(scope='module')
 def bed():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     disk = shared_disk.SharedDisk(tb.workdir, PREFIX + 'disk',
                                   [s.disk_mib for s in SPECS])
     try:
         tb.down()
         disk.create()
         disk.set_capacity(read_bps=CAPACITY_BPS)
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(SPECS)]
+        specs = disk.place(SPECS)
         guests = {g.name: g for g in tb.up(specs)}
         for g in guests.values():
             disk.attach(threads.qemu_pid(tc.RUN_DIR, g.domain_name))

@@ -31,9 +31,7 @@ from cinder_qos import attach
 from cinder_qos import keys as qos_keys
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
-from iosched_testbed import daemons
 from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
 from tests.testbed import needs
 
@@ -45,12 +43,7 @@ BRONZE = translate.translate(slo_mod.parse('100iops,50ms,class=throughput'))
 
 @pytest.fixture(scope='module')
 def guest():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     try:
         tb.down()
         (g,) = tb.up([spec_mod.GuestSpec('vol', 'disk', volume_qos=GOLD,

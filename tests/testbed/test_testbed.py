@@ -30,8 +30,6 @@ from iosched_testbed import daemons
 from iosched_testbed import domxml
 from iosched_testbed import guest as guest_mod
 from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
-from tests import fixtures
 from tests.testbed import needs
 
 PREFIX = 'iosched-tb-'
@@ -41,12 +39,7 @@ PIN = (os.cpu_count() or 1) - 1
 
 @pytest.fixture(scope='module')
 def bed():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     tb.down()
     try:
         manifest = tb.build()

@@ -27,7 +27,6 @@ guests whose disks are 64 MiB regions of one loop device
 fails in CI (CI=true) when libvirt/QEMU/root are missing.
 """
 
-import dataclasses
 import os
 
 import pytest
@@ -35,10 +34,8 @@ import pytest
 from bench import testbed_common as tc
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import vaio
-from iosched_testbed import daemons
 from iosched_testbed import shared_disk
 from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
 from tests import fixtures
 from tests.testbed import needs
 
@@ -51,20 +48,13 @@ SPECS = [spec_mod.GuestSpec(n, 'dd', opts={'qd': '3', 'journal_ms': '20'})
 
 @pytest.fixture(scope='module')
 def bed():
-    needs.require_testbed()
-    try:
-        started = daemons.ensure_libvirtd()
-    except RuntimeError as e:
-        fixtures.require('libvirt', False, str(e))
-    tb = testbed_mod.Testbed(prefix=PREFIX)
+    tb, started = needs.start_testbed(PREFIX)
     disk = shared_disk.SharedDisk(tb.workdir, PREFIX + 'disk',
                                   [s.disk_mib for s in SPECS])
     try:
         tb.down()
         disk.create()
-        specs = [dataclasses.replace(s, disk_dev=disk.loop,
-                                     disk_offset=disk.regions[i][0])
-                 for i, s in enumerate(SPECS)]
+        specs = disk.place(SPECS)
         guests = {g.name: g for g in tb.up(specs)}
         yield tb, disk, guests
     finally:
