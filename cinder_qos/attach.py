@@ -47,7 +47,19 @@ def specs_at_attach(specs, consumer, size_gb):
     return out
 
 
+def _limit(value):
+    """A front-end key's value as libvirt's whole number, 0 if it is none
+    (not a number, NaN or infinite: Nova could not have applied it)."""
+    try:
+        return int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
 def iotune(specs):
     """The ``<iotune>`` Nova writes for those connection-info specs."""
-    return {k: int(float(v)) for k, v in (specs or {}).items()
-            if k in keys.FRONTEND_KEYS and int(float(v)) > 0}
+    out = {}
+    for k, v in (specs or {}).items():
+        if k in keys.FRONTEND_KEYS and _limit(v) > 0:
+            out[k] = _limit(v)
+    return out

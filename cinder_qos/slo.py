@@ -56,6 +56,15 @@ STAT_MIN_SAMPLES = {'p50': 2, 'p90': 10, 'p95': 20, 'p99': 100,
 FIELDS = ('throughput', 'latency', 'stat', 'ref_io', 'qd', 'window',
           'tolerance', 'class')
 _BARE_WORDS = frozenset(keys.LATENCY_STATS + keys.CLASSES)
+# What each field takes, for messages.
+_FIELD_ACCEPTED = {
+    'throughput': units.THROUGHPUT_ACCEPTED,
+    'latency': '<n>ms, <n>us, <n>s', 'window': '<n>ms, <n>us, <n>s',
+    'stat': ', '.join(keys.LATENCY_STATS),
+    'ref_io': '<n> with a unit: %s' % units.SIZE_ACCEPTED,
+    'qd': 'an integer >= 1',
+    'tolerance': 'a fraction in [0, 1) such as 0.05, or 5%',
+    'class': ', '.join(keys.CLASSES)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,15 +89,21 @@ class SLO:
     slo_class: str | None = None
 
     def __post_init__(self):
-        for name in ('min_iops', 'latency_ms', 'window_s', 'tolerance'):
+        for name in ('min_iops', 'latency_ms', 'window_s', 'tolerance',
+                     'min_bytes_sec'):
             value = getattr(self, name)
+            if value is None and name == 'min_bytes_sec':
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise SLOError('%s %r: not a number' % (name, value))
+                raise SLOError('%s %s: not a number; accepted: a finite '
+                               'number' % (name, units.shorten(repr(value))))
             if not math.isfinite(value):
-                raise SLOError('%s %r: not a finite number' % (name, value))
+                raise SLOError('%s %r: not a finite number; accepted: a '
+                               'finite number' % (name, value))
             object.__setattr__(self, name, float(value))
         if self.min_iops <= 0:
-            raise SLOError('throughput %s IOPS: must be greater than 0'
+            raise SLOError('throughput %s IOPS: must be greater than 0; '
+                           'accepted: a number > 0'
                            % units.fmt(self.min_iops))
         if self.latency_ms < MIN_LATENCY_MS:
             raise SLOError(
@@ -103,8 +118,6 @@ class SLO:
         if self.expected_qd is not None:
             self._check_int('expected_qd', 1, None)
         if self.min_bytes_sec is not None:
-            object.__setattr__(self, 'min_bytes_sec',
-                               float(self.min_bytes_sec))
             if not math.isclose(self.min_bytes_sec / self.ref_io_bytes,
                                 self.min_iops, rel_tol=1e-9):
                 raise SLOError(
@@ -138,12 +151,15 @@ class SLO:
     def _check_int(self, name, low, high):
         value = getattr(self, name)
         if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not float(value).is_integer()):
-            raise SLOError('%s %r: not a whole number' % (name, value))
+                or isinstance(value, float) and not value.is_integer()):
+            raise SLOError('%s %s: not a whole number; accepted: an integer '
+                           '>= %d%s' % (name, units.shorten(repr(value)), low,
+                                        ' and <= %d' % high if high else ''))
         value = int(value)
         if value < low or (high is not None and value > high):
-            raise SLOError('%s %d: out of range; accepted: %d..%s' % (
-                name, value, low, high if high is not None else ''))
+            raise SLOError('%s %s: out of range; accepted: %d..%s' % (
+                name, units.shorten(value), low,
+                high if high is not None else ''))
         object.__setattr__(self, name, value)
 
     @property
@@ -249,7 +265,8 @@ def _field_of(value):
     elif not unit:
         problem = 'missing unit, so the field is unknown'
     else:
-        problem = "unknown unit '%s'" % value[len(value) - len(unit):]
+        problem = "unknown unit '%s'" % units.shorten(
+            value[len(value) - len(unit):], 20)
     units.fail('field', value, problem, accepted)
 
 
@@ -261,10 +278,11 @@ def parse(text, default_ref_io_bytes=DEFAULT_REF_IO_BYTES):
         if name not in FIELDS:
             units.fail('field', name, 'unknown field', ', '.join(FIELDS))
         if not value.strip():
-            units.fail(name, value, 'empty value')
+            units.fail(name, value, 'empty value', _FIELD_ACCEPTED[name])
         if name in raw:
             raise SLOError("duplicate field %s: '%s' and '%s'; give each "
-                           "field once" % (name, raw[name], value))
+                           "field once" % (name, units.shorten(raw[name]),
+                                           units.shorten(value)))
         raw[name] = value
     for name, example in (('throughput', units.THROUGHPUT_ACCEPTED),
                           ('latency', '<n>ms, <n>us, <n>s')):

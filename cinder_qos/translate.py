@@ -180,13 +180,16 @@ _PER_GB_RE = re.compile(r'^((?:total|read|write)_(?:iops|bytes)_sec)'
 def _ull(raw):
     """libvirt reads iotune values as unsigned integers; None if not one."""
     text = str(raw).strip()
-    return int(text) if re.match(r'^\d+$', text) else None
+    if not re.fullmatch(r'[0-9]+', text):     # libvirt: ASCII digits
+        return None
+    # more digits than int() converts (4300) are above any limit anyway
+    return int(text[-20:]) if len(text.lstrip('0')) <= 20 else 10 ** 20
 
 
 def _unknown(key, problem, known):
     near = difflib.get_close_matches(key, known, n=1)
     hint = "; did you mean '%s'?" % near[0] if near else ''
-    return '%s: %s%s' % (key, problem, hint)
+    return '%s: %s%s' % (units.shorten(key), problem, hint)
 
 
 def check(specs):
@@ -195,17 +198,19 @@ def check(specs):
     cons = specs.get(keys.CONSUMER_KEY, keys.FRONTEND_CONSUMER)
     if cons not in keys.CONSUMERS:
         problems.append("consumer '%s': unknown; accepted: %s"
-                        % (cons, ', '.join(keys.CONSUMERS)))
+                        % (units.shorten(cons), ', '.join(keys.CONSUMERS)))
     for key in sorted(specs):
         raw, m = specs[key], _PER_GB_RE.match(key)
         if key in keys.FRONTEND_KEYS or m:
             n = _ull(raw)
             if n is None:
                 problems.append("%s '%s': not a whole number; libvirt takes "
-                                "unsigned integers (0 = unset)" % (key, raw))
+                                "unsigned integers (0 = unset)"
+                                % (key, units.shorten(raw)))
             elif n > THROTTLE_VALUE_MAX:
-                problems.append('%s %d: above QEMU\'s limit %d'
-                                % (key, n, THROTTLE_VALUE_MAX))
+                problems.append("%s '%s': above QEMU's limit %d"
+                                % (key, units.shorten(raw),
+                                   THROTTLE_VALUE_MAX))
             elif m and n and not m.group(2):
                 per_gb.add(m.group(1))     # Cinder sets the base key
             elif not m:

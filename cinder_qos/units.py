@@ -50,9 +50,23 @@ _QUANTITY_RE = re.compile(r'^(%s)\s*(\S*)$' % _NUMBER)
 NUMBER_RE = re.compile(r'^%s$' % _NUMBER)
 
 
+SHORTEN_AT = 80    # characters of a bad value quoted in a message
+
+
+def shorten(raw, limit=SHORTEN_AT):
+    """``str(raw)``, cut to ``limit`` characters with the length said."""
+    try:
+        text = str(raw)
+    except ValueError:          # an int of more digits than str() makes
+        return '<a number of more than 4300 digits>'
+    if len(text) <= limit:
+        return text
+    return '%s...(%d characters)' % (text[:limit], len(text))
+
+
 def fail(field, raw, problem, accepted=None):
     """Raise SLOError "<field> '<raw>': <problem>[; accepted: ...]"."""
-    msg = "%s '%s': %s" % (field, raw, problem)
+    msg = "%s '%s': %s" % (shorten(field), shorten(raw), problem)
     if accepted:
         msg += '; accepted: %s' % accepted
     raise SLOError(msg)
@@ -82,7 +96,8 @@ def throughput(field, raw):
     if not unit:
         fail(field, raw, 'missing unit', THROUGHPUT_ACCEPTED)
     if unit.lower() not in BANDWIDTH_UNITS:
-        fail(field, raw, "unknown unit '%s'" % unit, THROUGHPUT_ACCEPTED)
+        fail(field, raw, "unknown unit '%s'" % shorten(unit, 20),
+             THROUGHPUT_ACCEPTED)
     positive(field, raw, number, THROUGHPUT_ACCEPTED)
     return None, float(number * BANDWIDTH_UNITS[unit.lower()])
 
@@ -93,7 +108,8 @@ def duration_ms(field, raw, per=1):
     if not unit:
         fail(field, raw, 'missing unit', TIME_ACCEPTED)
     if unit.lower() not in TIME_UNITS:
-        fail(field, raw, "unknown unit '%s'" % unit, TIME_ACCEPTED)
+        fail(field, raw, "unknown unit '%s'" % shorten(unit, 20),
+             TIME_ACCEPTED)
     positive(field, raw, number, TIME_ACCEPTED)
     return float(number * TIME_UNITS[unit.lower()] / per)
 
@@ -102,9 +118,12 @@ def size_bytes(field, raw):
     """Return a '<n>B|KB|KiB|MB|MiB' size as a whole number of bytes."""
     number, unit = split(field, raw, SIZE_ACCEPTED)
     if unit.lower() not in SIZE_UNITS and unit:
-        fail(field, raw, "unknown unit '%s'" % unit, SIZE_ACCEPTED)
+        fail(field, raw, "unknown unit '%s'" % shorten(unit, 20),
+             SIZE_ACCEPTED)
     value = (positive(field, raw, number, SIZE_ACCEPTED)
              * SIZE_UNITS[unit.lower() or 'b'])
+    if value > 2 ** 63:
+        fail(field, raw, 'too large', SIZE_ACCEPTED)
     if value != value.to_integral_value():
         fail(field, raw, 'not a whole number of bytes', SIZE_ACCEPTED)
     return int(value)
@@ -115,6 +134,8 @@ def whole(field, raw, minimum=1):
     text = str(raw).strip()
     if not re.match(r'^[-+]?\d+$', text):
         fail(field, raw, 'not a whole number', 'an integer >= %d' % minimum)
+    if len(text.lstrip('+-').lstrip('0')) > 18:   # int() refuses 4300+
+        fail(field, raw, 'too large', 'an integer >= %d' % minimum)
     value = int(text)
     if value < minimum:
         fail(field, raw, 'must be at least %d' % minimum,

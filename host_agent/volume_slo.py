@@ -52,7 +52,8 @@ class QosFile(object):
                 self._specs = _load(self.path)
                 self._stamp = stamp
                 self._said = None
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
+            # (RecursionError: json nested deeper than the stack)
             if str(e) != self._said:
                 LOG.warning('volume_qos_file %s: %s; keeping the last good '
                             'content (%d volumes)', self.path, e,

@@ -12,6 +12,8 @@
 """Pure: a HostReport from a snapshot, the policies' facts, health and the
 actuator's latest decisions (the newest ``[reporter] max_decisions``)."""
 
+import math
+
 from host_agent import model
 from host_agent.reporter import payload
 
@@ -54,9 +56,11 @@ def reserved_iops(instances):
     for inst in instances:
         for disk in inst.disks:
             try:
-                total += float(disk.qos.get('iosched:min_iops', 0) or 0)
-            except ValueError:
-                pass
+                b = float(disk.qos.get('iosched:min_iops', 0) or 0)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(b) and b > 0:     # not NaN, inf nor < 0
+                total += b
     return total
 
 
