@@ -27,6 +27,7 @@ Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
 """
 
 import dataclasses
+import math
 import typing
 
 # vCPU classes, shared with the HostReport payload.
@@ -91,15 +92,23 @@ class InstanceInfo:
         default_factory=dict)        # flavor extra specs (iosched:* keys)
     disks: tuple = ()                # tuple[DiskInfo]
 
+    # The flavor's iosched:* values are read as the scheduler reads them
+    # (nova_plugin.scoring): what the Nova API accepts means the same here,
+    # and a bad value (a flavor from before the validators) counts as unset.
     @property
     def latency_sensitive(self):
         return str(self.extra_specs.get(
-            SPEC_LATENCY_SENSITIVE, 'false')).lower() in ('true', '1', 'yes')
+            SPEC_LATENCY_SENSITIVE, 'false')).strip().lower() in (
+                'true', '1', 'yes', 'on')
 
     @property
     def latency_ms(self):
         value = self.extra_specs.get(SPEC_LATENCY_MS)
-        return float(value) if value not in (None, '') else None
+        try:
+            ms = float(str(value).strip())
+        except (TypeError, ValueError):
+            return None
+        return ms if math.isfinite(ms) and ms > 0 else None
 
 
 @dataclasses.dataclass(frozen=True)

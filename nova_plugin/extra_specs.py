@@ -61,8 +61,32 @@ class InvalidExtraSpec(ValueError):
         self.value = value
         self.accepted = accepted
         super(InvalidExtraSpec, self).__init__(self.MESSAGE % {
-            'key': key, 'value': value, 'accepted': accepted,
+            'key': _short(key), 'value': _Short(value), 'accepted': accepted,
             'namespace': NAMESPACE})
+
+
+SHORTEN_AT = 80     # characters of a key or value quoted in a message
+
+
+def _short(text):
+    text = str(text)
+    if len(text) <= SHORTEN_AT:
+        return text
+    return '%s...(%d characters)' % (text[:SHORTEN_AT], len(text))
+
+
+class _Short(object):
+    """``%r`` of a value, shortened when huge (a 1 MB value is not quoted
+    whole in an API answer or a log line)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        text = repr(self.value)
+        if len(text) <= SHORTEN_AT:
+            return text
+        return '%s...(%d characters)' % (text[:SHORTEN_AT], len(text))
 
 
 class UnknownExtraSpec(InvalidExtraSpec):
@@ -168,6 +192,7 @@ class Spec:
 IO_PROFILE = PREFIX + 'io_profile'
 LATENCY_SENSITIVE = PREFIX + 'latency_sensitive'
 LATENCY_MS = PREFIX + 'latency_ms'
+TURBO = PREFIX + 'turbo'
 
 # The table. latency_ms: 1 ms is the finest bound the host agent's slices
 # serve; 10000 ms (10 s) is far beyond any latency bound worth scheduling
@@ -185,6 +210,10 @@ SPECS = (
     Spec(LATENCY_MS, Integer(1, 10000, 'milliseconds'),
          "The LSVM's scheduling latency bound in milliseconds, carried to "
          'the host agent.'),
+    Spec(TURBO, Boolean(),
+         "Whether the host agent's vturbo policy (when enabled) runs the "
+         "VM's I/O threads on the turbo pCPUs, as it does for LSVM "
+         'flavors. Not read by the scheduler.'),
 )
 
 BY_KEY = {spec.key: spec for spec in SPECS}
@@ -207,7 +236,7 @@ def check(key, value):
         return spec.check(value)
     if in_namespace(key):
         raise UnknownExtraSpec(key, value, ', '.join(sorted(BY_KEY)))
-    raise ValueError("'%s' is not an '%s' flavor extra spec" % (key,
+    raise ValueError("'%s' is not an '%s' flavor extra spec" % (_short(key),
                                                                  PREFIX))
 
 

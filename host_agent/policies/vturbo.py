@@ -64,8 +64,10 @@ class TurboState:
 
 def is_turbo(inst):
     specs = inst.extra_specs or {}
+    # the spellings the Nova API accepts (nova_plugin.extra_specs Boolean)
     return inst.latency_sensitive or str(
-        specs.get('iosched:turbo', '')).lower() == 'true'
+        specs.get('iosched:turbo', '')).strip().lower() in (
+            'true', '1', 'yes', 'on')
 
 
 def _dedicated(inst):

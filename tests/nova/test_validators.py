@@ -66,6 +66,7 @@ class LoaderTestCase(test.NoDBTestCase):
             'iosched:io_profile': (str, ['io', 'cpu', 'mixed'], None, None),
             'iosched:latency_sensitive': (bool, None, None, None),
             'iosched:latency_ms': (int, None, 1, 10000),
+            'iosched:turbo': (bool, None, None, None),
             'iosched:{key}': (str, None, None, None),
         }, got)
 

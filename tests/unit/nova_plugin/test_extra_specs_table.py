@@ -88,12 +88,12 @@ UNKNOWN = [
     ('iosched:latency_ms ', '2'),
 ]
 ACCEPTED_KEYS = ('iosched:io_profile, iosched:latency_ms, '
-                 'iosched:latency_sensitive')
+                 'iosched:latency_sensitive, iosched:turbo')
 
 # How scoring.Request exposes each key. Every row of extra_specs.SPECS must
 # be listed here or in NOT_READ_BY_SCORING (decide when adding a key).
 SCORING_FIELD = {IO: 'io_profile', LS: 'latency_sensitive', MS: 'latency_ms'}
-NOT_READ_BY_SCORING = set()
+NOT_READ_BY_SCORING = {'iosched:turbo'}   # the agent's vturbo reads it
 # What scoring.Request holds when the key is unset.
 SCORING_UNSET = {IO: None, LS: False, MS: None}
 
