@@ -35,14 +35,20 @@ Example (``iosched_demo/scenarios/default.yaml`` is the full one)::
         workload: {type: request_response, rate_per_s: 300, burst_us: 200}
 
 ``load(path)`` validates everything and raises ``ScenarioError`` with the
-path of the bad field, what it got and what is accepted.
+path of the bad field, what it got (shortened) and what is accepted: an
+unknown field, a number that is not finite, an SLO text ``cinder_qos``
+refuses or an ``iosched:*`` extra spec the Nova API would refuse is an
+error here, not later in the run.
 """
 
 import dataclasses
+import math
 import os
 
 import yaml
 
+from cinder_qos import slo as slo_mod
+from nova_plugin import extra_specs as extra_specs_mod
 from simulator import spec_kernel
 
 # The simulated hosts' kernel unless a host names another
@@ -64,9 +70,55 @@ DEFAULT_SCENARIO = os.path.join(os.path.dirname(__file__), 'scenarios',
                                 'default.yaml')
 
 
+# Servers after ``count`` expansion: parse() builds them all in memory.
+MAX_SERVERS = 10000
+FIELDS = ('name', 'seed', 'arrival_interval_s', 'warmup_s', 'measure_s',
+          'tick_s', 'policies', 'hosts', 'flavors', 'volume_types',
+          'servers')
+HOST_FIELDS = ('name', 'pcpus', 'ram_mb', 'kernel', 'default_slice_ms',
+               'disk_service_us', 'disk_parallelism', 'cpu_allocation_ratio')
+FLAVOR_FIELDS = ('vcpus', 'ram_mb', 'extra_specs')
+VOLUME_TYPE_FIELDS = ('slo',)
+SERVER_FIELDS = ('name', 'count', 'flavor', 'volume_type', 'workload')
+
+
+def _short(value, limit=80):
+    """``repr(value)`` cut to ``limit`` characters, the length said."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return text
+    return '%s...(%d characters)' % (text[:limit], len(text))
+
+
 class ScenarioError(ValueError):
     def __init__(self, field, problem):
-        super().__init__('scenario field %s: %s' % (field, problem))
+        super().__init__('scenario field %s: %s' % (_short(str(field), 200),
+                                                    problem))
+
+
+def _only(data, path, accepted):
+    """Refuse a key of mapping ``data`` that is not in ``accepted``."""
+    for key in data:
+        if key not in accepted:
+            raise ScenarioError('%s.%s' % (path, key) if path else key,
+                                'unknown field; accepted: %s'
+                                % ', '.join(accepted))
+
+
+def _mapping(value, where, what='a mapping'):
+    if not isinstance(value, dict):
+        raise ScenarioError(where, 'expected %s, got %s'
+                            % (what, _short(value)))
+    return value
+
+
+def _names(data, where):
+    """A mapping keyed by names: every key must be text."""
+    for key in data:
+        if not isinstance(key, str) or not key:
+            raise ScenarioError(where, 'expected names (text), got %s; '
+                                'accepted: non-empty text' % _short(key))
+    return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +171,8 @@ class Scenario:
     policies: tuple = DEFAULT_POLICIES   # the agent's policies, in order
 
 
-def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None):
+def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None,
+         hi=None):
     where = '%s.%s' % (path, key) if path else key
     if key not in data:
         if default is dataclasses.MISSING:
@@ -131,17 +184,25 @@ def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None):
         value = float(value)
     if not isinstance(value, kind) or isinstance(value, bool) and kind in (
             int, float):
-        raise ScenarioError(where, 'expected %s, got %r'
-                            % (kind.__name__, value))
+        raise ScenarioError(where, 'expected %s, got %s'
+                            % (kind.__name__, _short(value)))
+    if kind is float and not math.isfinite(value):
+        raise ScenarioError(where, 'got %r, accepted: a finite number%s'
+                            % (value, ' >= %s' % lo if lo is not None
+                               else ''))
     if lo is not None and value < lo:
-        raise ScenarioError(where, 'got %r, accepted: >= %s' % (value, lo))
+        raise ScenarioError(where, 'got %s, accepted: >= %s'
+                            % (_short(value), lo))
+    if hi is not None and value > hi:
+        raise ScenarioError(where, 'got %s, accepted: <= %s'
+                            % (_short(value), hi))
     return value
 
 
 def _choice(value, choices, where):
-    if value not in choices:
-        raise ScenarioError(where, 'got %r, accepted: %s'
-                            % (value, ', '.join(sorted(choices))))
+    if not isinstance(value, str) or value not in choices:
+        raise ScenarioError(where, 'got %s, accepted: %s'
+                            % (_short(value), ', '.join(sorted(choices))))
     return value
 
 
@@ -162,14 +223,27 @@ def _workload(data, path):
     return out
 
 
+def _extra_specs(specs, path):
+    """Flavor extra specs as Nova stores them (text), ``iosched:*`` ones
+    checked as the Nova API checks them (microversion 2.86 and later)."""
+    out = {}
+    for k, v in _names(specs, path).items():
+        out[k] = str(v).lower() if isinstance(v, bool) else str(v)
+        if extra_specs_mod.in_namespace(k):
+            try:
+                extra_specs_mod.check(k, out[k])
+            except ValueError as e:
+                raise ScenarioError('%s.%s' % (path, k), str(e))
+    return out
+
+
 def parse(data, name='scenario'):
-    if not isinstance(data, dict):
-        raise ScenarioError('<root>', 'expected a mapping')
+    _only(_mapping(data, '<root>', 'a mapping of scenario fields'), '',
+          FIELDS)
     hosts = []
     for i, h in enumerate(_req(data, 'hosts', '', list)):
         p = 'hosts[%d]' % i
-        if not isinstance(h, dict):
-            raise ScenarioError(p, 'expected a mapping')
+        _only(_mapping(h, p), p, HOST_FIELDS)
         pcpus = _req(h, 'pcpus', p, int, lo=1)
         kernel = _choice(_req(h, 'kernel', p, str, DEFAULT_KERNEL),
                          spec_kernel.KERNELS, p + '.kernel')
@@ -192,29 +266,37 @@ def parse(data, name='scenario'):
     if len({h.name for h in hosts}) != len(hosts):
         raise ScenarioError('hosts', 'host names must be unique')
     flavors = {}
-    for fname, f in _req(data, 'flavors', '', dict).items():
+    for fname, f in _names(_req(data, 'flavors', '', dict),
+                           'flavors').items():
         p = 'flavors.%s' % fname
+        _only(_mapping(f, p), p, FLAVOR_FIELDS)
         specs = _req(f, 'extra_specs', p, dict, {})
         flavors[fname] = Flavor(
             name=fname, vcpus=_req(f, 'vcpus', p, int, lo=1),
             ram_mb=_req(f, 'ram_mb', p, int, lo=1),
-            extra_specs={str(k): str(v).lower() if isinstance(v, bool)
-                         else str(v) for k, v in specs.items()})
+            extra_specs=_extra_specs(specs, p + '.extra_specs'))
     vtypes = {}
-    for vname, v in _req(data, 'volume_types', '', dict, {}).items():
-        vtypes[vname] = _req(v, 'slo', 'volume_types.%s' % vname, str)
+    for vname, v in _names(_req(data, 'volume_types', '', dict, {}),
+                           'volume_types').items():
+        p = 'volume_types.%s' % vname
+        _only(_mapping(v, p), p, VOLUME_TYPE_FIELDS)
+        vtypes[vname] = _req(v, 'slo', p, str)
+        try:    # as the admin tool would refuse it, before any cloud exists
+            slo_mod.parse(vtypes[vname])
+        except slo_mod.SLOError as e:
+            raise ScenarioError(p + '.slo', str(e))
     servers = []
     for i, s in enumerate(_req(data, 'servers', '', list)):
         p = 'servers[%d]' % i
-        if not isinstance(s, dict):
-            raise ScenarioError(p, 'expected a mapping')
+        _only(_mapping(s, p), p, SERVER_FIELDS)
         fname = _choice(_req(s, 'flavor', p, str), flavors, p + '.flavor')
         vtype = _req(s, 'volume_type', p, str, '')
         if vtype:
             _choice(vtype, vtypes, p + '.volume_type')
         workload = _workload(_req(s, 'workload', p, dict), p + '.workload')
         base = _req(s, 'name', p, str)
-        count = _req(s, 'count', p, int, 1, lo=1)
+        count = _req(s, 'count', p, int, 1, lo=1,
+                     hi=MAX_SERVERS - len(servers))
         for n in range(count):
             servers.append(Server(
                 name=base if count == 1 else '%s-%d' % (base, n + 1),
@@ -223,6 +305,9 @@ def parse(data, name='scenario'):
     if len({s.name for s in servers}) != len(servers):
         raise ScenarioError('servers', 'server names must be unique')
     policies = _req(data, 'policies', '', list, list(DEFAULT_POLICIES))
+    if not policies:
+        raise ScenarioError('policies', 'empty; accepted: a list of %s'
+                            % ', '.join(POLICIES))
     for i, pol in enumerate(policies):
         _choice(pol, POLICIES, 'policies[%d]' % i)
     return Scenario(
@@ -244,6 +329,10 @@ def load(path=None):
             data = yaml.safe_load(fh)
     except OSError as e:
         raise ScenarioError('<file>', 'cannot read %s: %s' % (path, e))
-    except yaml.YAMLError as e:
-        raise ScenarioError('<file>', 'not valid YAML: %s' % e)
+    except (yaml.YAMLError, ValueError, RecursionError) as e:
+        # ValueError: not UTF-8; RecursionError: nested deeper than the
+        # parser's stack
+        raise ScenarioError('<file>', 'not valid YAML: %s; accepted: a '
+                            'UTF-8 YAML mapping of scenario fields (see %s)'
+                            % (_short(str(e), 300), DEFAULT_SCENARIO))
     return parse(data, name=os.path.splitext(os.path.basename(path))[0])
