@@ -25,6 +25,7 @@ agent and a bare ``translate(slo)`` agree. Example::
 
 from oslo_config import cfg
 
+from cinder_qos import opt_types
 from cinder_qos import slo
 from cinder_qos import translate
 
@@ -124,6 +125,9 @@ Related options:
 * ``[cinder_qos] default_expected_qd``
 """),
 ]
+
+
+opt_types.harden(OPTS)     # no NaN nor infinite headroom or threshold
 
 
 def register_opts(conf):

@@ -201,8 +201,10 @@ def _req(data, key, path, kind, default=dataclasses.MISSING, lo=None,
 
 def _choice(value, choices, where):
     if not isinstance(value, str) or value not in choices:
-        raise ScenarioError(where, 'got %s, accepted: %s'
-                            % (_short(value), ', '.join(sorted(choices))))
+        names = sorted(choices)
+        raise ScenarioError(where, 'got %s, accepted: %s%s' % (
+            _short(value), ', '.join(_short(c, 40) for c in names[:20]),
+            ' and %d more' % (len(names) - 20) if len(names) > 20 else ''))
     return value
 
 

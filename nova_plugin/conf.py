@@ -24,10 +24,13 @@ The plugin runs inside nova-scheduler, so its options live in nova.conf::
 
 ``list_opts()`` feeds oslo-config-generator (entry point
 ``oslo.config.opts: nova_plugin = nova_plugin.conf:list_opts``).
-This module imports oslo.config only, never nova.
+This module imports oslo.config (and ``cinder_qos.opt_types``, which
+imports only oslo.config), never nova.
 """
 
 from oslo_config import cfg
+
+from cinder_qos import opt_types
 
 GROUP = 'iosched'
 
@@ -528,6 +531,12 @@ Related options:
 * ``port``
 """),
 ]
+
+
+# No NaN, infinite or silently empty numbers; every refusal quotes the
+# value and the accepted range.
+opt_types.harden(OPTS)
+opt_types.harden(METRICS_OPTS)
 
 
 def register_opts(conf):

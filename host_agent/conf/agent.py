@@ -11,7 +11,34 @@
 # under the License.
 """Options of the agent daemon itself: the tick loop, plugins, state."""
 
+from importlib import metadata
+
 from oslo_config import cfg
+from oslo_config import types
+
+
+class PluginName(types.String):
+    """A plugin name of an entry point namespace, checked when the option
+    is read (at start), so a misspelt policy is a one-line error naming
+    the option rather than a traceback once the driver already runs."""
+
+    def __init__(self, namespace):
+        super(PluginName, self).__init__()
+        self.namespace = namespace
+
+    def __call__(self, value):
+        name = super(PluginName, self).__call__(value).strip()
+        names = sorted({e.name for e in metadata.entry_points(
+            group=self.namespace)})
+        if names and name not in names:    # none: not installed, not known
+            raise ValueError("'%s': no such plugin in %s; accepted: %s" % (
+                name[:80], self.namespace, ', '.join(names)))
+        return name
+
+    def __eq__(self, other):
+        return (super(PluginName, self).__eq__(other)
+                and self.namespace == other.namespace)
+
 
 GROUP = cfg.OptGroup('host_agent', title='iosched host agent',
                      help='The iosched agent on a compute node.')
@@ -72,6 +99,7 @@ Possible values:
 * ``simulated``: a simulated host (tests, the embedded default).
 """),
     cfg.ListOpt('policies', default=['vslicer'],
+                item_type=PluginName('iosched.host_agent.policies'),
                 help="""
 Policies run every tick, in order; later ones override earlier actions on
 the same knob.
@@ -82,8 +110,9 @@ Possible values:
 
 * A list of policy names, e.g. ``vslicer``.
 """),
-    cfg.StrOpt('actuator', default='driver',
-               help="""
+    cfg.Opt('actuator', default='driver',
+            type=PluginName('iosched.host_agent.actuators'),
+            help="""
 How plans are applied.
 
 Possible values:

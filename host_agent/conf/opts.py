@@ -13,12 +13,18 @@
 
 Each module in this package has ``register_opts(conf)`` and ``list_opts()``
 (the nova/conf shape); this module finds them with pkgutil so no option can
-go missing from the generated sample file.
+go missing from the generated sample file. Every module-level list of
+options gets ``cinder_qos.opt_types.harden`` (no NaN, infinite or silently
+empty numbers; the value and the accepted range in every refusal) before
+anything registers it.
 """
 
 import importlib
 import pkgutil
 
+from oslo_config import cfg
+
+from cinder_qos import opt_types
 import host_agent.conf as conf_pkg
 
 _SKIP = ('opts',)
@@ -27,7 +33,12 @@ _SKIP = ('opts',)
 def _modules():
     for info in pkgutil.iter_modules(conf_pkg.__path__):
         if info.name not in _SKIP:
-            yield importlib.import_module('host_agent.conf.' + info.name)
+            module = importlib.import_module('host_agent.conf.' + info.name)
+            for value in list(vars(module).values()):
+                if (isinstance(value, list) and value
+                        and all(isinstance(o, cfg.Opt) for o in value)):
+                    opt_types.harden(value)
+            yield module
 
 
 def list_opts():

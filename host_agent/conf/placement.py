@@ -51,7 +51,9 @@ def validate_trait_name(value):
             'invalid trait name %r: accepted is a custom trait name, '
             '"CUSTOM_" followed by upper-case letters A-Z, digits 0-9 and '
             '"_", at most %d characters (e.g. %s)'
-            % (value, TRAIT_NAME_MAX, DEFAULT_TRAIT))
+            % (value if len(str(value)) <= 300 else '%s...(%d characters)'
+               % (str(value)[:300], len(str(value))),
+               TRAIT_NAME_MAX, DEFAULT_TRAIT))
     return value
 
 
