@@ -27,6 +27,7 @@ import json
 import math
 
 from hypothesis import given
+from hypothesis import settings
 import pytest
 from hypothesis import strategies as st
 
@@ -286,3 +287,32 @@ def test_units_shorten_huge_raw_values():
         assert len(str(e)) < 500 and 'accepted' in str(e)
     else:
         raise AssertionError('accepted')
+
+
+@settings(fz.SETTINGS, max_examples=max(10, fz.EXAMPLES // 5))
+@given(st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=8))
+def test_any_qos_spec_on_a_disk_leaves_the_agent_ticking(specs):
+    """The agent's whole tick with that spec on every disk: the policies
+    still act (vSlicer's LSVM slice) and no tick fails."""
+    from tests import fixtures
+    from host_agent.conf import CONF
+    sim, driver = fixtures.sim_host_with_vms()
+    listed = driver.list_instances
+
+    def with_spec():
+        return [dataclasses.replace(inst, disks=tuple(
+            dataclasses.replace(d, qos={k: str(v) for k, v in specs.items()})
+            for d in inst.disks)) for inst in listed()]
+
+    driver.list_instances = with_spec
+    CONF.set_override('report_every_ticks', 1, 'host_agent')
+    try:
+        agent = fixtures.make_agent(driver)
+        fixtures.run_ticks(sim, agent, 2)
+    finally:
+        CONF.clear_override('report_every_ticks', 'host_agent')
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    errors = agent.last_report.health.errors
+    assert not [e for e in errors if e.startswith(('tick', 'policy'))], errors
+    assert math.isfinite(agent.last_report.disk.reserved_iops)
+    agent.stop()
