@@ -109,7 +109,11 @@ class CinderSlo(object):
         if not qos_id:
             return {}
         qos = self._get('/qos-specs/%s' % qos_id, 'qos_specs') or {}
-        specs = {str(k): str(v) for k, v in (qos.get('specs') or {}).items()}
+        raw = qos.get('specs') or {}
+        if not isinstance(raw, dict):
+            raise CinderError('/qos-specs/%s: unexpected answer (specs is '
+                              'not an object)' % qos_id)
+        specs = {str(k): str(v) for k, v in raw.items()}
         consumer = qos.get('consumer', 'back-end')
         if consumer not in ('front-end', 'both'):
             return {k: v for k, v in specs.items()
@@ -117,9 +121,9 @@ class CinderSlo(object):
         try:
             size = int(vol.get('size') or 0)
             got = attach.specs_at_attach(specs, consumer, size)
-        except (TypeError, ValueError) as e:
-            raise CinderError('volume %s: QoS spec %s: %s' % (serial, qos_id,
-                                                               e))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise CinderError('volume %s: QoS spec %s: %s' % (
+                serial, qos_id, str(e)[:200]))
         return {k: str(v) for k, v in got.items()}
 
     def _get(self, url, key):
@@ -136,9 +140,13 @@ class CinderSlo(object):
             raise CinderError('%s: HTTP %d %s' % (
                 url, resp.status_code, (resp.text or '')[:200]))
         try:
-            return resp.json()[key]
+            body = resp.json()[key]
         except (ValueError, KeyError, TypeError) as e:
             raise CinderError('%s: unexpected answer (%s)' % (url, e))
+        if not isinstance(body, dict):      # a proxy's page, a changed API
+            raise CinderError('%s: unexpected answer (%s is not an object)'
+                              % (url, key))
+        return body
 
 
 def cinder_adapter(conf, group=cinder_conf.CINDER_GROUP):

@@ -316,3 +316,61 @@ def test_any_qos_spec_on_a_disk_leaves_the_agent_ticking(specs):
     assert not [e for e in errors if e.startswith(('tick', 'policy'))], errors
     assert math.isfinite(agent.last_report.disk.reserved_iops)
     agent.stop()
+
+
+class _Answer(object):
+    def __init__(self, status, body):
+        self.status_code, self._body = status, body
+        self.text = str(body)[:1000]
+
+    def json(self):
+        if isinstance(self._body, Exception):
+            raise self._body
+        return self._body
+
+
+_PER_GB = st.sampled_from(['total_iops_sec_per_gb',
+                           'total_iops_sec_per_gb_min', 'total_iops_sec_max',
+                           'read_bytes_sec_per_gb'])
+
+
+@fz.SETTINGS
+@given(st.fixed_dictionaries({
+    'size': fz.scalars | st.sampled_from([float('inf'), float('nan'), 1,
+                                          10 ** 30, '20', -1]),
+    'consumer': st.sampled_from(
+        ['front-end', 'both', 'back-end', None, 5]) | fz.junk_text,
+    'specs': st.dictionaries(_SPEC_KEYS | _PER_GB, _spec_values(),
+                             max_size=6) | fz.json_values,
+    'broken': st.sampled_from([None, 'volume', 'type', 'qos']),
+    'junk': fz.json_values | st.just(ValueError('not JSON')),
+    'status': st.sampled_from([200, 200, 404, 500, 300])}))
+def test_cinder_answers_never_stop_the_agent(case):
+    """Whatever Cinder answers for a volume, its type and QoS spec, the
+    agent's reader returns spec keys as text, {} or None; never raises."""
+    from host_agent import cinder_slo
+    bodies = {
+        '/volumes/vol-1': {'volume': {'id': 'vol-1', 'size': case['size'],
+                                      'volume_type_id': 't1'}},
+        '/types/t1': {'volume_type': {'id': 't1', 'qos_specs_id': 'q1'}},
+        '/qos-specs/q1': {'qos_specs': {'id': 'q1',
+                                        'consumer': case['consumer'],
+                                        'specs': case['specs']}}}
+    broken = {'volume': '/volumes/vol-1', 'type': '/types/t1',
+              'qos': '/qos-specs/q1'}.get(case['broken'])
+
+    class Adapter(object):
+        def get(self, url, **kw):
+            if url == broken:
+                return _Answer(case['status'], case['junk'])
+            return _Answer(200, bodies[url])
+
+    source = cinder_slo.CinderSlo(Adapter, cache_ttl=60.0)
+    got = source.specs('vol-1')
+    assert got is None or (isinstance(got, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in got.items()))
+    if got:
+        try:
+            volume_slo.to_disk_slo(got)
+        except slo.SLOError as e:
+            _refused(e)
