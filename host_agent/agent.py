@@ -28,6 +28,7 @@ from host_agent import cinder_slo
 from host_agent.collectors import disk as disk_collector
 from host_agent.collectors import rates
 from host_agent.collectors import vcpu_io_strength
+from host_agent.drivers import base as driver_base
 from host_agent import lsvm_mechanism
 from host_agent import model
 from host_agent.policies import compose
@@ -78,7 +79,8 @@ class Agent(object):
         self.last_snapshot = None
         self.last_plan = None
         self.last_report = None
-        self._known = set()
+        self._known = {}      # uuid -> generation seen last tick
+        self._outage = None   # (first failed tick, monotonic t, message)
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
         self._resend_lock = threading.Lock()
@@ -119,19 +121,53 @@ class Agent(object):
         errors = []
         try:
             self._tick(errors)
+        except driver_base.DriverError as e:
+            # The hypervisor cannot be read (libvirtd restarting): the
+            # knobs stay as they are; said once per outage.
+            self._driver_down(e)
+            errors.append('tick: %s' % e)
         except Exception as e:  # the loop must survive anything
             LOG.exception('tick %d failed', self.ticks)
             errors.append('tick: %s' % e)
+        else:
+            self._driver_up()
         self.ticks += 1
         if self.ticks % self.conf.host_agent.report_every_ticks == 0:
             self._report(errors)
         if self.observer is not None:
             self.observer.tick_done(self, time.monotonic() - t0)
 
+    def _driver_down(self, error):
+        if self._outage is None:
+            self._outage = (self.ticks, time.monotonic(), str(error))
+            LOG.warning('tick %d: the driver cannot be read (%s); knobs '
+                        'stay as they are, retried every tick', self.ticks,
+                        error)
+        else:
+            LOG.debug('tick %d: the driver still cannot be read (%s)',
+                      self.ticks, error)
+
+    def _driver_up(self):
+        if self._outage is not None:
+            first, t0, _ = self._outage
+            LOG.info('the driver answers again at tick %d, %d failed ticks '
+                     '(%.1f s) after the first', self.ticks,
+                     self.ticks - first, time.monotonic() - t0)
+            self._outage = None
+
     def _tick(self, errors):
         instances = self.volumes.attach(self.driver.list_instances())
-        current = {i.uuid for i in instances}
-        gone = self._known - current
+        current = {i.uuid: i.generation for i in instances}
+        # Gone, or started again (a new process: hard reboot, or migrated
+        # away and back) since the last tick: what the agent held on the
+        # old process is moot (its threads and live settings went with
+        # it), and the journal must not restore it onto the new one.
+        gone = {u for u, g in self._known.items() if current.get(u) != g}
+        restarted = gone & set(current)
+        if restarted:
+            LOG.info('instances %s run in a new process: their knobs start '
+                     'from their defaults again', ', '.join(sorted(
+                         restarted)))
         if gone:
             self._static = {k: v for k, v in self._static.items()
                             if k[0] not in gone}

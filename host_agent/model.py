@@ -91,6 +91,10 @@ class InstanceInfo:
     extra_specs: typing.Mapping[str, str] = dataclasses.field(
         default_factory=dict)        # flavor extra specs (iosched:* keys)
     disks: tuple = ()                # tuple[DiskInfo]
+    # Which run of the instance this is (libvirt: the domain id): a new
+    # value is a new QEMU process whose knobs start from their defaults,
+    # so what the agent held on the old one is retired. 0: not tracked.
+    generation: int = 0
 
     # The flavor's iosched:* values are read as the scheduler reads them
     # (nova_plugin.scoring): what the Nova API accepts means the same here,

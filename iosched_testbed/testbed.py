@@ -234,27 +234,49 @@ class Testbed:
             rows.append(row)
         return rows
 
+    def _remove(self, dom):
+        """Destroy and undefine one domain and remove its files (~2 s)."""
+        import libvirt
+        g = self._guests.pop(dom.name(), None)
+        if g is not None:
+            g.close()
+        try:
+            if dom.isActive():
+                dom.destroy()
+        except libvirt.libvirtError:
+            pass
+        try:
+            dom.undefine()
+        except libvirt.libvirtError:
+            pass
+        for path in self._files(dom.name(), dom.UUIDString()):
+            _unlink(path)
+        return dom.name()
+
+    def remove(self, names):
+        """Remove the named guests only (short names); the others stay
+        up. Returns the domain names removed."""
+        want = {self.prefix + n for n in names}
+        return [self._remove(d) for d in self._domains() if d.name() in want]
+
+    def reconnect(self):
+        """Drop the libvirt connection (libvirtd was restarted): the next
+        use opens a new one."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
     def down(self):
         """Destroy and undefine the testbed's domains and remove their
         sockets, disks, sidecars and console logs. Idempotent; returns the
         domain names removed."""
-        import libvirt
         for g in self._guests.values():
             g.close()
         self._guests.clear()
-        def remove(dom):                     # destroy takes ~2 s each
-            try:
-                if dom.isActive():
-                    dom.destroy()
-            except libvirt.libvirtError:
-                pass
-            try:
-                dom.undefine()
-            except libvirt.libvirtError:
-                pass
-            for path in self._files(dom.name(), dom.UUIDString()):
-                _unlink(path)
-            return dom.name()
+        remove = self._remove
 
         doms = self._domains()
         with concurrent.futures.ThreadPoolExecutor(len(doms) or 1) as ex:

@@ -70,7 +70,8 @@ class LibvirtDriver(base.Driver):
 
     def __init__(self, conf, conn):
         self.conf = conf
-        self.conn = conn
+        self.conn = conn      # None between a lost and a reopened connection
+        self._lost_at = None  # monotonic time the connection was lost
         p = conf.host_paths
         self.proc_root = p.proc_root
         self.run_dir = p.libvirt_run_dir
@@ -126,9 +127,61 @@ class LibvirtDriver(base.Driver):
     def now(self):
         return time.monotonic()
 
+    # -- the connection ----------------------------------------------------
+    def _domains(self):
+        """The active domains. A connection libvirtd dropped (libvirtd
+        restarted: running guests stay up) is reopened here, once per
+        call, so the agent recovers on its first tick after libvirtd
+        answers again. DriverError while it does not."""
+        flags = libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
+        if self.conn is not None:
+            try:
+                return self.conn.listAllDomains(flags)
+            except libvirt.libvirtError as e:
+                if self._alive():
+                    raise base.DriverError('cannot list domains: %s' % e)
+                self._lost(e)
+        self._reopen()
+        try:
+            return self.conn.listAllDomains(flags)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot list domains: %s' % e)
+
+    def _alive(self):
+        try:
+            return bool(self.conn.isAlive())
+        except libvirt.libvirtError:
+            return False
+
+    def _lost(self, why):
+        uri = self.conf.libvirt.uri
+        LOG.warning('connection to libvirt at %s lost (%s); reconnecting '
+                    'at every tick, knobs stay as they are meanwhile', uri,
+                    why)
+        self._lost_at = time.monotonic()
+        try:
+            self.conn.close()
+        except libvirt.libvirtError:
+            pass
+        self.conn = None
+        # Domain objects belong to the connection that made them.
+        self._xml.clear()
+
+    def _reopen(self):
+        uri = self.conf.libvirt.uri
+        try:
+            self.conn = libvirt.open(uri)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('libvirt at %s does not answer (%s); '
+                                   'trying again next tick' % (uri, e))
+        if self._lost_at is not None:
+            LOG.info('reconnected to libvirt at %s after %.1f s', uri,
+                     time.monotonic() - self._lost_at)
+        self._lost_at = None
+
+    # -- inventory, continued --------------------------------------------
     def list_instances(self):
-        doms = self.conn.listAllDomains(
-            libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
+        doms = self._domains()
         seen_ids = set()
         infos = {}
         for dom in doms:
@@ -146,7 +199,7 @@ class LibvirtDriver(base.Driver):
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
-            infos[uuid] = (parsed, pid, tids, dom)
+            infos[uuid] = (parsed, pid, tids, dom, dom_id)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
         if self.histograms is not None:
@@ -159,8 +212,9 @@ class LibvirtDriver(base.Driver):
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
             extra_specs=dict(d.extra_specs),
             disks=tuple(model.DiskInfo(target=k.target, serial=k.serial)
-                        for k in d.disks))
-            for uuid, (d, _, _, _) in sorted(infos.items())]
+                        for k in d.disks),
+            generation=dom_id)
+            for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
 
     def _refresh_stats(self):
         doms = [v[3] for v in self._info.values()]
@@ -180,7 +234,7 @@ class LibvirtDriver(base.Driver):
         self._hists = {}
         if self.histograms is None or libvirt_qemu is None:
             return
-        for uuid, (parsed, _, _, dom) in self._info.items():
+        for uuid, (parsed, _, _, dom, _) in self._info.items():
             aliases = {d.target: d.alias for d in parsed.disks if d.alias}
             if not aliases:
                 continue
@@ -203,7 +257,7 @@ class LibvirtDriver(base.Driver):
 
     # -- counters --------------------------------------------------------
     def vcpu_samples(self, instance):
-        parsed, pid, tids, _ = self._info[instance.uuid]
+        parsed, pid, tids = self._info[instance.uuid][:3]
         ts = self.now()
         out = []
         for vcpu in range(parsed.vcpus):
@@ -247,7 +301,7 @@ class LibvirtDriver(base.Driver):
         last ``list_instances`` (the vaio policy's input)."""
         return block_devices.resolve(
             [(uuid, d.target, d.source)
-             for uuid, (parsed, _, _, _) in sorted(self._info.items())
+             for uuid, (parsed, _, _, _, _) in sorted(self._info.items())
              for d in parsed.disks], self.conf.host_paths.sys_root)
 
     def domain_stats(self, uuid):
@@ -320,10 +374,7 @@ class LibvirtDriver(base.Driver):
         QEMU processes of the running domains (read now: the agent asks
         before its first tick too)."""
         p = self.conf.host_paths
-        try:
-            pids = self._qemu_pids()
-        except libvirt.libvirtError as e:
-            raise base.DriverError('cannot list domains: %s' % e)
+        pids = self._qemu_pids()
         try:
             measured = deadline.measure(p.proc_root, p.sys_root, pids,
                                         cgroup_root=p.cgroup_root)
@@ -349,8 +400,7 @@ class LibvirtDriver(base.Driver):
 
     def _qemu_pids(self):
         pids = set()
-        for dom in self.conn.listAllDomains(
-                libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE):
+        for dom in self._domains():
             try:
                 pids.add(threads.qemu_pid(self.run_dir, dom.name()))
             except threads.ThreadError as e:
@@ -393,6 +443,7 @@ class LibvirtDriver(base.Driver):
             self.tracer.close()
             self.tracer = None
         try:
-            self.conn.close()
+            if self.conn is not None:
+                self.conn.close()
         except Exception:
             pass

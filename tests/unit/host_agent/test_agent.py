@@ -168,3 +168,77 @@ def test_a_lasting_note_is_logged_once(host, caplog):
         fixtures.run_ticks(sim, agent, 3)
     assert sum('refused bound X' in r.getMessage()
                for r in caplog.records) == 1
+
+
+class _Outage(_Broken):
+    """The hypervisor unreadable for a while (libvirtd restarting)."""
+
+    def list_instances(self):
+        if self.all_fail:
+            from host_agent.drivers import base
+            raise base.DriverError('libvirt at qemu:///system does not '
+                                   'answer')
+        return self._d.list_instances()
+
+
+def test_a_driver_outage_keeps_the_knobs_and_is_said_once(host, caplog):
+    import logging
+    sim, driver = host
+    broken = _Outage(driver)
+    agent = fixtures.make_agent(broken)
+    agent.actuator.driver = driver
+    fixtures.run_ticks(sim, agent, 2)
+    held = dict(agent.actuator.journal.pending())
+    assert held and sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    broken.all_fail = True
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        fixtures.run_ticks(sim, agent, 5)
+    said = [r for r in caplog.records if r.levelno >= logging.WARNING
+            and r.name == 'host_agent.agent']
+    assert len(said) == 1 and 'does not answer' in said[0].getMessage()
+    assert not [r for r in caplog.records if r.exc_info]   # no tracebacks
+    # Nothing is restored or forgotten for an outage.
+    assert agent.actuator.journal.pending() == held
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    assert agent.last_report.health.status == 'degraded'
+    broken.all_fail = False
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        fixtures.run_ticks(sim, agent, 1)              # recovered at once
+    assert any('answers again' in r.getMessage() and '5 failed ticks'
+               in r.getMessage() for r in caplog.records)
+    assert agent.last_report is not None
+    assert agent.actuator.journal.pending() == held
+
+
+class _Restarted(_Broken):
+    """One instance reported under a new generation (a new QEMU)."""
+
+    restarted = None
+
+    def list_instances(self):
+        import dataclasses
+        return [dataclasses.replace(i, generation=i.generation + 1)
+                if i.uuid == self.restarted else i
+                for i in self._d.list_instances()]
+
+
+def test_an_instance_in_a_new_process_starts_from_its_defaults(host):
+    sim, driver = host
+    wrapped = _Restarted(driver)
+    agent = fixtures.make_agent(wrapped)
+    agent.actuator.driver = driver
+    fixtures.run_ticks(sim, agent, 2)
+    key = (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')
+    assert key in agent.actuator.journal.pending()
+    # A hard reboot: the new process's thread starts at the default; the
+    # old entry is retired, not restored onto the new process, and the
+    # policy's decision is applied to it afresh.
+    sim.set_vcpu_slice('lsvm-1', 0, 3000)
+    wrapped.restarted = 'lsvm-1'
+    agent.tick()
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
+    assert agent.actuator.journal.pending()[key] == 3000
+    agent.shutdown()
+    assert sim.get_vcpu_slice('lsvm-1', 0) == 3000
