@@ -68,6 +68,18 @@ class VolumeRef:
     ref: object = None
 
 
+class _Short(object):
+    """``%r`` of a value, cut to 80 characters with the length said."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        text = repr(self.value)
+        return text if len(text) <= 80 else '%s...(%d characters)' % (
+            text[:80], len(text))
+
+
 def _text(value):
     return '' if value is None else str(value).strip()
 
@@ -120,7 +132,7 @@ def min_iops_from_qos(consumer, specs, name='?'):
     if value is None or not math.isfinite(value) or value < 0:
         raise SloSpecError(
             'QoS spec of %s: %s=%r is invalid; accepted: a finite number '
-            '>= 0 (IOPS)' % (name, keys.MIN_IOPS, raw))
+            '>= 0 (IOPS)' % (name, keys.MIN_IOPS, _Short(raw)))
     return value
 
 

@@ -374,3 +374,25 @@ def test_cinder_answers_never_stop_the_agent(case):
             volume_slo.to_disk_slo(got)
         except slo.SLOError as e:
             _refused(e)
+
+
+@fz.SETTINGS
+@given(st.sampled_from(keys.CONSUMERS + ('', None, 'x')),
+       st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=6))
+def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
+    """nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
+    SloSpecError naming the key; when the agent accepts the SLO, the
+    scheduler counts the same B."""
+    from nova_plugin import slo_rule
+    try:
+        b = slo_rule.min_iops_from_qos(consumer, specs, name='gold')
+    except slo_rule.SloSpecError as e:
+        fz.check_message(str(e), [keys.MIN_IOPS], ('accepted',))
+        return
+    assert math.isfinite(b) and b >= 0
+    try:
+        s = slo.SLO.from_specs({k: str(v) for k, v in specs.items()})
+    except slo.SLOError:
+        return
+    if consumer in ('front-end', 'both'):
+        assert b == s.min_iops
