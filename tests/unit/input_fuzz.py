@@ -54,6 +54,17 @@ json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                                              max_size=3), max_leaves=8)
 
 
+_SCRATCH = {}
+
+
+def scratch(tmp_path_factory):
+    """One directory per session for the files the properties write (a new
+    directory per example costs more than the example)."""
+    if 'dir' not in _SCRATCH:
+        _SCRATCH['dir'] = tmp_path_factory.mktemp('inputfuzz')
+    return _SCRATCH['dir']
+
+
 def check_message(msg, names, accepted_words=('accepted',)):
     """Assert the refusal ``msg`` names one of ``names``, says what is
     accepted and is short."""

@@ -25,6 +25,7 @@ Nova plugin's and cinder_qos' readers build without an exception (no
 half-started daemon). Examples: ``IOSCHED_INPUT_FUZZ_EXAMPLES``.
 """
 
+from importlib import metadata
 import math
 
 from hypothesis import given
@@ -34,6 +35,7 @@ from oslo_config import cfg
 from oslo_config import types
 
 from cinder_qos import conf as cinder_qos_conf
+from cinder_qos import slo
 from cinder_qos import translate
 from host_agent.conf import opts as agent_opts
 from host_agent import plugins
@@ -119,13 +121,13 @@ def _check_value(opt, got):
 
 
 def _build_readers(conf):
-    """What reads the options at start: every agent policy and actuator,
+    """What reads the options at start: every agent policy,
     cinder_qos' translation, the Nova plugin's option values."""
     conf.set_override('policies', sorted(
         plugins_names('iosched.host_agent.policies')), 'host_agent')
     plugins.load_policies(conf)
     translate.derive(
-        __import__('cinder_qos.slo', fromlist=['x']).parse('500iops,10ms'),
+        slo.parse('500iops,10ms'),
         headroom=conf.cinder_qos.headroom,
         default_expected_qd=conf.cinder_qos.default_expected_qd,
         latency_class_threshold=conf.cinder_qos.latency_class_threshold)
@@ -134,16 +136,15 @@ def _build_readers(conf):
 
 
 def plugins_names(namespace):
-    from importlib import metadata
     return {e.name for e in metadata.entry_points(group=namespace)}
 
 
-@fz.SETTINGS
+@settings(fz.SETTINGS, max_examples=2 * fz.EXAMPLES)   # ~130 options
 @given(option_values())
 def test_a_bad_value_is_refused_naming_the_option_and_what_is_accepted(
         tmp_path_factory, case):
     group, opt, value = case
-    path = tmp_path_factory.mktemp('conf') / 'iosched.conf'
+    path = fz.scratch(tmp_path_factory) / 'iosched.conf'
     path.write_text('[%s]\n%s = %s\n' % (group, opt.dest, value),
                     encoding='utf-8')
     conf = cfg.ConfigOpts()
@@ -202,7 +203,7 @@ def _policy_opts():
 POLICY_OPTS = _policy_opts()
 
 
-@settings(fz.SETTINGS, max_examples=max(10, fz.EXAMPLES // 5))
+@settings(fz.SETTINGS, max_examples=max(10, fz.EXAMPLES // 10))
 @given(st.fixed_dictionaries({}, optional={
     (g, o.dest): _in_bounds(o) for g, o in POLICY_OPTS}))
 def test_option_values_accepted_together_run_every_policy(values):

@@ -214,7 +214,7 @@ def test_qos_spec_read_back_never_raises_anything_but_sloerror(specs):
                      max_size=3).map(json.dumps),
                  st.just('[' * 100000), st.just('{"v": ' * 5000)))
 def test_volume_qos_file_never_stops_the_agent(tmp_path_factory, content):
-    path = tmp_path_factory.mktemp('qos') / 'qos.json'
+    path = fz.scratch(tmp_path_factory) / 'qos.json'
     path.write_text(content)
     qf = volume_slo.QosFile(str(path))
     specs = qf.specs()

@@ -163,7 +163,7 @@ def test_any_document_is_refused_clearly(data):
                      b'hosts: !!python/object:os.system {}', b'\x00',
                      b'seed: 1\nseed: 2\n', b'%YAML 9.9\n---\n'])))
 def test_any_file_is_refused_clearly(tmp_path_factory, content):
-    path = tmp_path_factory.mktemp('sc') / 'scenario.yaml'
+    path = fz.scratch(tmp_path_factory) / 'scenario.yaml'
     path.write_bytes(content)
     try:
         sc = scenario.load(str(path))
