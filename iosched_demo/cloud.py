@@ -120,7 +120,7 @@ class Cloud(object):
         from nova_plugin import endpoint
         from nova_plugin import store as store_mod
         CONF.set_override('tick_interval', self.sc.tick_s, 'host_agent')
-        self.store = store_mod.ReportStore(clock=self.now)
+        self.store = store_mod.ReportStore(clock=self.now, slim=True)
         store_mod.STORE = self.store
         transport = messaging.get_transport(CONF, transport_url)
         # One transport for both ends: each fake:/ transport is its own bus.

@@ -330,7 +330,7 @@ def run(args, log=print):
     log('  iosched weighers: %s' % ', '.join(
         handlers.names['iosched_weighers']))
 
-    report_store = store.ReportStore()
+    report_store = store.ReportStore(slim=True)   # as the scheduler's
     store.STORE = report_store       # what get_store() hands the plugin
     listener = start_listener()
     wire = templates(largest, args)

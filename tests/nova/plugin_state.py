@@ -48,7 +48,7 @@ class PluginState(fixtures.Fixture):
 
     def _setUp(self):
         self.clock = reports.FakeClock(self.start)
-        self.store = store.ReportStore(clock=self.clock)
+        self.store = store.ReportStore(clock=self.clock, slim=True)
         self.tracker = inflight.Tracker()
         self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
                                              self.store))

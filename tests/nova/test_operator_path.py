@@ -225,7 +225,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                    agents_topic=self.agents_topic, resync_on_start=True,
                    group='iosched')
         # The plugin's process-wide state, fresh and on the wall clock.
-        self.store = report_store.ReportStore()
+        self.store = report_store.ReportStore(slim=True)
         self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
                                              self.store))
         self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
