@@ -27,6 +27,8 @@ import sys
 import time
 import warnings
 
+from host_agent.cmd import clip
+
 EPILOG = """examples:
   iosched-demo                                # embedded default
   iosched-demo --scenario my.yaml -o out/my   # your own scenario
@@ -54,8 +56,61 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def output_dir_problem(path):
+    """Why report.json and report.png could not be written under
+    ``path`` (created if missing), or None; creates nothing."""
+    if not path.strip():
+        return 'is empty'
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        return 'exists and is not a directory'
+    missing = []
+    parent = full
+    while not os.path.exists(parent):
+        parent, name = os.path.split(parent)
+        missing.append(name)
+    name_max = os.pathconf(parent, 'PC_NAME_MAX') if os.path.isdir(
+        parent) else 255
+    if any(len(os.fsencode(n)) > name_max for n in missing):
+        return 'has a name longer than %d bytes' % name_max
+    if not os.path.isdir(parent):
+        return '%s is not a directory' % parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return '%s is not writable' % parent
+    return None
+
+
+def transport_url_problem(url):
+    """Why oslo.messaging would refuse ``url``, or None."""
+    from importlib import metadata
+
+    import oslo_messaging
+    from oslo_config import cfg
+    schemes = sorted(e.name for e in metadata.entry_points(
+        group='oslo.messaging.drivers'))
+    try:
+        parsed = oslo_messaging.TransportURL.parse(cfg.ConfigOpts(), url)
+    except (oslo_messaging.InvalidTransportURL, ValueError) as e:
+        return '%s; accepted: fake:/ or rabbit://USER:PASS@HOST:PORT/' % e
+    if not url.strip() or parsed.transport not in schemes:
+        return 'unknown scheme; accepted: %s' % ', '.join(
+            '%s://' % s if s != 'fake' else 'fake:/' for s in schemes)
+    return None
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    # Checked before the two runs (several seconds), and before anything
+    # is written.
+    for flag, value, why in (
+            ('--output-dir', args.output_dir,
+             output_dir_problem(args.output_dir)),
+            ('--transport-url', args.transport_url,
+             transport_url_problem(args.transport_url))):
+        if why:
+            print(clip('iosched-demo: %s %r: %s' % (flag, value, why)),
+                  file=sys.stderr)
+            return 2
     warnings.filterwarnings('ignore', category=DeprecationWarning)
     warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
     py_logging.basicConfig(
@@ -70,7 +125,14 @@ def main(argv=None):
     try:
         scenario = scenario_mod.load(args.scenario)
     except scenario_mod.ScenarioError as e:
-        print('iosched-demo: %s' % e, file=sys.stderr)
+        print(clip('iosched-demo: %s' % e), file=sys.stderr)
+        return 2
+    except (UnicodeDecodeError, RecursionError) as e:
+        print(clip('iosched-demo: --scenario %s: not a YAML scenario (%s); '
+                   'accepted: UTF-8 YAML like '
+                   'iosched_demo/scenarios/default.yaml' % (
+                       args.scenario, e if isinstance(e, UnicodeDecodeError)
+                       else 'nested too deeply')), file=sys.stderr)
         return 2
     progress('iosched-demo: scenario %s: %d hosts, %d servers, %.0f s '
              'measured' % (scenario.name, len(scenario.hosts),

@@ -21,6 +21,8 @@ import json
 import os
 import sys
 
+from host_agent.cmd import clip
+
 PROG = 'iosched-iotrace'
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -72,7 +74,8 @@ def _positive(kind, lo=None, hi=None):
         except ValueError:
             raise argparse.ArgumentTypeError('%r is not a %s' % (
                 text, 'number' if kind is float else 'whole number'))
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
+        if v != v or (lo is not None and v < lo) or (
+                hi is not None and v > hi):     # v != v: NaN
             raise argparse.ArgumentTypeError(
                 '%s is out of range, want %s..%s' % (text, lo, hi))
         return v
@@ -201,16 +204,29 @@ def _load(path):
         return fmt.read(path)
     except fmt.TraceError as e:
         raise BadInput(str(e))
+    except RecursionError:      # JSON nested thousands deep
+        raise BadInput('%s: not a trace: a record is nested too deeply'
+                       % path)
 
 
 def _check_out(path):
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise BadInput('output directory %s does not exist' % d)
+    if os.path.isdir(path):
+        raise BadInput('-o %s is a directory; accepted: a trace file name '
+                       '(.gz: compressed)' % path)
+
+
+def _write(t, path):
+    from iosched_iotrace import fmt
+    try:
+        fmt.write(t, path)
+    except OSError as e:
+        raise BadInput('cannot write the trace -o %s: %s' % (path, e))
 
 
 def cmd_simulate(args):
-    from iosched_iotrace import fmt
     from iosched_iotrace import simconv
     _check_out(args.output)
     scn = simconv.scenario(args.scheduler, args.vms, args.gib, args.seed,
@@ -218,14 +234,13 @@ def cmd_simulate(args):
     _progress('simulate: %s, %d VMs x %g GiB, seed %d ...'
               % (args.scheduler, args.vms, args.gib, args.seed))
     t = simconv.simulate(scn)
-    fmt.write(t, args.output)
+    _write(t, args.output)
     _progress('simulate: %d layer events, %d vCPU spans -> %s'
               % (len(t.io), len(t.vcpu), args.output))
     return 0
 
 
 def cmd_record(args):
-    from iosched_iotrace import fmt
     from iosched_iotrace import hostmap
     from iosched_iotrace import record
     _check_out(args.output)
@@ -237,7 +252,7 @@ def cmd_record(args):
     try:
         hm.discover()
     except hostmap.HostMapError as e:
-        print('%s: %s' % (PROG, e), file=sys.stderr)
+        print(clip('%s: %s' % (PROG, e)), file=sys.stderr)
         return EXIT_FAILED
     _progress('record: %s on %s (%d vCPU threads); %s' % (
         ', '.join(sorted(hm.vms)), args.device, len(hm.vcpu_tid),
@@ -248,9 +263,9 @@ def cmd_record(args):
                               raw=not args.text_pipe)
         t = rec.run(args.duration, _progress)
     except (record.RecordError, OSError) as e:
-        print('%s: %s' % (PROG, e), file=sys.stderr)
+        print(clip('%s: %s' % (PROG, e)), file=sys.stderr)
         return EXIT_FAILED
-    fmt.write(t, args.output)
+    _write(t, args.output)
     _progress('record: %d layer events, %d vCPU spans -> %s'
               % (len(t.io), len(t.vcpu), args.output))
     return 0
@@ -296,12 +311,20 @@ def cmd_analyze(args):
 def cmd_render(args):
     from iosched_iotrace import render
     t = _load(args.trace)
+    if not args.outdir.strip():
+        raise BadInput('--outdir is empty; accepted: a directory (created '
+                       'if missing)')
     if os.path.exists(args.outdir) and not os.path.isdir(args.outdir):
         raise BadInput('--outdir %s exists and is not a directory'
                        % args.outdir)
     _progress('render: %d layer events ...' % len(t.io))
-    for p in render.render(t, args.outdir, args.window, args.step,
-                           args.min_wait):
+    try:
+        paths = render.render(t, args.outdir, args.window, args.step,
+                              args.min_wait)
+    except OSError as e:        # a name too long, a read-only parent, ...
+        raise BadInput('cannot write into --outdir %s: %s' % (
+            args.outdir, e.strerror or e))
+    for p in paths:
         print(p)
     return 0
 
@@ -312,7 +335,7 @@ def main(argv=None):
         return {'simulate': cmd_simulate, 'record': cmd_record,
                 'analyze': cmd_analyze, 'render': cmd_render}[args.cmd](args)
     except BadInput as e:
-        print('%s: %s' % (PROG, e), file=sys.stderr)
+        print(clip('%s: %s' % (PROG, e)), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:          # before a recording started
         print('%s: interrupted' % PROG, file=sys.stderr)

@@ -13,8 +13,10 @@
 
 import argparse
 import json
+import os
 import sys
 
+from host_agent.cmd import clip
 from iosched_testbed import daemons
 from iosched_testbed import spec as spec_mod
 from iosched_testbed import testbed
@@ -85,13 +87,44 @@ def _parser():
 
 
 def _specs(args):
+    cpus = os.cpu_count() or 1
+    if args.pin is not None and not 0 <= args.pin < cpus:
+        raise spec_mod.SpecError('--pin %d: accepted: a host CPU, 0..%d'
+                                 % (args.pin, cpus - 1))
+    if not 0 < args.timeout < float('inf'):
+        raise spec_mod.SpecError('--timeout %s: accepted: seconds > 0'
+                                 % args.timeout)
     specs = [spec_mod.parse_guest(g) for g in args.guest]
     if args.spec:
-        specs += spec_mod.load_file(args.spec)
+        specs += _load_spec(args.spec)
     if not specs:
         raise spec_mod.SpecError('no guests: give --guest NAME:MODE or '
                                  '--spec FILE')
     return spec_mod.check_unique(specs)
+
+
+def _load_spec(path):
+    """spec.load_file, with every way a file can be bad as a SpecError
+    naming --spec and the file."""
+    import yaml
+    try:
+        return spec_mod.load_file(path)
+    except spec_mod.SpecError as e:
+        raise spec_mod.SpecError('--spec %s' % e if str(e).startswith(path)
+                                 else '--spec %s: %s' % (path, e))
+    except OSError as e:
+        raise spec_mod.SpecError('--spec %s: cannot read it: %s' % (
+            path, e.strerror or e))
+    except (ValueError, yaml.YAMLError, RecursionError) as e:
+        # JSON, UTF-8 and YAML errors
+        raise spec_mod.SpecError('--spec %s: not YAML or JSON: %s' % (
+            path, str(e).splitlines()[0] if str(e) else type(e).__name__))
+    except (TypeError, AttributeError) as e:
+        # a guest that is not a mapping, a field of the wrong type
+        raise spec_mod.SpecError(
+            '--spec %s: each guest must be a mapping of name, mode, flavor, '
+            'extra_specs, memory_mib, disk_mib, opts, volume_qos (%s)'
+            % (path, e))
 
 
 def _status(tb, as_json):
@@ -149,5 +182,5 @@ def main(argv=None):
         return 0
     except (spec_mod.SpecError, testbed.TestbedError, RuntimeError,
             OSError) as e:
-        print('error: %s' % e, file=sys.stderr)
+        print(clip('error: %s' % e), file=sys.stderr)
         return 1

@@ -30,6 +30,7 @@ from cliff import commandmanager
 from oslo_config import cfg
 
 from cinder_qos import client
+from cinder_qos.cmd import clip
 from cinder_qos import keys
 from cinder_qos.osc import commands
 from cinder_qos import slo as slo_mod
@@ -191,7 +192,11 @@ def explain(d):
 
 
 def _translate(args, out):
-    opts = _options(args.config_file)
+    try:
+        opts = _options(args.config_file)
+    except (OSError, ValueError) as e:     # a directory, not UTF-8, ...
+        raise slo_mod.SLOError('--config-file %s: %s; accepted: an ini file '
+                               'with [cinder_qos]' % (args.config_file, e))
     s = slo_mod.parse(args.slo, default_ref_io_bytes=opts.default_ref_io_bytes)
     d = translate.derive(
         s, headroom=(args.headroom if args.headroom is not None
@@ -250,6 +255,12 @@ def main(argv=None, out=None, err=None, admin_factory=None):
         if argv[1:] in ([], ['--help'], ['-h']):
             out.write(TYPE_HELP)
             return 0
+        verbs = [name.split()[1] for name in commands.COMMANDS]
+        if not argv[1].startswith('-') and argv[1] not in verbs:
+            # (cliff would say it on stdout)
+            err.write("iosched-slo: error: 'type %s' is not a command; "
+                      'accepted: type %s\n' % (argv[1][:80], '|'.join(verbs)))
+            return 2
         app = SloApp(stdout=out, stderr=err, admin_factory=admin_factory)
         try:
             return app.run(argv)
@@ -264,7 +275,7 @@ def main(argv=None, out=None, err=None, admin_factory=None):
             return _translate(args, out)
         return _check(args, out)
     except (slo_mod.SLOError, cfg.Error) as e:
-        err.write('iosched-slo: error: %s\n' % e)
+        err.write(clip('iosched-slo: error: %s\n' % e))
         return 2
 
 

@@ -26,6 +26,7 @@ from cliff import show
 from oslo_config import cfg
 
 from cinder_qos import client
+from cinder_qos.cmd import clip
 from cinder_qos import conf as conf_mod
 
 COLUMNS = ('name', 'qos_spec', 'consumer', 'slo', 'properties', 'result')
@@ -100,7 +101,7 @@ class _Base:
         try:
             return super().run(parsed_args)
         except client.AdminError as e:
-            self.app.stderr.write('error: %s\n' % e)
+            self.app.stderr.write(clip('error: %s\n' % e))
             return e.code
 
 
@@ -132,6 +133,10 @@ def _plan(parsed_args):
         opts = options(parsed_args.config_file)
     except cfg.Error as e:
         raise client.InputError(str(e)) from e
+    except (OSError, ValueError) as e:     # a directory, not UTF-8, ...
+        raise client.InputError('--config-file %s: %s; accepted: an ini file '
+                                'with [cinder_qos]' % (
+                                    parsed_args.config_file, e)) from e
     headroom = (parsed_args.headroom if parsed_args.headroom is not None
                 else opts.headroom)
     return client.plan(

@@ -23,11 +23,13 @@ knob it changed and exits.
 import signal
 import sys
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from host_agent.actuators import host_knobs
 from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
+from host_agent.cmd import clip
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
 from host_agent import metrics
@@ -80,14 +82,30 @@ def check_report_key(key):
     return key
 
 
-def main(argv=None):
-    logging.register_options(CONF)
-    CONF(sys.argv[1:] if argv is None else argv, project='iosched',
+def _configure(argv):
+    """Parse argv and the configuration files, set up logging and read
+    every option once (a bad value fails here, not mid-run)."""
+    CONF(argv, project='iosched',
          prog='io-host-agent', description=__doc__.split('\n\n')[0],
          epilog='Options are read from the configuration files; see '
                 'etc/iosched/host-agent.conf.sample for all of them.')
     logging.setup(CONF, 'iosched')
     CONF.log_opt_values(LOG, logging.DEBUG)
+
+
+def main(argv=None):
+    logging.register_options(CONF)
+    try:
+        _configure(sys.argv[1:] if argv is None else argv)
+    except (cfg.Error, OSError, ValueError, logging.LogConfigError) as e:
+        # before logging works: one line on stderr, no traceback
+        hint = ('' if isinstance(e, cfg.ConfigFileValueError) else
+                ' (accepted: readable ini files for --config-file and '
+                '--config-dir, a writable --log-file or --log-dir, a '
+                'logging ini file for --log-config-append)')
+        print(clip('io-host-agent: error: cannot start: %s%s' % (e, hint)),
+              file=sys.stderr)
+        return 2
     try:
         check_report_key(CONF.reporter.report_key)
     except ValueError as e:

@@ -27,6 +27,7 @@ import sys
 from oslo_config import cfg
 
 from host_agent.actuators import journal as journal_mod
+from host_agent.cmd import clip
 from host_agent.cmd import explain_format as fmt
 from host_agent.conf import agent as agent_opts
 from host_agent.reporter import payload
@@ -175,6 +176,11 @@ def config_files(args):
     return cli, defaults
 
 
+def config_names(args):
+    """The --config-file and --config-dir paths, for messages."""
+    return ', '.join(args.config_file + args.config_dir) or '(default files)'
+
+
 class BadInput(Exception):
     """Input the command cannot use: said on stderr, exit code 2."""
 
@@ -269,8 +275,9 @@ def journal_path(args):
         conf(cli, project='iosched', prog='io-host-agent',
              default_config_files=defaults)
         path = conf.host_agent.journal_path
-    except (cfg.Error, ValueError) as e:
-        raise BadInput('cannot read the agent configuration: %s' % e)
+    except (cfg.Error, OSError, ValueError) as e:
+        raise BadInput('cannot read the agent configuration %s: %s' % (
+            config_names(args), e))
     if not path:
         raise BadInput('[host_agent] journal_path is empty in the agent '
                        'configuration: the agent keeps its journal in '
@@ -300,6 +307,9 @@ def from_journal(args):
         raise BadInput('cannot read the journal %s: %s' % (path, e))
     except (journal_mod.JournalError, UnicodeDecodeError) as e:
         raise BadInput('not an agent journal: %s' % e)
+    except RecursionError:
+        raise BadInput('%s is not an agent journal: JSON nested too deeply'
+                       % path)
     items = [fmt.from_held(h) for h in held
              if _selected(args, h.instance_uuid, h.kind)]
     heading = 'journal %s: %d knob(s) held by the agent%s' % (
@@ -318,6 +328,9 @@ def from_report(args):
         raise BadInput('%s is not a HostReport: %s' % (path, e))
     except ValueError as e:
         raise BadInput('%s is not JSON: %s' % (path, e))
+    except RecursionError:
+        raise BadInput('%s is not a HostReport: JSON nested too deeply'
+                       % path)
     items = [fmt.from_entry(d) for d in report.decisions
              if _selected(args, d.instance_uuid, d.kind)]
     heading = ('report %s: host %s, version %s, seq %d: %d decision(s)%s'
@@ -340,7 +353,7 @@ def main(argv=None, out=None, err=None):
         read = from_report if args.report else from_journal
         items, warnings, meta, heading = read(args)
     except BadInput as e:
-        print('%s: error: %s' % (PROG, e), file=err)
+        print(clip('%s: error: %s' % (PROG, e)), file=err)
         return EXIT_BAD_INPUT
     for w in warnings:
         print('%s: warning: %s' % (PROG, w), file=err)

@@ -27,6 +27,7 @@ import time
 
 from oslo_config import cfg
 
+from host_agent.cmd import clip
 from host_agent.cmd import explain
 from host_agent import conf as agent_conf
 from host_agent import linux
@@ -120,8 +121,9 @@ def load_conf(args):
              default_config_files=defaults)
         vs = CONF[VSLICER]
         return vs.selftest_wakes, vs.selftest_hogs_per_cpu, vs.lsvm_weight
-    except (cfg.Error, ValueError) as e:
-        raise BadInput('cannot read the agent configuration: %s' % e)
+    except (cfg.Error, OSError, ValueError) as e:
+        raise BadInput('cannot read the agent configuration %s: %s' % (
+            explain.config_names(args), e))
 
 
 def _int(name, text, default):
@@ -205,14 +207,14 @@ def main(argv=None, out=None, err=None, probe=None):
     try:
         cases, cpus, wakes, hogs, weight = settings(args)
     except BadInput as e:
-        print('%s: error: %s' % (PROG, e), file=err)
+        print(clip('%s: error: %s' % (PROG, e)), file=err)
         return EXIT_BAD_INPUT
     start = time.monotonic()
     try:
         rows = probe(CONF, cases, cpus, wakes=wakes, hogs_per_cpu=hogs,
                      lsvm_weight=weight)
     except wakeup_probe.ProbeArgError as e:
-        print('%s: error: %s' % (PROG, e), file=err)
+        print(clip('%s: error: %s' % (PROG, e)), file=err)
         return EXIT_BAD_INPUT
     except Exception as e:  # privsep start-up errors have many types
         print('%s: error: the self-test could not run: %s: %s (run it as '

@@ -29,6 +29,7 @@ import time
 
 from oslo_config import cfg
 
+from nova_plugin.cmd import clip
 from nova_plugin.cmd import placement_format as fmt
 from nova_plugin.cmd import placement_rules as rules_mod
 from nova_plugin.cmd import placement_sources as sources
@@ -177,7 +178,7 @@ def load_conf(paths):
         conf.iosched.report_topic
         conf.iosched.report_ttl_intervals
         conf.filter_scheduler.enabled_filters
-    except (cfg.Error, ValueError) as e:
+    except (cfg.Error, OSError, ValueError) as e:
         raise BadInput('cannot read the configuration %s: %s' % (
             ', '.join(paths) or '(defaults)', e))
     return conf, list(paths)
@@ -185,6 +186,12 @@ def load_conf(paths):
 
 def read_request(args):
     """(scoring.Request, source text, extra specs) from the arguments."""
+    if args.host is not None and not args.host.strip():
+        raise BadInput('--host %r: accepted: a compute host name (as its '
+                       'agent reports it)' % args.host)
+    if args.flavor is not None and not args.flavor.strip():
+        raise BadInput('--flavor %r: accepted: the name or ID of a Nova '
+                       'flavor' % args.flavor)
     if args.flavor and (args.vcpus is not None or args.property):
         raise BadInput('give either --flavor NAME or --vcpus N with '
                        '--property KEY=VALUE, not both')
@@ -223,7 +230,7 @@ def gather(args, conf, err):
         heading = 'reports: %d host(s) from %d file(s)' % (
             len(reports), len(args.report))
         return reports, meta, heading
-    if args.wait <= 0:
+    if not args.wait > 0:       # also NaN, which would never stop
         raise BadInput('--wait %s: accepted: seconds > 0' % args.wait)
     url = args.transport_url or conf.transport_url
 
@@ -257,7 +264,7 @@ def main(argv=None, out=None, err=None):
         query, source, specs = read_request(args)
         reports, meta, heading = gather(args, conf, err)
     except BadInput as e:
-        print('%s: error: %s' % (PROG, e), file=err)
+        print(clip('%s: error: %s' % (PROG, e)), file=err)
         return EXIT_BAD_INPUT
     if not reports:
         print('%s: error: no host report received on topic %s within %s s: '
@@ -269,9 +276,10 @@ def main(argv=None, out=None, err=None):
     missing = ()
     if args.host and args.host not in reports:
         if meta['source'] == 'files':
-            print('%s: error: --host %s: no report for it in the files '
-                  '(hosts: %s)' % (PROG, args.host,
-                                   ', '.join(sorted(reports))), file=err)
+            print(clip('%s: error: --host %s: no report for it in the files '
+                       '(hosts: %s)' % (PROG, args.host,
+                                        ', '.join(sorted(reports)))),
+                  file=err)
             return EXIT_BAD_INPUT
         # heard from others but not from it: the scheduler treats it as
         # a host without a fresh report

@@ -48,6 +48,9 @@ def read_report_file(path):
                        'is accepted): %s' % (path, e))
     except ValueError as e:
         raise BadInput('%s is not JSON: %s' % (path, e))
+    except RecursionError:
+        raise BadInput('%s is not a HostReport: JSON nested too deeply'
+                       % path)
 
 
 def reports_from_files(paths):

@@ -24,6 +24,7 @@ import sys
 from oslo_config import cfg
 
 from host_agent.reporter import signature
+from nova_plugin.cmd import clip
 from nova_plugin import conf as iosched_conf
 
 PROG = 'iosched-report-key'
@@ -73,16 +74,16 @@ def main(argv=None):
     files = args.config_file or ['/etc/nova/nova.conf']
     try:
         master = master_key_from(files)
-    except (cfg.Error, OSError) as e:
-        print('%s: cannot read %s: %s' % (PROG, ', '.join(files), e),
+    except (cfg.Error, OSError, ValueError) as e:
+        print(clip('%s: cannot read %s: %s' % (PROG, ', '.join(files), e)),
               file=sys.stderr)
         return EXIT_BAD_INPUT
     lines = []
     for host in args.host:
         if not host.strip() or host != host.strip():
-            print('%s: --host %r: give the compute host name exactly as the '
-                  'agent\'s [DEFAULT] host, without blanks' % (PROG, host),
-                  file=sys.stderr)
+            print(clip('%s: --host %r: give the compute host name exactly as '
+                       'the agent\'s [DEFAULT] host, without blanks'
+                       % (PROG, host)), file=sys.stderr)
             return EXIT_BAD_INPUT
         try:
             key = signature.derive_host_key(master, host)

@@ -33,6 +33,7 @@ import time
 
 from oslo_config import cfg
 
+from nova_plugin.cmd import clip
 from nova_plugin.cmd import placement_sources as sources
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
@@ -231,7 +232,7 @@ def load_conf(paths):
         url = conf.reporter.transport_url or conf.transport_url
         topic = conf.reporter.topic or conf.iosched.report_topic
         agents = conf.reporter.resync_topic or conf.iosched.agents_topic
-    except (cfg.Error, ValueError) as e:
+    except (cfg.Error, OSError, ValueError) as e:
         raise BadInput('cannot read the configuration %s: %s' % (
             ', '.join(paths) or '(defaults)', e))
     return conf, list(paths), url, topic, agents
@@ -293,11 +294,15 @@ def main(argv=None, out=None, err=None):
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
 
     def say(text):
-        print('%s: %s' % (PROG, text), file=err, flush=True)
+        print(clip('%s: %s' % (PROG, text)), file=err, flush=True)
 
     try:
-        if not args.wait > 0:
-            raise BadInput('--wait %s: accepted: seconds > 0' % args.wait)
+        if not 0 < args.wait <= threading.TIMEOUT_MAX:
+            raise BadInput('--wait %s: accepted: seconds > 0, at most %d'
+                           % (args.wait, threading.TIMEOUT_MAX))
+        if args.max_age is not None and not args.max_age >= 0:
+            raise BadInput('--max-age %s: accepted: seconds >= 0'
+                           % args.max_age)
         conf, paths, url, topic, agents = load_conf(args.config_file)
         url = args.transport_url or url
         topic = args.topic or topic
