@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer bench-load
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -68,17 +68,29 @@ bench-vlc:
 
 # Faults and hostile input (issue 15, docs/reliability.md): 40,000 hostile
 # reports straight into the endpoint and 10,000 over RabbitMQ (started if
-# absent), 100 SIGKILLs of the agent on the simulated driver; ~10 min. CI
-# runs the same tests with 10,000, 1,000 and 20.
+# absent), 100 SIGKILLs of the agent on the simulated driver, ~26,000 bad
+# SLOs, extra specs, scenario files and config values; ~15 min. CI runs
+# the same tests at about a tenth of the size.
 bench-faults: bootstrap
 	bash -c '. tools/services.sh; trap stop_started EXIT; \
 		ensure_rabbitmq || exit 1; \
 		IOSCHED_HOSTILE_EXAMPLES=10000 IOSCHED_HOSTILE_RPC_EXAMPLES=10000 \
-		IOSCHED_KILLS=100 \
+		IOSCHED_KILLS=100 IOSCHED_INPUT_FUZZ_EXAMPLES=1500 \
 		CI=true $(VENV)/bin/python -m pytest -q -s -p no:cacheprovider \
 		tests/unit/nova_plugin/test_hostile_payloads.py \
 		tests/functional/test_hostile_reports_rabbitmq.py \
-		tests/functional/test_kill_campaign.py'
+		tests/functional/test_kill_campaign.py \
+		tests/unit/cinder_qos/test_slo_fuzz.py \
+		tests/unit/nova_plugin/test_extra_specs_fuzz.py \
+		tests/unit/iosched_demo/test_scenario_fuzz.py \
+		tests/unit/test_config_fuzz.py'
+
+# Load (docs/reliability.md §7, §8): the agent with 200 simulated vCPUs for
+# a simulated hour (~55 min here) and the report store at 10,000 hosts
+# (~2 min). ARGS go to the agent run, e.g. ARGS='--seconds 600'.
+bench-load: bootstrap
+	$(VENV)/bin/python bench/store_memory.py
+	$(VENV)/bin/python bench/agent_load.py $(ARGS)
 
 # The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
 # row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a

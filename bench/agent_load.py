@@ -29,11 +29,13 @@ Usage: .venv/bin/python bench/agent_load.py [--vcpus 200] [--seconds 3600]
 """
 
 import argparse
+import collections
 import gc
 import json
 import os
 import sys
 import time
+import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
@@ -56,6 +58,30 @@ def slope_per_hour(xs, ys):
     if not var:
         return 0.0
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var * 3600
+
+
+PACKAGES = ('host_agent', 'simulator', 'nova_plugin', 'oslo_')
+
+
+def owner(frames):
+    """The package that made an allocation: the innermost of our frames."""
+    for frame in frames:
+        for pkg in PACKAGES:
+            if '/%s' % pkg in frame.filename:
+                return pkg.rstrip('_')
+    return 'other'
+
+
+def traced_by_package():
+    """Bytes currently allocated, by the package that allocated them."""
+    by = collections.Counter()
+    sites = collections.Counter()
+    for stat in tracemalloc.take_snapshot().statistics('traceback'):
+        pkg = owner(stat.traceback)
+        by[pkg] += stat.size
+        sites[(pkg, stat.traceback[0].filename.rsplit('/', 2)[-2:][-1],
+               stat.traceback[0].lineno)] += stat.size
+    return by, sites
 
 
 def build(vcpus, pcpus):
@@ -96,6 +122,30 @@ def build(vcpus, pcpus):
     return sim, agent, names
 
 
+def report_traced(traced, frames):
+    """Print traced memory by package, first vs last sample, and slopes."""
+    xs = [t[0] for t in traced]
+    pkgs = sorted(set().union(*(t[1] for t in traced)))
+    out = {}
+    print('  traced memory by allocating package (tracemalloc, %d frames):'
+          % frames)
+    for pkg in pkgs:
+        ys = [t[1][pkg] / 2**20 for t in traced]
+        out[pkg] = {'first_mib': ys[0], 'last_mib': ys[-1],
+                    'slope_mib_per_hour': slope_per_hour(xs, ys)}
+        print('    %-12s %8.2f -> %8.2f MiB (%+.2f %%, slope %+.3f MiB/h)' % (
+            pkg, ys[0], ys[-1],
+            (ys[-1] - ys[0]) / ys[0] * 100 if ys[0] else 0.0,
+            out[pkg]['slope_mib_per_hour']))
+    first, last = traced[0][2], traced[-1][2]
+    growth = sorted(((last[k] - first.get(k, 0), k) for k in last),
+                    reverse=True)[:8]
+    print('    largest growing sites (package, file, line: KiB):')
+    for delta, (pkg, fname, line) in growth:
+        print('      %-10s %s:%d  %+.1f' % (pkg, fname, line, delta / 1024))
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--vcpus', type=int, default=200)
@@ -105,10 +155,19 @@ def main(argv=None):
                    help='ticks per sample (default 60)')
     p.add_argument('--warmup', type=int, default=120,
                    help='ticks before the first counted sample')
+    p.add_argument('--trace', action='store_true',
+                   help='attribute memory growth with tracemalloc (slow): '
+                        'traced bytes per package at each sample')
+    p.add_argument('--trace-frames', type=int, default=4,
+                   help='frames kept per allocation with --trace (more '
+                        'attributes better, costs more; default 4)')
     p.add_argument('-o', '--output-dir', default='out/bench')
     args = p.parse_args(argv)
+    if args.trace:
+        tracemalloc.start(args.trace_frames)
     sim, agent, names = build(args.vcpus, args.pcpus)
     samples = []        # (simulated s, agent us/tick, sim us/s, RSS MiB)
+    traced = []         # (simulated s, bytes by package, bytes by site)
     agent_cpu = sim_cpu = 0.0
     t_start = time.monotonic()
     for tick in range(1, args.seconds + 1):
@@ -127,6 +186,8 @@ def main(argv=None):
                 gc.collect()
                 samples.append((tick, agent_cpu / args.window * 1e6,
                                 sim_cpu / args.window * 1e6, rss_mib()))
+                if args.trace:
+                    traced.append((tick,) + traced_by_package())
             agent_cpu = sim_cpu = 0.0
             if tick % (args.window * 10) == 0:
                 print('  %5d / %d simulated s (%.0f s wall)' % (
@@ -157,6 +218,8 @@ def main(argv=None):
     print('  RSS %.1f -> %.1f MiB (growth %+.2f %%, slope %+.2f MiB/h)'
           % (rss[0], rss[-1], result['rss_growth_pct'],
              result['rss_mib_slope_per_hour']))
+    if traced:
+        result['traced'] = report_traced(traced, args.trace_frames)
     os.makedirs(args.output_dir, exist_ok=True)
     with open(os.path.join(args.output_dir, 'agent_load.json'), 'w') as fh:
         json.dump(result, fh, indent=1)
