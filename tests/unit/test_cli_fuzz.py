@@ -41,6 +41,7 @@ from hypothesis import settings
 import pytest
 
 from tests.unit import cli_cases
+from tests.unit import cli_env
 
 EXAMPLES = cli_cases.examples(30)
 # argparse's own errors repeat the whole value; ours must not
@@ -55,7 +56,7 @@ RUN = collections.Counter()
 @pytest.fixture(scope='module')
 def env(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        env = cli_cases.Env(mp, str(tmp_path_factory.mktemp('clifuzz')))
+        env = cli_env.Env(mp, str(tmp_path_factory.mktemp('clifuzz')))
         try:
             yield env
         finally:
