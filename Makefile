@@ -69,13 +69,15 @@ bench-vlc:
 # Faults and hostile input (issue 15, docs/reliability.md): 40,000 hostile
 # reports straight into the endpoint and 10,000 over RabbitMQ (started if
 # absent), 100 SIGKILLs of the agent on the simulated driver, ~26,000 bad
-# SLOs, extra specs, scenario files and config values; ~15 min. CI runs
+# SLOs, extra specs, scenario files and config values, 7,800 hostile
+# command lines; ~17 min. CI runs
 # the same tests at about a tenth of the size.
 bench-faults: bootstrap
 	bash -c '. tools/services.sh; trap stop_started EXIT; \
 		ensure_rabbitmq || exit 1; \
 		IOSCHED_HOSTILE_EXAMPLES=10000 IOSCHED_HOSTILE_RPC_EXAMPLES=10000 \
 		IOSCHED_KILLS=100 IOSCHED_INPUT_FUZZ_EXAMPLES=1500 \
+		IOSCHED_CLI_FUZZ_EXAMPLES=300 IOSCHED_CLI_FUZZ_RANDOM=1 \
 		CI=true $(VENV)/bin/python -m pytest -q -s -p no:cacheprovider \
 		tests/unit/nova_plugin/test_hostile_payloads.py \
 		tests/functional/test_hostile_reports_rabbitmq.py \
@@ -83,7 +85,8 @@ bench-faults: bootstrap
 		tests/unit/cinder_qos/test_slo_fuzz.py \
 		tests/unit/nova_plugin/test_extra_specs_fuzz.py \
 		tests/unit/iosched_demo/test_scenario_fuzz.py \
-		tests/unit/test_config_fuzz.py'
+		tests/unit/test_config_fuzz.py \
+		tests/unit/test_cli_fuzz.py'
 
 # Load (docs/reliability.md §7, §8): the agent with 200 simulated vCPUs for
 # a simulated hour (~55 min here) and the report store at 10,000 hosts
