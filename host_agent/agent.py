@@ -174,6 +174,13 @@ class Agent(object):
             self.vcpu_collector.forget(gone)
             self.disk_collector.forget(gone)
             self.actuator.forget_instances(gone)
+        adopt = getattr(self.actuator, 'adopt', None)
+        if adopt is not None:
+            # First sight (agent start, a new VM, one migrated in): what
+            # another agent left on it, with no decision here, goes back.
+            for uuid in sorted(u for u, g in current.items()
+                               if self._known.get(u) != g):
+                adopt(uuid)
         self._known = current
         self._retune(instances)
         vcpus = self.vcpu_collector.collect(self.driver, instances)

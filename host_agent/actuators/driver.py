@@ -40,6 +40,11 @@ class DriverActuator(base.Actuator):
         self.book = decisions_mod.DecisionBook()
         self._failed = {}     # key -> last write error, to log it once
         self.errors = []
+        # The held-knobs marker (held_marker): kinds whose originals are
+        # also kept in the domain, and what each domain's marker says.
+        kinds = getattr(driver, 'marked_kinds', None)
+        self._marked_kinds = frozenset(kinds() if kinds else ())
+        self._marks = {}      # uuid -> {(kind, target): original} written
 
     def recover(self):
         """Restore what a previous (crashed) run left in the journal."""
@@ -105,6 +110,7 @@ class DriverActuator(base.Actuator):
             self.book.note(action, plan.policy, ts, before=before)
             self._failed.pop(key, None)
             changes.append(change)
+            self._remark(action.kind, action.instance_uuid)
         return changes
 
     def _back_to_original(self, action, policy, ts):
@@ -133,6 +139,7 @@ class DriverActuator(base.Actuator):
         self.journal.forget(key)
         self._written.pop(key, None)
         self.book.forget(key)
+        self._remark(action.kind, action.instance_uuid)
 
     def rebase(self, action, policy, ts):
         """Make ``action.value`` the knob's original (a volume's new static
@@ -141,6 +148,7 @@ class DriverActuator(base.Actuator):
         key = action.key
         if key in self.journal.pending():
             self.journal.rebase(key, action.value)
+            self._remark(action.kind, action.instance_uuid)
             LOG.info('%(k)s %(u)s/%(t)s: original is now %(v)s (%(rule)s: '
                      '%(why)s)', {'k': action.kind, 'u': action.instance_uuid,
                                   't': action.target, 'v': action.value,
@@ -176,6 +184,8 @@ class DriverActuator(base.Actuator):
         for cache in (self._written, self._failed):
             for key in [k for k in cache if k[1] in gone]:
                 del cache[key]
+        for uuid in gone:
+            self._marks.pop(uuid, None)
         self.book.forget_instances(gone)
 
     def restore_all(self):
@@ -202,9 +212,68 @@ class DriverActuator(base.Actuator):
             self.book.forget(key)
             LOG.info('restored %(k)s %(u)s/%(t)s = %(v)s',
                      {'k': kind, 'u': uuid, 't': target, 'v': before})
+            self._remark(kind, uuid)
         if restored and not self.journal.pending():
             self.journal.clear()
         self._written.clear()
+        return restored
+
+    def _remark(self, kind, uuid):
+        """Keep the domain's marker equal to what the journal holds of
+        its marked knobs (held_marker); written only when that changes."""
+        if kind not in self._marked_kinds:
+            return
+        held = {(k, t): v for (k, u, t), v in self.journal.pending().items()
+                if u == uuid and k in self._marked_kinds}
+        if self._marks.get(uuid) == held:
+            return
+        try:
+            self.driver.mark_held(uuid, held)
+        except driver_base.DriverError as e:
+            LOG.warning('%s: the journal still holds them', e)
+            return
+        self._marks[uuid] = held
+
+    def adopt(self, uuid):
+        """First sight of ``uuid``: put back every original its domain's
+        marker records that this journal does not hold (the domain was
+        live-migrated here, or this host's agent lost its journal): no
+        decision here explains those values. Returns how many."""
+        read = getattr(self.driver, 'read_held', None)
+        if read is None or not self._marked_kinds:
+            return 0
+        try:
+            found = read(uuid)
+        except driver_base.DriverError as e:
+            LOG.warning('%s', e)
+            return 0
+        if not found:
+            return 0
+        host, held = found
+        pending = self.journal.pending()
+        restored, failed = 0, 0
+        for (kind, target), original in sorted(held.items()):
+            if (kind, uuid, target) in pending:
+                continue            # ours: the journal restores it
+            try:
+                self.driver.write_knob(kind, uuid, target, original)
+            except driver_base.DriverError as e:
+                failed += 1
+                LOG.warning('cannot put back %(k)s %(u)s/%(t)s = %(v)s '
+                            '(set by the agent on %(h)s): %(err)s',
+                            {'k': kind, 'u': uuid, 't': target,
+                             'v': original, 'h': host, 'err': e})
+                continue
+            restored += 1
+            LOG.warning('put back %(k)s %(u)s/%(t)s = %(v)s: the agent on '
+                        '%(h)s had changed it and no decision here explains '
+                        'it (a live migration, or a lost journal)',
+                        {'k': kind, 'u': uuid, 't': target, 'v': original,
+                         'h': host})
+        if not failed:
+            self._marks.pop(uuid, None)
+            for kind in sorted(self._marked_kinds)[:1]:
+                self._remark(kind, uuid)
         return restored
 
     def _instance_gone(self, uuid):

@@ -30,7 +30,8 @@ class HostKnobs(object):
     def __init__(self, conf, driver, linux=None, virt=None, blkio=None):
         self.driver = driver
         self._by_kind = {}
-        for writer in (virt or libvirt_knobs.LibvirtKnobs(driver),
+        self._virt = virt or libvirt_knobs.LibvirtKnobs(driver)
+        for writer in (self._virt,
                        linux or linux_knobs.LinuxKnobs(conf, driver),
                        blkio or blkio_knobs.BlkioKnobs(driver, _sys_root(
                            conf))):
@@ -57,6 +58,20 @@ class HostKnobs(object):
 
     def list_instances(self):
         return self.driver.list_instances()
+
+    # The held-knobs marker in the domain (actuators/held_marker.py).
+    def marked_kinds(self):
+        """The kinds whose originals travel in the domain's metadata."""
+        if getattr(self._virt, 'mark_held', None) is None:
+            return ()
+        return tuple(self._virt.knobs())
+
+    def mark_held(self, uuid, held):
+        return self._virt.mark_held(uuid, held)
+
+    def read_held(self, uuid):
+        read = getattr(self._virt, 'read_held', None)
+        return read(uuid) if read is not None else None
 
 
 def _sys_root(conf):

@@ -24,10 +24,15 @@ vm_sched           '' (the whole VM)          {'cpu_shares', 'vcpu_period',
 =================  =========================  ==============================
 
 Reads return the same shape, so the journal can restore what it read.
-Live changes only: Nova regenerates the XML on hard reboot and migration,
-and the agent re-applies its plan on the next tick.
+Live changes only: a hard reboot starts from the persistent XML, and the
+agent re-applies its plan on the next tick. A live migration carries the
+live XML, these settings included, to the destination: ``mark_held`` and
+``read_held`` keep the originals in the domain's metadata for the
+destination's agent (``held_marker``).
 """
 
+from host_agent.actuators import held_marker
+from host_agent.actuators import journal as journal_mod
 from host_agent.drivers import base
 
 try:
@@ -91,6 +96,44 @@ class LibvirtKnobs(object):
 
     def _live(self):
         return libvirt.VIR_DOMAIN_AFFECT_LIVE
+
+    # -- the held-knobs marker (held_marker) -------------------------------
+    def mark_held(self, uuid, held):
+        """Record ``held`` ({(kind, target): original}) in the live
+        domain's metadata; {} removes the record."""
+        dom = self.driver.domain(uuid)
+        kind = libvirt.VIR_DOMAIN_METADATA_ELEMENT
+        try:
+            if held:
+                dom.setMetadata(kind, held_marker.to_xml(
+                    self.driver.host_name(), held), held_marker.HELD_KEY,
+                    held_marker.HELD_NS, self._live())
+            else:
+                dom.setMetadata(kind, None, None, held_marker.HELD_NS,
+                                self._live())
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot record the held knobs of %s in '
+                                   'its metadata: %s' % (uuid, e))
+
+    def read_held(self, uuid):
+        """(host, {(kind, target): original}) recorded on the live
+        domain, or None when there is no record."""
+        dom = self.driver.domain(uuid)
+        try:
+            text = dom.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT,
+                                held_marker.HELD_NS, self._live())
+        except libvirt.libvirtError as e:
+            if e.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN_METADATA:
+                return None
+            raise base.DriverError('cannot read the metadata of %s: %s'
+                                   % (uuid, e))
+        try:
+            host, held = held_marker.from_xml(text)
+        except held_marker.MarkerError as e:
+            raise base.DriverError('metadata %s of %s: %s' % (
+                held_marker.HELD_NS, uuid, e))
+        return host, {(k, t): journal_mod._from_json(k, v)
+                      for (k, t), v in held.items() if k in KINDS}
 
     def read_knob(self, kind, uuid, target):
         dom = self.driver.domain(uuid)

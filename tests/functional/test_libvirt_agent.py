@@ -740,3 +740,57 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
         assert agent.actuator.journal.pending() == {}
     finally:
         tb.remove([name])
+
+
+def test_knobs_that_travel_with_a_migrated_domain_are_put_back(guests,
+                                                                 driver,
+                                                                 tmp_path):
+    """A live migration carries a domain's live XML (vcpupin, schedinfo,
+    iotune, emulatorpin) to the destination, whose agent's journal knows
+    nothing of them. One host cannot migrate to itself, so the closest
+    real thing: the source agent sets them on a real guest and leaves
+    (no shutdown: it stays on the source host), and an agent with its
+    own journal and host name sees the guest for the first time: every
+    value the source changed goes back to its original, read from the
+    domain's metadata, and the record is removed."""
+    from host_agent.actuators import held_marker
+    insts = _by_name(driver)
+    cpu, db = insts['cpu'], insts['db']
+    cdom, ddom = driver.domain(cpu.uuid), driver.domain(db.uuid)
+    pin_before = cdom.vcpuPinInfo(0)[0]
+    shares_before = cdom.schedulerParameters()['cpu_shares']
+    iops_before = ddom.blockIoTune('vda', 0)['total_iops_sec']
+
+    def a(kind, uuid, target, value):
+        return model.Action(kind, uuid, target, value, 'test', 'test')
+    source = driver_act.DriverActuator(
+        host_knobs.HostKnobs(CONF, driver),
+        journal_mod.Journal(str(tmp_path / 'source.jsonl')))
+    source.apply(model.Plan('test', actions=(
+        a(model.ACTION_VCPU_PIN, cpu.uuid, '0', (0,)),
+        a('vm_sched', cpu.uuid, '', {'cpu_shares': 300}),
+        a(model.ACTION_DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 70}),
+    )), time.time())
+    assert source.errors == []
+    assert cdom.schedulerParameters()['cpu_shares'] == 300
+    marker = cdom.metadata(2, held_marker.HELD_NS, 1)   # ELEMENT, LIVE
+    assert 'vcpu_pin' in marker and 'vm_sched' in marker
+    # The destination: another host name, its own (empty) journal.
+    CONF.set_override('host', 'destination', 'host_agent')
+    try:
+        dest = agent_mod.Agent(
+            CONF, driver, [],
+            driver_act.DriverActuator(
+                host_knobs.HostKnobs(CONF, driver),
+                journal_mod.Journal(str(tmp_path / 'dest.jsonl'))))
+        dest.tick()
+    finally:
+        CONF.clear_override('host', 'host_agent')
+    assert cdom.vcpuPinInfo(0)[0] == pin_before
+    assert cdom.schedulerParameters()['cpu_shares'] == shares_before
+    assert ddom.blockIoTune('vda', 0)['total_iops_sec'] == iops_before
+    import libvirt
+    for dom in (cdom, ddom):
+        with pytest.raises(libvirt.libvirtError):
+            dom.metadata(2, held_marker.HELD_NS, 1)      # record removed
+    assert dest.actuator.journal.pending() == {}
