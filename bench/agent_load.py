@@ -17,7 +17,9 @@ mixed one, on 32 pCPUs) and the agent with every policy (vslicer, isacs,
 slo, ibalancer when present) ticking every simulated second for
 ``--seconds`` (default 3600). Every ``--window`` ticks it samples the
 agent's CPU per tick (process time of ``agent.tick()`` only, not the
-simulator's) and the process's resident memory, then prints both series,
+simulator's), the process's resident memory (agent and simulator) and
+the agent's own memory (the objects reachable from it, not the driver,
+the simulator nor the shared configuration), then prints the series,
 their least-squares slopes per hour, and the growth from the first
 window after warm-up to the last. Baseline in the same run: the
 simulator's own CPU per simulated second.
@@ -82,6 +84,27 @@ def traced_by_package():
         sites[(pkg, stat.traceback[0].filename.rsplit('/', 2)[-2:][-1],
                stat.traceback[0].lineno)] += stat.size
     return by, sites
+
+
+SHARED = (type, type(gc), type(len), type(lambda: 0), type(
+    (lambda: 0).__code__))
+
+
+def agent_bytes(agent, exclude):
+    """Bytes of the objects reachable from ``agent`` (sys.getsizeof over
+    gc referents), not counting ``exclude`` (the driver and simulator,
+    the shared configuration) nor modules, classes and code."""
+    seen = set(id(o) for o in exclude)
+    stack = [agent]
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, SHARED):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        stack.extend(gc.get_referents(obj))
+    return total
 
 
 def build(vcpus, pcpus):
@@ -166,7 +189,9 @@ def main(argv=None):
     if args.trace:
         tracemalloc.start(args.trace_frames)
     sim, agent, names = build(args.vcpus, args.pcpus)
-    samples = []        # (simulated s, agent us/tick, sim us/s, RSS MiB)
+    samples = []        # (simulated s, agent us/tick, sim us/s, RSS MiB,
+    #                      agent object graph MiB)
+    exclude = (sim, agent.driver, agent.conf, fixtures.CONF)
     traced = []         # (simulated s, bytes by package, bytes by site)
     agent_cpu = sim_cpu = 0.0
     t_start = time.monotonic()
@@ -185,7 +210,8 @@ def main(argv=None):
             if tick > args.warmup:
                 gc.collect()
                 samples.append((tick, agent_cpu / args.window * 1e6,
-                                sim_cpu / args.window * 1e6, rss_mib()))
+                                sim_cpu / args.window * 1e6, rss_mib(),
+                                agent_bytes(agent, exclude) / 2**20))
                 if args.trace:
                     traced.append((tick,) + traced_by_package())
             agent_cpu = sim_cpu = 0.0
@@ -196,6 +222,7 @@ def main(argv=None):
     xs = [s[0] for s in samples]
     tick_us = [s[1] for s in samples]
     rss = [s[3] for s in samples]
+    own = [s[4] for s in samples]
     result = {
         'vcpus': args.vcpus, 'pcpus': args.pcpus, 'seconds': args.seconds,
         'policies': names, 'samples': samples,
@@ -205,6 +232,10 @@ def main(argv=None):
         'rss_mib_first': rss[0], 'rss_mib_last': rss[-1],
         'rss_mib_slope_per_hour': slope_per_hour(xs, rss),
         'rss_growth_pct': (rss[-1] - rss[0]) / rss[0] * 100,
+        'agent_mib_first': own[0], 'agent_mib_last': own[-1],
+        'agent_mib_max': max(own),
+        'agent_mib_slope_per_hour': slope_per_hour(xs, own),
+        'agent_growth_pct': (own[-1] - own[0]) / own[0] * 100,
     }
     print('agent with %d vCPUs on %d pCPUs, policies %s, %d simulated s:'
           % (args.vcpus, args.pcpus, ','.join(names), args.seconds))
@@ -215,9 +246,14 @@ def main(argv=None):
              result['agent_us_per_tick_mean'] * 100))
     print('  baseline: simulator  %8.0f us per simulated s'
           % result['sim_us_per_sim_s_mean'])
-    print('  RSS %.1f -> %.1f MiB (growth %+.2f %%, slope %+.2f MiB/h)'
+    print('  RSS %.1f -> %.1f MiB (growth %+.2f %%, slope %+.2f MiB/h; '
+          'agent and simulator in one process)'
           % (rss[0], rss[-1], result['rss_growth_pct'],
              result['rss_mib_slope_per_hour']))
+    print('  agent objects %.2f -> %.2f MiB, max %.2f (growth %+.2f %%, '
+          'slope %+.3f MiB/h)' % (own[0], own[-1], max(own),
+                                  result['agent_growth_pct'],
+                                  result['agent_mib_slope_per_hour']))
     if traced:
         result['traced'] = report_traced(traced, args.trace_frames)
     os.makedirs(args.output_dir, exist_ok=True)
