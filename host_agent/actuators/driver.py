@@ -221,8 +221,10 @@ class DriverActuator(base.Actuator):
     def _remark(self, kind, uuid):
         """Keep the domain's marker equal to what the journal holds of
         its marked knobs (held_marker); written only when that changes."""
-        if kind not in self._marked_kinds:
-            return
+        if kind in self._marked_kinds:
+            self._write_marker(uuid)
+
+    def _write_marker(self, uuid):
         held = {(k, t): v for (k, u, t), v in self.journal.pending().items()
                 if u == uuid and k in self._marked_kinds}
         if self._marks.get(uuid) == held:
@@ -272,8 +274,7 @@ class DriverActuator(base.Actuator):
                          'h': host})
         if not failed:
             self._marks.pop(uuid, None)
-            for kind in sorted(self._marked_kinds)[:1]:
-                self._remark(kind, uuid)
+            self._write_marker(uuid)
         return restored
 
     def _instance_gone(self, uuid):
