@@ -137,12 +137,12 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         from nova_plugin import store as store_mod
 
         class TimingStore(store_mod.ReportStore):
-            def update(self, report):
+            def admit(self, report):
                 latencies.append(time.time() - report.ts)
-                stored = super().update(report)
+                admitted = super().admit(report)
                 with count.get_lock():
                     count.value += 1
-                return stored
+                return admitted
 
         plugin_conf.register_opts(cfg.CONF)
         cfg.CONF.set_override('report_topic', s.topic, 'iosched')
