@@ -46,7 +46,9 @@ the RPC server's threads write while the scheduler reads.
   (``slim()``): 1.1 KB per host instead of 43 KB for a report of 32 vCPUs
   and 50 decisions, so ``max_hosts`` bounds the memory for real
   (``bench/store_memory.py``). The decisions stay on the host, in
-  ``iosched-explain`` and ``iosched-status``.
+  ``iosched-explain`` and ``iosched-status``. Such a store does not keep
+  the records (``keeps_records`` is False), so the endpoint does not
+  parse them either (``HostReport.head_from_dict``).
 * Counts (``stats()``), for logs, a benchmark and the CLI: reports
   ``received`` (= ``stored`` + ``ignored`` + ``dropped``), ``stored``,
   ``ignored`` (out of order or a duplicate, e.g. a resync copy),
@@ -101,6 +103,9 @@ class ReportStore(object):
                  max_clock_skew=300.0, slim=False):
         self._clock = clock
         self._slim = slim
+        # Whether a stored report keeps its per-vCPU records and decisions
+        # (the endpoint parses and verifies them only then).
+        self.keeps_records = not slim
         self._lock = threading.Lock()
         # host -> _Entry, least recently received first
         self._entries = collections.OrderedDict()

@@ -493,47 +493,73 @@ class HostReport:
     @classmethod
     def from_dict(cls, data):
         """Validate and build; raise PayloadError naming the bad field."""
-        if not isinstance(data, dict):
-            raise PayloadError('<root>', 'expected an object, got %s'
-                               % type(data).__name__)
-        version = _get(data, 'version', '', str)
-        major = version.split('.', 1)[0]
-        if major != VERSION.split('.', 1)[0]:
-            raise PayloadError('version', 'got %r, accepted: %s.x'
-                               % (version, VERSION.split('.', 1)[0]))
-        vcpus = _get(data, 'vcpus', '', list)
-        sub = {}
-        for name, klass in (('lsvm', LsvmState), ('disk', DiskState),
-                            ('health', Health)):
-            sub[name] = klass.from_dict(_get(data, name, '', dict),
-                                        name + '.')
-        return cls(
-            version=version,
-            host=_get(data, 'host', '', str, check=bool,
-                      accepted='a non-empty host name'),
-            ts=_get(data, 'ts', '', float, check=_nonneg,
-                    accepted='seconds >= 0'),
-            seq=_get(data, 'seq', '', int, check=_nonneg,
-                     accepted='an integer >= 0'),
-            report_interval=_get(data, 'report_interval', '', float,
-                                 check=lambda v: v > 0,
-                                 accepted='seconds > 0'),
-            pcpus=_get(data, 'pcpus', '', int, check=lambda v: v > 0,
-                       accepted='an integer > 0'),
-            vcpus=tuple(VcpuEntry.from_dict(v, 'vcpus[%d].' % i)
-                        for i, v in enumerate(vcpus)),
-            io_vcpus=_get(data, 'io_vcpus', '', int, check=_nonneg,
-                          accepted='an integer >= 0'),
-            io_strength_total=_get(data, 'io_strength_total', '', float,
-                                   check=_nonneg, accepted='a number >= 0'),
-            io_strength_per_pcpu=_get(data, 'io_strength_per_pcpu', '',
-                                      float, check=_nonneg,
-                                      accepted='a number >= 0'),
-            io_strength_max_pcpu=_get(data, 'io_strength_max_pcpu', '',
-                                      float, check=_nonneg,
-                                      accepted='a number >= 0'),
-            decisions=_decisions(data),
-            **sub)
+        head = _head(data, records=True)
+        return cls(decisions=_decisions(data), **head)
+
+    @classmethod
+    def head_from_dict(cls, data):
+        """What a scheduler reads: ``from_dict`` without the per-vCPU
+        records and the decisions (nothing it stores reads them).
+
+        The same checks and messages for every other field. ``vcpus``
+        must be a list and ``decisions`` (if sent) a list of at most
+        MAX_DECISIONS entries, but their entries are not parsed: the
+        report comes back with ``vcpus = decisions = ()`` and, when the
+        agent did not send it, ``lsvm.nlsvm_vcpus`` set to the count the
+        LSVM rule derives from the records (``len(vcpus) - lsvm.count``).
+        """
+        head = _head(data, records=False)
+        n_vcpus = len(head.pop('vcpus'))
+        decisions = _get(data, 'decisions', '', list, default=())
+        if len(decisions) > MAX_DECISIONS:
+            raise PayloadError('decisions', 'got %d entries, accepted: at '
+                               'most %d' % (len(decisions), MAX_DECISIONS))
+        lsvm = head['lsvm']
+        if lsvm.nlsvm_vcpus is None:
+            head['lsvm'] = dataclasses.replace(
+                lsvm, nlsvm_vcpus=max(0, n_vcpus - lsvm.count))
+        return cls(**head)
+
+
+def _head(data, records):
+    """The keyword arguments of a HostReport but ``decisions``, checked in
+    ``from_dict``'s order; ``vcpus``: the parsed records (``records``) or
+    the list, its entries unchecked."""
+    if not isinstance(data, dict):
+        raise PayloadError('<root>', 'expected an object, got %s'
+                           % type(data).__name__)
+    version = _get(data, 'version', '', str)
+    major = version.split('.', 1)[0]
+    if major != VERSION.split('.', 1)[0]:
+        raise PayloadError('version', 'got %r, accepted: %s.x'
+                           % (version, VERSION.split('.', 1)[0]))
+    vcpus = _get(data, 'vcpus', '', list)
+    head = {}
+    for name, klass in (('lsvm', LsvmState), ('disk', DiskState),
+                        ('health', Health)):
+        head[name] = klass.from_dict(_get(data, name, '', dict),
+                                     name + '.')
+    head.update(
+        version=version,
+        host=_get(data, 'host', '', str, check=bool,
+                  accepted='a non-empty host name'),
+        ts=_get(data, 'ts', '', float, check=_nonneg,
+                accepted='seconds >= 0'),
+        seq=_get(data, 'seq', '', int, check=_nonneg,
+                 accepted='an integer >= 0'),
+        report_interval=_get(data, 'report_interval', '', float,
+                             check=_positive, accepted='seconds > 0'),
+        pcpus=_get(data, 'pcpus', '', int, check=_positive,
+                   accepted='an integer > 0'),
+        vcpus=(tuple(VcpuEntry.from_dict(v, 'vcpus[%d].' % i)
+                     for i, v in enumerate(vcpus)) if records else vcpus),
+        io_vcpus=_get(data, 'io_vcpus', '', int, check=_nonneg,
+                      accepted='an integer >= 0'))
+    for name in ('io_strength_total', 'io_strength_per_pcpu',
+                 'io_strength_max_pcpu'):
+        head[name] = _get(data, name, '', float, check=_nonneg,
+                          accepted='a number >= 0')
+    return head
 
 
 def load(path):

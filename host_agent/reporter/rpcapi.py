@@ -20,6 +20,10 @@ API version history:
 * 1.1 - ``report_host_io(report, signature)``: the report signed with the
   host's key (``signature``); sent only by an agent that has a
   ``[reporter] report_key``, so schedulers must be upgraded first.
+* 1.2 - ``signature`` in scheme ``hmac-sha256-v2``
+  (``host_agent.reporter.signature``): the per-vCPU records and decisions
+  covered by their digest, so a scheduler checks it without re-encoding
+  them. Sent by a signing agent; schedulers must be upgraded first.
 
 Scheduler worker -> agents, on ``[iosched] agents_topic``
 (``[reporter] resync_topic``), server
@@ -37,7 +41,7 @@ import oslo_messaging
 from host_agent.reporter import signature as report_signature
 
 NAMESPACE = 'iosched'
-VERSION = '1.1'
+VERSION = '1.2'
 AGENT_VERSION = '1.0'
 
 
@@ -64,10 +68,11 @@ class ReportAPI(object):
                                         retry=self.retry)
             cctxt.cast({}, 'report_host_io', report=data)
             return
-        cctxt = self.client.prepare(fanout=True, version='1.1',
+        cctxt = self.client.prepare(fanout=True, version='1.2',
                                     retry=self.retry)
         cctxt.cast({}, 'report_host_io', report=data,
-                   signature=report_signature.sign(data, self.key))
+                   signature=report_signature.sign(
+                       data, self.key, scheme=report_signature.SCHEME_V2))
 
 
 class AgentAPI(object):
