@@ -33,6 +33,8 @@ from host_agent.cmd import clip
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
 from host_agent import metrics
+from host_agent import placement_base
+from host_agent import placement_inventory
 from host_agent import placement_trait
 from host_agent import plugins
 from host_agent import privsep
@@ -130,10 +132,13 @@ def main(argv=None):
         CONF, agent, messaging.get_transport(
             CONF, CONF.reporter.transport_url))
         if CONF.reporter.enabled else None)
-    # [lsvm_trait] publish: the LSVM trait in Placement (None when off).
-    publisher = placement_trait.start_from_conf(CONF, agent.host)
-    agent.reporter = placement_trait.with_publisher(agent.reporter,
-                                                    publisher)
+    # [lsvm_trait] publish: the LSVM trait in Placement; [io_inventory]
+    # publish: the I/O inventories of the compute node's child provider
+    # (each None when off).
+    publishers = [placement_trait.start_from_conf(CONF, agent.host),
+                  placement_inventory.start_from_conf(CONF, agent.host)]
+    agent.reporter = placement_base.with_publisher(agent.reporter,
+                                                   *publishers)
     # [metrics]: the Prometheus endpoint (None when off or not bound).
     exporter = metrics.start_from_conf(CONF, agent)
     # The tick loop never waits on the bus: reports go from a thread.
@@ -156,8 +161,9 @@ def main(argv=None):
             exporter.stop()
         if resync_service is not None:
             resync_service.stop()
-        if publisher is not None:
-            publisher.stop()
+        for publisher in publishers:
+            if publisher is not None:
+                publisher.stop()
         messaging.cleanup()
         driver.close()
     return 0
