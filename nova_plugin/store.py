@@ -77,11 +77,13 @@ def slim(report):
     """``report`` without what no filter or weigher reads: the per-vCPU
     records and the decisions. The one figure the filters derive from the
     vCPU records, the count of non-LSVM vCPUs (``lsvm_rule.figures``), is
-    kept in ``lsvm.nlsvm_vcpus`` when the agent did not send it."""
+    kept in ``lsvm.nlsvm_vcpus`` when the agent did not send it (and left
+    None without records: the rule derives 0 either way), as
+    ``HostReport.head_from_dict`` does."""
     if not report.vcpus and not report.decisions:
         return report
     lsvm = report.lsvm
-    if lsvm.nlsvm_vcpus is None:
+    if lsvm.nlsvm_vcpus is None and report.vcpus:
         lsvm = dataclasses.replace(lsvm, nlsvm_vcpus=max(
             0, len(report.vcpus) - lsvm.count))
     return dataclasses.replace(report, vcpus=(), decisions=(), lsvm=lsvm)

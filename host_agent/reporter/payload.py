@@ -506,7 +506,8 @@ class HostReport:
         MAX_DECISIONS entries, but their entries are not parsed: the
         report comes back with ``vcpus = decisions = ()`` and, when the
         agent did not send it, ``lsvm.nlsvm_vcpus`` set to the count the
-        LSVM rule derives from the records (``len(vcpus) - lsvm.count``).
+        LSVM rule derives from the records (``len(vcpus) - lsvm.count``;
+        left None without records, which the rule reads as 0).
         """
         head = _head(data, records=False)
         n_vcpus = len(head.pop('vcpus'))
@@ -515,7 +516,7 @@ class HostReport:
             raise PayloadError('decisions', 'got %d entries, accepted: at '
                                'most %d' % (len(decisions), MAX_DECISIONS))
         lsvm = head['lsvm']
-        if lsvm.nlsvm_vcpus is None:
+        if lsvm.nlsvm_vcpus is None and n_vcpus:
             head['lsvm'] = dataclasses.replace(
                 lsvm, nlsvm_vcpus=max(0, n_vcpus - lsvm.count))
         return cls(**head)

@@ -27,6 +27,7 @@ from oslo_config import cfg
 import oslo_messaging
 import pytest
 
+from host_agent.reporter import payload
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import listener as listener_mod
@@ -64,9 +65,14 @@ def _malformed():
     return bad
 
 
-def test_endpoint_stores_good_and_drops_malformed(caplog):
-    st = store.ReportStore()
+@pytest.mark.parametrize('slim', [False, True])
+def test_endpoint_stores_good_and_drops_malformed(caplog, slim):
+    # slim: the scheduler's store, which the endpoint feeds with the
+    # report's head only (HostReport.head_from_dict): same messages
+    st = store.ReportStore(slim=slim)
     ep = endpoint.ReportEndpoint(st)
+    assert ep._parse == (payload.HostReport.head_from_dict if slim
+                         else payload.HostReport.from_dict)
     r = reports.report(host='h1', io_vcpus=3)
     ep.report_host_io({}, r.to_dict())
     assert st.get('h1') == r

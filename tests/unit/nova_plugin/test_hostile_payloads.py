@@ -17,7 +17,11 @@ removed, unknown ones added, nested records broken; or the payload is any
 JSON at all. Each case goes through ``ReportEndpoint.report_host_io``, the
 method oslo.messaging's dispatcher calls, and a sample through a real
 oslo.messaging RPC server (fake:/ bus; over RabbitMQ in
-``tests/functional/test_hostile_reports_rabbitmq.py``). Invariants:
+``tests/functional/test_hostile_reports_rabbitmq.py``), once into a store
+of whole reports (``from_dict``, as ``iosched-status``) and once into the
+scheduler's slim store (``head_from_dict``, vCPU records and decisions
+not parsed). Signatures are of both schemes (``hmac-sha256`` and
+``-v2``). Invariants:
 
 * no exception leaves the endpoint;
 * the reports of the other hosts are the same objects as before;
@@ -28,6 +32,7 @@ oslo.messaging RPC server (fake:/ bus; over RabbitMQ in
 2,500 here: 10,000 over the four tests; ``make bench-faults`` runs more).
 """
 
+import copy
 import math
 import os
 import time
@@ -72,7 +77,8 @@ hostile_scalars = st.one_of(
     st.sampled_from([1e308, -1e308, 5e-324, -0.0, 2**63, -2**63 - 1]),
     st.text(max_size=50),
     st.sampled_from(['', 'a' * 100000, '\x00', '../../etc/passwd',
-                     'victim-0', '1e12', 'NaN', 'io', 'ok', '1.4', '99.0']))
+                     'victim-0', '1e12', 'NaN', 'io', 'ok', '1.4', '99.0',
+                     '\ud800']))
 hostile_values = st.recursive(
     hostile_scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=5),
@@ -119,8 +125,11 @@ def mutated_reports(draw):
 any_payload = st.one_of(mutated_reports(), hostile_values)
 
 
-def _victim_store():
-    s = store_mod.ReportStore(max_hosts=50)
+STORES = (False, True)        # whole reports; the scheduler's slim entries
+
+
+def _victim_store(slim):
+    s = store_mod.ReportStore(max_hosts=50, slim=slim)
     for host in VICTIMS:
         assert s.update(reports.report(host=host, ts=time.time() - 1,
                                        report_interval=3600.0))
@@ -167,49 +176,60 @@ def _check(ep, s, before, data, sig=None):
 @SETTINGS
 @given(data=mutated_reports())
 def test_mutated_reports_without_auth(data):
-    s = _victim_store()
-    _check(endpoint.ReportEndpoint(s), s, _snapshot(s), data)
+    for slim in STORES:
+        s = _victim_store(slim)
+        _check(endpoint.ReportEndpoint(s), s, _snapshot(s),
+               copy.deepcopy(data))
 
 
 @SETTINGS
 @given(data=any_payload)
 def test_any_json_without_auth(data):
-    s = _victim_store()
-    _check(endpoint.ReportEndpoint(s), s, _snapshot(s), data)
+    for slim in STORES:
+        s = _victim_store(slim)
+        _check(endpoint.ReportEndpoint(s), s, _snapshot(s),
+               copy.deepcopy(data))
 
 
 @SETTINGS
 @given(data=any_payload, sig=st.one_of(
     st.none(), hostile_scalars,
-    st.text(max_size=80).map(lambda t: 'hmac-sha256:' + t)))
+    st.text(max_size=80).map(lambda t: 'hmac-sha256:' + t),
+    st.text(max_size=140).map(lambda t: 'hmac-sha256-v2:' + t),
+    st.tuples(st.sampled_from(['0' * 64, 'f' * 64]),
+              st.text('0123456789abcdef', min_size=64, max_size=64)).map(
+        lambda t: 'hmac-sha256-v2:%s:%s' % t)))
 def test_hostile_signed_mode_stores_nothing(data, sig):
-    s = _victim_store()
-    ep = endpoint.ReportEndpoint(s, auth='hmac', master_key=MASTER)
-    before = _snapshot(s)
-    ep.report_host_io({}, data, sig)
-    assert _snapshot(s) == before
-    assert s.hosts() == sorted(VICTIMS)
+    for slim in STORES:
+        s = _victim_store(slim)
+        ep = endpoint.ReportEndpoint(s, auth='hmac', master_key=MASTER)
+        before = _snapshot(s)
+        ep.report_host_io({}, copy.deepcopy(data), sig)
+        assert _snapshot(s) == before
+        assert s.hosts() == sorted(VICTIMS)
 
 
 @SETTINGS
-@given(data=mutated_reports())
-def test_a_node_with_its_own_key_hurts_only_itself(data):
+@given(data=mutated_reports(), scheme=st.sampled_from(signature.SCHEMES))
+def test_a_node_with_its_own_key_hurts_only_itself(data, scheme):
     # a compromised compute node signs anything it likes with its own key
-    s = _victim_store()
-    ep = endpoint.ReportEndpoint(s, auth='hmac', master_key=MASTER)
     host = data.get('host')
     key = signature.derive_host_key(MASTER, 'attacked')
-    sig = signature.sign(data, key) if _serialisable(data) else None
-    before = _snapshot(s)
-    ep.report_host_io({}, data, sig)
-    assert _snapshot(s) == before
-    if host != 'attacked':
-        assert s.hosts() == sorted(VICTIMS)
+    sig = (signature.sign(data, key, scheme=scheme) if _serialisable(data)
+           else None)
+    for slim in STORES:
+        s = _victim_store(slim)
+        ep = endpoint.ReportEndpoint(s, auth='hmac', master_key=MASTER)
+        before = _snapshot(s)
+        ep.report_host_io({}, copy.deepcopy(data), sig)
+        assert _snapshot(s) == before
+        if host != 'attacked':
+            assert s.hosts() == sorted(VICTIMS)
 
 
 def _serialisable(data):
     try:
         signature.canonical(data)
         return True
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return False

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The plugin's endpoint takes HostReport 1.0 (older agents) and 1.1
-(with decisions) alike, and drops a 1.1 report with a bad decision."""
+(with decisions) alike; a store of whole reports drops a 1.1 report with a
+bad decision, the scheduler's slim store does not parse decisions."""
 
 import json
 
@@ -48,3 +49,16 @@ def test_endpoint_takes_1_0_and_1_1_and_drops_a_bad_decision():
     # What scheduling reads is the same with or without decisions.
     assert st.get('h-1.0').io_strength_total == \
         st.get('h-1.1').io_strength_total
+
+
+def test_the_scheduler_store_takes_1_0_to_1_4_without_parsing_decisions():
+    st = store.ReportStore(slim=True)
+    ep = endpoint.ReportEndpoint(st)
+    ep.report_host_io({}, _wire('1.0', None))
+    ep.report_host_io({}, _wire('1.1', [DECISION]))
+    ep.report_host_io({}, _wire('1.4', [dict(DECISION, rule='')]))
+    ep.report_host_io({}, _wire('1.9', 'not a list'))
+    ep.report_host_io({}, _wire('2.0', [DECISION]))
+    assert ep.counts == {'stored': 3, 'ignored': 0, 'dropped': 2}
+    assert [st.get('h-%s' % v).decisions for v in ('1.0', '1.1', '1.4')] \
+        == [()] * 3

@@ -10,8 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The scheduler's slim store entries: every filter and weigher rule gives
-the same answer on ``store.slim(report)`` as on the full report, and the
-slim entry is a small fraction of the full one's memory."""
+the same answer on ``store.slim(report)`` as on the full report, the
+scheduler's endpoint stores exactly that entry while parsing only the
+report's head (``HostReport.head_from_dict``), and the slim entry is a
+small fraction of the full one's memory."""
 
 import gc
 import json
@@ -21,6 +23,7 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from host_agent.reporter import payload
+from nova_plugin import endpoint
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
 from nova_plugin import store
@@ -39,12 +42,18 @@ PENDING = [scoring.NO_PENDING,
                            lsvm_vcpus=1)]
 
 
-def _report(i, agent_counts_nlsvm):
+def _wire(i, agent_counts_nlsvm):
     data = fake_reports.report_dict(i, vcpus=8 + i % 40, decisions=i % 60,
                                     seed=i)
     if not agent_counts_nlsvm:
         data['lsvm']['nlsvm_vcpus'] = None   # an older agent
-    return payload.HostReport.from_dict(json.loads(json.dumps(data)))
+    else:
+        data['lsvm']['nlsvm_vcpus'] = i % 9
+    return json.loads(json.dumps(data))
+
+
+def _report(i, agent_counts_nlsvm):
+    return payload.HostReport.from_dict(_wire(i, agent_counts_nlsvm))
 
 
 def _answers(report):
@@ -70,6 +79,21 @@ def test_every_rule_answers_the_same_on_the_slim_entry(agent_counts_nlsvm):
         assert _answers(thin) == _answers(full), i
 
 
+@pytest.mark.parametrize('agent_counts_nlsvm', [True, False])
+def test_the_scheduler_endpoint_parses_the_slim_entry_only(
+        agent_counts_nlsvm):
+    st = store.ReportStore(clock=lambda: 2e9, slim=True)
+    ep = endpoint.ReportEndpoint(st)
+    assert not st.keeps_records
+    assert ep._parse == payload.HostReport.head_from_dict
+    for i in range(60):
+        data = _wire(i, agent_counts_nlsvm)
+        ep.report_host_io({}, data)
+        full = payload.HostReport.from_dict(data)
+        assert st.get(full.host) == store.slim(full), i
+    assert ep.counts == {'stored': 60, 'ignored': 0, 'dropped': 0}
+
+
 def test_the_scheduler_store_keeps_slim_entries():
     full = _report(3, False)
     st = store.ReportStore(clock=lambda: full.ts, slim=True)
@@ -89,8 +113,9 @@ def _traced_per_host(slim, n=300):
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     st = store.ReportStore(clock=lambda: 2e9, slim=slim)
-    for text in wire:         # parsed as the endpoint does
-        st.update(payload.HostReport.from_dict(json.loads(text)))
+    ep = endpoint.ReportEndpoint(st)
+    for text in wire:         # parsed by the endpoint
+        ep.report_host_io({}, json.loads(text))
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
