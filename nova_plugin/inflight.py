@@ -111,6 +111,45 @@ class Tracker(object):
             self._base.move_to_end(host)
             return delta_since(held[1], *now)
 
+    def observe_hosts(self, host_states, report_keys):
+        """``observe`` of every HostState whose ``report_keys`` entry is
+        not None (keyed ``(host, nodename)``, read as ``pending_for``
+        reads them), in order, under one lock; a list of deltas, None where
+        the key is None."""
+        if self.max_hosts < 1:
+            raise ValueError('max_hosts must be >= 1, got %r'
+                             % (self.max_hosts,))
+        out = []
+        append = out.append
+        base = self._base
+        get = base.get
+        move = base.move_to_end
+        with self._lock:
+            for host_state, report_key in zip(host_states, report_keys):
+                if report_key is None:
+                    append(None)
+                    continue
+                host = (host_state.host,
+                        getattr(host_state, 'nodename', None))
+                num = getattr(host_state, 'num_instances', 0)
+                used = getattr(host_state, 'vcpus_used', 0)
+                now = (int((num if isinstance(num, (int, float)) else 0)
+                           or 0),
+                       int(round((used if isinstance(used, (int, float))
+                                  else 0) or 0)))
+                held = get(host)
+                if held is None or held[0] != report_key:
+                    base[host] = (report_key, now)
+                    move(host)
+                    while len(base) > self.max_hosts:
+                        base.popitem(last=False)
+                    append(NO_DELTA)
+                    continue
+                move(host)
+                append(NO_DELTA if now == held[1]
+                       else delta_since(held[1], *now))
+        return out
+
     def __len__(self):
         with self._lock:
             return len(self._base)
@@ -175,3 +214,19 @@ def pending_for(reports, host_state, report, profile, tracker=None):
                             _attr(host_state, 'num_instances'),
                             _attr(host_state, 'vcpus_used'))
     return combine(reports.pending(host_state.host), delta, profile)
+
+
+def pending_many(reports, host_states, report_keys, profile, tracker=None):
+    """``pending_for`` of many hosts at once (one tracker lock).
+
+    ``report_keys[i]`` is the key of the fresh report of
+    ``host_states[i]`` (``(ts, seq, id(report))``, as ``pending_for``
+    makes it), or None for a host without one (its entry is None).
+    """
+    tracker = tracker if tracker is not None else TRACKER
+    tracker.max_hosts = getattr(reports, 'max_hosts', tracker.max_hosts)
+    deltas = tracker.observe_hosts(host_states, report_keys)
+    pending = reports.pending
+    return [None if delta is None else
+            combine(pending(host_state.host), delta, profile)
+            for host_state, delta in zip(host_states, deltas)]

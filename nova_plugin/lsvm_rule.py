@@ -49,6 +49,7 @@ the agent's rule is mirrored here and the table test
 tests/unit/nova_plugin/test_lsvm_rule.py keeps both equal.
 """
 
+import collections
 import dataclasses
 import math
 
@@ -155,6 +156,52 @@ def deadline_share(pcpus, vcpus, max_share):
     return min(max_share, min(1.0, float(max(1, pcpus)) / max(1, vcpus)))
 
 
+# The report's side of the rule, read once per report (``host_terms``):
+#   n_reported = lsvm.nlsvm_vcpus, or len(report.vcpus) - lsvm.count
+#   M = lsvm.mechanism (unknown: slice), W_meas = lsvm.wakeup_latency_us,
+#   T_NLSVM, max slice in us, the slice floor max(min_slice, 100 us),
+#   room = dl_bw_limit - dl_bw_foreign.
+HostTerms = collections.namedtuple('HostTerms', (
+    'pcpus supported count n_reported default_latency_ms min_latency_ms '
+    'mechanism measured_us nlsvm_slice_us preemption max_slice_us '
+    'min_slice_us max_per_pcpu dl_runtime_us deadline_max_share '
+    'dl_bw_limit dl_bw_foreign dl_bw_reserved dl_room'))
+
+
+def host_terms(report):
+    """The ``HostTerms`` of ``report`` (what ``figures`` reads of it)."""
+    lsvm = report.lsvm
+    if lsvm.nlsvm_vcpus is not None:
+        n_reported = lsvm.nlsvm_vcpus
+    else:
+        n_reported = max(0, len(report.vcpus) - lsvm.count)
+    return HostTerms(
+        pcpus=report.pcpus, supported=lsvm.supported, count=lsvm.count,
+        n_reported=n_reported, default_latency_ms=lsvm.default_latency_ms,
+        min_latency_ms=lsvm.min_latency_ms,
+        mechanism=(lsvm.mechanism if lsvm.mechanism in MECHANISMS
+                   else MECH_SLICE),
+        measured_us=float(lsvm.wakeup_latency_us),
+        nlsvm_slice_us=_us(lsvm.nlsvm_slice_ms),
+        preemption=lsvm.wakeup_preemption,
+        max_slice_us=_us(lsvm.max_slice_ms),
+        min_slice_us=max(_us(lsvm.min_slice_ms), KERNEL_MIN_SLICE_US),
+        max_per_pcpu=lsvm.max_per_pcpu, dl_runtime_us=lsvm.dl_runtime_us,
+        deadline_max_share=lsvm.deadline_max_share,
+        dl_bw_limit=lsvm.dl_bw_limit, dl_bw_foreign=lsvm.dl_bw_foreign,
+        dl_bw_reserved=lsvm.dl_bw_reserved,
+        dl_room=lsvm.dl_bw_limit - lsvm.dl_bw_foreign)
+
+
+# n_pending(p) := max(0, all_vcpus(p) - p.lsvm_vcpus): pending vCPUs that
+# are not LSVM vCPUs (estimated ones included).
+def pending_terms(pending):
+    """``(m_pending, n_pending)`` of a ``scoring.Pending``."""
+    pending = pending or scoring.NO_PENDING
+    return (pending.lsvm_vcpus,
+            max(0, scoring.pending_vcpus(pending) - pending.lsvm_vcpus))
+
+
 # After placing the request (P = report.pcpus):
 #   m   = reported LSVM vCPUs + pending LSVM vCPUs + request vCPUs
 #   n   = reported non-LSVM vCPUs + pending non-LSVM vCPUs
@@ -176,50 +223,53 @@ def deadline_share(pcpus, vcpus, max_share):
 # (the same rule as host_agent.policies.lsvm_bounds and vslicer's
 # admit_deadline; the table test tests/unit/nova_plugin/test_lsvm_rule.py
 # checks they agree).
-def figures(report, pending, request):
-    """The figures of the host after placing ``request``."""
-    lsvm = report.lsvm
-    pending = pending or scoring.NO_PENDING
-    pcpus = report.pcpus
-    if lsvm.nlsvm_vcpus is not None:
-        n_reported = lsvm.nlsvm_vcpus
-    else:
-        n_reported = max(0, len(report.vcpus) - lsvm.count)
-    n_pending = max(0, scoring.pending_vcpus(pending) - pending.lsvm_vcpus)
-    m = lsvm.count + pending.lsvm_vcpus + request.vcpus
-    n = n_reported + n_pending
+def _core(h, m_pending, n_pending, request):
+    """(m, n, m_p, n_p, L_request, L, budget, T_m, W, T, s') of the rule
+    above; ``figures`` and ``passes`` both use it."""
+    pcpus = h.pcpus
+    m = h.count + m_pending + request.vcpus
+    n = h.n_reported + n_pending
     m_p = max(1, math.ceil(m / float(pcpus)))
     n_p = math.ceil(n / float(pcpus))
-    lat_req = float(request.latency_ms or lsvm.default_latency_ms)
+    lat_req = float(request.latency_ms or h.default_latency_ms)
     lat = lat_req
-    if lsvm.min_latency_ms > 0:
-        lat = min(lat, lsvm.min_latency_ms)
-    mech = lsvm.mechanism if lsvm.mechanism in MECHANISMS else MECH_SLICE
-    measured = float(lsvm.wakeup_latency_us)
-    t_nlsvm = _us(lsvm.nlsvm_slice_ms)
-    preempt = lsvm.wakeup_preemption
+    if h.min_latency_ms > 0:
+        lat = min(lat, h.min_latency_ms)
+    mech = h.mechanism
+    measured = h.measured_us
+    t_nlsvm = h.nlsvm_slice_us
+    preempt = h.preemption
     budget = budget_us(lat, m_p, mech, measured, t_nlsvm, preempt)
-    want = min(_us(lsvm.max_slice_ms), budget)
-    t_m = int(_clamp(want, max(_us(lsvm.min_slice_ms), KERNEL_MIN_SLICE_US),
-                     KERNEL_MAX_SLICE_US))
+    want = min(h.max_slice_us, budget)
+    t_m = int(_clamp(want, h.min_slice_us, KERNEL_MAX_SLICE_US))
     wait = wait_us(t_m, mech, measured, t_nlsvm, preempt)
-    term = (max(t_m, lsvm.dl_runtime_us) if mech == MECH_DEADLINE
+    term = (max(t_m, h.dl_runtime_us) if mech == MECH_DEADLINE
             else t_m)
-    share = deadline_share(pcpus, m + n, lsvm.deadline_max_share)
+    share = deadline_share(pcpus, m + n, h.deadline_max_share)
+    return m, n, m_p, n_p, lat_req, lat, budget, t_m, wait, term, share
+
+
+def figures(report, pending, request):
+    """The figures of the host after placing ``request``."""
+    h = host_terms(report)
+    pending = pending or scoring.NO_PENDING
+    m_pending, n_pending = pending_terms(pending)
+    (m, n, m_p, n_p, lat_req, lat, budget, t_m, wait, term,
+     share) = _core(h, m_pending, n_pending, request)
     return Figures(
-        pcpus=pcpus, m_reported=lsvm.count, m_pending=pending.lsvm_vcpus,
-        m_request=request.vcpus, m=m, m_p=m_p, n_reported=n_reported,
+        pcpus=h.pcpus, m_reported=h.count, m_pending=m_pending,
+        m_request=request.vcpus, m=m, m_p=m_p, n_reported=h.n_reported,
         n_pending=n_pending, n=n, n_p=n_p, latency_request_ms=lat_req,
-        latency_host_ms=lsvm.min_latency_ms, latency_ms=lat, budget_us=budget,
+        latency_host_ms=h.min_latency_ms, latency_ms=lat, budget_us=budget,
         t_m_us=t_m, wait_us=wait, worst_us=wait + (m_p - 1) * term,
         term_us=term,
-        nlsvm_slice_us=t_nlsvm, max_per_pcpu=lsvm.max_per_pcpu,
-        wakeup_preemption=preempt, mechanism=mech,
-        wakeup_measured_us=measured, vcpus_after=m + n,
-        deadline_max_share=lsvm.deadline_max_share, share=share,
-        dl_need=m * share, dl_bw_limit=lsvm.dl_bw_limit,
-        dl_bw_foreign=lsvm.dl_bw_foreign, dl_bw_reserved=lsvm.dl_bw_reserved,
-        dl_room=lsvm.dl_bw_limit - lsvm.dl_bw_foreign)
+        nlsvm_slice_us=h.nlsvm_slice_us, max_per_pcpu=h.max_per_pcpu,
+        wakeup_preemption=h.preemption, mechanism=h.mechanism,
+        wakeup_measured_us=h.measured_us, vcpus_after=m + n,
+        deadline_max_share=h.deadline_max_share, share=share,
+        dl_need=m * share, dl_bw_limit=h.dl_bw_limit,
+        dl_bw_foreign=h.dl_bw_foreign, dl_bw_reserved=h.dl_bw_reserved,
+        dl_room=h.dl_room)
 
 
 def _ms(us):
@@ -346,3 +396,24 @@ def check(report, pending, request):
             'm_p=%d <= %d, %s; %s' % (
                 f.mechanism, _ms(f.worst_us), f.latency_ms, f.m_p,
                 f.max_per_pcpu, extra, numbers), f)
+
+
+# passes(h, m_pending, n_pending, r) := check(h, p, r)'s verdict for a
+# latency-sensitive r, the same tests in the same order, without the
+# reason (for the filter's hot path; the reason is ``check``'s, written
+# only when read). h = host_terms(report), (m_pending, n_pending) =
+# pending_terms(p).
+def passes(h, m_pending, n_pending, request):
+    """Whether ``check`` passes a latency-sensitive ``request``."""
+    if not h.supported:
+        return False
+    (m, n, m_p, n_p, lat_req, lat, budget, t_m, wait, term,
+     share) = _core(h, m_pending, n_pending, request)
+    if m_p > h.max_per_pcpu:
+        return False
+    if h.mechanism == MECH_DEADLINE:
+        if request.dedicated or m * share > h.dl_room + BW_EPSILON:
+            return False
+    elif h.mechanism == MECH_SLICE and n_p * t_m > h.nlsvm_slice_us:
+        return False
+    return not wait + (m_p - 1) * term > lat * 1000.0 + 1e-6

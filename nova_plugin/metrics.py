@@ -21,7 +21,8 @@ Config (nova.conf)::
 
 Counted where it happens: ``note_report`` (the report endpoint: received,
 dropped by reason), ``note_filter`` (every host a filter judged, and the
-cause of a rejection), ``note_weigher``. Read at scrape time from the
+cause of a rejection; ``note_filters`` counts a whole request's hosts at
+once), ``note_weigher``. Read at scrape time from the
 process's report store: hosts held, stale hosts (by name), the oldest
 report's age, evictions.
 
@@ -114,6 +115,21 @@ def note_filter(name, passed, cause=CAUSE_RULE):
     CHECKS.labels(name, 'passed' if passed else 'rejected').inc()
     if not passed:
         REJECTIONS.labels(name, cause).inc()
+
+
+def note_filters(name, passed=0, rejected=None):
+    """A filter judged many hosts: ``passed`` passed, ``rejected`` maps a
+    cause to the hosts rejected for it (the sums of ``note_filter``)."""
+    if passed:
+        CHECKS.labels(name, 'passed').inc(passed)
+    if rejected:
+        total = 0
+        for cause, count in rejected.items():
+            if count:
+                REJECTIONS.labels(name, cause).inc(count)
+                total += count
+        if total:
+            CHECKS.labels(name, 'rejected').inc(total)
 
 
 def note_weigher(name, hosts_missing=0):

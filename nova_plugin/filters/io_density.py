@@ -32,6 +32,24 @@ class IoDensityFilter(report_filter.ReportFilter):
     def needs_report(self, request):
         return scoring.needs_report(request)
 
-    def judge(self, report, pending, request):
+    # scoring.fits's verdict: io_vcpus(r) == 0, or
+    # (h.io_vcpus + p.io_vcpus + io_vcpus(r)) / h.pcpus
+    #     <= max_io_vcpus_per_pcpu + 1e-9
+    def tester(self, request, settings):
+        wanted = scoring.request_io_vcpus(request)
+        if wanted == 0:
+            return _always
+        limit = settings.max_io_vcpus_per_pcpu + 1e-9
+
+        def test(prep, pending):
+            return ((prep.io_vcpus + pending.io_vcpus + wanted)
+                    / prep.pcpus <= limit)
+        return test
+
+    def reason(self, report, pending, request, settings):
         return scoring.fits(report, pending, request,
-                            report_filter.CONF.iosched.max_io_vcpus_per_pcpu)
+                            settings.max_io_vcpus_per_pcpu)[1]
+
+
+def _always(prep, pending):
+    return True

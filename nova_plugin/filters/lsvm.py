@@ -24,6 +24,7 @@ Requests without ``iosched:latency_sensitive=true`` pass. Config::
 
 from nova_plugin.filters import report_filter
 from nova_plugin import lsvm_rule
+from nova_plugin import scoring
 
 
 class LsvmFilter(report_filter.ReportFilter):
@@ -35,6 +36,21 @@ class LsvmFilter(report_filter.ReportFilter):
     def wants(self, request):
         return request.latency_sensitive
 
-    def judge(self, report, pending, request):
-        passes, reason, _ = lsvm_rule.check(report, pending, request)
-        return passes, reason
+    # lsvm_rule.check's verdict (lsvm_rule.passes), memoised per report.
+    def tester(self, request, settings):
+        if not request.latency_sensitive:
+            return _always
+
+        def test(prep, pending):
+            if pending is scoring.NO_PENDING:
+                return prep.lsvm_passes(request, 0, 0)
+            m_pending, n_pending = lsvm_rule.pending_terms(pending)
+            return prep.lsvm_passes(request, m_pending, n_pending)
+        return test
+
+    def reason(self, report, pending, request, settings):
+        return lsvm_rule.check(report, pending, request)[1]
+
+
+def _always(prep, pending):
+    return True

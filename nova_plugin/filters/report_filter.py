@@ -11,27 +11,34 @@
 # under the License.
 """ReportFilter: a host filter that judges a host by its agent's report.
 
-The shared adapter of IoDensityFilter and LsvmFilter: read the request
-once, the host's fresh report and the in-flight estimate (placements since
-that report), apply ``[iosched] missing_report_policy`` to a host without a
-fresh report, call the subclass's pure rule, and record the reason (DEBUG
-log and ``nova_plugin.explain``). Config::
+The shared adapter of IoDensityFilter and LsvmFilter. Nova calls
+``filter_all`` with every host of a request: read the request and the
+options once, each host's fresh report (prepared once per report,
+``nova_plugin.prepared``) and the in-flight estimate (placements since that
+report), apply ``[iosched] missing_report_policy`` to a host without a
+fresh report, apply the subclass's rule, and record every host's reason in
+``nova_plugin.explain`` (written when read) and, with DEBUG logging on, in
+the log. Config::
 
     [iosched]
     missing_report_policy = pass
     inflight_vcpu_profile = mixed
 """
 
+import logging as std_logging
+
 from oslo_log import log as logging
 
 import nova.conf
 from nova.scheduler import filters
+from nova.scheduler import utils
 
 from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import metrics
+from nova_plugin import prepared
 from nova_plugin import request_spec
 from nova_plugin import store
 
@@ -41,8 +48,12 @@ CONF = nova.conf.CONF
 iosched_conf.register_opts(CONF)
 
 
+def missing_reason(policy):
+    return 'no fresh report (missing_report_policy=%s)' % policy
+
+
 class ReportFilter(filters.BaseHostFilter):
-    """Subclasses set ``check_name`` and define ``judge``."""
+    """Subclasses set ``check_name`` and define ``tester`` and ``reason``."""
 
     RUN_ON_REBUILD = False
     # Each instance of a multi-instance request is checked again.
@@ -61,37 +72,81 @@ class ReportFilter(filters.BaseHostFilter):
         """Whether ``missing_report_policy=reject`` applies to it."""
         return True
 
-    def judge(self, report, pending, request):
-        """``(passes, reason)`` from the pure rule."""
+    def tester(self, request, settings):
+        """``test(prepared, pending) -> passes`` for one request: the
+        verdict of ``reason``'s rule, without the text."""
         raise NotImplementedError
 
+    def reason(self, report, pending, request, settings):
+        """The rule's reason for one host (written only when read)."""
+        raise NotImplementedError
+
+    def judge(self, report, pending, request):
+        """``(passes, reason)`` of one host, with the options now."""
+        s = prepared.settings(CONF)
+        return (self.tester(request, s)(
+            prepared.CACHE.prepared(report), pending),
+            self.reason(report, pending, request, s))
+
     def host_passes(self, host_state, spec_obj):
+        return bool(self._judge_all([host_state], spec_obj))
+
+    def filter_all(self, filter_obj_list, spec_obj):
+        """The hosts of ``filter_obj_list`` that pass, in order (Nova's
+        contract: an iterable of the passing HostStates)."""
+        if not self.RUN_ON_REBUILD and utils.request_is_rebuild(spec_obj):
+            return list(filter_obj_list)
+        return self._judge_all(filter_obj_list, spec_obj)
+
+    def _judge_all(self, host_states, spec_obj):
         request = request_spec.to_request(spec_obj)
         if not self.wants(request):
-            return True
+            return list(host_states)
         listener.ensure_listener(CONF)
+        s = prepared.settings(CONF)
+        host_states = list(host_states)
         reports = store.get_store(CONF)
-        report = reports.get(host_state.host)
-        if report is None:
-            policy = CONF.iosched.missing_report_policy
-            passes = policy == 'pass' or not self.needs_report(request)
-            reason = 'no fresh report (missing_report_policy=%s)' % policy
-        else:
-            pending = inflight.pending_for(
-                reports, host_state, report,
-                CONF.iosched.inflight_vcpu_profile)
-            passes, reason = self.judge(report, pending, request)
+        preps = prepared.fresh(reports, host_states)
+        pendings = inflight.pending_many(
+            reports, host_states, prepared.report_keys(preps),
+            s.inflight_vcpu_profile)
+        test = self.tester(request, s)
+        policy = s.missing_report_policy
+        missing_passes = policy == 'pass' or not self.needs_report(request)
+        passed = []
+        items = []
+        rejected_rule = rejected_missing = 0
+        for host_state, prep, pending in zip(host_states, preps, pendings):
+            if prep is None:
+                ok = missing_passes
+                if not ok:
+                    rejected_missing += 1
+            else:
+                ok = test(prep, pending)
+                if not ok:
+                    rejected_rule += 1
+            if ok:
+                passed.append(host_state)
+            items.append((host_state.host, ok, None, (prep, pending)))
+
+        def reason_of(args):
+            prep, pending = args
+            if prep is None:
+                return missing_reason(policy)
+            return self.reason(prep.report, pending, request, s)
+
         label = request_spec.label(spec_obj)
-        explain.record('filter', host_state.host, label, passed=passes,
-                       reason=reason)
-        metrics.note_filter(type(self).__name__, passes,
-                            metrics.CAUSE_NO_REPORT if report is None
-                            else metrics.CAUSE_RULE)
-        if self.log_passes or not passes:
-            LOG.debug('%(host_state)s %(verdict)s %(check)s check for '
-                      '%(request)s: %(reason)s',
-                      {'host_state': host_state,
-                       'verdict': 'passes' if passes else 'fails',
-                       'check': self.check_name, 'request': label,
-                       'reason': reason})
-        return passes
+        explain.record_batch('filter', label, items, reason_of)
+        metrics.note_filters(type(self).__name__, len(passed), {
+            metrics.CAUSE_RULE: rejected_rule,
+            metrics.CAUSE_NO_REPORT: rejected_missing})
+        if LOG.isEnabledFor(std_logging.DEBUG):
+            for host_state, item in zip(host_states, items):
+                if self.log_passes or not item[1]:
+                    LOG.debug('%(host_state)s %(verdict)s %(check)s check '
+                              'for %(request)s: %(reason)s',
+                              {'host_state': host_state,
+                               'verdict': 'passes' if item[1] else 'fails',
+                               'check': self.check_name, 'request': label,
+                               'reason': reason_of(item[3])})
+        return passed

@@ -13,7 +13,10 @@
 
 A thin adapter: the request's floors come from ``slo_request.Resolver``
 (BuildRequest or cell mappings, then Cinder), the rule is
-``nova_plugin.slo_rule.admit``. Config::
+``nova_plugin.slo_rule.admit``. ``filter_all`` judges every host of a
+request at once: the floors and options read once, each report's figures
+prepared once (``nova_plugin.prepared``), the reasons written only when
+read (``nova_plugin.explain``) or logged at DEBUG. Config::
 
     [iosched]
     slo_capacity_fraction = 1.0
@@ -21,16 +24,20 @@ A thin adapter: the request's floors come from ``slo_request.Resolver``
     missing_report_policy = pass
 """
 
+import logging as std_logging
+
 from oslo_log import log as logging
 
 import nova.conf
 from nova.scheduler import filters
+from nova.scheduler import utils
 
 from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin.filters import slo_request
 from nova_plugin import metrics
+from nova_plugin import prepared
 from nova_plugin import request_spec
 from nova_plugin import slo_rule
 from nova_plugin import store
@@ -50,6 +57,16 @@ def pending_iops(pending):
     return float(getattr(pending, 'reserved_iops', 0.0) or 0.0)
 
 
+# slo_rule.admit's verdict for valid numbers (B > 0):
+#   unknown (None) if C <= 0, else R + P + B <= f * C + eps * max(1, f * C)
+def _admit(capacity, reserved, pending, request, fraction):
+    if capacity <= 0:
+        return None
+    limit = fraction * capacity
+    return (reserved + pending + request
+            <= limit + slo_rule.REL_EPSILON * max(1.0, limit))
+
+
 class SloCapacityFilter(filters.BaseHostFilter):
     """Filter out hosts whose disk cannot take the request's SLO floors."""
 
@@ -58,41 +75,89 @@ class SloCapacityFilter(filters.BaseHostFilter):
     run_filter_once_per_request = False
 
     def host_passes(self, host_state, spec_obj):
+        return bool(self._judge_all([host_state], spec_obj))
+
+    def filter_all(self, filter_obj_list, spec_obj):
+        """The hosts of ``filter_obj_list`` that pass, in order."""
+        if not self.RUN_ON_REBUILD and utils.request_is_rebuild(spec_obj):
+            return list(filter_obj_list)
+        return self._judge_all(filter_obj_list, spec_obj)
+
+    def _judge_all(self, host_states, spec_obj):
         resolver = slo_request.get_resolver(CONF)
         demand = resolver.demand(spec_obj)
+        host_states = list(host_states)
         if not demand.iops and not demand.error:
-            return True             # no SLO volume: nothing to check
+            return host_states      # no SLO volume: nothing to check
         listener.ensure_listener(CONF)
         label = request_spec.label(spec_obj)
+        s = prepared.settings(CONF)
+        missing = s.missing_report_policy
         if demand.error:
-            policy = CONF.iosched.slo_lookup_failure_policy
-            passes = policy == 'pass'
-            cause = metrics.CAUSE_SLO_LOOKUP
-            reason = ('SLO floors unknown (slo_lookup_failure_policy=%s): '
-                      '%s' % (policy, demand.error))
+            ok = s.slo_lookup_failure_policy == 'pass'
+            why = ('SLO floors unknown (slo_lookup_failure_policy=%s): %s'
+                   % (s.slo_lookup_failure_policy, demand.error))
+            items = [(h.host, ok, None, None) for h in host_states]
+            passed = host_states if ok else []
+            rejected = {metrics.CAUSE_SLO_LOOKUP: 0 if ok else len(items)}
+
+            def reason_of(args):
+                return why
         else:
-            reports = store.get_store(CONF)
-            report = reports.get(host_state.host)
-            cause = metrics.CAUSE_RULE
-            if report is None:
-                passes = None
-                reason = 'no fresh report'
-                cause = metrics.CAUSE_NO_REPORT
+            items, passed, rejected = self._judge_hosts(
+                host_states, demand.iops, s)
+            fraction = s.slo_capacity_fraction
+
+            def reason_of(args):
+                if args is None:
+                    return 'no fresh report (missing_report_policy=%s)' % (
+                        missing,)
+                prep, p_iops = args
+                verdict, why = slo_rule.admit(
+                    prep.capacity_iops, prep.reserved_iops, p_iops,
+                    demand.iops, fraction)
+                if verdict is None:
+                    why = '%s (missing_report_policy=%s)' % (why, missing)
+                return why
+        explain.record_batch('filter', label, items, reason_of)
+        metrics.note_filters(type(self).__name__, len(passed), rejected)
+        if LOG.isEnabledFor(std_logging.DEBUG):
+            for host_state, item in zip(host_states, items):
+                if not item[1]:
+                    LOG.debug('%(host_state)s fails SLO capacity check for '
+                              '%(request)s: %(reason)s',
+                              {'host_state': host_state, 'request': label,
+                               'reason': reason_of(item[3])})
+        return passed
+
+    @staticmethod
+    def _judge_hosts(host_states, request_iops, s):
+        """(explain items, passing hosts, rejections by cause)."""
+        reports = store.get_store(CONF)
+        preps = prepared.fresh(reports, host_states)
+        fraction = s.slo_capacity_fraction
+        missing_passes = s.missing_report_policy == 'pass'
+        valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
+        items, passed = [], []
+        no_report = by_rule = 0
+        for host_state, prep in zip(host_states, preps):
+            if prep is None:
+                ok = missing_passes
+                no_report += not ok
+                items.append((host_state.host, ok, None, None))
             else:
-                passes, reason = slo_rule.admit(
-                    report.disk.capacity_iops, report.disk.reserved_iops,
-                    pending_iops(reports.pending(host_state.host)),
-                    demand.iops, CONF.iosched.slo_capacity_fraction)
-            if passes is None:
-                policy = CONF.iosched.missing_report_policy
-                passes = policy == 'pass'
-                reason = '%s (missing_report_policy=%s)' % (reason, policy)
-        explain.record('filter', host_state.host, label, passed=passes,
-                       reason=reason)
-        metrics.note_filter(type(self).__name__, passes, cause)
-        if not passes:
-            LOG.debug('%(host_state)s fails SLO capacity check for '
-                      '%(request)s: %(reason)s',
-                      {'host_state': host_state, 'request': label,
-                       'reason': reason})
-        return passes
+                p_iops = pending_iops(reports.pending(host_state.host))
+                if valid and prep.slo_ok and prepared.iops_ok(p_iops):
+                    verdict = _admit(prep.capacity_iops, prep.reserved_iops,
+                                     p_iops, request_iops, fraction)
+                else:               # raises SloSpecError, as before
+                    verdict, _ = slo_rule.admit(
+                        prep.capacity_iops, prep.reserved_iops, p_iops,
+                        request_iops, fraction)
+                ok = missing_passes if verdict is None else verdict
+                by_rule += not ok
+                items.append((host_state.host, ok, None, (prep, p_iops)))
+            if ok:
+                passed.append(host_state)
+        return items, passed, {
+            metrics.CAUSE_RULE: by_rule, metrics.CAUSE_NO_REPORT: no_report}

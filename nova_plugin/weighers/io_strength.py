@@ -24,8 +24,13 @@ overrides the multiplier)::
 
 A host without a fresh report gets the value ``scoring.missing_weights``
 gives it, computed over all the hosts being weighed, because Nova
-normalises each weigher's raw values over those hosts.
+normalises each weigher's raw values over those hosts. ``weigh_objects``
+weighs every host at once: the request and options read once, each
+report's figures prepared once (``nova_plugin.prepared``), the reasons
+written only when read (``nova_plugin.explain``) or logged at DEBUG.
 """
+
+import logging as std_logging
 
 from oslo_log import log as logging
 
@@ -38,6 +43,7 @@ from nova_plugin import listener
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import metrics
+from nova_plugin import prepared
 from nova_plugin import request_spec
 from nova_plugin import scoring
 from nova_plugin import store
@@ -59,6 +65,9 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
 
     def weight_multiplier(self, host_state):
         """Override the weight multiplier."""
+        if not getattr(host_state, 'aggregates', None):
+            # what get_weight_multiplier gives without aggregate metadata
+            return CONF.iosched.io_strength_weight_multiplier
         return utils.get_weight_multiplier(
             host_state, 'io_strength_weight_multiplier',
             CONF.iosched.io_strength_weight_multiplier)
@@ -86,25 +95,47 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         listener.ensure_listener(CONF)
         request = request_spec.to_request(weight_properties)
         label = request_spec.label(weight_properties)
-        mode = CONF.iosched.missing_report_weight
+        s = prepared.settings(CONF)
+        mode = s.missing_report_weight
         host_states = [w.obj for w in weighed_obj_list]
         reports = store.get_store(CONF)
-        profile = CONF.iosched.inflight_vcpu_profile
-        assessed = [self._assess(h, request, reports, profile)
-                    for h in host_states]
-        metrics.note_weigher(type(self).__name__, sum(
-            1 for value, _ in assessed if value is None))
-        filled = scoring.missing_weights(
-            [value for value, _ in assessed],
-            [self.weight_multiplier(h) for h in host_states], mode)
-        for host_state, (value, reason), weight in zip(
-                host_states, assessed, filled):
-            if value is None:
-                reason = '%s: missing_report_weight=%s' % (reason, mode)
-            explain.record('weigher', host_state.host, label, weight=weight,
-                           reason=reason)
-            LOG.debug('%(host_state)s raw I/O strength weight %(weight).4f '
-                      'for %(request)s: %(reason)s',
-                      {'host_state': host_state, 'weight': weight,
-                       'request': label, 'reason': reason})
+        preps = prepared.fresh(reports, host_states)
+        pendings = inflight.pending_many(
+            reports, host_states, prepared.report_keys(preps),
+            s.inflight_vcpu_profile)
+        # scoring.score: 0 for a request without I/O strength, else
+        # -(h.io_strength_total + p.io_strength + strength(r)) / h.pcpus
+        strength = scoring.request_io_strength(request)
+        if strength <= 0:
+            raw = [None if p is None else 0.0 for p in preps]
+        else:
+            raw = [None if p is None else
+                   -((p.io_strength + pending.io_strength + strength)
+                     / p.pcpus)
+                   for p, pending in zip(preps, pendings)]
+        missing = raw.count(None)
+        metrics.note_weigher(type(self).__name__, missing)
+        if missing:
+            # missing_weights reads the multiplier of the missing hosts only
+            filled = scoring.missing_weights(raw, [
+                self.weight_multiplier(h) if value is None else 1.0
+                for h, value in zip(host_states, raw)], mode)
+        else:
+            filled = raw
+
+        def reason_of(args):
+            prep, pending = args
+            if prep is None:
+                return 'no fresh report: missing_report_weight=%s' % mode
+            return scoring.score_reason(prep.report, pending, request)
+
+        items = [(h.host, None, w, (p, pending)) for h, w, p, pending in
+                 zip(host_states, filled, preps, pendings)]
+        explain.record_batch('weigher', label, items, reason_of)
+        if LOG.isEnabledFor(std_logging.DEBUG):
+            for host_state, item in zip(host_states, items):
+                LOG.debug('%(host_state)s raw I/O strength weight '
+                          '%(weight).4f for %(request)s: %(reason)s',
+                          {'host_state': host_state, 'weight': item[2],
+                           'request': label, 'reason': reason_of(item[3])})
         return filled
