@@ -17,9 +17,16 @@ HostReport (``rpcapi.ReportAPI`` on ``messaging.get_transport``) every
 same fanout topic (a fresh one per run) listen, at the same time:
 
 * N iosched workers: ``nova_plugin.endpoint.start_listener(conf,
-  transport_url=..., store=..., host=...)``, each with its own ReportStore;
+  transport_url=..., store=..., host=...)``, each with its own ReportStore
+  of slim entries, as nova-scheduler's (``ReportStore(slim=True)``: the
+  endpoint parses the report's head only);
 * N baseline workers: a bare oslo.messaging RPC server (same target,
   threading executor) whose endpoint only notes the report's host and ts.
+
+With ``--sign`` every host signs its reports with its own key (the agent's
+``ReportAPI`` with a ``report_key``: RPC 1.2, scheme ``hmac-sha256-v2``)
+and the iosched workers run with ``[iosched] report_auth = hmac``; the
+bare servers get the same casts and ignore the signature.
 
 Every worker is its own process and measures: reports received and their
 rate; delivery latency (time received, i.e. stored for iosched, minus the
@@ -46,6 +53,8 @@ import uuid
 from bench.nova_scale import reports as fake_reports
 
 DEFAULT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
+# --sign: the schedulers' [iosched] report_master_key (a bench secret)
+MASTER_KEY = 'bench-only-master-key-' + '5' * 24
 
 
 def _percentiles(values):
@@ -89,6 +98,7 @@ class Settings:
     vcpus: int = 32
     decisions: int = 50
     seed: int = 0
+    sign: bool = False
 
 
 def _sampler(s, start, lookup, stop, out):
@@ -137,6 +147,8 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         from nova_plugin import store as store_mod
 
         class TimingStore(store_mod.ReportStore):
+            """The scheduler's store (slim entries), noting each report."""
+
             def admit(self, report):
                 latencies.append(time.time() - report.ts)
                 admitted = super().admit(report)
@@ -146,7 +158,11 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
 
         plugin_conf.register_opts(cfg.CONF)
         cfg.CONF.set_override('report_topic', s.topic, 'iosched')
-        st = TimingStore(ttl_intervals=s.ttl_intervals)
+        if s.sign:
+            cfg.CONF.set_override('report_auth', 'hmac', 'iosched')
+            cfg.CONF.set_override('report_master_key', MASTER_KEY,
+                                  'iosched')
+        st = TimingStore(ttl_intervals=s.ttl_intervals, slim=True)
         server = endpoint.start_listener(cfg.CONF, transport_url=s.url,
                                          store=st, host=name)
 
@@ -161,11 +177,13 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
     else:
         held = {}
 
+        from host_agent.reporter import rpcapi
+
         class BareEndpoint(object):
             target = oslo_messaging.Target(namespace='iosched',
-                                           version='1.0')
+                                           version=rpcapi.VERSION)
 
-            def report_host_io(self, ctxt, report):
+            def report_host_io(self, ctxt, report, signature=None):
                 ts = report['ts']
                 latencies.append(time.time() - ts)
                 held[report['host']] = ts
@@ -230,8 +248,12 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
     from host_agent.reporter import messaging
     from host_agent.reporter import payload
     from host_agent.reporter import rpcapi
+    from host_agent.reporter import signature
 
     api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)
+    keys = {i: (signature.derive_host_key(MASTER_KEY,
+                                          fake_reports.host_name(i))
+                if s.sign else None) for i in host_ids}
     # The agent's HostReport.to_dict() (~3.5 ms for 32 vCPUs and 50
     # decisions) is the agent's cost, not the pipeline's: each host's dict is
     # built once, checked by from_dict, and cast with a fresh ts and seq.
@@ -270,6 +292,7 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
             if cpu0 is None:
                 cpu0 = _cpu_seconds()
             late.append(time.time() - t)
+            api.key = keys[i]       # this host's key (None: unsigned)
             api.report_host_io(base[i].renewed(ts=time.time(), seq=r))
             sent += 1
             with sent_count.get_lock():
@@ -295,15 +318,16 @@ def run(args, log=print):
                  interval=interval, duration=args.duration,
                  ttl_intervals=args.ttl_intervals,
                  sample_every=args.sample_every, vcpus=args.vcpus,
-                 decisions=args.decisions, seed=args.seed)
+                 decisions=args.decisions, seed=args.seed,
+                 sign=bool(getattr(args, 'sign', False)))
     if args.together:
         phases = [('iosched', 'bare')]
     else:
         phases = [('bare',), ('iosched',)]
-    log('part 2: %d hosts, one report each every %.2f s (%.0f/s), %d '
+    log('part 2: %d hosts, one %s report each every %.2f s (%.0f/s), %d '
         'publisher(s); %d iosched and %d baseline workers, %s; %.0f s each'
-        % (s.hosts, interval, s.hosts / interval, args.publishers,
-           args.workers, args.workers,
+        % (s.hosts, 'signed' if s.sign else 'unsigned', interval,
+           s.hosts / interval, args.publishers, args.workers, args.workers,
            'at the same time' if args.together else 'one after the other',
            s.duration))
     out = []
@@ -469,6 +493,7 @@ def summarize(s, args, out):
         'publisher_cpu_ms_per_cast': round(_mean(
             [p['cpu_ms_per_cast'] for p in pubs]), 3),
         'report_vcpus': s.vcpus, 'report_decisions': s.decisions,
+        'signed': s.sign,
         'per_publisher': pubs,
         'iosched': io, 'baseline': bare, 'iosched_over_baseline': ratios,
     }
@@ -484,9 +509,11 @@ def print_table(fig, out=None):
           io['workers'], bare['workers'],
           'at the same time' if fig['together'] else
           '(baseline first, then iosched)'))
-    w('  sent %s reports (%.1f/s) from %d publisher(s); publisher lateness '
-      'p99 %.1f ms; %.2f ms CPU per cast (%d vCPUs, %d decisions)\n' % (
+    w('  sent %s %s reports (%.1f/s) from %d publisher(s); publisher '
+      'lateness p99 %.1f ms; %.2f ms CPU per cast (%d vCPUs, %d '
+      'decisions)\n' % (
           ' and '.join(str(v) for v in fig['sent_per_phase'].values()),
+          'signed' if fig.get('signed') else 'unsigned',
           fig['sent_per_s'], fig['publishers'],
           fig['publisher_late_ms_p99'], fig['publisher_cpu_ms_per_cast'],
           fig['report_vcpus'], fig['report_decisions']))
