@@ -128,7 +128,7 @@ any_payload = st.one_of(mutated_reports(), hostile_values)
 STORES = (False, True)        # whole reports; the scheduler's slim entries
 
 
-def _victim_store(slim):
+def _victim_store(slim=True):
     s = store_mod.ReportStore(max_hosts=50, slim=slim)
     for host in VICTIMS:
         assert s.update(reports.report(host=host, ts=time.time() - 1,
