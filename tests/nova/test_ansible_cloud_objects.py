@@ -25,9 +25,11 @@ module reaches Cinder there) and ``compute_endpoint_override`` for Nova
 its own vars file (``-e @file``) with names unique to it.
 
 What is asserted is read back through the APIs, not taken from Ansible's
-word: flavors (vcpus, ram, disk, every extra spec) from Nova at
-microversion 2.61, SLO types (QoS spec keys equal to
-``cinder_qos.client.plan``, consumer, association) from Cinder.
+word: flavors (vcpus, ram, disk, every extra spec, including the
+``resources:CUSTOM_IOSCHED_*`` keys the role derives with
+``nova_plugin.placement_resources``) from Nova at microversion 2.61, SLO
+types (QoS spec keys equal to ``cinder_qos.client.plan``, consumer,
+association) from Cinder.
 """
 
 import json
@@ -41,6 +43,7 @@ import uuid
 import pytest
 
 from cinder_qos import client as slo_client
+from nova_plugin import placement_resources
 from tests import cinder_process
 from tests import fixtures as iosched_fixtures
 from tests import nova_process
@@ -198,8 +201,13 @@ def _role_vars(slos, flavors, state=None):
             'iosched_cloud_objects_flavors': flavors}
 
 
-def _want_flavors(flavors):
-    return {f['name']: (f['vcpus'], f['ram'], f['disk'], f['extra_specs'])
+def _want_flavors(flavors, resources=True, share=0.5):
+    """What Nova should hold; ``resources``: with the keys the role
+    derives (iosched_cloud_objects_placement_resources, its default)."""
+    return {f['name']: (f['vcpus'], f['ram'], f['disk'],
+                        placement_resources.with_resources(
+                            f['vcpus'], f['extra_specs'], share)
+                        if resources else f['extra_specs'])
             for f in flavors}
 
 
@@ -349,3 +357,64 @@ def test_without_microversion_2_86_nova_checks_nothing(play, apis):
     assert nova_flavors(nova, tag) == _want_flavors([bad])
     _delete_flavors(nova, tag)
 
+
+
+def test_placement_resources_land_in_nova(play, apis):
+    """The derived resources: keys reach Nova (accepted at 2.86 by its
+    resources: validator), follow the vars (share, profile), and go away
+    with the role variable off."""
+    nova, cinder = apis
+    tag = _tag()
+    flavors = [
+        _flavor(tag + '-lsvm.medium', 2, 2048, 20, **{
+            'iosched:latency_sensitive': 'true',
+            'iosched:io_profile': 'mixed',
+            'resources:CUSTOM_IOSCHED_SLO_IOPS': '300'}),
+        _flavor(tag + '-io.large', 4, 4096, 40, **{
+            'iosched:io_profile': 'io',
+            'resources:CUSTOM_IOSCHED_IO_VCPU': '1'}),     # stale: fixed
+        _flavor(tag + '-cpu.small', 1, 1024, 10, **{
+            'iosched:io_profile': 'cpu'})]
+    run = play(_role_vars([], flavors), what='resources keys')
+    assert run.rc == 0, run
+    got = nova_flavors(nova, tag)
+    assert got == _want_flavors(flavors), got
+    assert got[tag + '-lsvm.medium'][3] == {
+        'iosched:latency_sensitive': 'true', 'iosched:io_profile': 'mixed',
+        'resources:CUSTOM_IOSCHED_SLO_IOPS': '300',
+        'resources:CUSTOM_IOSCHED_IO_VCPU': '2',
+        'resources:CUSTOM_IOSCHED_LSVM_BW': '1000'}
+    assert got[tag + '-io.large'][3][
+        'resources:CUSTOM_IOSCHED_IO_VCPU'] == '4'
+    for vcpus, ram, disk, specs in got.values():
+        assert placement_resources.check(vcpus, specs) == []
+
+    run = play(_role_vars([], flavors))
+    assert run.rc == 0, run
+    assert run.recap['changed'] == 0, run           # idempotent
+
+    # the agents' share changes: the LSVM's amount follows
+    run = play(dict(_role_vars([], flavors),
+                    iosched_cloud_objects_lsvm_vcpu_share=0.25))
+    assert run.rc == 0, run
+    assert nova_flavors(nova, tag) == _want_flavors(flavors, share=0.25)
+    assert nova_flavors(nova, tag)[tag + '-lsvm.medium'][3][
+        'resources:CUSTOM_IOSCHED_LSVM_BW'] == '500'
+
+    # off: exactly the listed extra specs (the derived keys are deleted)
+    run = play(dict(_role_vars([], flavors),
+                    iosched_cloud_objects_placement_resources=False))
+    assert run.rc == 0, run
+    assert nova_flavors(nova, tag) == _want_flavors(flavors,
+                                                    resources=False)
+
+    # a bad iosched: value fails the task before Nova, saying what is
+    # accepted
+    bad = [_flavor(tag + '-bad', 1, 1024, 10,
+                   **{'iosched:io_profile': 'disk'})]
+    run = play(_role_vars([], bad))
+    assert run.rc == 2, run
+    assert ("iosched_flavor_resources: invalid value 'disk' for flavor "
+            "extra spec 'iosched:io_profile': accepted: one of io, cpu, "
+            "mixed" in run.stdout), run
+    _delete_flavors(nova, tag)
