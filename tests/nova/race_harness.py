@@ -47,25 +47,32 @@ How the harness stands in for separate scheduler processes:
   interval sees. ``gate = False`` measures the harness's own interleaving.
 * **Claims.** With ``claims = True`` every compute node gets a child
   provider ``<node>:iosched`` with ``CUSTOM_IOSCHED_IO_VCPU`` inventory
-  floor(pcpus * max_io_vcpus_per_pcpu) (by the agent's
-  ``host_agent.placement_inventory`` when it is there, else through
-  Placement's API as it would), and the io flavor carries the
-  ``resources:`` keys of ``nova_plugin.placement_resources``, set through
-  the API at microversion 2.86 (Nova's ``resources:`` validator).
+  floor(pcpus * max_io_vcpus_per_pcpu), published by the agent's own
+  ``host_agent.placement_inventory.InventoryPublisher`` from the same
+  report (``[io_inventory]`` and ``[placement]`` of a host-agent.conf
+  pointed at the in-process Placement, as tests/nova/test_placement_inventory.py
+  does), and the io flavor carries the ``resources:`` keys of
+  ``nova_plugin.placement_resources``, set through the API at microversion
+  2.86 (Nova's ``resources:`` validator).
 """
 
 import collections
 import itertools
 import math
+import os
 import threading
 import time
 
 import fixtures
+from oslo_config import cfg
 
 from nova.scheduler import rpcapi as scheduler_rpcapi
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 
+from host_agent.conf import io_inventory as io_inventory_conf
+from host_agent.conf import placement as placement_conf
+from host_agent import placement_inventory
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import placement_resources
@@ -311,22 +318,40 @@ class RaceCase(integrated_helpers.ProviderUsageBaseTestCase):
             api.microversion = before
         return flavor
 
+    def agent_conf(self):
+        """host-agent.conf's [io_inventory] and [placement] sections."""
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'host-agent.conf')
+        with open(path, 'w') as f:
+            f.write('[io_inventory]\npublish = true\n'
+                    'max_io_vcpus_per_pcpu = %r\n[placement]\n'
+                    'auth_type = admin_token\nendpoint = %s\n'
+                    'token = admin\n' % (self.max_io_vcpus_per_pcpu,
+                                          self.placement.fixture.endpoint))
+        conf = cfg.ConfigOpts()
+        placement_conf.register_opts(conf)
+        io_inventory_conf.register_opts(conf)
+        conf([], default_config_files=[path])
+        return conf
+
     def publish_inventory(self):
-        """Child providers ``<node>:iosched`` with the I/O vCPU slots."""
-        self.placement.put('/resource_classes/%s' % IO_VCPU, None,
-                           version='1.7')
+        """Each host's agent publishes ``<node>:iosched`` (one sync)."""
+        conf = self.agent_conf()
+        options = placement_inventory.Options.from_conf(conf.io_inventory)
         self.children = {}
         for host in self.host_names:
-            root = self._get_provider_uuid_by_host(host)
-            child = self.placement.post(
-                '/resource_providers', version='1.20',
-                body={'name': '%s:iosched' % host,
-                      'parent_provider_uuid': root}).body
-            self.placement.put(
-                '/resource_providers/%s/inventories' % child['uuid'],
-                {'resource_provider_generation': child['generation'],
-                 'inventories': {IO_VCPU: {'total': self.slots}}})
-            self.children[host] = child['uuid']
+            publisher = placement_inventory.InventoryPublisher(
+                lambda: placement_inventory.PlacementInventories(
+                    placement_inventory.placement_adapter(conf)),
+                host, options=options)
+            publisher.want_from_report(reports.report(
+                host=host, ts=self.clock.now, pcpus=self.pcpus))
+            self.assertTrue(publisher.sync(), publisher.state.last_error)
+            self.children[host] = self._get_provider_uuid_by_name(
+                placement_inventory.child_name(host))
+            self.assertEqual(
+                self.slots, self._get_provider_inventory(
+                    self.children[host])[IO_VCPU]['total'])
 
     def io_vcpus_used_in_placement(self):
         return {host: self._get_provider_usages(uuid).get(IO_VCPU, 0)

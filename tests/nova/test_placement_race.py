@@ -29,6 +29,7 @@ POSTs).
   host, whatever the weighers pick. The same with one worker: its
   concurrent requests decide before any of them is consumed.
 * With claims: every compute node has the child provider ``<node>:iosched``
+  (published by the agent's ``InventoryPublisher`` from the same report)
   with ``CUSTOM_IOSCHED_IO_VCPU`` total 4 and the io flavor asks
   ``resources:CUSTOM_IOSCHED_IO_VCPU=2`` (``placement_resources``, set at
   microversion 2.86): exactly 6 land, 2 per host, none over-committed; a
