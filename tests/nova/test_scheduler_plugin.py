@@ -17,6 +17,10 @@ on ``FakeHostState`` hosts with a real ``RequestSpec`` and ``Flavor``, and
 reads the reports from a ``ReportStore`` on a test clock.
 """
 
+import logging
+from unittest import mock
+
+import fixtures
 from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova import objects
@@ -26,6 +30,7 @@ from nova import test
 from nova.tests.unit.scheduler import fakes
 
 from nova_plugin import explain
+from nova_plugin import scoring
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
 from nova_plugin.weighers import io_strength
@@ -149,6 +154,51 @@ class FilterTestCase(_PluginTestCase):
         self.assertEqual(['fresh'], self.passing(
             _spec(io_profile='cpu', **{'iosched:latency_sensitive': 'true'}),
             hosts))
+
+
+    def _quiet(self, level):
+        log = logging.getLogger('nova_plugin')
+        log.setLevel(level)
+        self.addCleanup(log.setLevel, logging.NOTSET)
+        # IoDensityFilter alone
+        self.filters = [f for f in self.filters
+                        if isinstance(f, io_density.IoDensityFilter)]
+
+    def test_reasons_are_written_only_when_read(self):
+        # DEBUG off: no reason is formatted while filtering; the explain
+        # ring writes one when it is read, with the numbers of that moment
+        self._quiet(logging.INFO)
+        self.report('busy', pcpus=4, io_vcpus=3)
+        self.report('idle', pcpus=4, io_vcpus=0)
+        hosts = self.hosts('busy', 'idle', 'gone')
+        with mock.patch.object(scoring, 'fits',
+                               side_effect=scoring.fits) as fits:
+            self.assertEqual(['idle', 'gone'], self.passing(_spec(2), hosts))
+            self.assertEqual(0, fits.call_count)
+            self.report('busy', pcpus=4, io_vcpus=0, ts=self.clock.now + 1)
+            why = explain.recent(host='busy', stage='filter')[-1]
+            self.assertEqual(1, fits.call_count)
+        self.assertFalse(why.passed)
+        self.assertIn('1.250 > 1.000 (reported 3 + pending 0 + request 2',
+                      why.reason)
+        self.assertEqual(
+            'no fresh report (missing_report_policy=pass)',
+            explain.recent(host='gone', stage='filter')[-1].reason)
+
+    def test_debug_lines_of_failing_hosts(self):
+        self._quiet(logging.DEBUG)
+        self.report('busy', pcpus=4, io_vcpus=3)
+        self.report('idle', pcpus=4, io_vcpus=0)
+        logger = self.useFixture(fixtures.FakeLogger(
+            name='nova_plugin', level=logging.DEBUG))
+        self.passing(_spec(2), self.hosts('busy', 'idle'))
+        lines = [line for line in logger.output.splitlines()
+                 if 'check for' in line]
+        self.assertEqual(1, len(lines), lines)
+        self.assertTrue(lines[0].startswith('(busy, busy-node) '), lines)
+        self.assertIn(' fails I/O density check for %s: I/O vCPUs per pCPU '
+                      'after placement 1.250 > 1.000 (reported 3 + pending '
+                      '0 + request 2 on 4 pCPUs)' % uuids.instance, lines[0])
 
 
 class WeigherTestCase(_PluginTestCase):
