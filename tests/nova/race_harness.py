@@ -284,6 +284,9 @@ class RaceCase(integrated_helpers.ProviderUsageBaseTestCase):
         # [iosched] is registered once the scheduler loaded our filters
         self.flags(max_io_vcpus_per_pcpu=self.max_io_vcpus_per_pcpu,
                    group='iosched')
+        # a burst is larger than Nova's default quotas (10 instances, 20
+        # cores)
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         plugin_state.ignore_noload_warning()
         self.clock = reports.FakeClock(1000.0)
         self.plugin = self.useFixture(PerWorkerPlugin(self.clock))
@@ -407,6 +410,9 @@ class RaceCase(integrated_helpers.ProviderUsageBaseTestCase):
             'no_valid_host': sum(1 for s in errors if 'No valid host' in
                                  s.get('fault', {}).get('message', '')),
             'error': len(errors),
+            'faults': dict(collections.Counter(
+                s.get('fault', {}).get('message', '?')[:120]
+                for s in errors)),
             'requests_per_worker': dict(self.plugin.requests),
             'untagged_plugin_calls': self.plugin.untagged,
             'claims_refused': gate.refused,
