@@ -12,11 +12,21 @@
 """Two schedulers filling one host between two reports (issue 16), and the
 fix: I/O vCPU slots claimed in Placement.
 
-Nova's functional harness (``tests/nova/race_harness.py`` says how it
-stands in for separate scheduler processes: each worker's own report store
-and in-flight tracker, requests handed to the workers in turn as RabbitMQ
-does, and every request's first Placement claim held until the whole burst
-has decided, the window a burst within one report interval sees).
+Nova's functional harness (``tests/nova/race_harness.py``) with several
+scheduler services standing in for separate scheduler processes:
+
+* each worker has its own report store and in-flight tracker, as a
+  process of its own would: the services' ``select_destinations`` tag the
+  green thread serving a request with its worker, and the process-wide
+  ``nova_plugin.store.get_store`` and ``nova_plugin.inflight.TRACKER`` are
+  patched to hand out that worker's (every report reaches every store, as
+  the fanout does); each service already has its own HostManager;
+* requests go to the workers in turn, as RabbitMQ hands a shared queue's
+  messages to its consumers (oslo.messaging's fake driver would let one
+  listener take the whole burst);
+* every request's first Placement claim is held until the whole burst has
+  decided (the in-process Placement never yields, a real one does): the
+  window a burst within one report interval sees, made deterministic.
 
 3 fake computes, each reported with 4 pCPUs and no I/O vCPU, bound
 ``max_io_vcpus_per_pcpu = 1.0``: 4 I/O vCPU slots a host, room for two
