@@ -39,8 +39,9 @@ How the harness stands in for separate scheduler processes:
   Placement is an HTTP call: the worker's green thread yields there, before
   ``consume_from_request`` records the placement in its HostState, and
   another worker sees the placement only after the compute node record (or
-  the next agent report) shows it. The in-process Placement never yields,
-  so how far requests overlap would depend on timing. ``ClaimGate`` holds
+  the next agent report) shows it. In the harness, how far requests
+  overlap depends on where the in-process stack happens to yield (ungated
+  bursts over-commit too, by an amount that may vary). ``ClaimGate`` holds
   each request's first claim until every request of the burst has reached
   its claim (or ``gate_timeout`` passed): every request decides on the
   state right after the report, which is what a burst within one report

@@ -25,8 +25,9 @@ scheduler services standing in for separate scheduler processes:
   messages to its consumers (oslo.messaging's fake driver would let one
   listener take the whole burst);
 * every request's first Placement claim is held until the whole burst has
-  decided (the in-process Placement never yields, a real one does): the
-  window a burst within one report interval sees, made deterministic.
+  decided: the window a burst within one report interval sees, made
+  deterministic (ungated, how far requests overlap depends on where the
+  in-process stack happens to yield).
 
 3 fake computes, each reported with 4 pCPUs and no I/O vCPU, bound
 ``max_io_vcpus_per_pcpu = 1.0``: 4 I/O vCPU slots a host, room for two
