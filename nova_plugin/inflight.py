@@ -21,7 +21,10 @@ Description:
     looks at the host after a new report was stored (a report is known by
     its ``(ts, seq)``); a later look sees the placements made since that
     report as the growth of both. A newer report resets the baseline (it is
-    assumed to include those VMs).
+    assumed to include those VMs). The filters and the weigher keep the
+    baselines with the report's prepared figures instead
+    (``observe_node``, ``nova_plugin.prepared``: the same rule, no lock,
+    no lookup of its own).
 
     ``combine`` turns that delta into a ``scoring.Pending`` on top of what
     ``ReportStore.note_placement`` recorded (exact): placements the notes
@@ -111,45 +114,6 @@ class Tracker(object):
             self._base.move_to_end(host)
             return delta_since(held[1], *now)
 
-    def observe_hosts(self, host_states, report_keys):
-        """``observe`` of every HostState whose ``report_keys`` entry is
-        not None (keyed ``(host, nodename)``, read as ``pending_for``
-        reads them), in order, under one lock; a list of deltas, None where
-        the key is None."""
-        if self.max_hosts < 1:
-            raise ValueError('max_hosts must be >= 1, got %r'
-                             % (self.max_hosts,))
-        out = []
-        append = out.append
-        base = self._base
-        get = base.get
-        move = base.move_to_end
-        with self._lock:
-            for host_state, report_key in zip(host_states, report_keys):
-                if report_key is None:
-                    append(None)
-                    continue
-                host = (host_state.host,
-                        getattr(host_state, 'nodename', None))
-                num = getattr(host_state, 'num_instances', 0)
-                used = getattr(host_state, 'vcpus_used', 0)
-                now = (int((num if isinstance(num, (int, float)) else 0)
-                           or 0),
-                       int(round((used if isinstance(used, (int, float))
-                                  else 0) or 0)))
-                held = get(host)
-                if held is None or held[0] != report_key:
-                    base[host] = (report_key, now)
-                    move(host)
-                    while len(base) > self.max_hosts:
-                        base.popitem(last=False)
-                    append(NO_DELTA)
-                    continue
-                move(host)
-                append(NO_DELTA if now == held[1]
-                       else delta_since(held[1], *now))
-        return out
-
     def __len__(self):
         with self._lock:
             return len(self._base)
@@ -216,17 +180,32 @@ def pending_for(reports, host_state, report, profile, tracker=None):
     return combine(reports.pending(host_state.host), delta, profile)
 
 
-def pending_many(reports, host_states, report_keys, profile, tracker=None):
-    """``pending_for`` of many hosts at once (one tracker lock).
+def _count(value):
+    return value if isinstance(value, (int, float)) else 0
 
-    ``report_keys[i]`` is the key of the fresh report of
-    ``host_states[i]`` (``(ts, seq, id(report))``, as ``pending_for``
-    makes it), or None for a host without one (its entry is None).
+
+# The same baseline rule as Tracker.observe, for the baselines of one
+# report (``bases``: nodename -> ((num_instances, vcpus_used) as read,
+# as counted)), which the caller keeps with that report
+# (``nova_plugin.prepared``): a new report comes with empty baselines.
+def observe_node(bases, host_state, max_nodes=64):
+    """Delta of ``host_state`` since its baseline in ``bases``.
+
+    The first look takes the baseline (``dict.setdefault``: one thread
+    takes it) and returns no delta; no lock.
     """
-    tracker = tracker if tracker is not None else TRACKER
-    tracker.max_hosts = getattr(reports, 'max_hosts', tracker.max_hosts)
-    deltas = tracker.observe_hosts(host_states, report_keys)
-    pending = reports.pending
-    return [None if delta is None else
-            combine(pending(host_state.host), delta, profile)
-            for host_state, delta in zip(host_states, deltas)]
+    raw = (getattr(host_state, 'num_instances', 0),
+           getattr(host_state, 'vcpus_used', 0))
+    node = getattr(host_state, 'nodename', None)
+    held = bases.get(node)
+    if held is None:
+        if len(bases) >= max_nodes:
+            bases.clear()
+        held = bases.setdefault(node, (raw, (
+            int(_count(raw[0]) or 0), int(round(_count(raw[1]) or 0)))))
+        if held[0] is raw:
+            return NO_DELTA
+    if raw == held[0]:
+        return NO_DELTA
+    return delta_since(held[1], int(_count(raw[0]) or 0),
+                       int(round(_count(raw[1]) or 0)))

@@ -18,7 +18,8 @@ Description:
     it needs from a host's report once per report (``Prepared``: kept in a
     per-host slot, checked by the report object's identity, so a new report
     is prepared again), so that the per-host cost is a lookup and a few
-    arithmetic operations. The verdicts are the pure rules'
+    arithmetic operations. The in-flight baselines of a report live there
+    too (``pendings``). The verdicts are the pure rules'
     (``scoring.fits``, ``lsvm_rule.check``, ``slo_rule.admit``,
     ``scoring.score``) with the same arithmetic in the same order; the
     reasons are those rules' texts, written only when read
@@ -41,6 +42,7 @@ import collections
 import math
 import threading
 
+from nova_plugin import inflight
 from nova_plugin import lsvm_rule
 
 # LSVM verdicts kept per report (request shapes x pending vCPUs).
@@ -72,14 +74,12 @@ def iops_ok(value):
 class Prepared(object):
     """One report's figures; ``report`` is the report itself."""
 
-    __slots__ = ('report', 'key', 'pcpus', 'io_vcpus', 'io_strength',
-                 'capacity_iops', 'reserved_iops', 'slo_ok', '_lsvm',
-                 '_memo')
+    __slots__ = ('report', 'pcpus', 'io_vcpus', 'io_strength',
+                 'capacity_iops', 'reserved_iops', 'slo_ok', 'bases',
+                 '_lsvm', '_memo')
 
     def __init__(self, report):
         self.report = report
-        # the in-flight tracker's key of this report (inflight.pending_for)
-        self.key = (report.ts, report.seq, id(report))
         self.pcpus = float(report.pcpus)
         self.io_vcpus = report.io_vcpus
         self.io_strength = report.io_strength_total
@@ -88,6 +88,8 @@ class Prepared(object):
         self.reserved_iops = disk.reserved_iops
         self.slo_ok = iops_ok(self.capacity_iops) and iops_ok(
             self.reserved_iops)
+        # the in-flight baselines of this report (inflight.observe_node)
+        self.bases = {}
         self._lsvm = None
         self._memo = {}
 
@@ -164,6 +166,16 @@ def fresh(reports, host_states, cache=None):
     return [None if r is None else prepared(r) for r in found]
 
 
-def report_keys(preps):
-    """The in-flight tracker's report keys of ``fresh()``'s list."""
-    return [None if p is None else p.key for p in preps]
+def pendings(reports, host_states, preps, profile):
+    """The in-flight estimate (``scoring.Pending``) of each host with a
+    fresh report, None where ``preps`` has None: the store's notes
+    (``reports.pending``) and Nova's placements since the report, with the
+    baselines kept in the report's ``Prepared`` (``inflight.observe_node``:
+    ``inflight.Tracker``'s rule; a new report starts afresh)."""
+    pending = reports.pending
+    observe = inflight.observe_node
+    combine = inflight.combine
+    return [None if prep is None else
+            combine(pending(host_state.host),
+                    observe(prep.bases, host_state), profile)
+            for host_state, prep in zip(host_states, preps)]

@@ -14,10 +14,12 @@ in the same run.
 
 Part 1 (handlers, no broker): filter + weigher wall time per request
 through Nova's own HostFilterHandler/HostWeightHandler on real HostState
-objects at 100, 1,000 and 10,000 hosts: Nova's default enabled_filters and
-all_weighers (the baseline) against the same plus every iosched filter and
-weigher found at run time, and iosched's classes alone; the report store's
-memory per host (tracemalloc) against Nova's HostState objects.
+objects at 100 and 1,000 hosts (and 10,000 with --full): Nova's default
+enabled_filters and all_weighers (the baseline) against the same plus every
+iosched filter and weigher found at run time, and iosched's classes alone
+(the "iosched alone / Nova default" ratio: the plugin's own cost against
+Nova's default set); the report store's memory per host (tracemalloc)
+against Nova's HostState objects.
 
 Part 2 (RabbitMQ): 1,000 simulated hosts cast a HostReport every interval
 to N iosched scheduler workers (nova_plugin.endpoint.start_listener, one
@@ -27,11 +29,11 @@ alone). Rates, delivery latency, report age and
 fresh fraction as a scheduler samples them, worker CPU per 1,000 reports.
 
 Figures are ratios against the baseline: the machine is shared and noisy.
-Prints tables and writes <output-dir>/nova_scale.json. Takes ~8 min on 2
-cores, mostly tracemalloc at 10,000 hosts and the 10,000-host requests
-(~40 s with --quick, ~20 s with --quick --no-rabbit).
+Prints tables and writes <output-dir>/nova_scale.json. Takes ~3 min on 2
+cores (~8 min with --full, mostly tracemalloc at 10,000 hosts and the
+10,000-host requests; ~40 s with --quick, ~20 s with --quick --no-rabbit).
 
-    .venv/bin/python -m bench.nova_scale [--quick] [--no-rabbit]
+    .venv/bin/python -m bench.nova_scale [--quick | --full] [--no-rabbit]
                                          [--url rabbit://...] [-o out/bench]
 """
 
@@ -84,6 +86,8 @@ def parse_args(argv=None):
     p.add_argument('--quick', action='store_true',
                    help='smoke test: 20 and 50 hosts in part 1; 100 hosts '
                         'for 8 s in part 2')
+    p.add_argument('--full', action='store_true',
+                   help='part 1 at 100, 1,000 and 10,000 hosts')
     p.add_argument('--no-rabbit', action='store_true',
                    help='skip part 2 (needs no broker)')
     p.add_argument('--no-handlers', action='store_true',
@@ -101,10 +105,10 @@ def parse_args(argv=None):
                         'max_decisions (default %(default)s)')
     g.add_argument('--seed', type=int, default=0)
     g = p.add_argument_group('part 1: handlers')
-    g.add_argument('--hosts', type=_hosts, default=[100, 1000, 10000],
-                   help='host counts, comma separated (default '
-                        '100,1000,10000)')
-    g.add_argument('--host-rounds', type=int, default=1000,
+    g.add_argument('--hosts', type=_hosts, default=None,
+                   help='host counts, comma separated (default 100,1000; '
+                        '100,1000,10000 with --full)')
+    g.add_argument('--host-rounds', type=int, default=4000,
                    help='rounds of the request mix per host count: this '
                         'divided by the host count (default %(default)s)')
     g.add_argument('--min-rounds', type=int, default=1,
@@ -160,6 +164,8 @@ def parse_args(argv=None):
                         'for the workers to take every report (default '
                         '%(default)s)')
     args = p.parse_args(argv)
+    if args.hosts is None:
+        args.hosts = [100, 1000, 10000] if args.full else [100, 1000]
     if args.quick:
         args.hosts = [20, 50]
         args.host_rounds = 100

@@ -278,8 +278,8 @@ def fill_store(report_store, n, templates, progress):
 def start_listener(timeout=60.0):
     """Run the plugin as in production: ``listen_for_reports = true``.
 
-    The filters and weighers call ``listener.ensure_listener`` on every
-    host; with listening on, that is the fast path of a running listener
+    The filters and weighers call ``listener.ensure_listener`` once per
+    request; with listening on, that is the fast path of a running listener
     (with it off, the plugin takes another path, which nova-scheduler does
     not run when configured as docs/nova.md says). The listener runs on
     oslo.messaging's in-process ``fake:/`` transport and a topic of its
@@ -380,16 +380,18 @@ def run(args, log=print):
         us = {k: v / requests * 1e6 for k, v in totals.items()}
         by_class = {}
         if n <= args.breakdown_max_hosts:
-            # each iosched class alone on all n hosts, one pass of the mix
+            # each iosched class alone on all n hosts, the mix `rounds`
+            # times
             for kind, obj in handlers.own:
                 spent = 0.0
-                for spec in specs:
-                    heartbeat(subset)
-                    t0 = time.perf_counter()
-                    handlers.one_class(kind, obj, subset, spec)
-                    spent += time.perf_counter() - t0
+                for r in range(rounds):
+                    for spec in specs:
+                        heartbeat(subset)
+                        t0 = time.perf_counter()
+                        handlers.one_class(kind, obj, subset, spec)
+                        spent += time.perf_counter() - t0
                 by_class[type(obj).__name__] = round(
-                    spent / len(specs) / n * 1e6, 2)
+                    spent / requests / n * 1e6, 2)
         per_size.append({
             'hosts': n, 'requests': requests,
             'nova_default_us_per_request': round(us['default'], 1),
@@ -405,9 +407,10 @@ def run(args, log=print):
                 k: round(v / requests, 1) for k, v in passed.items()},
         })
         log('  %d hosts: default %.0f us, with iosched %.0f us (%.2fx), '
-            'iosched alone %.0f us per request' % (
+            'iosched alone %.0f us per request (%.3fx of default)' % (
                 n, us['default'], us['iosched'],
-                us['iosched'] / us['default'], us['iosched_alone']))
+                us['iosched'] / us['default'], us['iosched_alone'],
+                us['iosched_alone'] / us['default']))
     stop = getattr(endpoint, 'stop_listener', None)
     if stop is not None:
         stop()
@@ -426,23 +429,27 @@ def print_table(fig, out=sys.stdout):
     w('  iosched filters: %s; weighers: %s\n' % (
         ', '.join(fig['names']['iosched_filters']) or '-',
         ', '.join(fig['names']['iosched_weighers']) or '-'))
-    w('  %7s | %14s | %14s | %6s | %14s | %11s | %s\n' % (
+    w('  %7s | %14s | %14s | %6s | %14s | %13s | %11s | %s\n' % (
         'hosts', 'Nova default', 'with iosched', 'ratio',
-        'iosched alone', 'alone/host', 'passed (default/iosched)'))
+        'iosched alone', 'alone/default', 'alone/host',
+        'passed (default/iosched)'))
     for r in fig['per_size']:
         p = r['hosts_passed_per_request']
-        w('  %7d | %11.0f us | %11.0f us | %5.2fx | %11.0f us | '
+        w('  %7d | %11.0f us | %11.0f us | %5.2fx | %11.0f us | %12.3fx | '
           '%8.2f us | %.0f / %.0f\n' % (
               r['hosts'], r['nova_default_us_per_request'],
               r['with_iosched_us_per_request'],
               r['with_iosched_over_default'],
               r['iosched_alone_us_per_request'],
+              r['iosched_alone_over_default'],
               r['iosched_alone_us_per_host'], p['default'], p['iosched']))
     for r in fig['per_size']:
         if r.get('iosched_us_per_host_by_class'):
-            w('  %d hosts, each iosched class alone (us per host): %s\n' % (
-                r['hosts'], ', '.join('%s %.1f' % kv for kv in r[
-                    'iosched_us_per_host_by_class'].items())))
+            w('  %d hosts, each iosched class alone (us per host): %s; '
+              'Nova default set %.1f\n' % (
+                  r['hosts'], ', '.join('%s %.1f' % kv for kv in r[
+                      'iosched_us_per_host_by_class'].items()),
+                  r['nova_default_us_per_request'] / r['hosts']))
     m = fig['memory']
     w('  memory at %d hosts: report store %d B/host vs Nova HostState '
       '%d B/host: %.2fx (report JSON %d B, %d vCPUs, %d decisions)\n' % (

@@ -36,7 +36,6 @@ from nova.scheduler import utils
 from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
-from nova_plugin import inflight
 from nova_plugin import metrics
 from nova_plugin import prepared
 from nova_plugin import request_spec
@@ -107,9 +106,8 @@ class ReportFilter(filters.BaseHostFilter):
         host_states = list(host_states)
         reports = store.get_store(CONF)
         preps = prepared.fresh(reports, host_states)
-        pendings = inflight.pending_many(
-            reports, host_states, prepared.report_keys(preps),
-            s.inflight_vcpu_profile)
+        pendings = prepared.pendings(reports, host_states, preps,
+                                     s.inflight_vcpu_profile)
         test = self.tester(request, s)
         policy = s.missing_report_policy
         missing_passes = policy == 'pass' or not self.needs_report(request)

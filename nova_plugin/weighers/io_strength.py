@@ -41,7 +41,6 @@ from nova.scheduler import weights
 from nova_plugin import conf as iosched_conf
 from nova_plugin import listener
 from nova_plugin import explain
-from nova_plugin import inflight
 from nova_plugin import metrics
 from nova_plugin import prepared
 from nova_plugin import request_spec
@@ -52,6 +51,17 @@ LOG = logging.getLogger(__name__)
 
 CONF = nova.conf.CONF
 iosched_conf.register_opts(CONF)
+
+
+_GROUP = []
+
+
+def _iosched():
+    """``CONF.iosched``, looked up once: a group attribute reads the
+    option's current value at each access (by the group's name)."""
+    if not _GROUP:
+        _GROUP.append(CONF.iosched)
+    return _GROUP[0]
 
 
 class IoStrengthWeigher(weights.BaseHostWeigher):
@@ -67,7 +77,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         """Override the weight multiplier."""
         if not getattr(host_state, 'aggregates', None):
             # what get_weight_multiplier gives without aggregate metadata
-            return CONF.iosched.io_strength_weight_multiplier
+            # (Nova asks once per host: the group is looked up once)
+            return _iosched().io_strength_weight_multiplier
         return utils.get_weight_multiplier(
             host_state, 'io_strength_weight_multiplier',
             CONF.iosched.io_strength_weight_multiplier)
@@ -76,14 +87,14 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         """(raw value, reason); the value is None without a fresh report."""
         if reports is None:
             reports = store.get_store(CONF)
-        report = reports.get(host_state.host)
-        if report is None:
+        prep = prepared.fresh(reports, [host_state])[0]
+        if prep is None:
             return None, 'no fresh report'
-        pending = inflight.pending_for(
-            reports, host_state, report,
-            profile or CONF.iosched.inflight_vcpu_profile)
-        return (scoring.score(report, pending, request),
-                scoring.score_reason(report, pending, request))
+        pending = prepared.pendings(
+            reports, [host_state], [prep],
+            profile or CONF.iosched.inflight_vcpu_profile)[0]
+        return (scoring.score(prep.report, pending, request),
+                scoring.score_reason(prep.report, pending, request))
 
     def _weigh_object(self, host_state, weight_properties):
         """Higher weights win: less I/O strength per pCPU after placement."""
@@ -100,9 +111,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         host_states = [w.obj for w in weighed_obj_list]
         reports = store.get_store(CONF)
         preps = prepared.fresh(reports, host_states)
-        pendings = inflight.pending_many(
-            reports, host_states, prepared.report_keys(preps),
-            s.inflight_vcpu_profile)
+        pendings = prepared.pendings(reports, host_states, preps,
+                                     s.inflight_vcpu_profile)
         # scoring.score: 0 for a request without I/O strength, else
         # -(h.io_strength_total + p.io_strength + strength(r)) / h.pcpus
         strength = scoring.request_io_strength(request)

@@ -11,7 +11,7 @@
 # under the License.
 """The whole-list parts of the filters' hot path, against the per-host
 ones (no nova): ``lsvm_rule.passes`` against ``check``, ``prepared``,
-``inflight.Tracker.observe_hosts`` against ``observe``, the explain ring's
+``inflight.observe_node`` against ``Tracker.observe``, the explain ring's
 batches against a plain bounded ring, ``metrics.note_filters`` against
 ``note_filter``. Example counts: IOSCHED_PREPARED_EXAMPLES (default 300).
 """
@@ -100,8 +100,7 @@ def test_cache_prepares_once_per_report_and_is_bounded():
     r1 = reports.report(host='a', io_vcpus=3)
     p1 = cache.prepared(r1)
     assert cache.prepared(r1) is p1
-    assert (p1.io_vcpus, p1.pcpus, p1.key) == (3, 4.0, (r1.ts, r1.seq,
-                                                         id(r1)))
+    assert (p1.io_vcpus, p1.pcpus, p1.bases) == (3, 4.0, {})
     r2 = reports.report(host='a', io_vcpus=3, seq=2)   # a new report
     assert cache.prepared(r2) is not p1
     cache.prepared(reports.report(host='b'))
@@ -132,34 +131,45 @@ def test_fresh_reads_every_host_once_in_order():
     assert got[0].report is r and got[1] is None and got[2] is got[0]
 
 
-# A look: (host index, report key index, num_instances, vcpus_used), the
-# HostState's numbers possibly not numbers (MagicMock, None).
+# A look: (host index, report index, num_instances, vcpus_used), the
+# HostState's numbers possibly not numbers (a MagicMock, None).
 LOOKS = st.lists(st.tuples(
-    st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)),
+    st.integers(0, 5), st.integers(0, 2),
     st.one_of(st.integers(0, 20), st.floats(0, 40), st.none(),
               st.just('x')),
     st.one_of(st.integers(0, 40), st.floats(0, 40), st.none())),
-    max_size=40)
+    max_size=60)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(st.lists(LOOKS, max_size=5), st.integers(1, 8))
-def test_observe_hosts_is_observe_in_order(batches, max_hosts):
-    one, many = inflight.Tracker(max_hosts), inflight.Tracker(max_hosts)
-    for batch in batches:
-        hosts = [types.SimpleNamespace(host='h%d' % h, nodename='n',
-                                       num_instances=n, vcpus_used=v)
-                 for h, _, n, v in batch]
-        keys = [None if k is None else (k, 0, 0) for _, k, _, _ in batch]
-        want = [None if k is None else one.observe(
-            (hs.host, 'n'), k, inflight._attr(hs, 'num_instances'),
-            inflight._attr(hs, 'vcpus_used'))
-            for hs, k in zip(hosts, keys)]
-        assert many.observe_hosts(hosts, keys) == want
-        assert list(many._base.items()) == list(one._base.items())
+@given(LOOKS)
+def test_observe_node_is_the_trackers_rule(looks):
+    # the tracker keys a baseline by (host, node) and report; observe_node
+    # keeps one dict of baselines per report (and host): a new report (here
+    # report index r of host h) starts afresh
+    tracker = inflight.Tracker()
+    bases = collections.defaultdict(dict)
+    for h, r, n, v in looks:
+        hs = types.SimpleNamespace(host='h%d' % h, nodename='n%d' % h,
+                                   num_instances=n, vcpus_used=v)
+        want = tracker.observe(('h%d' % h, 'n%d' % h), r,
+                               inflight._attr(hs, 'num_instances'),
+                               inflight._attr(hs, 'vcpus_used'))
+        assert inflight.observe_node(bases[(h, r)], hs) == want
+        for other in range(3):     # the tracker forgets the other reports
+            if other != r:
+                bases.pop((h, other), None)
 
 
-def test_pending_many_is_pending_for():
+def test_observe_node_bounds_its_nodes():
+    bases = {}
+    for i in range(5):
+        inflight.observe_node(bases, types.SimpleNamespace(
+            nodename='n%d' % i, num_instances=1, vcpus_used=1), max_nodes=3)
+    assert len(bases) <= 3
+
+
+def test_pendings_is_pending_for():
     class Reports(object):
         max_hosts = 100
 
@@ -170,18 +180,16 @@ def test_pending_many_is_pending_for():
     rep = reports.report()
     hosts = [types.SimpleNamespace(host=h, nodename=h, num_instances=2,
                                    vcpus_used=4) for h in ('noted', 'x')]
-    t1, t2 = inflight.Tracker(), inflight.Tracker()
+    tracker = inflight.Tracker()
+    preps = [prepared.Prepared(rep), prepared.Prepared(rep), None]
     for grow in (0, 3):
         for h in hosts:
             h.num_instances += grow
             h.vcpus_used += 2 * grow
-        want = [inflight.pending_for(Reports(), h, rep, 'io', t1)
-                for h in hosts]
-        got = inflight.pending_many(Reports(), hosts, [
-            (rep.ts, rep.seq, id(rep))] * 2, 'io', t2)
-        assert got == want
-    assert inflight.pending_many(Reports(), hosts, [None, None], 'io',
-                                 t2) == [None, None]
+        want = [inflight.pending_for(Reports(), h, rep, 'io', tracker)
+                for h in hosts] + [None]
+        assert prepared.pendings(Reports(), hosts + [hosts[0]], preps,
+                                 'io') == want
 
 
 # A batch: (stage, request, [(host, passed)]).
