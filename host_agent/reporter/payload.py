@@ -273,7 +273,11 @@ class LsvmState:
     probes: tuple = ()               # tuple[ProbeEntry]
 
     @classmethod
-    def from_dict(cls, data, path):
+    def from_dict(cls, data, path, vcpu_records=None):
+        """``vcpu_records``: how many per-vCPU records the report has, to
+        derive ``nlsvm_vcpus`` from when the agent did not send it
+        (``HostReport.head_from_dict``, which does not keep the records);
+        None: leave it None."""
         d = cls()
         ms = 'a number of milliseconds > 0'
         cpus = 'a number of CPUs >= 0'
@@ -281,7 +285,7 @@ class LsvmState:
         if len(probes) > 16:
             raise PayloadError(path + 'probes', 'got %d rows, accepted: at '
                                'most 16' % len(probes))
-        return cls(
+        kw = dict(
             mechanism=_get(data, 'mechanism', path, str,
                            default=d.mechanism,
                            check=lambda v: v in MECHANISMS,
@@ -337,6 +341,9 @@ class LsvmState:
             latency_bound_ms=_get(data, 'latency_bound_ms', path, float,
                                   check=_nonneg, accepted='a number >= 0'),
         )
+        if kw['nlsvm_vcpus'] is None and vcpu_records:
+            kw['nlsvm_vcpus'] = max(0, vcpu_records - kw['count'])
+        return cls(**kw)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -510,15 +517,11 @@ class HostReport:
         left None without records, which the rule reads as 0).
         """
         head = _head(data, records=False)
-        n_vcpus = len(head.pop('vcpus'))
+        del head['vcpus']           # counted into lsvm.nlsvm_vcpus
         decisions = _get(data, 'decisions', '', list, default=())
         if len(decisions) > MAX_DECISIONS:
             raise PayloadError('decisions', 'got %d entries, accepted: at '
                                'most %d' % (len(decisions), MAX_DECISIONS))
-        lsvm = head['lsvm']
-        if lsvm.nlsvm_vcpus is None and n_vcpus:
-            head['lsvm'] = dataclasses.replace(
-                lsvm, nlsvm_vcpus=max(0, n_vcpus - lsvm.count))
         return cls(**head)
 
 
@@ -535,9 +538,10 @@ def _head(data, records):
         raise PayloadError('version', 'got %r, accepted: %s.x'
                            % (version, VERSION.split('.', 1)[0]))
     vcpus = _get(data, 'vcpus', '', list)
-    head = {}
-    for name, klass in (('lsvm', LsvmState), ('disk', DiskState),
-                        ('health', Health)):
+    head = {'lsvm': LsvmState.from_dict(
+        _get(data, 'lsvm', '', dict), 'lsvm.',
+        vcpu_records=None if records else len(vcpus))}
+    for name, klass in (('disk', DiskState), ('health', Health)):
         head[name] = klass.from_dict(_get(data, name, '', dict),
                                      name + '.')
     head.update(
