@@ -26,7 +26,14 @@ to N iosched scheduler workers (nova_plugin.endpoint.start_listener, one
 ReportStore each) and, in a phase of its own before (or with --together,
 on the same casts), N bare oslo.messaging servers (the baseline: the bus
 alone). Rates, delivery latency, report age and
-fresh fraction as a scheduler samples them, worker CPU per 1,000 reports.
+fresh fraction as a scheduler samples them, worker CPU per 1,000 reports;
+--sign: signed reports, workers with report_auth = hmac.
+
+Part 3 (Nova's functional harness, bench/nova_scale/race.py): a burst of
+io boots through several scheduler workers between two reports, counting
+over-committed hosts without Placement claims (the baseline) and with
+CUSTOM_IOSCHED_IO_VCPU claimed on the agents' child providers. --no-race
+skips it (~3 min; ~45 s with --quick).
 
 Figures are ratios against the baseline: the machine is shared and noisy.
 Prints tables and writes <output-dir>/nova_scale.json. Takes ~3 min on 2
@@ -34,6 +41,7 @@ cores (~8 min with --full, mostly tracemalloc at 10,000 hosts and the
 10,000-host requests; ~40 s with --quick, ~20 s with --quick --no-rabbit).
 
     .venv/bin/python -m bench.nova_scale [--quick | --full] [--no-rabbit]
+                                         [--no-race] [--sign]
                                          [--url rabbit://...] [-o out/bench]
 """
 
@@ -163,6 +171,15 @@ def parse_args(argv=None):
                    help='after the last cast, wait up to this many seconds '
                         'for the workers to take every report (default '
                         '%(default)s)')
+    g.add_argument('--sign', action='store_true',
+                   help='agents sign their reports with their host keys '
+                        '(RPC 1.2, hmac-sha256-v2) and the iosched workers '
+                        'run with [iosched] report_auth = hmac (default: '
+                        'unsigned, report_auth = none)')
+    from bench.nova_scale import race
+    race.add_arguments(p)
+    p.add_argument('--no-race', action='store_true',
+                   help='skip part 3, the Placement-claims race')
     args = p.parse_args(argv)
     if args.hosts is None:
         args.hosts = [100, 1000, 10000] if args.full else [100, 1000]
@@ -192,7 +209,7 @@ def main(argv=None):
     os.makedirs(args.output_dir, exist_ok=True)
     path = os.path.join(args.output_dir, 'nova_scale.json')
     figures = {'args': {k: v for k, v in vars(args).items() if k != 'url'},
-               'handlers': None, 'pipeline': None,
+               'handlers': None, 'pipeline': None, 'race': None,
                'machine': {'cpus': os.cpu_count(),
                            'load_average_start': os.getloadavg()}}
 
@@ -209,6 +226,10 @@ def main(argv=None):
     if not args.no_rabbit:
         from bench.nova_scale import pipeline
         figures['pipeline'] = pipeline.run(args, log=_log)
+        write()
+    if not args.no_race:
+        from bench.nova_scale import race
+        figures['race'] = race.run(args, log=_log)
         write()
     if figures['handlers']:
         from bench.nova_scale import handlers
