@@ -449,38 +449,41 @@ def test_the_real_agent_on_a_simulated_host_wants_the_trait():
     assert pub.sync() and TRAIT in fake.traits[RP]
 
 
-def _conf(**trait_opts):
+def _conf(tmp_path, **trait_opts):
+    """A conf from a file (set_override would leak into later tests: the
+    registered groups' copies share their options' state)."""
+    path = tmp_path / 'agent.conf'
+    path.write_text('[lsvm_trait]\n' + ''.join(
+        '%s = %s\n' % kv for kv in trait_opts.items()))
     conf = cfg.ConfigOpts()
     placement_conf.register_opts(conf)
-    conf([], default_config_files=[])
-    for k, v in trait_opts.items():
-        conf.set_override(k, v, group='lsvm_trait')
+    conf([], default_config_files=[str(path)])
     return conf
 
 
-def test_start_from_conf_is_off_by_default():
-    assert pt.start_from_conf(_conf(), 'host1') is None
+def test_start_from_conf_is_off_by_default(tmp_path):
+    assert pt.start_from_conf(_conf(tmp_path), 'host1') is None
 
 
-def test_start_from_conf_defaults_the_provider_to_the_host():
-    conf = _conf(publish=True, recheck_interval=42.0)
+def test_start_from_conf_defaults_the_provider_to_the_host(tmp_path):
+    conf = _conf(tmp_path, publish=True, recheck_interval=42.0)
     pub = pt.start_from_conf(conf, 'compute-7')
     try:
         assert pub.provider_name == 'compute-7' and pub.trait == TRAIT
         assert pub.recheck_interval == 42.0
     finally:
         pub.stop()
-    conf.set_override('provider_name', 'compute-7.example.org',
-                      group='lsvm_trait')
+    conf = _conf(tmp_path, publish=True,
+                 provider_name='compute-7.example.org')
     pub = pt.start_from_conf(conf, 'compute-7')
     pub.stop()
     assert pub.provider_name == 'compute-7.example.org'
 
 
-def test_missing_auth_type_says_what_to_set():
+def test_missing_auth_type_says_what_to_set(tmp_path):
     with pytest.raises(ValueError, match=r'\[placement\] auth_type is not '
                        'set: accepted are keystoneauth1 plugin names'):
-        pt.placement_adapter(_conf())
+        pt.placement_adapter(_conf(tmp_path))
 
 
 # -- the real keystoneauth1 path, requests_mock answering --------------------
