@@ -156,8 +156,10 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._publish(_report())                # a recheck: no write
         self.assertEqual(1, self.publisher.state.changes)
 
-        # The measured disk capacity grows: the inventory follows.
+        # The measured disk capacity grows: the inventory follows, and
+        # Nova's periodic (its cache still holds 5000) does not undo it.
         self._publish(_report(capacity_iops=8000.0))
+        self._run_periodics()
         self.assertEqual(
             (8000, 0),
             _totals(self._get_provider_inventory(child['uuid']))[pi.SLO_IOPS])
@@ -218,3 +220,22 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                 'parent_provider_uuid'])
         self.assertEqual({pi.IO_VCPU: (2, 0)},
                          _totals(self._get_provider_inventory(child)))
+
+    def test_deleting_the_compute_service_deletes_the_child_too(self):
+        # Nova deletes a compute node's provider tree children first, so
+        # the agent's child does not block `openstack compute service
+        # delete`; the agent then waits for a new compute node provider.
+        self._publish(_report())
+        child = self._child()['uuid']
+        self.computes['host1'].stop()
+        service = self.admin_api.get_services(binary='nova-compute',
+                                              host='host1')[0]
+        self.admin_api.api_delete('/os-services/%s' % service['id'])
+        names = [rp['name'] for rp in self._get_all_providers()]
+        self.assertNotIn('host1', names)
+        self.assertNotIn('host1:iosched', names)
+        self.assertNotIn(child, [rp['uuid']
+                                 for rp in self._get_all_providers()])
+        self.assertFalse(self.publisher.sync())
+        self.assertIn("no resource provider named 'host1'",
+                      self.publisher.state.last_error)
