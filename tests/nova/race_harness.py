@@ -21,13 +21,15 @@ the hosts whose I/O vCPUs exceed floor(pcpus * max_io_vcpus_per_pcpu).
 
 How the harness stands in for separate scheduler processes:
 
-* **Own state per worker.** ``nova_plugin.store.get_store`` and
-  ``nova_plugin.inflight.TRACKER`` are process-wide; real workers are
-  separate processes, each with its own store (filled by the fanout
-  reports) and in-flight tracker. ``PerWorkerPlugin`` wraps each scheduler
+* **Own state per worker.** ``nova_plugin.store.get_store``,
+  ``nova_plugin.inflight.TRACKER`` and ``nova_plugin.prepared.CACHE`` (each
+  report's figures and in-flight baselines) are process-wide; real workers
+  are separate processes, each with its own store (filled by the fanout
+  reports), tracker and cache. ``PerWorkerPlugin`` wraps each scheduler
   service's ``select_destinations`` (the RPC endpoint) so the green thread
-  serving a request is tagged with its worker, and patches ``get_store``
-  and ``TRACKER`` to hand out that worker's store and tracker. Each worker
+  serving a request is tagged with its worker, and patches the three to
+  hand out that worker's own (a shared cache would also reset the
+  baselines each time the workers' copies of a report alternate). Each worker
   has its own ``HostManager`` (its own HostStates, as in Nova). A filter
   call outside a tagged request counts in ``untagged`` (0 in every run).
 * **Requests spread over workers.** oslo.messaging's fake driver lets the
@@ -77,6 +79,7 @@ from host_agent import placement_inventory
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import placement_resources
+from nova_plugin import prepared
 from nova_plugin import store
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
@@ -92,6 +95,7 @@ class PerWorkerPlugin(fixtures.Fixture):
         self.clock = clock
         self.stores = {}
         self.trackers = {}
+        self.caches = {}
         self.requests = collections.Counter()
         self.untagged = 0
 
@@ -102,7 +106,9 @@ class PerWorkerPlugin(fixtures.Fixture):
         self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.get_store',
                                              self.get_store))
         self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
-                                             _TrackerOfWorker(self)))
+                                             _OfWorker(self, self.trackers)))
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.prepared.CACHE',
+                                             _OfWorker(self, self.caches)))
         explain.RING.clear()
         self.addCleanup(explain.RING.clear)
 
@@ -111,6 +117,7 @@ class PerWorkerPlugin(fixtures.Fixture):
         name = service.host
         self.stores[name] = store.ReportStore(clock=self.clock, slim=True)
         self.trackers[name] = inflight.Tracker()
+        self.caches[name] = prepared.Cache()
         manager = service.manager
         real = manager.select_destinations
 
@@ -147,34 +154,36 @@ class PerWorkerPlugin(fixtures.Fixture):
             assert reports_.update(reports.report(host=host, **kw))
 
 
-class _TrackerOfWorker(object):
-    """``inflight.TRACKER`` stand-in: the current worker's tracker."""
+class _OfWorker(object):
+    """Stand-in for a process-wide object (``inflight.TRACKER``,
+    ``prepared.CACHE``): the current worker's own, from ``objects``."""
 
-    def __init__(self, workers):
+    def __init__(self, workers, objects):
         self._workers = workers
+        self._objects = objects
 
-    def _tracker(self):
-        return self._workers.trackers[self._workers.worker()]
+    def _own(self):
+        return self._objects[self._workers.worker()]
 
     @property
     def max_hosts(self):
-        return self._tracker().max_hosts
+        return self._own().max_hosts
 
     @max_hosts.setter
     def max_hosts(self, value):
-        self._tracker().max_hosts = value
+        self._own().max_hosts = value
 
     def __getattr__(self, name):
-        # observe() and whatever else nova_plugin.inflight calls on it,
-        # bound to the tracker of the worker asking
-        return getattr(self._tracker(), name)
+        # observe(), prepared() and whatever else the plugin calls on it,
+        # bound to the object of the worker asking
+        return getattr(self._own(), name)
 
     def __len__(self):
-        return len(self._tracker())
+        return len(self._own())
 
     def clear(self):
-        for tracker in self._workers.trackers.values():
-            tracker.clear()
+        for own in self._objects.values():
+            own.clear()
 
 
 class RoundRobin(fixtures.Fixture):

@@ -18,9 +18,10 @@ scheduler services standing in for separate scheduler processes:
 * each worker has its own report store and in-flight tracker, as a
   process of its own would: the services' ``select_destinations`` tag the
   green thread serving a request with its worker, and the process-wide
-  ``nova_plugin.store.get_store`` and ``nova_plugin.inflight.TRACKER`` are
-  patched to hand out that worker's (every report reaches every store, as
-  the fanout does); each service already has its own HostManager;
+  ``nova_plugin.store.get_store``, ``nova_plugin.inflight.TRACKER`` and
+  ``nova_plugin.prepared.CACHE`` are patched to hand out that worker's
+  (every report reaches every store, as the fanout does); each service
+  already has its own HostManager;
 * requests go to the workers in turn, as RabbitMQ hands a shared queue's
   messages to its consumers (oslo.messaging's fake driver would let one
   listener take the whole burst);
