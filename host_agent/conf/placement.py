@@ -14,13 +14,14 @@
 ``[lsvm_trait]`` says whether and what the agent publishes on its compute
 node's resource provider (``host_agent/placement_trait.py``).
 ``[placement]`` holds the keystoneauth1 session, auth and adapter options
-used to reach the Placement API, with the same names and defaults as the
-``[placement]`` section of nova.conf (a nova-compute's section can be
-copied). The adapter's ``version``/``min_version``/``max_version`` options
-are not registered: the code knows the microversion it needs (1.6), and
-nova.conf registers placeholders of its own under those names, so leaving
-them out lets the agent's and Nova's options live in one process (the
-embedded default imports both).
+used to reach the Placement API (by the trait publisher and by the I/O
+inventory publisher, ``[io_inventory]``), with the same names and defaults
+as the ``[placement]`` section of nova.conf (a nova-compute's section can
+be copied). The adapter's ``version``/``min_version``/``max_version``
+options are not registered: the code knows the microversions it needs (1.6
+for traits, 1.26 for inventories), and nova.conf registers placeholders of
+its own under those names, so leaving them out lets the agent's and Nova's
+options live in one process (the embedded default imports both).
 """
 
 import re
