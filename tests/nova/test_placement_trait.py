@@ -19,7 +19,10 @@ fixture's endpoint, token ``admin`` for its noauth2 middleware), and marks
 host1's compute node provider. Then: Nova's resource tracker periodic,
 forced to rewrite the provider's traits, keeps the trait; a flavor with
 ``trait:CUSTOM_IOSCHED_LSVM=required`` lands on host1 only; once the agent
-reports LSVMs unsupported, such a boot fails with NoValidHost.
+reports LSVMs unsupported, such a boot fails with NoValidHost. With the
+I/O inventory publisher beside it (``CUSTOM_IOSCHED_LSVM_BW`` on each
+node's child ``<node>:iosched``), a flavor asking the trait and bandwidth
+lands only where both are, until the bandwidth is used up.
 """
 
 import os
@@ -30,10 +33,13 @@ from oslo_config import cfg
 from nova.tests.functional import integrated_helpers
 
 from host_agent.conf import placement as placement_conf
+from host_agent import placement_inventory
 from host_agent import placement_trait
+from host_agent.reporter import payload
 from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
+LSVM_BW = placement_inventory.LSVM_BW
 
 
 def _publisher_conf(path, endpoint):
@@ -59,7 +65,7 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._start_compute('host2')
         self.rp1 = self._get_provider_uuid_by_host('host1')
         self.rp2 = self._get_provider_uuid_by_host('host2')
-        conf = _publisher_conf(
+        self.conf = conf = _publisher_conf(
             os.path.join(self.useFixture(fixtures.TempDir()).path,
                          'host-agent.conf'),
             self.placement.fixture.endpoint)
@@ -141,3 +147,36 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         server = self._create_server(flavor_id=self.lsvm_flavor,
                                      networks='none')
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
+
+    def test_trait_on_the_node_and_bandwidth_on_the_child_together(self):
+        # The trait (compute node) and the I/O inventories (its child
+        # <node>:iosched) side by side: an LSVM flavor asking both lands
+        # where both are, until the child's LSVM bandwidth is used up.
+        self._publish(True)
+        inventories = {}
+        for host, pcpus in (('host1', 1), ('host2', 4)):
+            inv = placement_inventory.InventoryPublisher(
+                lambda: placement_inventory.PlacementInventories(
+                    placement_inventory.placement_adapter(self.conf)), host)
+            inv.want(placement_inventory.wanted_inventories(
+                payload.HostReport(
+                    host=host, ts=1.0, seq=1, report_interval=1.0,
+                    pcpus=pcpus,
+                    lsvm=payload.LsvmState(max_per_pcpu=3)),
+                placement_inventory.Options())[0])
+            self.assertTrue(inv.sync(), inv.state.last_error)
+            inventories[host] = inv.state.wanted
+        self.assertEqual(1500, inventories['host1'][LSVM_BW]['total'])
+        self.assertEqual(6000, inventories['host2'][LSVM_BW]['total'])
+        flavor = self._create_flavor(
+            name='lsvm.bw', memory_mb=512, vcpu=1, disk=1, ephemeral=0,
+            extra_spec={'trait:' + TRAIT: 'required',
+                        'resources:' + LSVM_BW: '500',
+                        'iosched:latency_sensitive': 'true'})
+        for i in range(3):
+            server = self._create_server(name='lsvm-bw-%d' % i,
+                                         flavor_id=flavor, networks='none')
+            self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
+        server = self._create_server(name='lsvm-bw-full', flavor_id=flavor,
+                                     networks='none', expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
