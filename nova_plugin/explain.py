@@ -18,13 +18,13 @@ at; a CLI or the demo reads them back with ``recent()``::
         print(d.stage, d.host, d.passed, d.weight, d.reason)
 
 A filter judges every host of a request at once and records them as one
-batch (``record_batch``): per host only its name, verdict or weight and the
-inputs of its reason; the reason text is written when ``recent()`` returns
-that decision, by the batch's ``reason_of`` (the same pure rule that gave
-the verdict). So the hot path formats nothing, and a reader sees the same
-reasons as if they had been written at once (the inputs are immutable:
-reports, ``scoring.Pending``, the request and the settings of that
-request).
+batch (``record_batch``): the lists it has anyway (the hosts, their
+verdicts or weights) and a ``reason_of(i)`` that writes the i-th host's
+reason when ``recent()`` returns that decision (the same pure rule that
+gave the verdict). So the hot path formats nothing and allocates nothing
+per host, and a reader sees the same reasons as if they had been written
+at once (their inputs are immutable: reports, ``scoring.Pending``, the
+request and the settings of that request).
 
 Pure: no nova, no clock (decisions are numbered, not timestamped). The ring
 keeps the last ``maxlen`` decisions of this scheduler worker.
@@ -40,36 +40,44 @@ True/False for a filter, None for a weigher; weight is the weigher's raw
 value (before Nova normalises it), None for a filter."""
 
 
-def _given(reason):
-    return reason
+def _host_name(host):
+    return host if isinstance(host, str) else host.host
 
 
 class _Batch(object):
-    """Decisions ``seq0 + i`` for ``items[i]``, ``start <= i``; each item
-    is ``(host, passed, weight, args)`` and its reason ``reason_of(args)``,
+    """Decisions ``seq0 + i`` for ``start <= i < len(hosts)``: host
+    ``hosts[i]`` (a name, or a HostState: its ``host``), ``passed[i]``,
+    ``weights[i]`` (None: all None) and the reason ``reason_of(i)``,
     written once, when first read."""
 
-    __slots__ = ('seq0', 'stage', 'request', 'items', 'reason_of', 'start',
-                 'reasons')
+    __slots__ = ('seq0', 'stage', 'request', 'hosts', 'passed', 'weights',
+                 'reason_of', 'start', 'reasons')
 
-    def __init__(self, seq0, stage, request, items, reason_of):
+    def __init__(self, seq0, stage, request, hosts, passed, weights,
+                 reason_of):
         self.seq0 = seq0
         self.stage = stage
         self.request = request
-        self.items = items
+        self.hosts = hosts
+        self.passed = passed
+        self.weights = weights
         self.reason_of = reason_of
         self.start = 0
         self.reasons = {}
 
     def __len__(self):
-        return len(self.items) - self.start
+        return len(self.hosts) - self.start
 
-    def reason(self, i):
+    def decision(self, i):
         text = self.reasons.get(i)
         if text is None:
-            text = self.reason_of(self.items[i][3])
+            text = self.reason_of(i)
             self.reasons[i] = text
-        return text
+        return Decision(self.seq0 + i, self.stage, _host_name(self.hosts[i]),
+                        self.request,
+                        None if self.passed is None else self.passed[i],
+                        None if self.weights is None else self.weights[i],
+                        text)
 
 
 class Explainer(object):
@@ -87,24 +95,27 @@ class Explainer(object):
     def record(self, stage, host, request, passed=None, weight=None,
                reason=''):
         """Record one decision whose reason is already written."""
-        seq = self.record_batch(stage, request,
-                                [(host, passed, weight, reason)], _given)
+        seq = self.record_batch(stage, request, [host],
+                                lambda i: reason, [passed], [weight])
         return Decision(seq, stage, host, request, passed, weight, reason)
 
-    def record_batch(self, stage, request, items, reason_of):
-        """Record ``items``, each ``(host, passed, weight, args)``, as
-        decisions of ``stage`` for ``request`` in that order; the reason of
-        one is ``reason_of(args)``, called only when it is read. Returns
-        the seq of the first item (the ring takes the list: do not change
-        it afterwards)."""
-        if not items:
+    def record_batch(self, stage, request, hosts, reason_of, passed=None,
+                     weights=None):
+        """Record one decision of ``stage`` for ``request`` per entry of
+        ``hosts`` (names, or HostStates), in that order, with
+        ``passed[i]`` and ``weights[i]`` (None: None for all) and the
+        reason ``reason_of(i)``, called only when read. Returns the seq of
+        the first (None for no host). The ring keeps the sequences: do not
+        change them afterwards."""
+        if not hosts:
             return None
         with self._lock:
             seq0 = self._next
-            self._next += len(items)
-            batch = _Batch(seq0, stage, request, items, reason_of)
-            if len(items) > self.maxlen:
-                batch.start = len(items) - self.maxlen
+            self._next += len(hosts)
+            batch = _Batch(seq0, stage, request, hosts, passed, weights,
+                           reason_of)
+            if len(hosts) > self.maxlen:
+                batch.start = len(hosts) - self.maxlen
             self._batches.append(batch)
             self._count += len(batch)
             excess = self._count - self.maxlen
@@ -126,16 +137,11 @@ class Explainer(object):
             found = [(b, i) for b in self._batches
                      if (request is None or b.request == request) and
                      (stage is None or b.stage == stage)
-                     for i in range(b.start, len(b.items))
-                     if host is None or b.items[i][0] == host]
+                     for i in range(b.start, len(b.hosts))
+                     if host is None or _host_name(b.hosts[i]) == host]
             if limit:
                 found = found[-limit:]
-            out = []
-            for b, i in found:
-                item = b.items[i]
-                out.append(Decision(b.seq0 + i, b.stage, item[0], b.request,
-                                    item[1], item[2], b.reason(i)))
-        return out
+            return [b.decision(i) for b, i in found]
 
     def clear(self):
         with self._lock:
@@ -152,9 +158,11 @@ def record(stage, host, request, passed=None, weight=None, reason=''):
                        reason=reason)
 
 
-def record_batch(stage, request, items, reason_of):
-    """Record a batch into the process-wide ring (``Explainer.record_batch``)."""
-    return RING.record_batch(stage, request, items, reason_of)
+def record_batch(stage, request, hosts, reason_of, passed=None,
+                 weights=None):
+    """Record into the process-wide ring (``Explainer.record_batch``)."""
+    return RING.record_batch(stage, request, hosts, reason_of, passed=passed,
+                             weights=weights)
 
 
 def recent(host=None, request=None, stage=None, limit=None):

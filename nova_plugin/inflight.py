@@ -185,27 +185,31 @@ def _count(value):
 
 
 # The same baseline rule as Tracker.observe, for the baselines of one
-# report (``bases``: nodename -> ((num_instances, vcpus_used) as read,
-# as counted)), which the caller keeps with that report
-# (``nova_plugin.prepared``): a new report comes with empty baselines.
+# report (``bases``: nodename -> (num_instances, vcpus_used as read,
+# (num_instances, vcpus_used) as counted)), which the caller keeps with
+# that report (``nova_plugin.prepared``): a new report comes with empty
+# baselines.
 def observe_node(bases, host_state, max_nodes=64):
     """Delta of ``host_state`` since its baseline in ``bases``.
 
     The first look takes the baseline (``dict.setdefault``: one thread
-    takes it) and returns no delta; no lock.
+    takes it) and returns no delta; no lock, and nothing allocated when
+    the host is unchanged since its baseline.
     """
-    raw = (getattr(host_state, 'num_instances', 0),
-           getattr(host_state, 'vcpus_used', 0))
+    num = getattr(host_state, 'num_instances', 0)
+    used = getattr(host_state, 'vcpus_used', 0)
     node = getattr(host_state, 'nodename', None)
     held = bases.get(node)
     if held is None:
         if len(bases) >= max_nodes:
             bases.clear()
-        held = bases.setdefault(node, (raw, (
-            int(_count(raw[0]) or 0), int(round(_count(raw[1]) or 0)))))
-        if held[0] is raw:
+        new = (num, used, (int(_count(num) or 0),
+                           int(round(_count(used) or 0))))
+        held = bases.setdefault(node, new)
+        if held is new:
             return NO_DELTA
-    if raw == held[0]:
+    if ((num is held[0] or num == held[0]) and
+            (used is held[1] or used == held[1])):
         return NO_DELTA
-    return delta_since(held[1], int(_count(raw[0]) or 0),
-                       int(round(_count(raw[1]) or 0)))
+    return delta_since(held[2], int(_count(num) or 0),
+                       int(round(_count(used) or 0)))

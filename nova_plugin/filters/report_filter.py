@@ -112,7 +112,7 @@ class ReportFilter(filters.BaseHostFilter):
         policy = s.missing_report_policy
         missing_passes = policy == 'pass' or not self.needs_report(request)
         passed = []
-        items = []
+        oks = []
         rejected_rule = rejected_missing = 0
         for host_state, prep, pending in zip(host_states, preps, pendings):
             if prep is None:
@@ -125,26 +125,27 @@ class ReportFilter(filters.BaseHostFilter):
                     rejected_rule += 1
             if ok:
                 passed.append(host_state)
-            items.append((host_state.host, ok, None, (prep, pending)))
+            oks.append(ok)
 
-        def reason_of(args):
-            prep, pending = args
+        def reason_of(i):
+            prep = preps[i]
             if prep is None:
                 return missing_reason(policy)
-            return self.reason(prep.report, pending, request, s)
+            return self.reason(prep.report, pendings[i], request, s)
 
         label = request_spec.label(spec_obj)
-        explain.record_batch('filter', label, items, reason_of)
+        explain.record_batch('filter', label, host_states, reason_of,
+                             passed=oks)
         metrics.note_filters(type(self).__name__, len(passed), {
             metrics.CAUSE_RULE: rejected_rule,
             metrics.CAUSE_NO_REPORT: rejected_missing})
         if LOG.isEnabledFor(std_logging.DEBUG):
-            for host_state, item in zip(host_states, items):
-                if self.log_passes or not item[1]:
+            for i, (host_state, ok) in enumerate(zip(host_states, oks)):
+                if self.log_passes or not ok:
                     LOG.debug('%(host_state)s %(verdict)s %(check)s check '
                               'for %(request)s: %(reason)s',
                               {'host_state': host_state,
-                               'verdict': 'passes' if item[1] else 'fails',
+                               'verdict': 'passes' if ok else 'fails',
                                'check': self.check_name, 'request': label,
-                               'reason': reason_of(item[3])})
+                               'reason': reason_of(i)})
         return passed

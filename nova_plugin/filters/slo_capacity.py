@@ -97,67 +97,70 @@ class SloCapacityFilter(filters.BaseHostFilter):
             ok = s.slo_lookup_failure_policy == 'pass'
             why = ('SLO floors unknown (slo_lookup_failure_policy=%s): %s'
                    % (s.slo_lookup_failure_policy, demand.error))
-            items = [(h.host, ok, None, None) for h in host_states]
+            oks = [ok] * len(host_states)
             passed = host_states if ok else []
-            rejected = {metrics.CAUSE_SLO_LOOKUP: 0 if ok else len(items)}
+            rejected = {metrics.CAUSE_SLO_LOOKUP: 0 if ok else len(oks)}
 
-            def reason_of(args):
+            def reason_of(i):
                 return why
         else:
-            items, passed, rejected = self._judge_hosts(
+            oks, passed, rejected, preps, p_iops = self._judge_hosts(
                 host_states, demand.iops, s)
             fraction = s.slo_capacity_fraction
 
-            def reason_of(args):
-                if args is None:
+            def reason_of(i):
+                prep = preps[i]
+                if prep is None:
                     return 'no fresh report (missing_report_policy=%s)' % (
                         missing,)
-                prep, p_iops = args
                 verdict, why = slo_rule.admit(
-                    prep.capacity_iops, prep.reserved_iops, p_iops,
+                    prep.capacity_iops, prep.reserved_iops, p_iops[i],
                     demand.iops, fraction)
                 if verdict is None:
                     why = '%s (missing_report_policy=%s)' % (why, missing)
                 return why
-        explain.record_batch('filter', label, items, reason_of)
+        explain.record_batch('filter', label, host_states, reason_of,
+                             passed=oks)
         metrics.note_filters(type(self).__name__, len(passed), rejected)
         if LOG.isEnabledFor(std_logging.DEBUG):
-            for host_state, item in zip(host_states, items):
-                if not item[1]:
+            for i, (host_state, ok) in enumerate(zip(host_states, oks)):
+                if not ok:
                     LOG.debug('%(host_state)s fails SLO capacity check for '
                               '%(request)s: %(reason)s',
                               {'host_state': host_state, 'request': label,
-                               'reason': reason_of(item[3])})
+                               'reason': reason_of(i)})
         return passed
 
     @staticmethod
     def _judge_hosts(host_states, request_iops, s):
-        """(explain items, passing hosts, rejections by cause)."""
+        """(verdicts, passing hosts, rejections by cause, each host's
+        ``Prepared`` or None, each host's pending IOPS)."""
         reports = store.get_store(CONF)
         preps = prepared.fresh(reports, host_states)
         fraction = s.slo_capacity_fraction
         missing_passes = s.missing_report_policy == 'pass'
         valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
-        items, passed = [], []
+        oks, passed, p_iops = [], [], []
         no_report = by_rule = 0
         for host_state, prep in zip(host_states, preps):
             if prep is None:
                 ok = missing_passes
                 no_report += not ok
-                items.append((host_state.host, ok, None, None))
+                p_iops.append(None)
             else:
-                p_iops = pending_iops(reports.pending(host_state.host))
-                if valid and prep.slo_ok and prepared.iops_ok(p_iops):
+                p = pending_iops(reports.pending(host_state.host))
+                p_iops.append(p)
+                if valid and prep.slo_ok and prepared.iops_ok(p):
                     verdict = _admit(prep.capacity_iops, prep.reserved_iops,
-                                     p_iops, request_iops, fraction)
+                                     p, request_iops, fraction)
                 else:               # raises SloSpecError, as before
                     verdict, _ = slo_rule.admit(
-                        prep.capacity_iops, prep.reserved_iops, p_iops,
+                        prep.capacity_iops, prep.reserved_iops, p,
                         request_iops, fraction)
                 ok = missing_passes if verdict is None else verdict
                 by_rule += not ok
-                items.append((host_state.host, ok, None, (prep, p_iops)))
+            oks.append(ok)
             if ok:
                 passed.append(host_state)
-        return items, passed, {
-            metrics.CAUSE_RULE: by_rule, metrics.CAUSE_NO_REPORT: no_report}
+        return oks, passed, {metrics.CAUSE_RULE: by_rule,
+                             metrics.CAUSE_NO_REPORT: no_report}, preps, p_iops

@@ -133,19 +133,19 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         else:
             filled = raw
 
-        def reason_of(args):
-            prep, pending = args
+        def reason_of(i):
+            prep = preps[i]
             if prep is None:
                 return 'no fresh report: missing_report_weight=%s' % mode
-            return scoring.score_reason(prep.report, pending, request)
+            return scoring.score_reason(prep.report, pendings[i], request)
 
-        items = [(h.host, None, w, (p, pending)) for h, w, p, pending in
-                 zip(host_states, filled, preps, pendings)]
-        explain.record_batch('weigher', label, items, reason_of)
+        explain.record_batch('weigher', label, host_states, reason_of,
+                             weights=filled)
         if LOG.isEnabledFor(std_logging.DEBUG):
-            for host_state, item in zip(host_states, items):
+            for i, (host_state, weight) in enumerate(zip(host_states,
+                                                         filled)):
                 LOG.debug('%(host_state)s raw I/O strength weight '
                           '%(weight).4f for %(request)s: %(reason)s',
-                          {'host_state': host_state, 'weight': item[2],
-                           'request': label, 'reason': reason_of(item[3])})
+                          {'host_state': host_state, 'weight': weight,
+                           'request': label, 'reason': reason_of(i)})
         return filled

@@ -211,14 +211,15 @@ def test_batches_read_as_one_decision_at_a_time(batches, maxlen, host,
     lazy = explain.Explainer(maxlen=maxlen)
     formatted = []
     for n, (bstage, breq, hosts) in enumerate(batches):
-        items = []
         for i, (h, ok) in enumerate(hosts):
             seq += 1
             ring.append(explain.Decision(seq, bstage, h, breq, ok, None,
                                          'why %d.%d' % (n, i)))
-            items.append((h, ok, None, (n, i)))
-        lazy.record_batch(bstage, breq, items, lambda a: (
-            formatted.append(a) or 'why %d.%d' % a))
+        lazy.record_batch(
+            bstage, breq, [types.SimpleNamespace(host=h) if i % 2 else h
+                           for i, (h, _) in enumerate(hosts)],
+            lambda i, n=n: formatted.append((n, i)) or 'why %d.%d' % (n, i),
+            passed=[ok for _, ok in hosts])
     assert formatted == []                  # nothing written yet
     want = [d for d in ring if (host is None or d.host == host) and
             (request is None or d.request == request) and
@@ -231,13 +232,15 @@ def test_batches_read_as_one_decision_at_a_time(batches, maxlen, host,
 
 def test_record_returns_its_decision_and_numbers_go_on():
     ring = explain.Explainer(maxlen=2)
-    ring.record_batch('filter', 'r', [('a', True, None, 1),
-                                      ('b', False, None, 2)], str)
+    ring.record_batch('filter', 'r', ['a', 'b'], str, passed=[True, False])
     d = ring.record('weigher', 'c', 'r', weight=-0.5, reason='because')
     assert d == explain.Decision(3, 'weigher', 'c', 'r', None, -0.5,
                                  'because')
-    assert [x.seq for x in ring.recent()] == [2, 3]
-    assert ring.recent()[0].reason == '2'
+    assert ring.recent() == [
+        explain.Decision(2, 'filter', 'b', 'r', False, None, '1'), d]
+    ring.record_batch('weigher', 'r', ['a', 'b'], str, weights=[0.5, 1.5])
+    assert [(x.host, x.passed, x.weight) for x in ring.recent()] == [
+        ('a', None, 0.5), ('b', None, 1.5)]
     assert ring.record_batch('filter', 'r', [], str) is None
     with pytest.raises(ValueError, match='maxlen must be >= 1'):
         explain.Explainer(maxlen=0)
