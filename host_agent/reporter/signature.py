@@ -97,10 +97,14 @@ def derive_host_key(master_key, host):
                     hashlib.sha256).hexdigest()
 
 
+# One encoder (json.dumps builds one per call with these arguments).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(',', ':'),
+                              ensure_ascii=True, allow_nan=True)
+
+
 def canonical(report):
     """The bytes a signature covers: compact JSON with sorted keys."""
-    return json.dumps(report, sort_keys=True, separators=(',', ':'),
-                      ensure_ascii=True, allow_nan=True).encode('ascii')
+    return _CANONICAL.encode(report).encode('ascii')
 
 
 def sign(report, host_key, scheme=SCHEME):
