@@ -14,6 +14,10 @@
 Standard library only: nova-scheduler imports this module without importing
 the rest of the agent. ``HostReport.from_dict`` rejects a malformed payload
 with ``PayloadError`` naming the field, what it got and what is accepted.
+``HostReport.head_from_dict`` (the schedulers', which keep no per-vCPU
+records nor decisions) does the same for every other field and neither
+parses the records (it counts them, for ``lsvm.nlsvm_vcpus``) nor the
+decisions: 30-50 us instead of 0.5-3.5 ms for 32 vCPUs and 50 decisions.
 
 Versioning: ``VERSION`` is ``MAJOR.MINOR``. A reader accepts any payload of
 its own major version; fields it does not know (a newer minor) are ignored,
