@@ -84,7 +84,7 @@ class ReportFilter(filters.BaseHostFilter):
         """``(passes, reason)`` of one host, with the options now."""
         s = prepared.settings(CONF)
         return (self.tester(request, s)(
-            prepared.CACHE.prepared(report), pending),
+            prepared.Prepared(report), pending),
             self.reason(report, pending, request, s))
 
     def host_passes(self, host_state, spec_obj):
