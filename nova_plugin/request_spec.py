@@ -15,10 +15,12 @@ Used by the filter and the weigher. Duck-typed: it reads ``flavor.vcpus``,
 ``flavor.extra_specs``, ``flavor.name`` and ``instance_uuid`` and treats an
 unset field of a Nova object as absent instead of lazy-loading it.
 
-Nova calls every filter once per host with the same RequestSpec, so the
-last request read is kept (one slot, checked by object identity, the
-instance uuid and the flavor object): reading a versioned object's fields
-costs more than the rules themselves (bench/nova_scale).
+Every filter and the weigher read the same RequestSpec (once per request
+each, in ``filter_all``/``weigh_objects``; once per host through
+``host_passes``), so the last request read is kept (one slot, checked by
+object identity, the instance uuid and the flavor object): reading a
+versioned object's fields costs more than the rules themselves
+(bench/nova_scale).
 """
 
 import threading
