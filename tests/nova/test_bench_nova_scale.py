@@ -9,21 +9,27 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Smoke test of bench/nova_scale: both parts at a tiny size.
+"""Smoke test of bench/nova_scale: its three parts at a tiny size.
 
-Part 1: runs ``python -m bench.nova_scale --quick --no-rabbit`` in a
-subprocess (it imports Nova and parses its configuration) and checks the
-JSON: every host count has its Nova-default and with-iosched figures and
-their ratio, the plugin's filters and weighers were picked up through their
-function paths, iosched's filters never let more hosts through than Nova's
-alone, and the memory figures are there.
+Part 1: runs ``python -m bench.nova_scale --quick --no-rabbit --no-race``
+in a subprocess (it imports Nova and parses its configuration) and checks
+the JSON: every host count has its Nova-default and with-iosched figures
+and their ratio, the plugin's filters and weighers were picked up through
+their function paths, iosched's filters never let more hosts through than
+Nova's alone, and the memory figures are there.
 
-Part 2: ``--quick --no-handlers`` against the real RabbitMQ (skipped
-locally without a broker, a failure under CI=true), unsigned through the
-command line and signed (RPC 1.2, ``report_auth = hmac``) through
-``pipeline.run``: every iosched worker took every report the publishers
-sent (none lost after the drain, none dropped), as did the bare servers,
-and the CPU figures and ratios are there. No timed assertion.
+Part 2: ``--quick --no-handlers --no-race`` against the real RabbitMQ
+(skipped locally without a broker, a failure under CI=true), unsigned and
+``--sign`` (RPC 1.2, ``report_auth = hmac``): every iosched worker took
+every report the publishers sent (none lost after the drain, none
+dropped), as did the bare servers, and the CPU figures and ratios are
+there.
+
+Part 3: ``--quick --no-rabbit --no-handlers``: the Placement-claims race
+in Nova's functional harness through the bench's command line; with
+claims no host is over-committed, without them (gated) one is.
+
+No timed assertion.
 """
 
 import json
@@ -42,7 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 def test_quick_handlers_run_writes_ratios(tmp_path):
     proc = subprocess.run(
         [sys.executable, '-m', 'bench.nova_scale', '--quick', '--no-rabbit',
-         '-o', str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+         '--no-race', '-o', str(tmp_path)], cwd=ROOT, capture_output=True,
+        text=True,
         timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert 'Part 1: filter + weigher cost per request' in proc.stdout
@@ -72,27 +79,14 @@ def test_quick_handlers_run_writes_ratios(tmp_path):
     assert memory['store_over_host_state'] > 0
 
 
-# pipeline.run with --sign (the agents' signing client, hmac workers)
-_SIGNED = (
-    'import json, sys\n'
-    'from bench.nova_scale import __main__ as m, pipeline\n'
-    'if __name__ == "__main__":\n'
-    '    args = m.parse_args(sys.argv[2:])\n'
-    '    args.sign = True\n'
-    '    fig = pipeline.run(args, log=m._log)\n'
-    '    pipeline.print_table(fig)\n'
-    '    with open(sys.argv[1], "w") as fh:\n'
-    '        json.dump({"pipeline": fig}, fh, default=str)\n')
-
-
 @pytest.mark.parametrize('signed', [False, True])
 def test_quick_pipeline_run_through_rabbitmq(tmp_path, signed):
     url = fixtures.rabbit_url()
     out = tmp_path / 'nova_scale.json'
-    argv = ['--quick', '--no-handlers', '--url', url]
-    cmd = ([sys.executable, '-c', _SIGNED, str(out)] + argv if signed else
-           [sys.executable, '-m', 'bench.nova_scale', '-o', str(tmp_path)]
-           + argv)
+    cmd = [sys.executable, '-m', 'bench.nova_scale', '-o', str(tmp_path),
+           '--quick', '--no-handlers', '--no-race', '--url', url]
+    if signed:
+        cmd.append('--sign')
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
                           timeout=600, env=dict(os.environ, PYTHONPATH=ROOT))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -119,3 +113,25 @@ def test_quick_pipeline_run_through_rabbitmq(tmp_path, signed):
     ratios = fig['iosched_over_baseline']
     assert ratios['cpu_s_per_1000_reports'] > 0
     assert ratios['received_per_s'] == 1.0
+
+
+def test_quick_race_counts_over_commit_without_claims_only(tmp_path):
+    """Part 3 quick: the race's bursts in Nova's harness through the
+    bench's own command line (child process, summary, JSON)."""
+    proc = subprocess.run(
+        [sys.executable, '-m', 'bench.nova_scale', '--quick', '--no-rabbit',
+         '--no-handlers', '-o', str(tmp_path)], cwd=ROOT,
+        capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert 'over-committed hosts: without claims' in proc.stdout
+    fig = json.loads((tmp_path / 'nova_scale.json').read_text())
+    assert fig['handlers'] is None and fig['pipeline'] is None
+    summary = {(row['gate'], row['claims']): row
+               for row in fig['race']['summary']}
+    assert summary[(True, True)]['failed_bursts'] == 0
+    for (gate, claims), row in summary.items():
+        if claims:
+            assert row['over_committed_hosts'] == 0, row
+    # gated, the burst exceeds the room: without claims a host must be
+    # over-committed (pigeonhole), which is the race the claims fix
+    assert summary[(True, False)]['over_committed_hosts'] >= 1
