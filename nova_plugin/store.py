@@ -203,6 +203,20 @@ class ReportStore(object):
                 return None
             return entry.report
 
+    def get_many(self, hosts):
+        """``get(host)`` of each of ``hosts``, in order, with one clock
+        read and one lock for the list (the filters' whole-list path)."""
+        now = self._clock()
+        out = []
+        with self._lock:
+            for host in hosts:
+                if host not in self._known:
+                    self._note_known_locked(host)
+                entry = self._entries.get(host)
+                out.append(None if entry is None or self._is_stale(entry, now)
+                           else entry.report)
+        return out
+
     def _note_known_locked(self, host):
         # Only Nova's filters and weighers call get(): the host exists.
         # Bounded (twice the entries: names Nova asks about before their

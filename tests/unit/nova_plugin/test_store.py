@@ -108,6 +108,34 @@ def test_note_placement_until_newer_report(st):
     assert st.pending('host1') == scoring.NO_PENDING
 
 
+def _filled(clock, received_ago):
+    """A store holding a report of each host, received that long ago."""
+    st = store.ReportStore(clock=clock, ttl_intervals=3.0, max_hosts=10)
+    now = clock.now
+    for host, ago in received_ago.items():
+        clock.now = now - ago
+        st.update(reports.report(host=host, ts=100.0))
+    clock.now = now
+    return st
+
+
+@pytest.mark.parametrize('received_ago, asked', [
+    ({'a': 0.0, 'b': 0.0}, ['a', 'b']),
+    ({'a': 0.0, 'b': 5.0}, ['b', 'a', 'a']),      # b stale; order, repeats
+    ({'a': 0.0}, ['x', 'a', 'y']),                 # never reported: None
+    ({}, []),
+])
+def test_get_many_is_get_of_each(clock, received_ago, asked):
+    one_by_one = _filled(clock, received_ago)
+    expected = [one_by_one.get(h) for h in asked]
+    at_once = _filled(clock, received_ago)
+    assert at_once.get_many(asked) == expected
+    assert [r is not None for r in expected] == [
+        received_ago.get(h, 99.0) <= 3.0 for h in asked]
+    # the hosts asked about become known, as with get()
+    assert at_once._known == one_by_one._known == set(asked)
+
+
 def test_max_hosts_evicts_least_recently_received(st, clock):
     for i, host in enumerate(['a', 'b', 'c']):
         st.update(reports.report(host=host, ts=100.0 + i))
