@@ -40,8 +40,11 @@ The hosts differ in their agents' configuration:
   break).
 
 The flavor is the guide's (``iosched:latency_sensitive=true``,
-``iosched:latency_ms=5``, ``trait:CUSTOM_IOSCHED_LSVM=required``). Before
-any agent runs, no host has the trait: NoValidHost. The agents publish it
+``iosched:latency_ms=5``, ``trait:CUSTOM_IOSCHED_LSVM=required``,
+``resources:CUSTOM_IOSCHED_LSVM_BW=500``). Before any agent runs, no host
+has the trait: NoValidHost. The agents also keep their child providers
+``<host>:iosched`` (``[io_inventory] publish = true`` in 3c): LSVM
+bandwidth on host1, host3, host4, none on host2. The agents publish it
 (``[lsvm_trait] publish = true``, ``[placement]`` with ``admin_token`` for
 the fixture's noauth2) to the harness's Placement, served for them over
 HTTP on 127.0.0.1 (same app and database as the harness's in-process
@@ -53,7 +56,8 @@ servers land on host1 or host4 only: Placement leaves host2 out,
 ``report_ttl_intervals`` report intervals; with the default
 ``missing_report_policy = pass`` host4 still passes ``IoDensityFilter``
 and ``LsvmFilter`` (no report, no verdict), with ``reject`` it is filtered
-out and the next LSVMs go to host1. Every agent is stopped with SIGTERM at the end and must exit
+out and the next LSVMs go to host1 until host1's LSVM bandwidth is claimed
+(1900 milli-CPUs: three LSVMs at 500), then NoValidHost. Every agent is stopped with SIGTERM at the end and must exit
 0. Figures (time to each host's first report through ``iosched-status``,
 to the scheduler's store, to the trait, to place) are printed.
 """
@@ -156,9 +160,11 @@ wakeup_preemption = false
 """
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
 # The guide's section 5 flavor; and the same without the trait.
+LSVM_BW = 'CUSTOM_IOSCHED_LSVM_BW'
 LSVM_SPECS = {'iosched:latency_sensitive': 'true',
               'iosched:latency_ms': '5',
-              'trait:' + TRAIT: 'required'}
+              'trait:' + TRAIT: 'required',
+              'resources:' + LSVM_BW: '500'}
 NO_TRAIT_SPECS = {'iosched:latency_sensitive': 'true',
                   'iosched:latency_ms': '5'}
 
@@ -316,6 +322,40 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(want, got, '\n'.join(
             self.agent_log(h) for h in want if got[h] != want[h]))
 
+    def wait_lsvm_bw(self, want, timeout=WAIT_S):
+        """Until each host's child provider <host>:iosched has an
+        LSVM_BW inventory or not, as wanted; {host: total or None}."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = {}
+            for host in want:
+                rps = self.placement.get(
+                    '/resource_providers?name=%s:iosched' % host,
+                    version='1.14').body['resource_providers']
+                inv = (self.placement.get(
+                    '/resource_providers/%s/inventories' % rps[0]['uuid'],
+                    version='1.14').body['inventories'] if rps else {})
+                got[host] = inv.get(LSVM_BW, {}).get('total')
+            if ({h: t is not None for h, t in got.items()} == want or
+                    time.monotonic() >= deadline):
+                break
+            time.sleep(0.2)
+        self.assertEqual(want, {h: t is not None for h, t in got.items()},
+                         '\n'.join(self.agent_log(h) for h in want))
+        return got
+
+    def lsvm_bw_room(self, host):
+        """LSVM_BW total - reserved - used on <host>:iosched."""
+        rp = self.placement.get(
+            '/resource_providers?name=%s:iosched' % host,
+            version='1.14').body['resource_providers'][0]['uuid']
+        inv = self.placement.get('/resource_providers/%s/inventories' % rp,
+                                 version='1.14').body['inventories'][LSVM_BW]
+        used = self.placement.get('/resource_providers/%s/usages' % rp,
+                                  version='1.14').body['usages'].get(
+                                      LSVM_BW, 0)
+        return inv['total'] - inv['reserved'] - used
+
     def boot(self, flavor, expected_state='ACTIVE'):
         server = self.api.post_server({'server': self._build_server(
             flavor_id=flavor, networks='none')})
@@ -409,6 +449,11 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                           'host4': True})
         print('%s on the providers after %.1f s more' % (
             TRAIT, time.monotonic() - t2))
+        # ... and keep their child providers' inventories ([io_inventory]
+        # publish = true): LSVM bandwidth where vSlicer runs.
+        totals = self.wait_lsvm_bw({'host1': True, 'host2': False,
+                                    'host3': True, 'host4': True})
+        print('%s on the child providers: %s' % (LSVM_BW, totals))
 
         placed = []
         for _ in range(4):
@@ -464,9 +509,24 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         # missing_report_policy = reject: only hosts that report (the
         # first report filter already says no)
         self.flags(missing_report_policy='reject', group='iosched')
-        for _ in range(2):
+        # (host1 holds 1900 milli-CPUs of LSVM bandwidth, 3 LSVMs at 500:
+        # 0 or 1 left, as the earlier LSVMs went)
+        room = self.lsvm_bw_room('host1') // 500
+        for _ in range(room):
             server = self.boot(flavor)
             self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
             self.assertEqual(
                 [(False, 'no fresh report (missing_report_policy=reject)')],
                 self.records(server, 'host4'))
+        # host1's LSVM bandwidth is now claimed to the last 500: Placement
+        # offers it no more, the filters reject host4: NoValidHost
+        self.assertLess(self.lsvm_bw_room('host1'), 500)
+        server = self.boot(flavor, expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+        self.assertEqual(
+            [(False, 'no fresh report (missing_report_policy=reject)')],
+            self.records(server, 'host4'))
+        self.assertNotIn('host1', [d.host for d in explain.recent(
+            request=server['id'], stage='filter')])
+        print('missing_report_policy=reject: %d more LSVM(s) on host1, then '
+              'its %s was used up: NoValidHost' % (room, LSVM_BW))
