@@ -16,13 +16,16 @@ topic like a scheduler worker, or from saved JSON files), then evaluates
 the iosched filters and weigher for one flavor with the thresholds of
 ``[iosched]`` in nova.conf: per host, pass/fail of each rule with its
 numbers, the weigher's raw value, its normalised and weighted value and
-the rank. ``--host X`` explains one host; ``--json`` for machines. Bad
-input exits 2 with one line on stderr, never a traceback. No nova import.
+the rank. ``--host X`` explains one host; ``--json`` for machines.
+``--check-flavors`` audits every Nova flavor's ``resources:CUSTOM_IOSCHED_*``
+extra specs instead (``flavor_audit``). Bad input exits 2 with one line on
+stderr, never a traceback. No nova import.
 """
 
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -30,10 +33,12 @@ import time
 from oslo_config import cfg
 
 from nova_plugin.cmd import clip
+from nova_plugin.cmd import flavor_audit
 from nova_plugin.cmd import placement_format as fmt
 from nova_plugin.cmd import placement_rules as rules_mod
 from nova_plugin.cmd import placement_sources as sources
 from nova_plugin import conf as iosched_conf
+from nova_plugin import placement_resources
 from nova_plugin import scoring
 
 PROG = 'iosched-placement'
@@ -72,6 +77,13 @@ extra specs), or --flavor NAME read from Nova with openstacksdk
 (clouds.yaml, --os-cloud/OS_CLOUD, or OS_* variables). --slo-iops adds
 the throughput floors of the SLO volumes the server will attach.
 
+Flavors' Placement resources: --check-flavors lists every flavor of Nova
+(openstacksdk, as --flavor) with iosched:* specs or CUSTOM_IOSCHED_*
+resources, what is missing, wrong, unexpected, invalid or in a numbered
+request group among its resources:CUSTOM_IOSCHED_* extra specs, and the
+openstack flavor set/unset commands that fix it. --lsvm-vcpu-share is the
+agents' [io_inventory] lsvm_vcpu_share. It reads no reports.
+
 Configuration: --config-file (repeatable; nova-scheduler's nova.conf),
 else %s if it exists, else the options' defaults. When it sets
 [filter_scheduler] enabled_filters, only the iosched filters listed there
@@ -95,6 +107,8 @@ examples:
   # offline, from saved reports, as JSON
   iosched-placement --report c1.json --report c2.json --vcpus 4 \\
       --property iosched:io_profile=mixed --json
+  # which flavors lack their resources:CUSTOM_IOSCHED_* keys, and the fix
+  iosched-placement --check-flavors --os-cloud admin
 
 rank: 1 is the host the iosched weigher prefers among the hosts that pass
 the iosched filters ("=": tied). Only the iosched rules are evaluated:
@@ -104,9 +118,12 @@ this command cannot see.
 
 exit status: 0 answered (also when no host passes), 2 bad input (no or bad
 report, bad flavor or property, no cloud for --flavor, bad configuration,
-unknown --host), 3 no report received from the bus within --wait."""
+unknown --host), 3 no report received from the bus within --wait.
+With --check-flavors: 0 every flavor is right, 1 some need a fix, 2 bad
+input or Nova unreachable."""
 
 EXIT_NO_REPORTS = 3
+EXIT_NEEDS_FIX = 1
 
 
 def parser():
@@ -149,8 +166,21 @@ def parser():
                         help='read vCPUs and extra specs of this flavor '
                              'from Nova (openstacksdk)')
     flavor.add_argument('--os-cloud', metavar='CLOUD',
-                        help='the clouds.yaml entry for --flavor (default: '
-                             'OS_CLOUD or the OS_* variables)')
+                        help='the clouds.yaml entry for --flavor and '
+                             '--check-flavors (default: OS_CLOUD or the '
+                             'OS_* variables)')
+    audit = p.add_argument_group("audit the flavors' Placement resources "
+                                 '(instead of placing one)')
+    audit.add_argument('--check-flavors', action='store_true',
+                       help="check every Nova flavor's resources:"
+                            'CUSTOM_IOSCHED_* extra specs against its '
+                            'iosched:* specs; print the fix (exit 1 when '
+                            'some flavor needs one)')
+    audit.add_argument('--lsvm-vcpu-share', type=float, metavar='SHARE',
+                       help='the share of a pCPU an LSVM vCPU reserves, as '
+                            "the agents' [io_inventory] lsvm_vcpu_share "
+                            '(default %g)'
+                            % placement_resources.DEFAULT_LSVM_VCPU_SHARE)
     p.add_argument('--host', metavar='HOST',
                    help='explain this host: every rule with its numbers')
     p.add_argument('--json', action='store_true',
@@ -254,10 +284,61 @@ def gather(args, conf, err):
     return reports, meta, heading
 
 
-def main(argv=None, out=None, err=None):
+# options that choose or evaluate one placement: not with --check-flavors
+_PLACEMENT_ONLY = (('--config-file', 'config_file'), ('--report', 'report'),
+                   ('--transport-url', 'transport_url'), ('--vcpus', 'vcpus'),
+                   ('--property', 'property'), ('--flavor', 'flavor'),
+                   ('--host', 'host'))
+
+
+def check_flavors(args, out, connect=None):
+    """--check-flavors: exit 0 all right, 1 some need a fix."""
+    given = [flag for flag, dest in _PLACEMENT_ONLY
+             if getattr(args, dest) not in (None, [])]
+    given += ['--slo-iops'] if args.slo_iops != 0.0 else []
+    given += ['--wait'] if args.wait != DEFAULT_WAIT else []
+    if given:
+        raise BadInput('--check-flavors reads only Nova: drop %s (accepted '
+                       'with it: --os-cloud, --lsvm-vcpu-share, --json)'
+                       % ', '.join(given))
+    share = args.lsvm_vcpu_share
+    if share is None:
+        share = placement_resources.DEFAULT_LSVM_VCPU_SHARE
+    if math.isnan(share) or not 0 < share <= 1:
+        raise BadInput('--lsvm-vcpu-share %s: accepted: a number in (0, 1], '
+                       "the agents' [io_inventory] lsvm_vcpu_share" % share)
+    if args.os_cloud is not None and not args.os_cloud.strip():
+        raise BadInput('--os-cloud %r: accepted: the name of a cloud in '
+                       'clouds.yaml' % args.os_cloud)
+    listed = sources.flavors_from_nova(args.os_cloud, connect=connect)
+    rows = flavor_audit.audit(
+        [flavor_audit.Flavor(name, vcpus, specs, id=fid)
+         for fid, name, vcpus, specs in listed], share)
+    if args.json:
+        json.dump(flavor_audit.as_dict(rows, len(listed), share), out,
+                  indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        out.write('\n'.join(flavor_audit.text(rows, len(listed), share))
+                  + '\n')
+    return EXIT_NEEDS_FIX if any(not r.ok for r in rows) else 0
+
+
+def main(argv=None, out=None, err=None, connect=None):
+    """The command; ``connect`` replaces openstack.connect (tests)."""
     out = out or sys.stdout
     err = err or sys.stderr
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.check_flavors:
+        try:
+            return check_flavors(args, out, connect)
+        except BadInput as e:
+            print(clip('%s: error: %s' % (PROG, e)), file=err)
+            return EXIT_BAD_INPUT
+    if args.lsvm_vcpu_share is not None:
+        print('%s: error: --lsvm-vcpu-share is read with --check-flavors '
+              'only' % PROG, file=err)
+        return EXIT_BAD_INPUT
     try:
         conf, paths = load_conf(args.config_file)
         thresholds = rules_mod.Thresholds.from_conf(conf)

@@ -15,7 +15,8 @@
   on the report topic over the message bus with a private ``ReportStore``
   (``endpoint.start_listener``), as a scheduler worker does.
 * The flavor from ``--vcpus`` and ``--property KEY=VALUE``, or by name from
-  Nova through openstacksdk (clouds.yaml or ``OS_*`` variables).
+  Nova through openstacksdk (clouds.yaml or ``OS_*`` variables); every
+  flavor with its extra specs for ``--check-flavors``.
 
 Every failure is a ``BadInput`` whose message says what was wrong and what
 is accepted; the command prints it on one line and exits 2.
@@ -179,18 +180,28 @@ def parse_properties(items):
     return specs
 
 
-def flavor_from_nova(name, cloud=None, connect=None):
-    """(vcpus, extra_specs, description) of flavor ``name`` from Nova."""
+def _connection(cloud, connect, instead):
+    """An openstacksdk connection (``connect`` injected by tests)."""
     if connect is None:
         try:
             import openstack
         except ImportError:
-            raise BadInput('--flavor needs openstacksdk (pip install '
-                           'openstacksdk); or give --vcpus N and --property '
-                           'KEY=VALUE')
+            raise BadInput('%s needs openstacksdk (pip install '
+                           'openstacksdk)%s' % instead)
         connect = openstack.connect
+    return connect(cloud=cloud) if cloud else connect()
+
+
+_NO_CLOUD = ('A cloud is configured in clouds.yaml (select it with --os-cloud '
+             'or OS_CLOUD) or with OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, '
+             'OS_PROJECT_NAME, ...')
+
+
+def flavor_from_nova(name, cloud=None, connect=None):
+    """(vcpus, extra_specs, description) of flavor ``name`` from Nova."""
     try:
-        conn = connect(cloud=cloud) if cloud else connect()
+        conn = _connection(cloud, connect, (
+            '--flavor', '; or give --vcpus N and --property KEY=VALUE'))
         # get_extra_specs: fetched separately if the microversion's
         # flavor body has none
         flavor = conn.compute.find_flavor(name, ignore_missing=True,
@@ -203,9 +214,28 @@ def flavor_from_nova(name, cloud=None, connect=None):
         raise
     except Exception as e:     # openstacksdk / keystoneauth errors
         raise BadInput(
-            'cannot read flavor %r from Nova: %s. A cloud is configured in '
-            'clouds.yaml (select it with --os-cloud or OS_CLOUD) or with '
-            'OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...; '
-            'without one, give --vcpus N and --property KEY=VALUE instead'
-            % (name, e))
+            'cannot read flavor %r from Nova: %s. %s; without one, give '
+            '--vcpus N and --property KEY=VALUE instead'
+            % (name, e, _NO_CLOUD))
     return int(flavor.vcpus), dict(specs or {}), 'flavor %s' % flavor.name
+
+
+def flavors_from_nova(cloud=None, connect=None):
+    """Every flavor Nova lists, with its extra specs.
+
+    ``is_public=none``: private flavors too when the credentials are an
+    admin's (Nova lists only public ones to others).
+
+    :returns: [(id, name, vcpus, extra_specs)]
+    """
+    try:
+        conn = _connection(cloud, connect, ('--check-flavors', ''))
+        flavors = [(f.id, f.name, int(f.vcpus), dict(f.extra_specs or {}))
+                   for f in conn.compute.flavors(
+                       details=True, get_extra_specs=True, is_public='none')]
+    except BadInput:
+        raise
+    except Exception as e:     # openstacksdk / keystoneauth errors
+        raise BadInput('cannot list the flavors of Nova: %s. %s'
+                       % (e, _NO_CLOUD))
+    return flavors
