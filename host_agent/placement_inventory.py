@@ -26,6 +26,15 @@ derived from the agent's reports (``wanted_inventories``):
 * ``CUSTOM_IOSCHED_SLO_IOPS``: total = floor(capacity_iops x
   slo_capacity_fraction); none while the capacity is unknown (0).
 
+The IO_VCPU reserve also holds the I/O vCPUs that no allocation claims
+(``[io_inventory] reserve_unclaimed_io_vcpus``, ``reserve_unclaimed``):
+servers whose flavors carry no ``resources:CUSTOM_IOSCHED_IO_VCPU``, a
+``cpu`` VM that turned out I/O-bound, a VM outside Nova. reserved =
+reserved_io_vcpus + max(0, the report's measured I/O vCPUs - the child's
+IO_VCPU usage), read at each sync; the wanted state (``Wanted``) keeps the
+measurement, so a change of it syncs at once, and the same measurement and
+usage write nothing.
+
 Placement protocol (microversion 1.26: reserved may equal total): find the
 compute node's provider by name, find or create the child
 (``POST /resource_providers`` with ``parent_provider_uuid``), read its
@@ -44,6 +53,7 @@ the agent (the capacity is the host's, not the agent's).
 
 import dataclasses
 import math
+import typing
 
 from oslo_log import log as logging
 
@@ -80,8 +90,13 @@ class Options:
     reserved_io_vcpus: int = 0
     reserved_lsvm_bw: int = 0
     reserved_slo_iops: int = 0
+    reserve_unclaimed_io_vcpus: bool = True
 
     def __post_init__(self):
+        if not isinstance(self.reserve_unclaimed_io_vcpus, bool):
+            raise ValueError('[io_inventory] reserve_unclaimed_io_vcpus = '
+                             '%r: accepted is true or false'
+                             % (self.reserve_unclaimed_io_vcpus,))
         checks = (
             ('max_io_vcpus_per_pcpu', lambda v: v >= 0, 'a number >= 0'),
             ('lsvm_vcpu_share', lambda v: 0.001 <= v <= 1,
@@ -192,6 +207,50 @@ def wanted_inventories(report, options):
             reserved = total
         wanted[rc] = inventory(total, reserved)
     return wanted, tuple(warnings)
+
+
+@dataclasses.dataclass(frozen=True)
+class Wanted:
+    """The publisher's wanted state: the inventories one report calls for
+    (IO_VCPU reserved = the configured reserve) and the report's measured
+    I/O vCPUs (None: ``reserve_unclaimed_io_vcpus`` off)."""
+
+    inventories: dict
+    io_vcpus: typing.Optional[int] = None
+
+
+# The IO_VCPU reserve for I/O vCPUs that hold no slot: servers whose
+# flavors carry no resources:CUSTOM_IOSCHED_IO_VCPU (booted before the keys
+# were set), a `cpu` VM that turned out I/O-bound, a VM outside Nova. The
+# report measures the host's I/O-intensive vCPUs (io_vcpus); the child's
+# IO_VCPU usage is what allocations claim. The measured vCPUs beyond the
+# claims are unclaimed and reserved on top of the configured reserve:
+#   reserved = reserved_io_vcpus + max(0, io_vcpus - usage)
+# Claimed servers that are idle (usage > io_vcpus) count 0, never less.
+# Above the total it is cut to the total (nothing left to allocate) with a
+# warning, unless the configured reserve alone already filled it (warned
+# when the report came). io_vcpus None (the option off) or no IO_VCPU
+# class: unchanged. Same io_vcpus and usage -> same inventories.
+def reserve_unclaimed(inventories, io_vcpus, usage):
+    """(inventories with the IO_VCPU reserve, (warning, ...))."""
+    if io_vcpus is None or IO_VCPU not in inventories:
+        return inventories, ()
+    unclaimed = max(0, io_vcpus - usage)
+    if unclaimed == 0:
+        return inventories, ()
+    inv = dict(inventories[IO_VCPU])
+    configured, total = inv['reserved'], inv['total']
+    reserved, warnings = configured + unclaimed, ()
+    if reserved > total:
+        if configured < total:
+            warnings = ('%s reserved %d cut to the total %d (reserved '
+                        '%d + %d unclaimed: %d measured I/O vCPUs - %d '
+                        'allocated): nothing of it is left to allocate'
+                        % (IO_VCPU, reserved, total, configured, unclaimed,
+                           io_vcpus, usage),)
+        reserved = total
+    inv['reserved'] = reserved
+    return dict(inventories, **{IO_VCPU: inv}), warnings
 
 
 def _same(a, b):
@@ -326,30 +385,52 @@ class Outcome:
     before: dict
     after: dict
     held: list
+    warnings: tuple = ()
+    unclaimed: str = ''     # how the IO_VCPU reserve was made, if adjusted
 
 
 def set_inventories(api, compute_name, wanted,
-                    max_conflicts=placement_base.MAX_CONFLICTS):
+                    max_conflicts=placement_base.MAX_CONFLICTS,
+                    io_vcpus=None):
     """Make the child's inventories ``wanted``, once (see module).
 
+    ``io_vcpus``: the measured I/O vCPUs whose unclaimed part is added to
+    the IO_VCPU reserve (``reserve_unclaimed``); None: no adjustment.
     Returns an ``Outcome``. Raises PlacementError (ProviderNotFound,
     GenerationConflict after ``max_conflicts`` conflicting writes) or
     keystoneauth1's exceptions (unreachable, auth refused).
     """
     uuid = api.ensure_child(compute_name)
     created = set()
+    adjust = io_vcpus is not None and IO_VCPU in wanted
     for attempt in range(max_conflicts):
         current, generation = api.inventories(uuid)
-        usages = api.usages(uuid) if set(current) - set(wanted) else {}
-        new, held = plan_inventories(current, usages, wanted)
+        usages = (api.usages(uuid) if adjust or set(current) - set(wanted)
+                  else {})
+        used = usages.get(IO_VCPU, 0)
+        target, warnings = reserve_unclaimed(wanted, io_vcpus, used)
+        new, held = plan_inventories(current, usages, target)
         if new is None:
             return Outcome(False, current, current, held)
+        unclaimed = ''
+        before = current.get(IO_VCPU, {}).get('reserved')
+        after = new.get(IO_VCPU, {}).get('reserved')
+        configured = wanted.get(IO_VCPU, {}).get('reserved')
+        # say why when the IO_VCPU reserve changes and was or becomes
+        # more than the configured one
+        if adjust and before != after and (
+                after != configured or before not in (None, configured)):
+            unclaimed = ('%s reserved %d = %d configured + max(0, %d '
+                         'measured I/O vCPUs - %d allocated)%s'
+                         % (IO_VCPU, target[IO_VCPU]['reserved'],
+                            wanted[IO_VCPU]['reserved'], io_vcpus, used,
+                            ', cut to the total' if warnings else ''))
         for rc in sorted(set(new) - set(current) - created):
             api.ensure_resource_class(rc)
             created.add(rc)
         try:
             api.put_inventories(uuid, new, generation)
-            return Outcome(True, current, new, held)
+            return Outcome(True, current, new, held, warnings, unclaimed)
         except placement_base.GenerationConflict:
             if attempt == max_conflicts - 1:
                 raise
@@ -368,8 +449,10 @@ class InventoryPublisher(placement_base.Publisher):
     ``InventoryPublisher(api_factory, compute_name, options=Options())``;
     ``api_factory()`` returns a ``PlacementInventories``. ``report_host_io``
     (never raises) or ``want_from_report`` (raises on a bad report) record
-    the wanted inventories; ``sync()`` makes one attempt; ``start()``
-    runs the background thread (``placement_base.Publisher``).
+    the wanted state (a ``Wanted``; ``want()`` also takes a plain
+    {class: inventory}, without the unclaimed reserve); ``sync()`` makes
+    one attempt; ``start()`` runs the background thread
+    (``placement_base.Publisher``).
     """
 
     WHAT = 'I/O inventory'
@@ -381,14 +464,30 @@ class InventoryPublisher(placement_base.Publisher):
         super().__init__(api_factory, compute_name, **kw)
         self.child_name = child_name(compute_name)
         self.last_outcome = None
+        self._warned_for = None
+
+    def _wanted(self, report):
+        inventories, warnings = wanted_inventories(report, self.options)
+        io_vcpus = None
+        if self.options.reserve_unclaimed_io_vcpus:
+            io_vcpus = int(report.io_vcpus)
+            if io_vcpus < 0:
+                raise ValueError('report io_vcpus %d: accepted is an '
+                                 'integer >= 0' % io_vcpus)
+        return Wanted(inventories, io_vcpus), warnings
 
     def wanted_from_report(self, report):
-        return wanted_inventories(report, self.options)[0]
+        return self._wanted(report)[0]
 
     def want_from_report(self, report):
-        """Record the inventories ``report`` calls for; return them."""
-        wanted, warnings = wanted_inventories(report, self.options)
-        if self.want(wanted):
+        """Record the state ``report`` calls for; return it (a Wanted).
+
+        The sizing's warnings are logged once per change of the
+        inventories (not of the measured I/O vCPUs alone).
+        """
+        wanted, warnings = self._wanted(report)
+        if self.want(wanted) and wanted.inventories != self._warned_for:
+            self._warned_for = wanted.inventories
             for warning in warnings:
                 LOG.warning('I/O inventory of %r: %s', self.child_name,
                             warning)
@@ -405,13 +504,23 @@ class InventoryPublisher(placement_base.Publisher):
             self.child_name,)
 
     def _apply(self, api, wanted):
-        outcome = set_inventories(api, self.provider_name, wanted)
+        if isinstance(wanted, Wanted):
+            outcome = set_inventories(api, self.provider_name,
+                                      wanted.inventories,
+                                      io_vcpus=wanted.io_vcpus)
+        else:
+            outcome = set_inventories(api, self.provider_name, wanted)
         self.last_outcome = outcome
         if outcome.changed:
-            LOG.info('I/O inventory: resource provider %r: %s',
+            LOG.info('I/O inventory: resource provider %r: %s%s',
                      self.child_name,
                      '; '.join(describe_change(outcome.before,
-                                               outcome.after)))
+                                               outcome.after)),
+                     ' (%s)' % outcome.unclaimed if outcome.unclaimed
+                     else '')
+            for warning in outcome.warnings:
+                LOG.warning('I/O inventory of %r: %s', self.child_name,
+                            warning)
             for rc in outcome.held:
                 LOG.warning('I/O inventory: %s of resource provider %r is '
                             'no longer offered but servers still use it: '

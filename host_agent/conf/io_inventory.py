@@ -113,10 +113,33 @@ Possible values:
     cfg.IntOpt('reserved_io_vcpus', default=0, min=0,
                help="""
 I/O-intensive vCPUs taken by work Nova does not place (``reserved`` of
-``CUSTOM_IOSCHED_IO_VCPU``), e.g. a storage daemon's threads.
+``CUSTOM_IOSCHED_IO_VCPU``), e.g. a storage daemon's threads. With
+``reserve_unclaimed_io_vcpus`` the measured I/O vCPUs that no allocation
+claims are added.
 
 A value above the total is cut to the total (a WARNING says so): then no
 I/O flavor fits.
+"""),
+    cfg.BoolOpt('reserve_unclaimed_io_vcpus', default=True,
+                help="""
+Also reserve the I/O-intensive vCPUs that hold no ``CUSTOM_IOSCHED_IO_VCPU``
+allocation: ``reserved`` = ``reserved_io_vcpus`` + max(0, the I/O vCPUs the
+agent measures - the ``CUSTOM_IOSCHED_IO_VCPU`` the child's allocations
+use).
+
+Servers whose flavors carry no ``resources:CUSTOM_IOSCHED_IO_VCPU`` (booted
+before the keys were set), a ``cpu`` VM that turned out I/O-bound, or a VM
+outside Nova load the host without holding a slot, so Placement would offer
+slots that are taken. The sum is cut to the total (a WARNING says so): then
+no I/O flavor fits. The reserve follows the measurement at once and the
+usage at each recheck (``recheck_interval``). Claimed servers that are idle
+count nothing (never less than nothing), so an idle claimed server hides as
+many busy unclaimed vCPUs.
+
+Turn it off when every I/O server claims its slots and short bursts of a
+``cpu`` server should not take slots from new I/O servers, or when the
+measurement is not trusted (the slots are then only the static capacity,
+and ``IoDensityFilter`` still checks the measured I/O vCPUs).
 """),
     cfg.IntOpt('reserved_lsvm_bw', default=0, min=0,
                help="""

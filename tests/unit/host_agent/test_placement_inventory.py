@@ -11,8 +11,8 @@
 # under the License.
 """The I/O inventory publisher against a fake Placement (no Nova).
 
-The pure core (``wanted_inventories``, ``plan_inventories``) is tested
-with tables; ``FakeInventoryPlacement`` extends the trait tests' fake with
+The pure core (``wanted_inventories``, ``reserve_unclaimed``,
+``plan_inventories``) is tested with tables; ``FakeInventoryPlacement`` extends the trait tests' fake with
 child providers, resource classes, inventories and usages (it can fake a
 concurrent writer, allocations made meanwhile, missing providers and
 broken connections). One test goes through the real keystoneauth1
@@ -55,9 +55,11 @@ def ours(caplog):
     return [r for r in caplog.records if r.name == pi.__name__]
 
 def report(pcpus=4, supported=True, mechanism='slice', max_per_pcpu=3,
-           dl_bw_limit=0.0, dl_bw_foreign=0.0, capacity_iops=0.0):
+           dl_bw_limit=0.0, dl_bw_foreign=0.0, capacity_iops=0.0,
+           io_vcpus=0):
     return payload.HostReport(
         host='host1', ts=1.0, seq=1, report_interval=1.0, pcpus=pcpus,
+        io_vcpus=io_vcpus,
         lsvm=payload.LsvmState(
             supported=supported, mechanism=mechanism,
             max_per_pcpu=max_per_pcpu, dl_bw_limit=dl_bw_limit,
@@ -234,6 +236,7 @@ def test_an_unknown_mechanism_is_named():
     ({'reserved_io_vcpus': -1}, 'an integer >= 0'),
     ({'reserved_lsvm_bw': 1.5}, 'milli-CPUs'),
     ({'reserved_slo_iops': True}, 'reserved_slo_iops = True'),
+    ({'reserve_unclaimed_io_vcpus': 1}, 'accepted is true or false'),
 ])
 def test_options_refuse_bad_values(kw, text):
     with pytest.raises(ValueError, match=r'\[io_inventory\]') as e:
@@ -267,6 +270,33 @@ def placed(inv, **extra):
 ])
 def test_plan_inventories(current, usages, wanted, new, held):
     assert pi.plan_inventories(current, usages, wanted) == (new, held)
+
+
+@pytest.mark.parametrize('inventories, io_vcpus, usage, reserved, warned', [
+    ({A: INV(4), B: INV(6000)}, 0, 0, 0, ''),          # nothing measured
+    ({A: INV(4)}, 2, 2, 0, ''),                         # all claimed
+    ({A: INV(4)}, 2, 0, 2, ''),                         # unclaimed VMs
+    ({A: INV(8, 1)}, 6, 2, 5, ''),                      # + configured 1
+    ({A: INV(4)}, 0, 4, 0, ''),                         # claimed but idle
+    ({A: INV(4, 1)}, 2, 4, 1, ''),                      # idle: never < 0
+    ({A: INV(4, 1)}, 6, 0, 4,
+     A + ' reserved 7 cut to the total 4 (reserved 1 + 6 unclaimed: 6 '
+     'measured I/O vCPUs - 0 allocated): nothing of it is left'),
+    ({A: INV(4, 4)}, 2, 0, 4, ''),       # configured alone full: warned
+    ({A: INV(4, 1)}, None, 0, 1, ''),                   # option off
+])
+def test_reserve_unclaimed(inventories, io_vcpus, usage, reserved, warned):
+    got, warnings = pi.reserve_unclaimed(inventories, io_vcpus, usage)
+    assert got == dict(inventories, **{A: dict(inventories[A],
+                                               reserved=reserved)})
+    assert [w[:len(warned)] for w in warnings] == ([warned] if warned
+                                                   else [])
+    assert inventories[A]['reserved'] <= reserved   # the input: unchanged
+
+
+def test_reserve_unclaimed_without_the_class():
+    assert pi.reserve_unclaimed({B: INV(6000)}, 2, 0) == ({B: INV(6000)},
+                                                           ())
 
 
 def test_describe_change():
@@ -440,6 +470,67 @@ def test_a_held_class_is_a_warning_and_rechecks_are_read_only(caplog):
     assert len(fake.writes()) == n and ours(caplog) == []
 
 
+def test_unclaimed_io_vcpus_are_reserved_and_settle(caplog):
+    fake = FakeInventoryPlacement()
+    pub = publisher(fake, options=pi.Options(reserved_io_vcpus=1))
+    pub.want_from_report(report(pcpus=8))
+    assert pub.sync()
+    child = fake.child_uuid()
+    assert fake.inventories[child][A] == INV(8, 1)
+    n = len(fake.writes())
+    # an unclaimed 2-vCPU VM turns I/O-bound: a change, synced at once
+    assert pub.want_from_report(report(pcpus=8, io_vcpus=2)) == pi.Wanted(
+        {A: INV(8, 1), B: INV(8 * 3 * 500)}, 2)
+    assert pub._delay() == 0
+    with caplog.at_level(logging.INFO, logger=pi.__name__):
+        assert pub.sync()
+    assert fake.inventories[child][A] == INV(8, 3)
+    assert [r.getMessage() for r in ours(caplog)] == [
+        "I/O inventory: resource provider 'host1:iosched': "
+        'CUSTOM_IOSCHED_IO_VCPU total 8->8 reserved 1->3 '
+        '(CUSTOM_IOSCHED_IO_VCPU reserved 3 = 1 configured + max(0, 2 '
+        'measured I/O vCPUs - 0 allocated))']
+    # settled: the same measurement and usage write nothing, whether the
+    # report repeats or a recheck comes
+    caplog.clear()
+    assert pub.want_from_report(report(pcpus=8, io_vcpus=2)) is not None
+    assert pub.sync() and pub.sync()
+    assert len(fake.writes()) == n + 1 and ours(caplog) == []
+    # a 2-vCPU server claiming its slots boots and turns I/O-bound: the
+    # measurement grows by what the usage grew, the reserve stays
+    fake.usages[child] = {A: 2}
+    pub.want_from_report(report(pcpus=8, io_vcpus=4))
+    assert pub.sync() and pub.last_outcome.changed is False
+    assert len(fake.writes()) == n + 1
+    # the unclaimed VM is deleted: the reserve is the configured one again
+    pub.want_from_report(report(pcpus=8, io_vcpus=2))
+    assert pub.sync() and fake.inventories[child][A] == INV(8, 1)
+    # more unclaimed than the total: cut, with a warning once
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger=pi.__name__):
+        pub.want_from_report(report(pcpus=8, io_vcpus=12))
+        assert pub.sync() and pub.sync()
+    assert fake.inventories[child][A] == INV(8, 8)
+    assert [r.getMessage() for r in ours(caplog)] == [
+        "I/O inventory of 'host1:iosched': CUSTOM_IOSCHED_IO_VCPU reserved "
+        '11 cut to the total 8 (reserved 1 + 10 unclaimed: 12 measured I/O '
+        'vCPUs - 2 allocated): nothing of it is left to allocate']
+
+
+def test_reserve_unclaimed_io_vcpus_off_reads_no_usages():
+    fake = FakeInventoryPlacement()
+    pub = publisher(fake, options=pi.Options(
+        reserve_unclaimed_io_vcpus=False))
+    assert pub.want_from_report(report(io_vcpus=3)).io_vcpus is None
+    assert pub.sync()
+    assert fake.inventories[fake.child_uuid()][A] == INV(4)
+    fake.calls.clear()
+    pub.want_from_report(report(io_vcpus=4))      # no change: not wanted
+    assert pub.sync()
+    assert [c[0] for c in fake.calls] == ['get'] * 3
+    assert not any(c[1].endswith('/usages') for c in fake.calls)
+
+
 @pytest.mark.parametrize('break_it', [
     lambda f: setattr(f, 'raise_exc', ks_exc.ConnectFailure('refused')),
     lambda f: setattr(f, 'raise_exc', ks_exc.Unauthorized('bad password')),
@@ -471,10 +562,15 @@ def test_the_real_agent_on_a_simulated_host_wants_inventories():
     agent = fixtures.make_agent(driver, reporter=placement_base.
                                 with_publisher(None, pub))
     fixtures.run_ticks(sim, agent, 2)
-    assert pub.state.wanted[A] == INV(agent.last_report.pcpus)
+    rep = agent.last_report
+    assert pub.state.wanted == pi.Wanted(
+        pi.wanted_inventories(rep, D)[0], rep.io_vcpus)
+    assert pub.state.wanted.inventories[A] == INV(rep.pcpus)
     assert fake.calls == []                               # no HTTP on tick
     assert pub.sync()
-    assert fake.inventories[fake.child_uuid('compute-1')] == pub.state.wanted
+    assert fake.inventories[fake.child_uuid('compute-1')] == dict(
+        pub.state.wanted.inventories,
+        **{A: INV(rep.pcpus, min(rep.pcpus, rep.io_vcpus))})
 
 
 # -- configuration -----------------------------------------------------------
@@ -509,11 +605,13 @@ def test_start_from_conf_is_off_by_default(tmp_path):
 def test_start_from_conf_names_the_compute_node(tmp_path, opts, name):
     conf = _conf(tmp_path, io_inventory__publish=True,
                  io_inventory__reserved_slo_iops=7,
+                 io_inventory__reserve_unclaimed_io_vcpus='false',
                  io_inventory__recheck_interval=42.0, **opts)
     pub = pi.start_from_conf(conf, 'compute-7')
     pub.stop()
     assert pub.provider_name == name and pub.child_name == name + ':iosched'
-    assert pub.options == pi.Options(reserved_slo_iops=7)
+    assert pub.options == pi.Options(reserved_slo_iops=7,
+                                     reserve_unclaimed_io_vcpus=False)
     assert pub.recheck_interval == 42.0
 
 
@@ -550,12 +648,14 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
         m.post(rps, json={'uuid': 'child-1', 'name': CHILD})
         m.get(rps + '/child-1/inventories', json={
             'inventories': {}, 'resource_provider_generation': 0})
+        m.get(rps + '/child-1/usages', json={
+            'usages': {}, 'resource_provider_generation': 0})
         m.put(ENDPOINT + '/resource_classes/' + A, status_code=201)
         m.put(rps + '/child-1/inventories', json={})
         pub = pi.InventoryPublisher(
             lambda: pi.PlacementInventories(pi.placement_adapter(conf)),
             'host1', options=pi.Options(max_io_vcpus_per_pcpu=0.5))
-        pub.want_from_report(report(supported=False))
+        pub.want_from_report(report(supported=False, io_vcpus=1))
         assert pub.sync(), pub.state.last_error
         history = m.request_history
     assert [(r.method, urllib.parse.urlparse(r.url).path)
@@ -564,6 +664,7 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
         ('GET', '/placement/resource_providers'),
         ('POST', '/placement/resource_providers'),
         ('GET', '/placement/resource_providers/child-1/inventories'),
+        ('GET', '/placement/resource_providers/child-1/usages'),
         ('PUT', '/placement/resource_classes/' + A),
         ('PUT', '/placement/resource_providers/child-1/inventories')]
     for r in history:
@@ -571,7 +672,7 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
         assert r.headers['X-Auth-Token'] == 'secret-token'
     assert history[2].json() == {'name': CHILD, 'parent_provider_uuid': RP}
     assert history[-1].json() == {
-        'inventories': {A: INV(2)}, 'resource_provider_generation': 0}
+        'inventories': {A: INV(2, 1)}, 'resource_provider_generation': 0}
 
 
 # -- io-host-agent's main() wiring, in a subprocess (it parses global CONF) --
