@@ -312,6 +312,12 @@ COMMANDS = [
              Opt('--host', 'text', lambda t, f: t in ('compute-1',
                                                       'compute-2')),
              Opt('--flavor', 'text', lambda t, f: False),
+             # read only with --flavor / --check-flavors
+             Opt('--os-cloud', 'text', any_text),
+             # --check-flavors refuses the placement options of the base;
+             # --lsvm-vcpu-share is refused without it
+             Opt('--check-flavors', 'flag', lambda t, f: False),
+             Opt('--lsvm-vcpu-share', 'num', lambda t, f: False),
              Opt('--json', 'flag', any_text)]),
     Command('iosched-placement (bus)', 'placement',
             lambda files: ['--transport-url', 'rabbit://u:p@127.0.0.1:9/',
