@@ -21,7 +21,8 @@ get allocations against the child; Nova's resource tracker periodic and a
 compute restart leave the child, its inventories and those allocations
 alone; a capacity change updates the inventory; a class no longer offered
 while a server uses it stays with reserved = total until the server is
-gone.
+gone; the I/O vCPUs a server measured by the agent uses without a slot
+allocation are reserved, so the slots left are the ones really free.
 """
 
 import os
@@ -52,9 +53,10 @@ def _publisher_conf(path, endpoint):
 
 
 def _report(pcpus=4, capacity_iops=5000.0, mechanism='slice',
-            supported=True):
+            supported=True, io_vcpus=0):
     return payload.HostReport(
         host='host1', ts=100.0, seq=1, report_interval=1.0, pcpus=pcpus,
+        io_vcpus=io_vcpus,
         lsvm=payload.LsvmState(supported=supported, mechanism=mechanism,
                                max_per_pcpu=3),
         disk=payload.DiskState(capacity_iops=capacity_iops))
@@ -195,6 +197,52 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual({pi.IO_VCPU: (4, 0), pi.LSVM_BW: (6000, 0)},
                          _totals(self._get_provider_inventory(child)))
         self.assertEqual([], self.publisher.last_outcome.held)
+
+    def test_unclaimed_io_vcpus_are_reserved(self):
+        # A 2-vCPU server whose flavor has no resources: key (booted before
+        # the keys were set) turns I/O-bound: the agent's report counts its
+        # 2 vCPUs as I/O, and no allocation of the child claims them.
+        self._publish(_report())
+        child = self._child()['uuid']
+        plain = self._create_flavor(name='plain.small', memory_mb=512,
+                                    vcpu=2, disk=1, ephemeral=0)
+        old = self._create_server(name='old', flavor_id=plain,
+                                  networks='none', az='nova:host1')
+        self.assertEqual('host1', old['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual(0, self._get_provider_usages(child).get(
+            pi.IO_VCPU, 0))                     # no slot held
+        self._publish(_report(io_vcpus=2))
+        self.assertEqual({pi.IO_VCPU: (4, 2), pi.LSVM_BW: (6000, 0),
+                          pi.SLO_IOPS: (5000, 0)},
+                         _totals(self._get_provider_inventory(child)))
+
+        # The 2 slots left take one io.small (which claims them), and the
+        # agent's next report measures both servers: 4 I/O vCPUs, 2
+        # claimed, the reserve stays 2 (no write).
+        io = self._create_server(name='io', flavor_id=self.io_flavor,
+                                 networks='none')
+        self.assertEqual('host1', io['OS-EXT-SRV-ATTR:host'])
+        changes = self.publisher.state.changes
+        self._publish(_report(io_vcpus=4))
+        self.assertEqual(changes, self.publisher.state.changes)
+        self.assertEqual(2, self._get_provider_usages(child)[pi.IO_VCPU])
+        self.assertEqual((4, 2), _totals(
+            self._get_provider_inventory(child))[pi.IO_VCPU])
+
+        # Without the reserve another io.small would fit (4 slots, 2 used);
+        # with it the host is full: NoValidHost.
+        full = self._create_server(name='no-room', flavor_id=self.io_flavor,
+                                   networks='none', expected_state='ERROR')
+        self.assertIn('No valid host', full['fault']['message'])
+
+        # The unclaimed server is gone: the reserve goes, the boot fits.
+        self._delete_server(old)
+        self._publish(_report(io_vcpus=2))
+        self.assertEqual((4, 0), _totals(
+            self._get_provider_inventory(child))[pi.IO_VCPU])
+        again = self._create_server(name='room', flavor_id=self.io_flavor,
+                                    networks='none')
+        self.assertEqual('host1', again['OS-EXT-SRV-ATTR:host'])
 
     def test_background_thread_creates_the_child_once_nova_compute_has(self):
         missing = pi.InventoryPublisher(self.publisher._factory, 'host3')
