@@ -153,7 +153,9 @@ def inventory(total, reserved=0):
 #            weight, slice: total = pcpus * max_per_pcpu * per_vcpu
 #   SLO_IOPS only if capacity_iops > 0;
 #            total = floor(capacity_iops * slo_capacity_fraction)
-#   reserved = the configured reserve (plus dl_bw_foreign for deadline).
+#   reserved = the configured reserve (plus dl_bw_foreign for deadline;
+#              IO_VCPU: plus the unclaimed I/O vCPUs, added at each sync
+#              by reserve_unclaimed, which needs Placement's usage).
 # Placement refuses total < 1 (the class is left out) and reserved > total
 # (reserved is cut to total: nothing fits); each is named in a warning.
 # max_unit = total, min_unit = step_size = 1, allocation_ratio = 1.
