@@ -117,10 +117,11 @@ def _plural(n, word):
 
 def text(rows, listed, lsvm_vcpu_share):
     """The report for people: one block per flavor, then a summary."""
-    lines = ['%s of %s concern iosched (lsvm_vcpu_share %g, %d milli-CPUs '
-             'per LSVM vCPU)' % (
-                 _plural(len(rows), 'flavor'), _plural(listed, 'flavor'),
-                 lsvm_vcpu_share, pr.lsvm_milli_per_vcpu(lsvm_vcpu_share)),
+    lines = ['%d of %s concern%s iosched (lsvm_vcpu_share %g, %d '
+             'milli-CPUs per LSVM vCPU)' % (
+                 len(rows), _plural(listed, 'flavor'),
+                 's' if len(rows) == 1 else '', lsvm_vcpu_share,
+                 pr.lsvm_milli_per_vcpu(lsvm_vcpu_share)),
              '']
     for row in rows:
         specs = ', '.join('%s=%s' % (k, v)
@@ -139,10 +140,13 @@ def text(rows, listed, lsvm_vcpu_share):
         lines += ['  ' + str(p) for p in row.problems]
         lines += ['  fix: ' + c for c in row.fix]
     bad = sum(1 for r in rows if not r.ok)
-    lines += ['', '%d of %s need a fix' % (bad, _plural(len(rows), 'flavor'))
-              if bad else 'every flavor is right' if rows else
-              'no flavor has iosched specs']
-    return lines
+    if bad:
+        last = '%d of %s need%s a fix' % (
+            bad, _plural(len(rows), 'flavor'), 's' if bad == 1 else '')
+    else:
+        last = 'every flavor is right' if rows else (
+            'no flavor has iosched specs')
+    return lines + ['', last]
 
 
 def as_dict(rows, listed, lsvm_vcpu_share):

@@ -177,7 +177,7 @@ def test_text_lists_problems_and_fixes(capsys):
     assert calls == [(True, True, {'is_public': 'none'})]
     assert clouds == ['admin']
     lines = out.splitlines()
-    assert lines[0] == ('3 flavors of 4 flavors concern iosched '
+    assert lines[0] == ('3 of 4 flavors concern iosched '
                         '(lsvm_vcpu_share 0.5, 500 milli-CPUs per LSVM vCPU)')
     assert lines[2:] == [
         'cpu.big (8 vCPUs, iosched:io_profile=cpu): 1 problem',
@@ -220,7 +220,7 @@ EXIT_CASES = [
     ([_Flavor('m1.small', 1, None)], 0, 'no flavor has iosched specs'),
     ([], 0, 'no flavor has iosched specs'),
     ([_Flavor('bad', 2, {'iosched:io_profile': 'disk'})], 1,
-     '1 of 1 flavor need a fix'),
+     '1 of 1 flavor needs a fix'),
 ]
 
 
