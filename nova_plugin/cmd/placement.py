@@ -304,9 +304,11 @@ def check_flavors(args, out, connect=None):
     share = args.lsvm_vcpu_share
     if share is None:
         share = placement_resources.DEFAULT_LSVM_VCPU_SHARE
-    if math.isnan(share) or not 0 < share <= 1:
-        raise BadInput('--lsvm-vcpu-share %s: accepted: a number in (0, 1], '
-                       "the agents' [io_inventory] lsvm_vcpu_share" % share)
+    # below 0.0005 an LSVM vCPU would ask 0 milli-CPUs
+    if math.isnan(share) or not 0 < share <= 1 or round(1000 * share) < 1:
+        raise BadInput('--lsvm-vcpu-share %s: accepted: a number in (0, 1] '
+                       'of at least 0.0005 (one milli-CPU), the agents\' '
+                       '[io_inventory] lsvm_vcpu_share' % share)
     if args.os_cloud is not None and not args.os_cloud.strip():
         raise BadInput('--os-cloud %r: accepted: the name of a cloud in '
                        'clouds.yaml' % args.os_cloud)

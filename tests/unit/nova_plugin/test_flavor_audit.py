@@ -241,6 +241,9 @@ BAD_INPUT = [
      '--lsvm-vcpu-share 0.0: accepted: a number in (0, 1]'),
     (['--check-flavors', '--lsvm-vcpu-share', 'nan'], NOVA,
      '--lsvm-vcpu-share nan: accepted'),
+    (['--check-flavors', '--lsvm-vcpu-share', '0.0004'], NOVA,
+     '--lsvm-vcpu-share 0.0004: accepted: a number in (0, 1] of at least '
+     '0.0005 (one milli-CPU)'),
     (['--check-flavors', '--os-cloud', ' '], NOVA,
      "--os-cloud ' ': accepted: the name of a cloud in clouds.yaml"),
     (['--vcpus', '2', '--lsvm-vcpu-share', '0.5'], NOVA,
