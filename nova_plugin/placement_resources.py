@@ -81,10 +81,11 @@ def lsvm_milli_per_vcpu(lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
     """``CUSTOM_IOSCHED_LSVM_BW`` an LSVM asks per vCPU (milli-CPUs)."""
     share = lsvm_vcpu_share
     if (isinstance(share, bool) or not isinstance(share, (int, float))
-            or not 0 < share <= 1):
-        raise ValueError('lsvm_vcpu_share must be a number in (0, 1] (the '
-                         "share of a pCPU an LSVM's vCPU reserves, as the "
-                         "agent's [io_inventory] lsvm_vcpu_share), got %r"
+            or not 0.0005 <= share <= 1):
+        raise ValueError('lsvm_vcpu_share must be a number from 0.0005 to 1 '
+                         "(the share of a pCPU an LSVM's vCPU reserves, as "
+                         "the agent's [io_inventory] lsvm_vcpu_share; below "
+                         '0.0005 it would ask 0 milli-CPUs), got %r'
                          % (lsvm_vcpu_share,))
     return int(round(1000 * share))
 

@@ -47,8 +47,8 @@ def _share(value):
         return float(value)
     except (TypeError, ValueError):
         raise AnsibleFilterError(
-            'iosched_flavor_resources: lsvm_vcpu_share must be a number in '
-            '(0, 1], got %r' % (value,))
+            'iosched_flavor_resources: lsvm_vcpu_share must be a number '
+            'from 0.0005 to 1, got %r' % (value,))
 
 
 def iosched_flavor_resources(specs, vcpus, lsvm_vcpu_share=0.5):
