@@ -78,3 +78,34 @@ def ignore_noload_warning():
     warnings.filterwarnings(
         'ignore', message=r'The noload\(\) option is deprecated',
         category=sqla_exc.SADeprecationWarning)
+
+
+def agent_placement_conf(test, sections):
+    """The agent's host-agent.conf as an operator writes it: ``sections``
+    (``{'io_inventory': {'publish': 'true'}}``) and ``[placement]`` pointed
+    at the harness's in-process Placement (``auth_type = admin_token``,
+    token ``admin`` for its noauth2 middleware), parsed into a new
+    ConfigOpts with the agent's Placement option groups registered."""
+    import os
+
+    from oslo_config import cfg
+
+    from host_agent.conf import io_inventory as io_inventory_conf
+    from host_agent.conf import placement as placement_conf
+
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path,
+                        'host-agent.conf')
+    lines = []
+    for section, values in sections.items():
+        lines.append('[%s]' % section)
+        lines.extend('%s = %s' % kv for kv in values.items())
+    lines += ['[placement]', 'auth_type = admin_token',
+              'endpoint = %s' % test.placement.fixture.endpoint,
+              'token = admin']
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    io_inventory_conf.register_opts(conf)
+    conf([], default_config_files=[path])
+    return conf

@@ -67,14 +67,11 @@ import threading
 import time
 
 import fixtures
-from oslo_config import cfg
 
 from nova.scheduler import rpcapi as scheduler_rpcapi
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 
-from host_agent.conf import io_inventory as io_inventory_conf
-from host_agent.conf import placement as placement_conf
 from host_agent import placement_inventory
 from nova_plugin import explain
 from nova_plugin import inflight
@@ -338,19 +335,9 @@ class RaceCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def agent_conf(self):
         """host-agent.conf's [io_inventory] and [placement] sections."""
-        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
-                            'host-agent.conf')
-        with open(path, 'w') as f:
-            f.write('[io_inventory]\npublish = true\n'
-                    'max_io_vcpus_per_pcpu = %r\n[placement]\n'
-                    'auth_type = admin_token\nendpoint = %s\n'
-                    'token = admin\n' % (self.max_io_vcpus_per_pcpu,
-                                          self.placement.fixture.endpoint))
-        conf = cfg.ConfigOpts()
-        placement_conf.register_opts(conf)
-        io_inventory_conf.register_opts(conf)
-        conf([], default_config_files=[path])
-        return conf
+        return plugin_state.agent_placement_conf(self, {'io_inventory': {
+            'publish': 'true',
+            'max_io_vcpus_per_pcpu': repr(self.max_io_vcpus_per_pcpu)}})
 
     def publish_inventory(self):
         """Each host's agent publishes ``<node>:iosched`` (one sync)."""

@@ -25,31 +25,11 @@ gone; the I/O vCPUs a server measured by the agent uses without a slot
 allocation are reserved, so the slots left are the ones really free.
 """
 
-import os
-
-import fixtures
-from oslo_config import cfg
-
 from nova.tests.functional import integrated_helpers
 
-from host_agent.conf import io_inventory as io_inventory_conf
-from host_agent.conf import placement as placement_conf
 from host_agent import placement_inventory as pi
 from host_agent.reporter import payload
 from tests.nova import plugin_state
-
-
-def _publisher_conf(path, endpoint):
-    """The agent's [placement] section as an operator would write it."""
-    with open(path, 'w') as f:
-        f.write('[io_inventory]\npublish = true\n[placement]\n'
-                'auth_type = admin_token\nendpoint = %s\ntoken = admin\n'
-                % endpoint)
-    conf = cfg.ConfigOpts()
-    placement_conf.register_opts(conf)
-    io_inventory_conf.register_opts(conf)
-    conf([], default_config_files=[path])
-    return conf
 
 
 def _report(pcpus=4, capacity_iops=5000.0, mechanism='slice',
@@ -82,10 +62,8 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._start_compute('host1')
         self._start_compute('host2')
         self.rp1 = self._get_provider_uuid_by_host('host1')
-        conf = _publisher_conf(
-            os.path.join(self.useFixture(fixtures.TempDir()).path,
-                         'host-agent.conf'),
-            self.placement.fixture.endpoint)
+        conf = plugin_state.agent_placement_conf(
+            self, {'io_inventory': {'publish': 'true'}})
         self.publisher = pi.InventoryPublisher(
             lambda: pi.PlacementInventories(pi.placement_adapter(conf)),
             'host1', options=pi.Options.from_conf(conf.io_inventory))

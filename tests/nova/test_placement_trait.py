@@ -25,14 +25,8 @@ node's child ``<node>:iosched``), a flavor asking the trait and bandwidth
 lands only where both are, until the bandwidth is used up.
 """
 
-import os
-
-import fixtures
-from oslo_config import cfg
-
 from nova.tests.functional import integrated_helpers
 
-from host_agent.conf import placement as placement_conf
 from host_agent import placement_inventory
 from host_agent import placement_trait
 from host_agent.reporter import payload
@@ -40,18 +34,6 @@ from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
 LSVM_BW = placement_inventory.LSVM_BW
-
-
-def _publisher_conf(path, endpoint):
-    """The agent's [placement] section as an operator would write it."""
-    with open(path, 'w') as f:
-        f.write('[lsvm_trait]\npublish = true\n[placement]\n'
-                'auth_type = admin_token\nendpoint = %s\ntoken = admin\n'
-                % endpoint)
-    conf = cfg.ConfigOpts()
-    placement_conf.register_opts(conf)
-    conf([], default_config_files=[path])
-    return conf
 
 
 class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
@@ -65,10 +47,8 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._start_compute('host2')
         self.rp1 = self._get_provider_uuid_by_host('host1')
         self.rp2 = self._get_provider_uuid_by_host('host2')
-        self.conf = conf = _publisher_conf(
-            os.path.join(self.useFixture(fixtures.TempDir()).path,
-                         'host-agent.conf'),
-            self.placement.fixture.endpoint)
+        self.conf = conf = plugin_state.agent_placement_conf(
+            self, {'lsvm_trait': {'publish': 'true'}})
         self.publisher = placement_trait.TraitPublisher(
             lambda: placement_trait.PlacementTraits(
                 placement_trait.placement_adapter(conf)), 'host1')

@@ -21,6 +21,7 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from host_agent.reporter import signature
+from tests import fixtures
 
 KEY = signature.derive_host_key('m' * 40, 'compute-00002')
 
@@ -31,16 +32,8 @@ def _data():
 
 
 def _set(path, value):
-    def change(data):
-        target = data
-        for key in path[:-1]:
-            target = target[key]
-        if value is KeyError:
-            del target[path[-1]]
-        else:
-            target[path[-1]] = value
-        return data
-    return change
+    """A change: the report with the item at ``path`` set (or deleted)."""
+    return lambda data: fixtures.mutated(data, path, value)
 
 
 # (change after signing, verifies whole, verifies head only)
