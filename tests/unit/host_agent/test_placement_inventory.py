@@ -51,7 +51,9 @@ INV = pi.inventory
 
 def ours(caplog):
     """The records of the module under test (a background thread of an
-    earlier test, e.g. a publisher or a listener, may log meanwhile)."""
+    earlier test, e.g. a publisher or a listener, may log meanwhile; and
+    an earlier test may have left the logger at INFO, so each test clears
+    caplog before the block it checks)."""
     return [r for r in caplog.records if r.name == pi.__name__]
 
 def report(pcpus=4, supported=True, mechanism='slice', max_per_pcpu=3,
@@ -407,6 +409,7 @@ def test_sync_waits_for_the_compute_node_then_publishes(caplog):
     pub = publisher(fake, clock=clock)
     assert pub.sync() is False and fake.calls == []     # no report yet
     pub.report_host_io(report(capacity_iops=100.0))
+    caplog.clear()
     with caplog.at_level(logging.INFO, logger=pi.__name__):
         assert pub.sync() is False
     assert pub.state.failures == 1
@@ -436,6 +439,7 @@ def test_sync_waits_for_the_compute_node_then_publishes(caplog):
 def test_warnings_of_the_sizing_are_logged_once_per_change(caplog):
     pub = publisher(FakeInventoryPlacement(),
                     options=pi.Options(reserved_io_vcpus=10))
+    caplog.clear()
     with caplog.at_level(logging.WARNING, logger=pi.__name__):
         for _ in range(3):                       # three ticks, same report
             pub.report_host_io(report())
@@ -457,6 +461,7 @@ def test_a_held_class_is_a_warning_and_rechecks_are_read_only(caplog):
     assert pub.sync()
     fake.usages[fake.child_uuid()] = {C: 50}
     pub.want_from_report(report(capacity_iops=0.0))
+    caplog.clear()
     with caplog.at_level(logging.WARNING, logger=pi.__name__):
         assert pub.sync()
     [warning] = [r.getMessage() for r in ours(caplog)]
@@ -482,6 +487,7 @@ def test_unclaimed_io_vcpus_are_reserved_and_settle(caplog):
     assert pub.want_from_report(report(pcpus=8, io_vcpus=2)) == pi.Wanted(
         {A: INV(8, 1), B: INV(8 * 3 * 500)}, 2)
     assert pub._delay() == 0
+    caplog.clear()
     with caplog.at_level(logging.INFO, logger=pi.__name__):
         assert pub.sync()
     assert fake.inventories[child][A] == INV(8, 3)
