@@ -31,11 +31,11 @@ setuptools.setup(
     license='Apache-2.0',
     python_requires='>=3.11',
     packages=setuptools.find_packages(
-        include=['host_agent*', 'nova_plugin*', 'cinder_qos*',
-                 'simulator*', 'iosched_demo*', 'iosched_testbed*',
-                 'iosched_iotrace*']),
-    package_data={'iosched_demo': ['scenarios/*.yaml'],
-                  'iosched_testbed': ['guest/*.c']},
+        include=['host_agent', 'host_agent.*', 'nova_plugin',
+                 'nova_plugin.*', 'cinder_qos', 'cinder_qos.*', 'iosched',
+                 'iosched.*']),
+    package_data={'iosched.demo': ['scenarios/*.yaml'],
+                  'iosched.testbed': ['guest/*.c']},
     # Generated sample configurations and the agent's systemd unit, in
     # <prefix>/share/iosched/ (a venv's prefix is the venv).
     data_files=[
@@ -61,10 +61,10 @@ setuptools.setup(
             'iosched-placement = nova_plugin.cmd.placement:main',
             'iosched-status = nova_plugin.cmd.status:main',
             'iosched-report-key = nova_plugin.cmd.report_key:main',
-            'iosched-demo = iosched_demo.cmd:main',
+            'iosched-demo = iosched.demo.cmd:main',
             'iosched-slo = cinder_qos.cmd.slo:main',
-            'iosched-testbed = iosched_testbed.cli:main',
-            'iosched-iotrace = iosched_iotrace.cli:main',
+            'iosched-testbed = iosched.testbed.cli:main',
+            'iosched-iotrace = iosched.iotrace.cli:main',
         ],
         'oslo.config.opts': [
             'iosched.host_agent = host_agent.conf.opts:list_opts',

@@ -114,8 +114,8 @@ def build(vcpus, pcpus):
     from host_agent.drivers import simulated
     from host_agent import model
     from host_agent import plugins
-    from simulator import host as sim_host
-    from simulator import spec as sim_spec
+    from iosched.simulator import host as sim_host
+    from iosched.simulator import spec as sim_spec
     sim = sim_host.SimHost(sim_spec.HostSpec(name='load', pcpus=pcpus,
                                              default_slice_us=3000), seed=15)
     driver = simulated.SimulatedDriver(sim)

@@ -11,7 +11,7 @@
 # under the License.
 """Seed 004's dd test on real guests, recorded with iosched-iotrace.
 
-Four ``dd`` guests (``iosched_testbed`` mode ``dd``: 44 KiB sequential
+Four ``dd`` guests (``iosched.testbed`` mode ``dd``: 44 KiB sequential
 reads, ``qd`` in flight, a journal-like commit of 4 KiB + 20 KiB every
 ``--journal-ms`` that the reader waits for, ending with fdatasync) have
 their disks on one shared loop device, QEMU cache ``writeback`` (so the
@@ -37,15 +37,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
-from iosched_iotrace import analyze  # noqa: E402
-from iosched_iotrace import fmt  # noqa: E402
-from iosched_iotrace import hostmap  # noqa: E402
-from iosched_iotrace import record  # noqa: E402
-from iosched_iotrace import render  # noqa: E402
-from iosched_testbed import daemons  # noqa: E402
-from iosched_testbed import shared_disk  # noqa: E402
-from iosched_testbed import spec as spec_mod  # noqa: E402
-from iosched_testbed import testbed as testbed_mod  # noqa: E402
+from iosched.iotrace import analyze  # noqa: E402
+from iosched.iotrace import fmt  # noqa: E402
+from iosched.iotrace import hostmap  # noqa: E402
+from iosched.iotrace import record  # noqa: E402
+from iosched.iotrace import render  # noqa: E402
+from iosched.testbed import daemons  # noqa: E402
+from iosched.testbed import shared_disk  # noqa: E402
+from iosched.testbed import spec as spec_mod  # noqa: E402
+from iosched.testbed import testbed as testbed_mod  # noqa: E402
 
 PREFIX = 'iosched-it-'
 BLKIO = '/sys/fs/cgroup/blkio'

@@ -14,14 +14,14 @@ throughput.
 
 Three ``disk`` guests (closed loop, 2 x 16 KiB O_DIRECT requests in
 flight; one of them half writes) have their disks on one shared loop
-device (``iosched_testbed.shared_disk``, elevator mq-deadline, no
+device (``iosched.testbed.shared_disk``, elevator mq-deadline, no
 throttle), not pinned: on this 2-CPU host the TCG guests keep both CPUs
 busy, so whatever CPU the recorder takes shows as lost guest I/O.
 
 Arms, interleaved ABBA over ``--rounds`` rounds of ``--seconds`` each:
 
 * ``off``: nothing recorded;
-* ``on``: the recorder (``iosched_iotrace.record.Recorder``, what the
+* ``on``: the recorder (``iosched.iotrace.record.Recorder``, what the
   CLI runs) traces the device and the VMs' threads for the phase;
 * ``block-only`` (``--no-sched-arm``): the same with ``--no-sched``;
 * ``text-pipe`` (``--text-arm``): the same reading the text trace_pipe.
@@ -45,12 +45,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
-from iosched_iotrace import hostmap  # noqa: E402
-from iosched_iotrace import record  # noqa: E402
-from iosched_testbed import shared_disk  # noqa: E402
-from iosched_testbed import spec as spec_mod  # noqa: E402
-from iosched_testbed import testbed as testbed_mod  # noqa: E402
-from iosched_testbed import daemons  # noqa: E402
+from iosched.iotrace import hostmap  # noqa: E402
+from iosched.iotrace import record  # noqa: E402
+from iosched.testbed import shared_disk  # noqa: E402
+from iosched.testbed import spec as spec_mod  # noqa: E402
+from iosched.testbed import testbed as testbed_mod  # noqa: E402
+from iosched.testbed import daemons  # noqa: E402
 
 PREFIX = 'iosched-it-'
 OPTS = {'bs': '16384', 'qd': '2', 'report_ms': '500'}

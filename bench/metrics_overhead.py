@@ -57,8 +57,8 @@ from host_agent import metrics  # noqa: E402
 from host_agent import model  # noqa: E402
 from host_agent.policies import slo  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
-from simulator import host as sim_host  # noqa: E402
-from simulator import spec as S  # noqa: E402
+from iosched.simulator import host as sim_host  # noqa: E402
+from iosched.simulator import spec as S  # noqa: E402
 
 LSVM = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '5'}
 

@@ -76,8 +76,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from host_agent.policies import lsvm_bounds  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
-from simulator import host as sim_host  # noqa: E402
-from simulator import spec  # noqa: E402
+from iosched.simulator import host as sim_host  # noqa: E402
+from iosched.simulator import spec  # noqa: E402
 
 PHASES = ('idle', 'stock', 'slice', 'weight', 'deadline')
 GUESTS = ('lsvm', 'cpu1', 'cpu2', 'cpu3')
@@ -323,7 +323,7 @@ def parse(argv):
     p = argparse.ArgumentParser(
         description=__doc__.split('\nUsage:')[0],
         epilog='The kernel models and what each parameter reproduces: '
-        'simulator/spec_kernel.py and docs/architecture.md section 7; the '
+        'iosched/simulator/spec_kernel.py and docs/architecture.md section 7; the '
         'table for the two testbed runs: docs/reproduction.md, "Model '
         'validation".',
         formatter_class=_Help)
@@ -332,7 +332,7 @@ def parse(argv):
                    '(50: the testbed\'s 2,500 requests per phase)')
     p.add_argument('--kernel', default='linux-6.18-hz250',
                    choices=sorted(spec.KERNELS),
-                   help='kernel model (simulator/spec_kernel.py)')
+                   help='kernel model (iosched/simulator/spec_kernel.py)')
     p.add_argument('--kernel-set', action='append', default=[],
                    metavar='FIELD=VALUE',
                    help='change one KernelSpec field (repeatable)')

@@ -20,7 +20,7 @@ retype -> re-tuned, with Cinder's real API and real guests.
   and a volume of the first;
 * a TCG guest gets that volume as its disk (``<serial>`` = the volume id),
   on a shared device of 16 MiB/s beside a noisy neighbour without an SLO
-  (``iosched_testbed.shared_disk``); "attach" applies what Cinder's
+  (``iosched.testbed.shared_disk``); "attach" applies what Cinder's
   ``os-initialize_connection`` returns, as Nova's libvirt driver does;
 * the agent runs with ``policies = slo``, ``[volume_slo] from_cinder``
   and ``[cinder] auth_type = admin_token`` (no Keystone here): it reads the
@@ -82,10 +82,10 @@ def _means(g, seconds):
 def main():
     from cinder_qos import attach
     from host_agent import conf as agent_conf
-    from iosched_testbed import daemons
-    from iosched_testbed import shared_disk
-    from iosched_testbed import spec as spec_mod
-    from iosched_testbed import testbed as testbed_mod
+    from iosched.testbed import daemons
+    from iosched.testbed import shared_disk
+    from iosched.testbed import spec as spec_mod
+    from iosched.testbed import testbed as testbed_mod
     from tests import cinder_process
     from host_agent.drivers.libvirt import threads
 

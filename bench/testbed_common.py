@@ -77,8 +77,8 @@ def boot(specs, prefix, pin, log=progress):
     """Boot ``specs`` (``GuestSpec`` list) pinned to pCPU ``pin``; returns
     (Testbed, {name: Guest}, libvirtd_started). The caller runs
     ``shutdown(tb, started)`` in a ``finally``."""
-    from iosched_testbed import daemons
-    from iosched_testbed import testbed
+    from iosched.testbed import daemons
+    from iosched.testbed import testbed
     started = daemons.ensure_libvirtd()
     tb = testbed.Testbed(prefix=prefix, log=log)
     try:
@@ -97,7 +97,7 @@ def boot(specs, prefix, pin, log=progress):
 def shutdown(tb, libvirtd_started):
     """Remove this prefix's guests; stop libvirtd only if ``boot`` started
     it."""
-    from iosched_testbed import daemons
+    from iosched.testbed import daemons
     try:
         tb.down()
     finally:

@@ -13,7 +13,7 @@
 
 Four identical disk guests (closed-loop random reads, ``--bs``, ``--qd``)
 have their disks on one capacity-limited loop device
-(``iosched_testbed.shared_disk``). Their CPU opportunity is unequal, the
+(``iosched.testbed.shared_disk``). Their CPU opportunity is unequal, the
 paper's scheduling dependency (a TCG guest's I/O rate is bound by the CPU
 its threads get):
 
@@ -111,7 +111,7 @@ def parse_args(argv):
 
 
 def guest_specs(args):
-    from iosched_testbed import spec
+    from iosched.testbed import spec
     disk = {'bs': str(args.bs), 'qd': str(args.qd)}
     return ([spec.GuestSpec(n, 'disk', opts=dict(disk)) for n in VMS] +
             [spec.GuestSpec('burn%d' % i, 'burn')
@@ -220,9 +220,9 @@ def print_table(res):
 
 def main(argv=None):
     args = parse_args(argv)
-    from iosched_testbed import daemons
-    from iosched_testbed import shared_disk
-    from iosched_testbed import testbed
+    from iosched.testbed import daemons
+    from iosched.testbed import shared_disk
+    from iosched.testbed import testbed
     from host_agent import privsep
     from host_agent.drivers.libvirt import threads
     specs = guest_specs(args)

@@ -35,7 +35,7 @@ wall second); ratios to stock. Also what the agent saw and chose per tick
 the kernel during each arm. The ISACS claim (seed 000): better I/O latency
 for mixed vCPUs with no CPU cost to the others.
 
-Needs root, libvirt + QEMU and the testbed (python -m iosched_testbed
+Needs root, libvirt + QEMU and the testbed (python -m iosched.testbed
 build). Prints the table on stdout, progress on stderr, writes
 out/bench/testbed_isacs.json. Example:
 .venv/bin/python bench/testbed_isacs.py --quick
@@ -248,7 +248,7 @@ def main(argv=None):
         return 2
     privsep.ensure_started(CONF)       # fork it before guest sockets open
     params = isacs.params_from_conf(CONF)
-    from iosched_testbed import spec
+    from iosched.testbed import spec
     hyb_opts = {'duty_pct': str(args.duty_pct)}
     if args.burn_nice:
         hyb_opts['burn_nice'] = str(args.burn_nice)

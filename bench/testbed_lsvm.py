@@ -34,7 +34,7 @@ CPU share (vCPU thread run time / wall time), the burners' throughput.
 Printed with the issue's targets (met or not) and written as JSON to
 ``out/bench/testbed_lsvm.json``.
 
-Needs root, libvirt + QEMU and the testbed (python -m iosched_testbed
+Needs root, libvirt + QEMU and the testbed (python -m iosched.testbed
 build). ``make bench-testbed`` runs it with the defaults (about 12 min);
 ``--quick`` is a 2-round smoke run.
 """
@@ -193,8 +193,8 @@ def main(argv=None):
     # keeps its own wake-ups out of the RTTs (measured 58-60 us p99 there).
     os.setpriority(os.PRIO_PROCESS, 0, -20)
 
-    from iosched_testbed import spec
-    from iosched_testbed import testbed
+    from iosched.testbed import spec
+    from iosched.testbed import testbed
     tb = testbed.Testbed(prefix=PREFIX)
     tb.build()
     tb.down()

@@ -14,7 +14,7 @@
 Two guests with SLO volumes (``lat``: a latency-class SLO, ``tput``: a
 throughput-class one) and a noisy neighbour without an SLO (``noisy``)
 have their disks on one loop device whose capacity is a blk-throttle
-limit (``iosched_testbed.shared_disk``; docs/testbed.md, "SLO volumes on
+limit (``iosched.testbed.shared_disk``; docs/testbed.md, "SLO volumes on
 a shared device"). The SLO guests send open-loop reads of the SLOs'
 reference size at a little above B; the neighbour is closed-loop (``qd``
 large reads outstanding), so it takes whatever the device leaves.
@@ -106,7 +106,7 @@ def parse_args(argv):
 
 
 def guest_specs(args, slos):
-    from iosched_testbed import spec
+    from iosched.testbed import spec
 
     def slo_guest(name, slo):
         return spec.GuestSpec(name, 'disk', opts={
@@ -257,9 +257,9 @@ def main(argv=None):
     args = parse_args(argv)
     slos = {'lat': slo_mod.parse(args.lat_slo),
             'tput': slo_mod.parse(args.tput_slo)}
-    from iosched_testbed import daemons
-    from iosched_testbed import shared_disk
-    from iosched_testbed import testbed
+    from iosched.testbed import daemons
+    from iosched.testbed import shared_disk
+    from iosched.testbed import testbed
     from host_agent import privsep
     from host_agent.drivers.libvirt import threads
     specs = guest_specs(args, slos)

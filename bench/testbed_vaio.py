@@ -12,8 +12,8 @@
 """Seed 004's dd test on real guests: stock vs the vaio agent (``make
 bench-vaio``).
 
-Four ``dd`` guests (``iosched_testbed`` mode ``dd``) have their disks on
-one shared loop device (``iosched_testbed.shared_disk``, direct I/O over
+Four ``dd`` guests (``iosched.testbed`` mode ``dd``) have their disks on
+one shared loop device (``iosched.testbed.shared_disk``, direct I/O over
 a file on the host disk; no blk-throttle limit, see docs/vaio.md for
 why). Per trial all four start together (one request each over their
 channels) and read their whole data area sequentially in 44 KiB requests
@@ -315,10 +315,10 @@ def print_table(res):
 
 def main(argv=None):
     args = parse_args(argv)
-    from iosched_testbed import daemons
-    from iosched_testbed import shared_disk
-    from iosched_testbed import spec
-    from iosched_testbed import testbed
+    from iosched.testbed import daemons
+    from iosched.testbed import shared_disk
+    from iosched.testbed import spec
+    from iosched.testbed import testbed
     from host_agent import privsep
     from host_agent.drivers.libvirt import threads
     tc.setup_conf(CONF, [('host_agent', 'policies', ['vaio']),

@@ -160,7 +160,7 @@ def main(argv=None):
             (args.regular_cpu, args.turbo_cpu)))),
         ('host_agent_policy.vturbo', 'turbo_pcpus', [args.turbo_cpu])])
     privsep.ensure_started(CONF)       # fork it before guest sockets open
-    from iosched_testbed import spec
+    from iosched.testbed import spec
     specs = [spec.GuestSpec(LSVM, 'rr')] + [spec.GuestSpec(n, 'burn')
                                             for n in BURNERS]
     tb, guests, started = tc.boot(specs, PREFIX, args.regular_cpu)

@@ -32,7 +32,7 @@ whole ``from_dict``.
 
 Sender binding (``[iosched] report_auth``): with ``hmac`` a report naming
 host X is taken only with a valid signature under X's key
-(``host_agent.reporter.signature``); anything else is dropped before it is
+(``iosched.contract.signature``); anything else is dropped before it is
 parsed, as ``unauthenticated``, and logged at WARNING. With ``none`` (the
 default, for upgrades) any report is taken as its named host's; the
 listener says so at WARNING when it starts.
@@ -64,16 +64,15 @@ from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
 
-from host_agent.reporter import payload
-from host_agent.reporter import signature as report_signature
+from iosched.contract import payload
+from iosched.contract import rpc
+from iosched.contract import signature as report_signature
 from nova_plugin import conf as iosched_conf
 from nova_plugin import metrics
 from nova_plugin import store as report_store
 
 LOG = logging.getLogger(__name__)
 
-NAMESPACE = 'iosched'
-VERSION = '1.2'
 AUTH_NONE = 'none'
 AUTH_HMAC = 'hmac'
 _WARNED_AUTH_NONE = []
@@ -83,7 +82,8 @@ _WARNED_AUTH_NONE = []
 class ReportEndpoint(object):
     """RPC endpoint: validate a HostReport dict and store it."""
 
-    target = oslo_messaging.Target(namespace=NAMESPACE, version=VERSION)
+    target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
+                                   version=rpc.REPORT_VERSION)
 
     def __init__(self, store, auth=AUTH_NONE, master_key=None):
         """``auth``: ``none`` or ``hmac`` (then ``master_key`` is needed)."""

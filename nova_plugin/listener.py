@@ -49,7 +49,7 @@ the default of nova-scheduler since Nova 2025.2) the at-fork start stands.
 Resync. Once its server is listening, a worker (when
 ``[iosched] resync_on_start`` is set) fanout-casts ``resync(requester)``
 to the agents' topic (``[iosched] agents_topic``, client
-``host_agent.reporter.rpcapi.AgentAPI``, server
+``nova_plugin.rpcapi.AgentAPI``, server
 ``host_agent.reporter.resync``): every agent re-sends its latest report at
 once, so a new worker holds every host within a second or so instead of
 one report interval. Agents without the resync server (older agents, or
@@ -68,9 +68,9 @@ from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
 
-from host_agent.reporter import rpcapi
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
+from nova_plugin import rpcapi
 from nova_plugin import store as report_store
 
 LOG = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ Description:
     bandwidth, ``slice``: vSlicer's fairness room, ``weight``: nothing more.
 
 Requirements:
-    A report of schema ``host_agent.reporter.payload`` 1.x (a 1.1 report
+    A report of schema ``iosched.contract.payload`` 1.x (a 1.1 report
     reads with the agent's default parameters, a 1.2 report as the slice
     mechanism with nothing measured: exactly the rule of 1.2).
 

@@ -19,7 +19,7 @@ Description:
     ``IoStrengthWeigher`` are thin adapters around these functions.
 
 Requirements:
-    A report of schema ``host_agent.reporter.payload`` 1.x. The flavor
+    A report of schema ``iosched.contract.payload`` 1.x. The flavor
     extra specs ``iosched:io_profile`` (io | cpu | mixed),
     ``iosched:latency_sensitive`` (true | false) and ``iosched:latency_ms``
     (a positive integer).

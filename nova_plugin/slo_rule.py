@@ -23,7 +23,7 @@ Description:
     out of one QoS spec.
 
 Requirements:
-    A report of schema ``host_agent.reporter.payload`` 1.x; QoS specs as
+    A report of schema ``iosched.contract.payload`` 1.x; QoS specs as
     ``cinder_qos.translate`` writes them.
 
 Limitations:

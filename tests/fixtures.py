@@ -27,8 +27,8 @@ from host_agent import conf as agent_conf
 from host_agent.drivers import simulated
 from host_agent.drivers import simulated_daemon
 from host_agent.policies import vslicer
-from simulator import host as sim_host
-from simulator import spec as sim_spec
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sim_spec
 
 CONF = agent_conf.CONF
 # Tests count one report per tick (the product's default is every 10 ticks,

@@ -265,7 +265,7 @@ def templates(n, args):
 
 def fill_store(report_store, n, templates, progress):
     """Parse n reports from JSON into the store (as the endpoint does)."""
-    from host_agent.reporter import payload
+    from iosched.contract import payload
 
     for i in range(n):
         data = json.loads(templates[i % len(templates)])

@@ -194,11 +194,11 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
     else:
         held = {}
 
-        from host_agent.reporter import rpcapi
+        from iosched.contract import rpc
 
         class BareEndpoint(object):
-            target = oslo_messaging.Target(namespace='iosched',
-                                           version=rpcapi.VERSION)
+            target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
+                                           version=rpc.REPORT_VERSION)
 
             def report_host_io(self, ctxt, report, signature=None):
                 ts = report['ts']
@@ -267,9 +267,9 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
     from oslo_config import cfg
 
     from host_agent.reporter import messaging
-    from host_agent.reporter import payload
+    from iosched.contract import payload
     from host_agent.reporter import rpcapi
-    from host_agent.reporter import signature
+    from iosched.contract import signature
 
     api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)
     keys = {i: (signature.derive_host_key(MASTER_KEY,

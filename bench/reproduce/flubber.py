@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Flubber (seed 002) on the faithful disk model (simulator.flubber).
+"""Flubber (seed 002) on the faithful disk model (iosched.simulator.flubber).
 
 One rotational disk calibrated on the paper's baselines (base CFQ and
 CFQ-prio execution times of the read pair, CFQ's mixed-case IOPS); the
@@ -40,8 +40,8 @@ a sixteenth of the work (noisy; for tests).
 """
 
 from bench.reproduce import harness
-from simulator.flubber import clients
-from simulator.flubber import run as frun
+from iosched.simulator.flubber import clients
+from iosched.simulator.flubber import run as frun
 
 PAPER = 'flubber'
 SCHEDS = ('cfq', 'cfq-prio', 'edf-credit', 'flubber')

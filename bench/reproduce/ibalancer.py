@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Seed 003 (Lee, Lee, Yu, IEEE Access 2022): I-Balancer on Credit1 and
-Credit2, on ``simulator.ibalancer``.
+Credit2, on ``iosched.simulator.ibalancer``.
 
 Every comparison is relative (digest section 4.7): the change of the
 per-VM throughput SD, MAD and mean with I-Balancer against the same
@@ -39,8 +39,8 @@ MAD of the seed-mean. Experiments:
 import statistics
 
 from bench.reproduce import harness
-from simulator.ibalancer import equations as eq
-from simulator.ibalancer import model
+from iosched.simulator.ibalancer import equations as eq
+from iosched.simulator.ibalancer import model
 
 PAPER = 'ibalancer'
 SEEDS = (1, 2, 3)

@@ -37,7 +37,7 @@ import statistics
 
 from bench.reproduce import harness
 from bench.reproduce import isacs_setup as st
-from simulator import spec as sp
+from iosched.simulator import spec as sp
 
 P = 'isacs'
 PCT = harness.pct_change

@@ -57,9 +57,9 @@ that rate.
 
 import statistics
 
-from simulator import host as sim_host
-from simulator import spec as sp
-from simulator.xen import specs_credit2
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sp
+from iosched.simulator.xen import specs_credit2
 
 SEC = 1_000_000
 WARM_US = 300_000

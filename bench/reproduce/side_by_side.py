@@ -52,10 +52,10 @@ from host_agent import conf as agent_conf
 from host_agent.drivers import simulated
 from host_agent import model
 from host_agent import plugins
-from simulator import host as sim_host
-from simulator import spec as sp
-from simulator.xen import specs_credit
-from simulator.xen import specs_credit2
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sp
+from iosched.simulator.xen import specs_credit
+from iosched.simulator.xen import specs_credit2
 
 TICK_US = 500_000
 SYSTEMS = ('xen-stock', 'xen-paper', 'linux-stock', 'linux-agent')

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Seed 004 (Kim, Kang, Choi, IEICE 2014): CFQ's I/O priority inversion
-between VMs and the virtualization-aware CFQ, on ``simulator.vaio``.
+between VMs and the virtualization-aware CFQ, on ``iosched.simulator.vaio``.
 
 The experiment of §4.1: 4 VMs, one dd of 1 GiB each from its own
 partition of one HDD, started together; sporadic journal-like async
@@ -33,7 +33,7 @@ latencies, CFQ's escapes differ). Experiments:
 import statistics
 
 from bench.reproduce import harness
-from simulator.vaio import run as vrun
+from iosched.simulator.vaio import run as vrun
 
 PAPER = 'vaio'
 TRIALS = 10

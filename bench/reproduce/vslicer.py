@@ -40,10 +40,10 @@ means are lower (7.3 / 10.6 / 12.8 ms), as the closed form predicts.
 import statistics
 
 from bench.reproduce import harness
-from simulator import host as sim_host
-from simulator import spec as sp
-from simulator.xen import specs_credit
-from simulator.xen import vslicer_math
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sp
+from iosched.simulator.xen import specs_credit
+from iosched.simulator.xen import vslicer_math
 
 PAPER = 'vslicer'
 T_NLSVM = 30000

@@ -31,10 +31,10 @@ section 5):
 """
 
 from bench.reproduce import harness
-from simulator import host as sim_host
-from simulator import spec as sp
-from simulator.xen import specs_credit
-from simulator.xen import vturbo_accounting
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sp
+from iosched.simulator.xen import specs_credit
+from iosched.simulator.xen import vturbo_accounting
 
 PAPER = 'vturbo'
 WARM_US = 1_000_000

@@ -30,7 +30,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.cmd import clip
 from host_agent.cmd import explain_format as fmt
 from host_agent.conf import agent as agent_opts
-from host_agent.reporter import payload
+from iosched.contract import payload
 
 PROG = 'iosched-explain'
 EXIT_BAD_INPUT = 2

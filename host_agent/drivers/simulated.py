@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Driver over ``simulator.host.SimHost``: the agent on a simulated host.
+"""Driver over ``iosched.simulator.host.SimHost``: the agent on a simulated host.
 
 Used by the embedded default (``iosched-demo``), the reproductions and the
 tests. The simulator exposes what a real host does (schedstat-like run and
@@ -21,22 +21,22 @@ this host's kernel model) and the deadline admission figures
 (``deadline_state``).
 
 Block I/O (the vaio policy): ``block_devices()`` names the model's one
-shared device, ``sim-disk``, with scheduler ``fifo`` (``simulator.disk``
+shared device, ``sim-disk``, with scheduler ``fifo`` (``iosched.simulator.disk``
 serves requests first come, first served, whatever their VM), and the
 ``vm_io_weight`` knob holds each VM's weight (default 100) without
 changing service: the FIFO device reads no weight, so the vaio policy
 sets none there and notes why (seed 004's per-VM queue is modelled in
-``simulator.vaio``, not here).
+``iosched.simulator.vaio``, not here).
 
 Not modelled, so not listed in ``knobs()``: ``io_thread_deadline`` and
 ``emulator_pin`` (the simulator has no QEMU I/O or emulator threads), and
-on a host whose scheduler model is not Linux EEVDF (``simulator.xen``)
+on a host whose scheduler model is not Linux EEVDF (``iosched.simulator.xen``)
 ``vcpu_deadline`` and ``vm_cap``.
 """
 
 from host_agent.drivers import base
 from host_agent import model
-from simulator import probe as sim_probe
+from iosched.simulator import probe as sim_probe
 
 # The vaio policy's VM weight knob (host_agent.actuators.blkio_knobs) and
 # the model device's name and scheduler.
@@ -224,7 +224,7 @@ class SimulatedDriver(base.Driver):
     # -- LSVM mechanisms ---------------------------------------------------
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
                      lsvm_weight=10000):
-        """The wake-up self-test (``simulator.probe``) in a fresh simulated
+        """The wake-up self-test (``iosched.simulator.probe``) in a fresh simulated
         host with this host's pCPUs, slices and kernel model: a tuple of
         ``model.WakeupProbe``, one per case in order (``model.PROBE_STOCK``
         and ``model.MECHANISMS``; the deadline case's period is the

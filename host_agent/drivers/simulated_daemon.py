@@ -43,8 +43,8 @@ import zlib
 
 from host_agent.drivers import simulated
 from host_agent import model
-from simulator import host as sim_host
-from simulator import spec as sim_spec
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sim_spec
 
 MAX_STEP_S = 2.0
 KEEP_RESULTS_US = 60_000_000     # simulator latency records kept (60 s)

@@ -15,7 +15,7 @@ actuator's latest decisions (the newest ``[reporter] max_decisions``)."""
 import math
 
 from host_agent import model
-from host_agent.reporter import payload
+from iosched.contract import payload
 
 IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
 MAX_REASON_CHARS = 300

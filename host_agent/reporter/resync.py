@@ -32,7 +32,7 @@ import time
 from oslo_log import log as logging
 import oslo_messaging
 
-from host_agent.reporter import rpcapi
+from iosched.contract import rpc
 
 LOG = logging.getLogger(__name__)
 
@@ -118,8 +118,8 @@ class Coalescer(object):
 class ResyncEndpoint(object):
     """RPC endpoint: ``resync(requester)`` re-sends the agent's report."""
 
-    target = oslo_messaging.Target(namespace=rpcapi.NAMESPACE,
-                                   version=rpcapi.AGENT_VERSION)
+    target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
+                                   version=rpc.AGENT_VERSION)
 
     def __init__(self, agent, min_interval=1.0, clock=time.monotonic,
                  schedule=_timer):

@@ -26,7 +26,7 @@ import os
 import socket
 import time
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import endpoint
 from nova_plugin import listener
 from nova_plugin import store as report_store

@@ -13,7 +13,7 @@
 
 Run on a scheduler node: reads ``[iosched] report_master_key`` from the
 scheduler's configuration and prints the key each named host signs its
-reports with (``host_agent.reporter.signature``). Give each agent only its
+reports with (``iosched.contract.signature``). Give each agent only its
 own key, in ``[reporter] report_key``; the master key never leaves the
 scheduler nodes. No nova import.
 """
@@ -23,7 +23,7 @@ import sys
 
 from oslo_config import cfg
 
-from host_agent.reporter import signature
+from iosched.contract import signature
 from nova_plugin.cmd import clip
 from nova_plugin import conf as iosched_conf
 

@@ -22,8 +22,8 @@ import os
 
 import pytest
 
-from host_agent.reporter import payload
-from iosched_demo import cmd
+from iosched.contract import payload
+from iosched.demo import cmd
 from tests import fixtures
 
 
@@ -105,8 +105,8 @@ def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
     # only what it keeps (HostReport.head_from_dict): the decisions are
     # read here from the message the endpoint received.
     from host_agent.cmd import explain
-    from iosched_demo import cloud as cloud_mod
-    from iosched_demo import scenario as scenario_mod
+    from iosched.demo import cloud as cloud_mod
+    from iosched.demo import scenario as scenario_mod
     received = {}
     head = payload.HostReport.head_from_dict
 

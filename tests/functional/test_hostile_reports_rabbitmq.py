@@ -33,7 +33,7 @@ import pytest
 
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
-from host_agent.reporter import signature
+from iosched.contract import signature
 from nova_plugin import conf as plugin_conf
 from nova_plugin import endpoint
 from nova_plugin import store as store_mod

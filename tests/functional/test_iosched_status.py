@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin.cmd import status
 from tests import fixtures
 

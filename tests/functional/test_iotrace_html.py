@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from iosched_iotrace import cli
+from iosched.iotrace import cli
 from tests import chromium
 
 PNG = b'\x89PNG\r\n\x1a\n'

@@ -73,8 +73,8 @@ def _libvirt_ok():
 @pytest.fixture(scope='module')
 def guests(tmp_path_factory):
     fixtures.require('libvirt + QEMU + root', *_libvirt_ok())
-    from iosched_testbed import spec
-    from iosched_testbed import testbed
+    from iosched.testbed import spec
+    from iosched.testbed import testbed
     tb = testbed.Testbed()
     TESTBED[:] = [tb]
     tb.build()
@@ -676,7 +676,7 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
     other guests stay regulated; started again it is a new process,
     regulated afresh, and ``shutdown()`` puts its default back."""
     import logging
-    from iosched_testbed import spec
+    from iosched.testbed import spec
     tb = TESTBED[0]
     name = 'gone' + where
     tb.up([spec.GuestSpec(name, 'rr')])

@@ -44,8 +44,8 @@ from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
-from simulator import host as sim_host
-from simulator import spec as S
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as S
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 

@@ -22,7 +22,7 @@ import uuid
 import pytest
 
 from host_agent.reporter import messaging
-from host_agent.reporter import payload
+from iosched.contract import payload
 from host_agent.reporter import rpcapi
 from nova_plugin import conf as plugin_conf
 from nova_plugin import endpoint
@@ -124,7 +124,7 @@ def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
     """report_auth = hmac over RabbitMQ: the agent's full report (vCPUs,
     decisions, floats) still verifies after the broker's JSON round trip;
     a report for compute-1 signed with another host's key is dropped."""
-    from host_agent.reporter import signature
+    from iosched.contract import signature
     master = 'a5' * 32
     plugin_conf.register_opts(fixtures.CONF)
     fixtures.CONF.set_override('report_auth', 'hmac', 'iosched')

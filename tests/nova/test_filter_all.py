@@ -34,7 +34,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from oslo_utils.fixture import uuidsentinel as uuids
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova import objects
 from nova.scheduler import filters
 from nova import test

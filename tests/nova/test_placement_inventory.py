@@ -28,7 +28,7 @@ allocation are reserved, so the slots left are the ones really free.
 from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory as pi
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests.nova import plugin_state
 
 

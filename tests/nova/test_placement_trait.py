@@ -29,7 +29,7 @@ from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory
 from host_agent import placement_trait
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'

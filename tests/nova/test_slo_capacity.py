@@ -27,7 +27,7 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import explain
 from nova_plugin import filters as plugin_filters
 from nova_plugin.filters import slo_capacity

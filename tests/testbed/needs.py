@@ -46,8 +46,8 @@ def start_testbed(prefix):
     """``require_testbed()``, libvirtd up, and a Testbed for ``prefix``:
     ``(testbed, started)``, ``started`` True when this call started
     libvirtd (the caller stops it at the end)."""
-    from iosched_testbed import daemons
-    from iosched_testbed import testbed as testbed_mod
+    from iosched.testbed import daemons
+    from iosched.testbed import testbed as testbed_mod
     require_testbed()
     try:
         started = daemons.ensure_libvirtd()

@@ -28,10 +28,10 @@ import pytest
 
 import xml.etree.ElementTree as ET
 
-from iosched_testbed import build as build_mod
-from iosched_testbed import domxml
-from iosched_testbed import guest as guest_mod
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import build as build_mod
+from iosched.testbed import domxml
+from iosched.testbed import guest as guest_mod
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 
 

@@ -28,8 +28,8 @@ from bench import testbed_common as tc
 from host_agent import model
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import ibalancer
-from iosched_testbed import shared_disk
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import shared_disk
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs
 

@@ -12,7 +12,7 @@
 """``iosched-iotrace record`` on real guests (libvirt + QEMU TCG).
 
 Three ``disk`` guests (prefix ``iosched-it-``) whose disks are regions
-of one loop device (``iosched_testbed.shared_disk``, elevator
+of one loop device (``iosched.testbed.shared_disk``, elevator
 mq-deadline so requests are inserted before they are issued): ``rd``
 reads 16 KiB blocks, ``mix`` reads and writes 16 KiB half and half,
 ``big`` reads 64 KiB blocks. The CLI records a few seconds; the trace
@@ -36,20 +36,20 @@ import time
 import pytest
 
 from bench import testbed_common as tc
-from iosched_iotrace import analyze
-from iosched_iotrace import fmt
-from iosched_iotrace import record
-from iosched_testbed import daemons
-from iosched_testbed import shared_disk
-from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
+from iosched.iotrace import analyze
+from iosched.iotrace import fmt
+from iosched.iotrace import record
+from iosched.testbed import daemons
+from iosched.testbed import shared_disk
+from iosched.testbed import spec as spec_mod
+from iosched.testbed import testbed as testbed_mod
 from tests import chromium
 from tests import fixtures
 from tests.testbed import needs
 
 PREFIX = 'iosched-it-'
 TRACEFS = '/sys/kernel/tracing'
-CLI = [sys.executable, '-m', 'iosched_iotrace.cli']
+CLI = [sys.executable, '-m', 'iosched.iotrace.cli']
 SPECS = [
     spec_mod.GuestSpec('rd', 'disk', opts={'bs': '16384', 'qd': '2'}),
     spec_mod.GuestSpec('mix', 'disk', opts={'bs': '16384', 'qd': '2',

@@ -32,8 +32,8 @@ from bench import testbed_common as tc
 from host_agent import model
 from host_agent.policies import isacs
 from host_agent.policies import vturbo
-from iosched_testbed import spec as spec_mod
-from iosched_testbed import testbed as testbed_mod
+from iosched.testbed import spec as spec_mod
+from iosched.testbed import testbed as testbed_mod
 from tests import fixtures
 from tests.testbed import needs
 

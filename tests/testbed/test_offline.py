@@ -21,11 +21,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from iosched_testbed import cli
-from iosched_testbed import domxml
-from iosched_testbed import guest as guest_mod
-from iosched_testbed import initramfs
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import cli
+from iosched.testbed import domxml
+from iosched.testbed import guest as guest_mod
+from iosched.testbed import initramfs
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 
 VOL = '22222222-2222-4222-8222-222222222222'

@@ -20,7 +20,7 @@ assertions:
 
 One module-scoped testbed (prefix ``iosched-slt-``) boots two ``disk``
 guests whose disks are regions of one loop device with a 16 MiB/s
-blk-throttle capacity (``iosched_testbed.shared_disk``): ``vol`` (SLO
+blk-throttle capacity (``iosched.testbed.shared_disk``): ``vol`` (SLO
 100 IOPS, 10 ms mean; open loop at 105 reads/s of 16 KiB) and ``noisy``
 (no SLO; 8 reads of 64 KiB outstanding). Skips locally and fails in CI
 (CI=true) when libvirt/QEMU/root are missing.
@@ -38,8 +38,8 @@ from cinder_qos import keys as qos_keys
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
 from host_agent.drivers.libvirt import threads
-from iosched_testbed import shared_disk
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import shared_disk
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs
 

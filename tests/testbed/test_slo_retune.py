@@ -31,7 +31,7 @@ from cinder_qos import attach
 from cinder_qos import keys as qos_keys
 from cinder_qos import slo as slo_mod
 from cinder_qos import translate
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs
 

@@ -25,11 +25,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from iosched_testbed import cli
-from iosched_testbed import daemons
-from iosched_testbed import domxml
-from iosched_testbed import guest as guest_mod
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import cli
+from iosched.testbed import daemons
+from iosched.testbed import domxml
+from iosched.testbed import guest as guest_mod
+from iosched.testbed import spec as spec_mod
 from tests.testbed import needs
 
 PREFIX = 'iosched-tb-'

@@ -23,7 +23,7 @@ assertions:
 
 One module-scoped testbed (prefix ``iosched-vat-``) boots two ``dd``
 guests whose disks are 64 MiB regions of one loop device
-(``iosched_testbed.shared_disk``, no capacity limit). Skips locally and
+(``iosched.testbed.shared_disk``, no capacity limit). Skips locally and
 fails in CI (CI=true) when libvirt/QEMU/root are missing.
 """
 
@@ -34,8 +34,8 @@ import pytest
 from bench import testbed_common as tc
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import vaio
-from iosched_testbed import shared_disk
-from iosched_testbed import spec as spec_mod
+from iosched.testbed import shared_disk
+from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs
 

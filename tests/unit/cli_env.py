@@ -92,7 +92,7 @@ class Files(object):
         self.paths['dev_null'] = '/dev/null'
         # a regular file the fake hostmap.devno takes for a block device
         self.paths['blockdev'] = self._write('blockdev', b'')
-        from iosched_demo import scenario
+        from iosched.demo import scenario
         with open(scenario.DEFAULT_SCENARIO, 'rb') as fh:
             self.paths['good_scenario'] = self._write('scenario.yaml',
                                                       fh.read())
@@ -161,8 +161,8 @@ def saved_process_state():
 
 def tiny_trace(path):
     """A real (small) simulator trace at ``path``; returns the Trace."""
-    from iosched_iotrace import fmt
-    from iosched_iotrace import simconv
+    from iosched.iotrace import fmt
+    from iosched.iotrace import simconv
     t = simconv.simulate(simconv.scenario('cfq', 2, 0.001, 1, None))
     fmt.write(t, path)
     return t
@@ -290,24 +290,24 @@ class Env(object):
             status.collect, listen=listen, request_resync=lambda *a: None,
             probe=lambda url: None))
         # iosched-demo: the two simulated runs
-        from iosched_demo import cloud as demo_cloud
+        from iosched.demo import cloud as demo_cloud
         mp.setattr(demo_cloud, 'set_defaults', lambda: None)
 
         def run_variant(*a, **k):
             raise Started()
         mp.setattr(demo_cloud, 'run_variant', run_variant)
         # iosched-testbed: libvirt
-        from iosched_testbed import daemons
-        from iosched_testbed import testbed
+        from iosched.testbed import daemons
+        from iosched.testbed import testbed
         mp.setattr(testbed, 'Testbed', FakeTestbed)
         mp.setattr(daemons, 'ensure_libvirtd', lambda: False)
         mp.setattr(daemons, 'kvm_caps_thrash', lambda: False)
         mp.setattr(daemons, 'set_kvm_perms', lambda: None)
         # iosched-iotrace: the simulation, libvirt, tracefs, matplotlib
-        from iosched_iotrace import hostmap
-        from iosched_iotrace import record
-        from iosched_iotrace import render
-        from iosched_iotrace import simconv
+        from iosched.iotrace import hostmap
+        from iosched.iotrace import record
+        from iosched.iotrace import render
+        from iosched.iotrace import simconv
         trace = self.trace
         mp.setattr(simconv, 'simulate', lambda scn: trace)
 
@@ -431,7 +431,7 @@ class Env(object):
         return report_key.main(argv)
 
     def run_demo(self, argv):
-        from iosched_demo import cmd
+        from iosched.demo import cmd
         return cmd.main(argv)
 
     def run_slo(self, argv):
@@ -447,11 +447,11 @@ class Env(object):
                           + argv)
 
     def run_testbed(self, argv):
-        from iosched_testbed import cli
+        from iosched.testbed import cli
         return cli.main(argv)
 
     def run_iotrace(self, argv):
-        from iosched_iotrace import cli
+        from iosched.iotrace import cli
         return cli.main(argv)
 
 

@@ -50,23 +50,24 @@ RULES = [
      lambda m: m.split('.')[0] in STDLIB or m in (
          'host_agent', 'host_agent.model', 'host_agent.policies',
          'host_agent.policies.base')),
-    ('simulator/**/*.py',
-     lambda m: m.split('.')[0] in STDLIB or m.startswith('simulator')),
+    ('iosched/simulator/**/*.py',
+     lambda m: m.split('.')[0] in STDLIB or m.startswith('iosched.simulator')
+     or m in ('iosched', 'iosched.contract')
+     or m.startswith('iosched.contract.')),
     ('host_agent/collectors/*.py',
      lambda m: not m.startswith('host_agent.actuators')),
     ('nova_plugin/**/*.py',
-     lambda m: not m.startswith('host_agent') or
-     m == 'host_agent.reporter.payload' or m == 'host_agent.reporter'),
-    ('host_agent/reporter/payload.py', lambda m: m.split('.')[0] in STDLIB),
-    ('host_agent/reporter/signature.py',
-     lambda m: m.split('.')[0] in STDLIB),
+     lambda m: not m.startswith('host_agent')),
+    ('iosched/contract/*.py',
+     lambda m: m.split('.')[0] in STDLIB or m == 'iosched.contract'
+     or m.startswith('iosched.contract.')),
 ]
 
 
 def _importers(module):
     return sorted(os.path.relpath(p, ROOT)
                   for p in files('host_agent/**/*.py')
-                  + files('nova_plugin/**/*.py') + files('iosched_demo/*.py')
+                  + files('nova_plugin/**/*.py') + files('iosched/demo/*.py')
                   if module in set(imports(p)))
 
 

@@ -27,7 +27,7 @@ import pytest
 
 from cinder_qos import conf as cinder_conf
 from host_agent.conf import opts as agent_opts
-from host_agent.reporter import signature
+from iosched.contract import signature
 from nova_plugin import conf as nova_conf
 from nova_plugin import endpoint
 from nova_plugin import store

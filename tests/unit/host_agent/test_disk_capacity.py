@@ -16,9 +16,9 @@ import pytest
 
 from host_agent.drivers import simulated
 from host_agent.reporter import build
-from host_agent.reporter import payload
-from simulator import host as sim_host
-from simulator import spec as sim_spec
+from iosched.contract import payload
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sim_spec
 from tests import fixtures
 
 

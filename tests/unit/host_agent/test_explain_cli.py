@@ -25,7 +25,7 @@ import pytest
 from host_agent.actuators import journal as journal_mod
 from host_agent.cmd import explain
 from host_agent import model
-from host_agent.reporter import payload
+from iosched.contract import payload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))

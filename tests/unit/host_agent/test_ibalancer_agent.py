@@ -31,8 +31,8 @@ from host_agent.drivers import simulated
 from host_agent import model
 from host_agent.policies import compose
 from host_agent.policies import ibalancer
-from simulator import host as sim_host
-from simulator import spec as S
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as S
 
 VMS = ('a', 'b', 'c', 'd')
 

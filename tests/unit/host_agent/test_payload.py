@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests import fixtures
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from host_agent import model
 from host_agent.reporter import build
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests import fixtures
 
 

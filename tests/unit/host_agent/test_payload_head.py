@@ -18,7 +18,7 @@ import json
 import pytest
 
 from bench.nova_scale import reports as fake_reports
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests import fixtures
 
 

@@ -37,7 +37,7 @@ from host_agent.conf import io_inventory as io_inventory_conf
 from host_agent.conf import placement as placement_conf
 from host_agent import placement_base
 from host_agent import placement_inventory as pi
-from host_agent.reporter import payload
+from iosched.contract import payload
 from tests import fixtures
 from tests.unit.host_agent.test_placement_trait import Clock
 from tests.unit.host_agent.test_placement_trait import FakePlacement

@@ -13,7 +13,7 @@
 
 The coalescer runs on an injected clock and scheduler (no sleeping); the
 RPC path uses oslo.messaging's fake:/ bus with the scheduler side's real
-client (``rpcapi.AgentAPI``).
+client (``nova_plugin.rpcapi.AgentAPI``).
 """
 
 import threading
@@ -25,7 +25,7 @@ import pytest
 
 from host_agent.conf import reporter as reporter_conf
 from host_agent.reporter import resync
-from host_agent.reporter import rpcapi
+from nova_plugin import rpcapi
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 

@@ -20,7 +20,7 @@ import json
 import pytest
 
 from bench.nova_scale import reports as fake_reports
-from host_agent.reporter import signature
+from iosched.contract import signature
 from tests import fixtures
 
 KEY = signature.derive_host_key('m' * 40, 'compute-00002')

@@ -17,9 +17,9 @@ import pytest
 from host_agent.drivers import base
 from host_agent.drivers import simulated
 from host_agent import model
-from simulator import host as sim_host
-from simulator import spec as sim_spec
-from simulator import xen
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as sim_spec
+from iosched.simulator import xen
 from tests import fixtures
 
 DL = {'runtime_us': 300, 'deadline_us': 1000, 'period_us': 2000}

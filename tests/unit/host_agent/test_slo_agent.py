@@ -28,8 +28,8 @@ from host_agent.conf import opts
 from host_agent.drivers import simulated
 from host_agent import model
 from host_agent.policies import slo
-from simulator import host as sim_host
-from simulator import spec as S
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as S
 
 SLO = '500iops,20ms,p99,qd=4'
 

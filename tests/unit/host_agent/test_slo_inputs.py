@@ -21,7 +21,7 @@ from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.collectors import disk as disk_col
 from host_agent import model
-from host_agent.reporter import payload
+from iosched.contract import payload
 from host_agent import volume_slo
 from tests.unit.host_agent import test_actuator as ta
 

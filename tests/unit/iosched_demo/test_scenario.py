@@ -16,7 +16,7 @@ import copy
 
 import pytest
 
-from iosched_demo import scenario
+from iosched.demo import scenario
 from tests import fixtures
 
 GOOD = {

@@ -12,7 +12,7 @@
 
 """Fuzzing the scenario files of the embedded default (issue 15, bad input).
 
-``iosched_demo.scenario`` is the one loader of scenario files (the
+``iosched.demo.scenario`` is the one loader of scenario files (the
 simulator itself takes Python objects). Inputs: the embedded default and a
 small scenario with one field replaced by anything (wrong types, NaN,
 infinite, negative, huge numbers, text, nested lists), deleted, or an
@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 import yaml
 
 from cinder_qos import slo as slo_mod
-from iosched_demo import scenario
+from iosched.demo import scenario
 from nova_plugin import extra_specs
 from tests import fixtures
 from tests.unit.iosched_demo import test_scenario

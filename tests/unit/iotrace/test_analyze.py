@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""iosched_iotrace.analyze: shares, waits, Jain, finish SD (table-driven,
+"""iosched.iotrace.analyze: shares, waits, Jain, finish SD (table-driven,
 hand-made traces) and the inversion detector on the simulator's stock
 CFQ (finds it) and VA-CFQ (finds none) traces."""
 
@@ -17,9 +17,9 @@ import math
 
 import pytest
 
-from iosched_iotrace import analyze
-from iosched_iotrace import fmt
-from iosched_iotrace import simconv
+from iosched.iotrace import analyze
+from iosched.iotrace import fmt
+from iosched.iotrace import simconv
 
 
 def _req(rid, vm, op, nbytes, times, sector=0):
@@ -207,7 +207,7 @@ def test_the_analyzer_is_pure():
         elif isinstance(node, ast.ImportFrom):
             mods.update('%s.%s' % (node.module, a.name) for a in node.names)
     bad = {m for m in mods if m.split('.')[0] not in sys.stdlib_module_names
-           and m != 'iosched_iotrace.fmt'}
+           and m != 'iosched.iotrace.fmt'}
     assert bad == set()
     assert not {'time', 'os', 'io', 'datetime'} & {m.split('.')[0]
                                                    for m in mods}

@@ -17,9 +17,9 @@ import json
 
 import pytest
 
-from iosched_iotrace import cli
-from iosched_iotrace import fmt
-from iosched_iotrace import tracelines
+from iosched.iotrace import cli
+from iosched.iotrace import fmt
+from iosched.iotrace import tracelines
 
 
 def _sample():
@@ -205,7 +205,7 @@ def _payload(eid, pid, fields, size):
 
 
 def test_raw_pages_decode_like_text():
-    from iosched_iotrace import rawtrace
+    from iosched.iotrace import rawtrace
     fmts = {
         7: ('block_rq_issue', {'dev': (8, 4, False), 'sector': (16, 8, False),
                                'nr_sector': (24, 4, False),

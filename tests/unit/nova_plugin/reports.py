@@ -11,7 +11,7 @@
 # under the License.
 """Build HostReports for the nova_plugin tests (no nova import)."""
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 
 
 def report(host='host1', ts=100.0, seq=1, pcpus=4, io_vcpus=0,

@@ -103,7 +103,7 @@ def test_import_rules():
                 # The contract modules: the payload schema and the agents'
                 # resync RPC client (oslo.messaging only), the report
                 # signature (stdlib only).
-                assert module in ('host_agent.reporter.payload',
+                assert module in ('iosched.contract.payload',
                                   'host_agent.reporter.rpcapi',
-                                  'host_agent.reporter.signature'), (
+                                  'iosched.contract.signature'), (
                     rel, module)

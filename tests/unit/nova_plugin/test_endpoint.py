@@ -27,7 +27,7 @@ from oslo_config import cfg
 import oslo_messaging
 import pytest
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import listener as listener_mod

@@ -42,8 +42,8 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from host_agent.reporter import payload
-from host_agent.reporter import signature
+from iosched.contract import payload
+from iosched.contract import signature
 from nova_plugin import endpoint
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring

@@ -19,7 +19,7 @@ import pytest
 from host_agent import model
 from host_agent.policies import vslicer
 from host_agent.reporter import build
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
 from tests.unit.nova_plugin import reports

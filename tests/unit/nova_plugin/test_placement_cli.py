@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin.cmd import placement
 from nova_plugin.cmd import placement_rules as rules_mod
 from nova_plugin.cmd import placement_sources as sources

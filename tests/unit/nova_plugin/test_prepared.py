@@ -25,7 +25,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import lsvm_rule

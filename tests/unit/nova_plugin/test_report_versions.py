@@ -15,7 +15,7 @@ bad decision, the scheduler's slim store does not parse decisions."""
 
 import json
 
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import endpoint
 from nova_plugin import store
 from tests.unit.nova_plugin import reports

@@ -26,7 +26,7 @@ import pytest
 
 from host_agent.cmd import agent as agent_cmd
 from host_agent.reporter import rpcapi
-from host_agent.reporter import signature
+from iosched.contract import signature
 from nova_plugin.cmd import report_key
 from nova_plugin import endpoint
 from nova_plugin import store

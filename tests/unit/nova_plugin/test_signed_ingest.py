@@ -22,9 +22,10 @@ import oslo_messaging
 import pytest
 
 from bench.nova_scale import reports as fake_reports
-from host_agent.reporter import payload
+from iosched.contract import payload
 from host_agent.reporter import rpcapi
-from host_agent.reporter import signature
+from iosched.contract import rpc
+from iosched.contract import signature
 from nova_plugin import endpoint
 from nova_plugin import store
 from tests.unit.nova_plugin import reports
@@ -130,4 +131,4 @@ def test_agent_client_sends_v2_at_1_2_to_the_scheduler_store(monkeypatch):
         server.stop()
         server.wait()
         server.transport.cleanup()
-    assert rpcapi.VERSION == endpoint.VERSION == '1.2'
+    assert rpc.REPORT_VERSION == '1.2'

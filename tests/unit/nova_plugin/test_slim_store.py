@@ -22,7 +22,7 @@ import tracemalloc
 import pytest
 
 from bench.nova_scale import reports as fake_reports
-from host_agent.reporter import payload
+from iosched.contract import payload
 from nova_plugin import endpoint
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring

@@ -13,11 +13,11 @@
 
 import types
 
-from simulator import cpu
-from simulator import eevdf
-from simulator import events
-from simulator import host
-from simulator import spec
+from iosched.simulator import cpu
+from iosched.simulator import eevdf
+from iosched.simulator import events
+from iosched.simulator import host
+from iosched.simulator import spec
 
 SEC = 1000000
 

@@ -11,7 +11,7 @@
 # under the License.
 """A strict round-robin scheduler on one pCPU, for workload tests.
 
-The smallest model of the ``simulator.sched_base`` contract that is not
+The smallest model of the ``iosched.simulator.sched_base`` contract that is not
 EEVDF: one FIFO run-queue, a fixed quantum, no wake-up preemption (a woken
 vCPU goes to the tail). It shows the paper workloads work with any model
 and gives closed forms (e.g. Credit-like ping RTTs).
@@ -20,7 +20,7 @@ and gives closed forms (e.g. Credit-like ping RTTs).
 import collections
 import dataclasses
 
-from simulator import sched_base
+from iosched.simulator import sched_base
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator import host
-from simulator import spec
+from iosched.simulator import host
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 

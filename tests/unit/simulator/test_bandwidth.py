@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator import spec
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 K618 = spec.kernel('linux-6.18-hz250')
@@ -142,7 +142,7 @@ def test_vm_weight_shares_cpu():
 
 
 def test_xen_models_have_no_cap():
-    from simulator import xen
+    from iosched.simulator import xen
     h = b.make_host(pcpus=1, scheduler=xen.CreditSpec())
     b.add(h, 'a')
     with pytest.raises(ValueError) as err:

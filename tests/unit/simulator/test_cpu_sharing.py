@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator import spec
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 

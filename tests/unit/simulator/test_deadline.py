@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator import deadline
-from simulator import spec
+from iosched.simulator import deadline
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 K618 = spec.kernel('linux-6.18-hz250')
@@ -256,7 +256,7 @@ def test_tick_kernel_overruns_a_runtime_by_up_to_a_tick():
 
 
 def test_xen_models_have_no_deadline():
-    from simulator import xen
+    from iosched.simulator import xen
     h = b.make_host(pcpus=1, scheduler=xen.CreditSpec())
     b.add(h, 'a')
     with pytest.raises(ValueError) as err:

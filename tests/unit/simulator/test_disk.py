@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator import spec
-from simulator import throttle
+from iosched.simulator import spec
+from iosched.simulator import throttle
 from tests.unit.simulator import builders as b
 
 

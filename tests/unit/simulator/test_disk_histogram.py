@@ -15,8 +15,8 @@ import bisect
 
 import pytest
 
-from simulator import host as sim_host
-from simulator import spec as S
+from iosched.simulator import host as sim_host
+from iosched.simulator import spec as S
 
 
 def _host():

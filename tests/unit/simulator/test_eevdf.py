@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator import eevdf
+from iosched.simulator import eevdf
 from tests.unit.simulator import builders as b
 
 VS = eevdf.VSCALE // 1024         # virtual ns per us at weight 100

@@ -16,8 +16,8 @@ import dataclasses
 
 import pytest
 
-from simulator import probe
-from simulator import spec
+from iosched.simulator import probe
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 K612 = spec.kernel('linux-6.12-hrtick')

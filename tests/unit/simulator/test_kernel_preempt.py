@@ -20,7 +20,7 @@ import dataclasses
 
 import pytest
 
-from simulator import spec
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 K618 = spec.kernel('linux-6.18-hz250')

@@ -17,8 +17,8 @@ every figure below is exact arithmetic on the model's path.
 
 import pytest
 
-from simulator import host
-from simulator import spec
+from iosched.simulator import host
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 SEC = b.SEC

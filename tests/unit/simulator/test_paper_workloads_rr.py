@@ -19,8 +19,8 @@ waits for the pinged vCPU's next turn unless it is running: mean wait =
 
 import pytest
 
-from simulator import host
-from simulator import spec
+from iosched.simulator import host
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 from tests.unit.simulator import rr_sched
 

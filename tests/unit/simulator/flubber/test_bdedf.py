@@ -14,8 +14,8 @@ hand-computed cases."""
 
 import pytest
 
-from simulator.flubber import bdedf
-from simulator.flubber import request
+from iosched.simulator.flubber import bdedf
+from iosched.simulator.flubber import request
 
 SLOS = {'A': (1000, 80), 'B': (120, 60)}     # deadlines: s + 71, s + 51
 W_MS = 88 * 512 / 100_000.0                  # 44 KiB at 100 MB/s

@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from simulator.flubber import clients
+from iosched.simulator.flubber import clients
 
 
 class _Eng:

@@ -15,9 +15,9 @@ import random
 
 import pytest
 
-from simulator.flubber import disk
-from simulator.flubber import layout
-from simulator.flubber import request
+from iosched.simulator.flubber import disk
+from iosched.simulator.flubber import layout
+from iosched.simulator.flubber import request
 
 C = disk.CAPACITY
 

@@ -11,8 +11,8 @@
 # under the License.
 """The baselines: noop, deadline, CFQ (slices, idling, RT) and EDF."""
 
-from simulator.flubber import elevators
-from simulator.flubber import request
+from iosched.simulator.flubber import elevators
+from iosched.simulator.flubber import request
 
 
 def _req(proc, lba, t, write=False, bg=False):

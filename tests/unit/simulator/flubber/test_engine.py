@@ -13,9 +13,9 @@
 
 import pytest
 
-from simulator.flubber import elevators
-from simulator.flubber import engine as fengine
-from simulator.flubber import request
+from iosched.simulator.flubber import elevators
+from iosched.simulator.flubber import engine as fengine
+from iosched.simulator.flubber import request
 
 
 class _Disk:

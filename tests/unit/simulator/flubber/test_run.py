@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator.flubber import clients
-from simulator.flubber import run as frun
+from iosched.simulator.flubber import clients
+from iosched.simulator.flubber import run as frun
 
 
 def _pair(sched, seed=1, **kw):

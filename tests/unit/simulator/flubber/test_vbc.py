@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator.flubber import request
-from simulator.flubber import vbc
+from iosched.simulator.flubber import request
+from iosched.simulator.flubber import vbc
 
 
 @pytest.mark.parametrize('bs,want', [

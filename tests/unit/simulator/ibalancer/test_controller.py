@@ -9,11 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""I-Balancer's ITM/RTM/Algorithm 3 (simulator.ibalancer.controller)."""
+"""I-Balancer's ITM/RTM/Algorithm 3 (iosched.simulator.ibalancer.controller)."""
 
 import pytest
 
-from simulator.ibalancer import controller as ctl
+from iosched.simulator.ibalancer import controller as ctl
 
 
 def _c(**kw):

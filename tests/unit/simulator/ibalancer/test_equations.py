@@ -9,11 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""I-Balancer's equations (simulator.ibalancer.equations), table-driven."""
+"""I-Balancer's equations (iosched.simulator.ibalancer.equations), table-driven."""
 
 import pytest
 
-from simulator.ibalancer import equations as eq
+from iosched.simulator.ibalancer import equations as eq
 
 
 @pytest.mark.parametrize('vr,pr,alpha,io', [

@@ -17,9 +17,9 @@ import random
 
 import pytest
 
-from simulator.flubber import disk as fdisk
-from simulator.flubber import request
-from simulator.vaio import run as vrun
+from iosched.simulator.flubber import disk as fdisk
+from iosched.simulator.flubber import request
+from iosched.simulator.vaio import run as vrun
 
 
 def _scn(**kw):

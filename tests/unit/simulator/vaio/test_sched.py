@@ -14,8 +14,8 @@ under other VMs' sync reads; VA-CFQ serves VMs round robin, sync first."""
 
 import pytest
 
-from simulator.flubber import request
-from simulator.vaio import sched
+from iosched.simulator.flubber import request
+from iosched.simulator.vaio import sched
 
 
 def _req(vm, lba, write=False):

@@ -13,10 +13,10 @@
 
 import types
 
-from simulator import events
-from simulator.xen import credit2
-from simulator.xen import isacs
-from simulator.xen import specs_credit2
+from iosched.simulator import events
+from iosched.simulator.xen import credit2
+from iosched.simulator.xen import isacs
+from iosched.simulator.xen import specs_credit2
 from tests.unit.simulator import builders
 
 SEC = builders.SEC

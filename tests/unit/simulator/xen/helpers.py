@@ -13,9 +13,9 @@
 
 import types
 
-from simulator import events
-from simulator import host
-from simulator import spec
+from iosched.simulator import events
+from iosched.simulator import host
+from iosched.simulator import spec
 from tests.unit.simulator import builders
 
 SEC = builders.SEC

@@ -13,9 +13,9 @@
 
 import pytest
 
-from simulator import spec
-from simulator.xen import credit
-from simulator.xen import specs_credit
+from iosched.simulator import spec
+from iosched.simulator.xen import credit
+from iosched.simulator.xen import specs_credit
 from tests.unit.simulator.xen import helpers as hp
 
 

@@ -21,8 +21,8 @@ import random
 
 import pytest
 
-from simulator import spec
-from simulator.xen import specs_credit
+from iosched.simulator import spec
+from iosched.simulator.xen import specs_credit
 from tests.unit.simulator.xen import helpers as hp
 
 

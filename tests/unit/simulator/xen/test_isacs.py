@@ -13,9 +13,9 @@
 
 import pytest
 
-from simulator import host
-from simulator import spec
-from simulator.xen import specs_credit2
+from iosched.simulator import host
+from iosched.simulator import spec
+from iosched.simulator.xen import specs_credit2
 from tests.unit.simulator.xen import credit2_harness as hx
 
 SEC = hx.SEC

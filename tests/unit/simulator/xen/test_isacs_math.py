@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator.xen import isacs_math as m
+from iosched.simulator.xen import isacs_math as m
 
 
 def _observe_all(times, weight=0.9, cutoff=10000):

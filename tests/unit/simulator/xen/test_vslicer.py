@@ -13,10 +13,10 @@
 
 import pytest
 
-from simulator import spec
-from simulator.xen import credit
-from simulator.xen import specs_credit
-from simulator.xen import vslicer_math
+from iosched.simulator import spec
+from iosched.simulator.xen import credit
+from iosched.simulator.xen import specs_credit
+from iosched.simulator.xen import vslicer_math
 from tests.unit.simulator.xen import helpers as hp
 
 WARM = hp.SEC                       # credits settle after a few periods

@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator.xen import vslicer_math as vm
+from iosched.simulator.xen import vslicer_math as vm
 
 
 # Figs. 2.6-2.7 worked examples and two more by hand.

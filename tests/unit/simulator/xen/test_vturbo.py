@@ -13,8 +13,8 @@
 
 import pytest
 
-from simulator import spec
-from simulator.xen import specs_credit
+from iosched.simulator import spec
+from iosched.simulator.xen import specs_credit
 from tests.unit.simulator.xen import helpers as hp
 
 VT = specs_credit.VTurboSpec(turbo_pcpus=(1,))

@@ -13,7 +13,7 @@
 
 import pytest
 
-from simulator.xen import vturbo_accounting as va
+from iosched.simulator.xen import vturbo_accounting as va
 
 W = {'vm1': 1, 'vm2': 1}
 

@@ -1,0 +1,27 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""iosched: the parts that are not one of the design's three deployables.
+
+The three deployables are top-level packages of their own: host_agent
+(every compute node), nova_plugin (inside nova-scheduler and nova-api)
+and cinder_qos (the admins' SLO tooling). Everything else lives here,
+so nothing generic lands in Nova's site-packages:
+
+* iosched.contract: what the agent, the scheduler plugin, the simulator
+  and cinder_qos agree on (the HostReport, its signature, the RPC API, the
+  flavor vocabulary, SLO units and keys, the LSVM bound, ISACS's equations,
+  percentiles). It imports none of the others.
+* iosched.simulator: the discrete-event model of a virtualized host.
+* iosched.demo: the embedded default (``iosched-demo``).
+* iosched.iotrace: seed 004's I/O analysis tool (``iosched-iotrace``).
+* iosched.testbed: tiny TCG guests for real-VM tests (``iosched-testbed``).
+"""

@@ -1,0 +1,23 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The contract between iosched's parts: one definition of each shared concept.
+
+The agent (``host_agent``), the scheduler plugin (``nova_plugin``), the
+simulator, ``cinder_qos``, the demo and the benches import these modules;
+they import nothing of those packages: the standard library only, plus
+oslo.utils / oslo.config types at most (``tests/unit/test_layering.py``).
+A second definition of anything here elsewhere is a bug, even while it agrees.
+
+* ``payload``: the HostReport (agent -> schedulers) and its head parser.
+* ``signature``: the report signature schemes (HMAC-SHA256 v1, v2).
+* ``rpc``: the RPC namespace, methods and version history of both APIs.
+"""
