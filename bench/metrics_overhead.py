@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from oslo_config import cfg  # noqa: E402
 from prometheus_client import exposition  # noqa: E402
 
-from cinder_qos import slo as slo_mod  # noqa: E402
+from iosched.contract import slo as slo_mod  # noqa: E402
 from cinder_qos import translate  # noqa: E402
 from host_agent.actuators import driver as driver_act  # noqa: E402
 from host_agent.actuators import journal as journal_mod  # noqa: E402

@@ -66,10 +66,10 @@ def _slo(args, srv):
 
 
 def _iotune(g):
-    from cinder_qos import keys
+    from iosched.contract import qos_keys
     got = g.domain.blockIoTune('vda', 1)
     return {k: int(v) for k, v in got.items()
-            if v and k in keys.FRONTEND_KEYS}
+            if v and k in qos_keys.FRONTEND_KEYS}
 
 
 def _means(g, seconds):
@@ -80,7 +80,7 @@ def _means(g, seconds):
 
 
 def main():
-    from cinder_qos import attach
+    from iosched.contract import qos_attach
     from host_agent import conf as agent_conf
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
@@ -135,9 +135,9 @@ def main():
             for g in guests.values():
                 disk.attach(threads.qemu_pid(tc.RUN_DIR, g.domain_name))
             db, noisy = guests['db'], guests['noisy']
-            db.domain.setBlockIoTune('vda', attach.iotune(at_attach), 1)
+            db.domain.setBlockIoTune('vda', qos_attach.iotune(at_attach), 1)
             say('attach: Nova would apply %s; the disk has %s'
-                % (attach.iotune(at_attach), _iotune(db)))
+                % (qos_attach.iotune(at_attach), _iotune(db)))
             before = _means(db, 6)
             say('no agent: db mean latency per 1-s window (ms): %s'
                 % [round(x, 1) for x in before])
@@ -179,7 +179,7 @@ def main():
                 t0 = time.monotonic()
                 while time.monotonic() - t0 < 20:
                     got = _iotune(db)
-                    if got != attach.iotune(at_attach):
+                    if got != qos_attach.iotune(at_attach):
                         break
                     time.sleep(0.2)
                 say('re-tuned after %.1f s: the disk has %s' % (

@@ -55,8 +55,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testbed_common as tc  # noqa: E402
 import testbed_slo_report as report  # noqa: E402
 
-from cinder_qos import keys as qos_keys  # noqa: E402
-from cinder_qos import slo as slo_mod  # noqa: E402
+from iosched.contract import qos_keys  # noqa: E402
+from iosched.contract import slo as slo_mod  # noqa: E402
 from cinder_qos import translate  # noqa: E402
 from host_agent import conf as agent_conf  # noqa: E402
 

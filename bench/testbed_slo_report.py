@@ -27,7 +27,7 @@ PERCENTILES = {'p50': 50, 'p90': 90, 'p95': 95, 'p99': 99, 'p999': 99.9}
 
 def window(rep, bs, slo=None):
     """One report as a dict: ref-size IOPS, mean and p99 (ms), and with an
-    ``slo`` (cinder_qos.slo.SLO) whether it met B, L and both."""
+    ``slo`` (iosched.contract.slo.SLO) whether it met B, L and both."""
     ref = slo.ref_io_bytes if slo is not None else 16384
     iops_ref = rep.ops * bs / ref * 1e6 / max(1, rep.interval_us)
     mean = rep.mean_us

@@ -12,10 +12,10 @@
 
 """SLO volume types: turn a <throughput, latency> tuple into Cinder QoS specs.
 
-* ``cinder_qos.slo`` parses and validates the admin's SLO text.
+* ``iosched.contract.slo`` parses and validates the admin's SLO text.
 * ``cinder_qos.translate`` derives the QoS spec keys (pure) and checks a
   spec the way QEMU would.
-* ``cinder_qos.keys`` names every key we may emit.
+* ``iosched.contract.qos_keys`` names every key we may emit.
 * ``cinder_qos.conf`` holds the ``[cinder_qos]`` options.
 * ``cinder_qos.cmd.slo`` is the ``iosched-slo`` admin CLI.
 

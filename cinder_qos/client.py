@@ -36,10 +36,10 @@ and ``plan()`` refuses an L below it, naming both.
 
 import dataclasses
 
-from cinder_qos import keys
-from cinder_qos import slo as slo_mod
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
-from cinder_qos import units
+from iosched.contract import slo_units
 
 EXIT_OK = 0
 EXIT_API = 1          # Cinder refused or could not be reached
@@ -95,7 +95,7 @@ def plan(name, slo_text, headroom=translate.DEFAULT_HEADROOM,
     if min_latency_ms is not None and not (min_latency_ms > 0):
         raise InputError('--min-latency-ms %s: must be greater than 0 (the '
                          "back end's measured latency, ms)"
-                         % units.fmt(min_latency_ms))
+                         % slo_units.fmt(min_latency_ms))
     try:
         s = slo_mod.parse(slo_text, default_ref_io_bytes=default_ref_io_bytes)
         specs = translate.translate(
@@ -108,8 +108,8 @@ def plan(name, slo_text, headroom=translate.DEFAULT_HEADROOM,
         raise InputError(
             'latency %sms is below %sms, what the back end measured '
             '(--min-latency-ms): no ceiling can meet it; accepted: a latency '
-            '>= %sms' % (units.fmt(s.latency_ms), units.fmt(min_latency_ms),
-                         units.fmt(min_latency_ms)))
+            '>= %sms' % (slo_units.fmt(s.latency_ms), slo_units.fmt(min_latency_ms),
+                         slo_units.fmt(min_latency_ms)))
     problems = translate.check(specs)
     if problems:
         raise InputError('; '.join(problems))
@@ -120,7 +120,7 @@ def plan(name, slo_text, headroom=translate.DEFAULT_HEADROOM,
 
 def slo_specs(specs):
     """True if a QoS spec's keys carry an iosched SLO."""
-    return any(keys.is_iosched_key(k) for k in specs or {})
+    return any(qos_keys.is_iosched_key(k) for k in specs or {})
 
 
 def diff(have, want):

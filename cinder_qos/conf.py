@@ -13,7 +13,7 @@
 """The ``[cinder_qos]`` options: how SLO tuples become QoS spec values.
 
 The defaults are the constants ``cinder_qos.translate`` and
-``cinder_qos.slo`` use when called without arguments, so the CLI, the
+``iosched.contract.slo`` use when called without arguments, so the CLI, the
 agent and a bare ``translate(slo)`` agree. Example::
 
     [cinder_qos]
@@ -25,8 +25,8 @@ agent and a bare ``translate(slo)`` agree. Example::
 
 from oslo_config import cfg
 
-from cinder_qos import opt_types
-from cinder_qos import slo
+from iosched.contract import opt_types
+from iosched.contract import slo
 from cinder_qos import translate
 
 GROUP = cfg.OptGroup(

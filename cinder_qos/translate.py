@@ -29,9 +29,9 @@ import fractions
 import math
 import re
 
-from cinder_qos import keys
-from cinder_qos import slo as slo_mod
-from cinder_qos import units
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
+from iosched.contract import slo_units
 
 DEFAULT_HEADROOM = 1.5
 DEFAULT_EXPECTED_QD = 16
@@ -87,7 +87,7 @@ class Derivation:
     @property
     def burst(self):
         """total_iops_sec_max, or None for the latency class."""
-        if self.slo_class == keys.THROUGHPUT_CLASS:
+        if self.slo_class == qos_keys.THROUGHPUT_CLASS:
             return self.total_iops_sec
         return None
 
@@ -101,7 +101,7 @@ def _exact(x):
 
 def consumer():
     """The QoS spec consumer for SLO specs: Nova must see the ceiling."""
-    return keys.FRONTEND_CONSUMER
+    return qos_keys.FRONTEND_CONSUMER
 
 
 def derive(slo, headroom=DEFAULT_HEADROOM, expected_qd=None,
@@ -109,16 +109,16 @@ def derive(slo, headroom=DEFAULT_HEADROOM, expected_qd=None,
            latency_class_threshold=DEFAULT_LATENCY_CLASS_THRESHOLD):
     """Apply the rule above; return a Derivation. Raises SLOError."""
     if not (math.isfinite(headroom) and headroom >= 1.0):
-        units.fail('headroom', headroom, 'must be at least 1.0 (a ceiling '
+        slo_units.fail('headroom', headroom, 'must be at least 1.0 (a ceiling '
                    'below the SLO guarantees a miss)', 'a finite number >= 1')
     if not (math.isfinite(latency_class_threshold)
             and latency_class_threshold > 0):
-        units.fail('latency_class_threshold', latency_class_threshold,
+        slo_units.fail('latency_class_threshold', latency_class_threshold,
                    'must be greater than 0', 'a number > 0')
     for name, value in (('qd', expected_qd),
                         ('default_expected_qd', default_expected_qd)):
         if value is not None:
-            units.whole(name, value)
+            slo_units.whole(name, value)
     if expected_qd is not None:
         n, source = int(expected_qd), 'argument'
     elif slo.expected_qd is not None:
@@ -130,16 +130,16 @@ def derive(slo, headroom=DEFAULT_HEADROOM, expected_qd=None,
     little = n / latency_s
     total = math.ceil(_exact(headroom) * max(b, little))
     if total > THROTTLE_VALUE_MAX:
-        units.fail('throughput', units.fmt(slo.min_iops),
+        slo_units.fail('throughput', slo_units.fmt(slo.min_iops),
                    'ceiling %d is above QEMU\'s limit' % total,
                    'total_iops_sec <= %d' % THROTTLE_VALUE_MAX)
     implied = b * latency_s
     if slo.slo_class is not None:
         klass, class_source = slo.slo_class, 'slo'
     elif implied < _exact(latency_class_threshold):
-        klass, class_source = keys.LATENCY_CLASS, 'derived'
+        klass, class_source = qos_keys.LATENCY_CLASS, 'derived'
     else:
-        klass, class_source = keys.THROUGHPUT_CLASS, 'derived'
+        klass, class_source = qos_keys.THROUGHPUT_CLASS, 'derived'
     return Derivation(slo, headroom, n, source, little, total, implied,
                       latency_class_threshold, klass, class_source)
 
@@ -151,17 +151,17 @@ def specs_of(d):
              'size_iops_sec': str(s.ref_io_bytes)}
     if d.burst is not None:
         specs['total_iops_sec_max'] = str(d.burst)
-    specs[keys.MIN_IOPS] = units.fmt(s.min_iops)
+    specs[qos_keys.MIN_IOPS] = slo_units.fmt(s.min_iops)
     if s.min_bytes_sec is not None:
-        specs[keys.MIN_BYTES_SEC] = units.fmt(s.min_bytes_sec)
-    specs[keys.LATENCY_MS] = units.fmt(s.latency_ms)
-    specs[keys.LATENCY_STAT] = s.latency_stat
-    specs[keys.REF_IO_BYTES] = str(s.ref_io_bytes)
-    specs[keys.CLASS] = d.slo_class
+        specs[qos_keys.MIN_BYTES_SEC] = slo_units.fmt(s.min_bytes_sec)
+    specs[qos_keys.LATENCY_MS] = slo_units.fmt(s.latency_ms)
+    specs[qos_keys.LATENCY_STAT] = s.latency_stat
+    specs[qos_keys.REF_IO_BYTES] = str(s.ref_io_bytes)
+    specs[qos_keys.CLASS] = d.slo_class
     if d.qd_source != 'default':
-        specs[keys.EXPECTED_QD] = str(d.expected_qd)
-    specs[keys.WINDOW_S] = units.fmt(s.window_s)
-    specs[keys.TOLERANCE] = units.fmt(s.tolerance)
+        specs[qos_keys.EXPECTED_QD] = str(d.expected_qd)
+    specs[qos_keys.WINDOW_S] = slo_units.fmt(s.window_s)
+    specs[qos_keys.TOLERANCE] = slo_units.fmt(s.tolerance)
     return specs
 
 
@@ -189,40 +189,40 @@ def _ull(raw):
 def _unknown(key, problem, known):
     near = difflib.get_close_matches(key, known, n=1)
     hint = "; did you mean '%s'?" % near[0] if near else ''
-    return '%s: %s%s' % (units.shorten(key), problem, hint)
+    return '%s: %s%s' % (slo_units.shorten(key), problem, hint)
 
 
 def check(specs):
     """Return the problems QEMU/libvirt/Nova would have with ``specs``."""
     problems, val, per_gb = [], {}, set()
-    cons = specs.get(keys.CONSUMER_KEY, keys.FRONTEND_CONSUMER)
-    if cons not in keys.CONSUMERS:
+    cons = specs.get(qos_keys.CONSUMER_KEY, qos_keys.FRONTEND_CONSUMER)
+    if cons not in qos_keys.CONSUMERS:
         problems.append("consumer '%s': unknown; accepted: %s"
-                        % (units.shorten(cons), ', '.join(keys.CONSUMERS)))
+                        % (slo_units.shorten(cons), ', '.join(qos_keys.CONSUMERS)))
     for key in sorted(specs):
         raw, m = specs[key], _PER_GB_RE.match(key)
-        if key in keys.FRONTEND_KEYS or m:
+        if key in qos_keys.FRONTEND_KEYS or m:
             n = _ull(raw)
             if n is None:
                 problems.append("%s '%s': not a whole number; libvirt takes "
                                 "unsigned integers (0 = unset)"
-                                % (key, units.shorten(raw)))
+                                % (key, slo_units.shorten(raw)))
             elif n > THROTTLE_VALUE_MAX:
                 problems.append("%s '%s': above QEMU's limit %d"
-                                % (key, units.shorten(raw),
+                                % (key, slo_units.shorten(raw),
                                    THROTTLE_VALUE_MAX))
             elif m and n and not m.group(2):
                 per_gb.add(m.group(1))     # Cinder sets the base key
             elif not m:
                 val[key] = n
-        elif keys.is_iosched_key(key) and key not in keys.IOSCHED_KEYS:
+        elif qos_keys.is_iosched_key(key) and key not in qos_keys.IOSCHED_KEYS:
             problems.append(_unknown(key, 'not an iosched key; the agent '
-                                     'ignores it', keys.IOSCHED_KEYS))
-        elif (key != keys.CONSUMER_KEY and not keys.is_iosched_key(key)
-              and cons == keys.FRONTEND_CONSUMER):
+                                     'ignores it', qos_keys.IOSCHED_KEYS))
+        elif (key != qos_keys.CONSUMER_KEY and not qos_keys.is_iosched_key(key)
+              and cons == qos_keys.FRONTEND_CONSUMER):
             problems.append(_unknown(key, 'Nova ignores it: not one of the '
                                      '13 front-end keys nor iosched:*',
-                                     keys.FRONTEND_KEYS))
+                                     qos_keys.FRONTEND_KEYS))
     if cons == 'back-end' and val:
         problems.append("consumer 'back-end': Nova never sees %s"
                         % ', '.join(sorted(val)))
@@ -252,7 +252,7 @@ def check(specs):
                                             ('total', 'read', 'write')):
         problems.append('size_iops_sec needs total_iops_sec, read_iops_sec '
                         'or write_iops_sec to be set')
-    if any(keys.is_iosched_key(k) for k in specs):
+    if any(qos_keys.is_iosched_key(k) for k in specs):
         problems.extend(_check_slo(specs, val))
     return problems
 
@@ -266,16 +266,16 @@ def _check_slo(specs, val):
     out, cap = [], val.get('total_iops_sec')
     if cap and cap < s.min_iops:
         out.append('total_iops_sec %d is below %s %s: the ceiling guarantees '
-                   'an SLO miss' % (cap, keys.MIN_IOPS, units.fmt(s.min_iops)))
+                   'an SLO miss' % (cap, qos_keys.MIN_IOPS, slo_units.fmt(s.min_iops)))
     little = (s.expected_qd or 0) * 1000 / _exact(s.latency_ms)
     if cap and cap < little:
         out.append("total_iops_sec %d is below N/L = %s (Little's law with "
                    '%s %d): the ceiling guarantees an SLO miss' % (
-                       cap, units.fmt(round(float(little), 1)),
-                       keys.EXPECTED_QD, s.expected_qd))
+                       cap, slo_units.fmt(round(float(little), 1)),
+                       qos_keys.EXPECTED_QD, s.expected_qd))
     size = val.get('size_iops_sec')
     if size and size != s.ref_io_bytes:
         out.append('size_iops_sec %d differs from %s %d: the ceiling and the '
                    'SLO count operations differently'
-                   % (size, keys.REF_IO_BYTES, s.ref_io_bytes))
+                   % (size, qos_keys.REF_IO_BYTES, s.ref_io_bytes))
     return out

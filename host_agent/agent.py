@@ -23,7 +23,7 @@ import time
 
 from oslo_log import log as logging
 
-from cinder_qos import attach
+from iosched.contract import qos_attach
 from host_agent import cinder_slo
 from host_agent.collectors import disk as disk_collector
 from host_agent.collectors import rates
@@ -237,7 +237,7 @@ class Agent(object):
                 if not disk.serial or not disk.qos:
                     continue
                 key = (inst.uuid, disk.target)
-                want = attach.iotune(disk.qos)
+                want = qos_attach.iotune(disk.qos)
                 prev = self._static.get(key)
                 self._static[key] = want
                 if prev == want or rebase is None:
@@ -275,7 +275,7 @@ class Agent(object):
         except Exception as e:  # a disk we cannot read is left alone
             LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)
             return None
-        return attach.iotune(live or {})
+        return qos_attach.iotune(live or {})
 
     def _block_devices(self, errors):
         """The driver's ``block_devices()`` (the vaio policy's input), or

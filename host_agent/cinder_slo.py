@@ -19,7 +19,7 @@ admin-readable in Cinder's default policy:
     GET /qos-specs/{qos id}  (``specs``: the keys ``cinder_qos`` wrote)
 
 ``CinderSlo.specs(serial)`` answers the spec dict as Nova would receive it
-if the volume were attached now (``cinder_qos.attach``: per-GB keys turned
+if the volume were attached now (``iosched.contract.qos_attach``: per-GB keys turned
 into absolute values for the volume's current size; a ``back-end`` spec
 gives only its ``iosched:*`` SLO keys), {} for a volume whose type has no
 QoS spec, None for an unknown volume, from a cache whose
@@ -36,7 +36,7 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log as logging
 
-from cinder_qos import attach
+from iosched.contract import qos_attach
 from host_agent.conf import cinder as cinder_conf
 from host_agent.conf import keystone
 
@@ -120,7 +120,7 @@ class CinderSlo(object):
                     if k.startswith('iosched:')}
         try:
             size = int(vol.get('size') or 0)
-            got = attach.specs_at_attach(specs, consumer, size)
+            got = qos_attach.specs_at_attach(specs, consumer, size)
         except (TypeError, ValueError, OverflowError) as e:
             raise CinderError('volume %s: QoS spec %s: %s' % (
                 serial, qos_id, str(e)[:200]))

@@ -44,7 +44,7 @@ SPEC_LATENCY_MS = 'iosched:latency_ms'
 SPEC_IO_PROFILE = 'iosched:io_profile'
 
 
-# SLO latency statistics (cinder_qos.keys.LATENCY_STATS) and the quantile
+# SLO latency statistics (iosched.contract.qos_keys.LATENCY_STATS) and the quantile
 # each names; 'mean' is computed from counters, the others from a latency
 # histogram.
 STAT_QUANTILES = {'p50': 0.5, 'p90': 0.9, 'p95': 0.95, 'p99': 0.99,
@@ -63,7 +63,7 @@ LATENCY_HIST_BOUNDS_NS = tuple(int(50000 * 1.25 ** k) for k in range(57))
 
 @dataclasses.dataclass(frozen=True)
 class DiskSlo:
-    """A volume's <B, L> SLO as the agent defends it (cinder_qos.slo.SLO,
+    """A volume's <B, L> SLO as the agent defends it (iosched.contract.slo.SLO,
     read from the volume type's QoS spec ``iosched:*`` keys)."""
     min_iops: float                  # B, operations of ref_io_bytes per s
     latency_ms: float                # L

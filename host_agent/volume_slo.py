@@ -15,7 +15,7 @@ A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
 ``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
 re-read when it changes) or, for the other disks with a serial, from the
 Cinder API (``host_agent.cinder_slo``, when ``[volume_slo] from_cinder``). ``attach`` returns the instances with each
-disk's spec and its ``model.DiskSlo`` parsed by ``cinder_qos.slo`` (the
+disk's spec and its ``model.DiskSlo`` parsed by ``iosched.contract.slo`` (the
 same reader the admin tooling writes for); a spec that does not parse is
 reported once and the disk treated as having no SLO.
 """
@@ -26,7 +26,7 @@ import os
 
 from oslo_log import log as logging
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from host_agent import model
 
 LOG = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def _load(path):
 
 def to_disk_slo(specs):
     """The ``model.DiskSlo`` of a QoS spec dict, None without ``iosched:``
-    SLO keys; raises ``cinder_qos.slo.SLOError`` for a bad one."""
+    SLO keys; raises ``iosched.contract.slo.SLOError`` for a bad one."""
     if not any(str(k).startswith('iosched:') for k in specs):
         return None
     s = slo_mod.SLO.from_specs(specs)

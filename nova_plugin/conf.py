@@ -24,13 +24,13 @@ The plugin runs inside nova-scheduler, so its options live in nova.conf::
 
 ``list_opts()`` feeds oslo-config-generator (entry point
 ``oslo.config.opts: nova_plugin = nova_plugin.conf:list_opts``).
-This module imports oslo.config (and ``cinder_qos.opt_types``, which
+This module imports oslo.config (and ``iosched.contract.opt_types``, which
 imports only oslo.config), never nova.
 """
 
 from oslo_config import cfg
 
-from cinder_qos import opt_types
+from iosched.contract import opt_types
 
 GROUP = 'iosched'
 

@@ -38,7 +38,7 @@ No nova, no I/O, no clock: table-tested without Nova installed
 import dataclasses
 import math
 
-from cinder_qos import keys
+from iosched.contract import qos_keys
 
 # Consumers whose specs reach the compute host (Cinder copies them into the
 # attachment's connection_info), so the agent counts their B in
@@ -122,7 +122,7 @@ def min_iops_from_qos(consumer, specs, name='?'):
     """
     if _text(consumer) not in HOST_CONSUMERS:
         return 0.0
-    raw = (specs or {}).get(keys.MIN_IOPS)
+    raw = (specs or {}).get(qos_keys.MIN_IOPS)
     if raw is None or _text(raw) == '':
         return 0.0
     try:
@@ -132,7 +132,7 @@ def min_iops_from_qos(consumer, specs, name='?'):
     if value is None or not math.isfinite(value) or value < 0:
         raise SloSpecError(
             'QoS spec of %s: %s=%r is invalid; accepted: a finite number '
-            '>= 0 (IOPS)' % (name, keys.MIN_IOPS, _Short(raw)))
+            '>= 0 (IOPS)' % (name, qos_keys.MIN_IOPS, _Short(raw)))
     return value
 
 

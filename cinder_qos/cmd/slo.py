@@ -31,11 +31,11 @@ from oslo_config import cfg
 
 from cinder_qos import client
 from cinder_qos.cmd import clip
-from cinder_qos import keys
+from iosched.contract import qos_keys
 from cinder_qos.osc import commands
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
-from cinder_qos import units
+from iosched.contract import slo_units
 
 EPILOG = """\
 SLO syntax (fields separated by commas or spaces; see docs/slo.md):
@@ -163,7 +163,7 @@ _options = commands.options
 
 def explain(d):
     """One line per key of ``translate.specs_of(d)``: where it comes from."""
-    s, f = d.slo, units.fmt
+    s, f = d.slo, slo_units.fmt
     little = '%d/%ss = %s' % (d.expected_qd, f(s.latency_ms / 1000),
                               f(round(float(d.little_iops), 1)))
     why = {
@@ -174,19 +174,19 @@ def explain(d):
         'size_iops_sec': 'S: a request of x > S bytes counts as x/S ops',
         'total_iops_sec_max': 'burst = ceiling: 1 s bucket (class '
                               'throughput)',
-        keys.MIN_IOPS: 'B: throughput floor in ops of S bytes',
-        keys.MIN_BYTES_SEC: 'B as given, bytes/s (= B x S)',
-        keys.LATENCY_MS: 'L: latency target, ms',
-        keys.LATENCY_STAT: 'the statistic of request latency L bounds',
-        keys.REF_IO_BYTES: 'S: bytes per operation',
-        keys.CLASS: ('set by class=' if d.class_source == 'slo' else
+        qos_keys.MIN_IOPS: 'B: throughput floor in ops of S bytes',
+        qos_keys.MIN_BYTES_SEC: 'B as given, bytes/s (= B x S)',
+        qos_keys.LATENCY_MS: 'L: latency target, ms',
+        qos_keys.LATENCY_STAT: 'the statistic of request latency L bounds',
+        qos_keys.REF_IO_BYTES: 'S: bytes per operation',
+        qos_keys.CLASS: ('set by class=' if d.class_source == 'slo' else
                      'B x L = %s requests in flight %s threshold %s' % (
                          f(round(float(d.implied_qd), 3)),
-                         '<' if d.slo_class == keys.LATENCY_CLASS else '>=',
+                         '<' if d.slo_class == qos_keys.LATENCY_CLASS else '>=',
                          f(d.threshold))),
-        keys.EXPECTED_QD: 'N from %s' % QD_SOURCES[d.qd_source],
-        keys.WINDOW_S: 'agent measurement window, s',
-        keys.TOLERANCE: 'share of windows allowed to miss',
+        qos_keys.EXPECTED_QD: 'N from %s' % QD_SOURCES[d.qd_source],
+        qos_keys.WINDOW_S: 'agent measurement window, s',
+        qos_keys.TOLERANCE: 'share of windows allowed to miss',
     }
     return {k: why[k] for k in translate.specs_of(d)}
 

@@ -14,7 +14,7 @@
 Each module in this package has ``register_opts(conf)`` and ``list_opts()``
 (the nova/conf shape); this module finds them with pkgutil so no option can
 go missing from the generated sample file. Every module-level list of
-options gets ``cinder_qos.opt_types.harden`` (no NaN, infinite or silently
+options gets ``iosched.contract.opt_types.harden`` (no NaN, infinite or silently
 empty numbers; the value and the accepted range in every refusal) before
 anything registers it.
 """
@@ -24,7 +24,7 @@ import pkgutil
 
 from oslo_config import cfg
 
-from cinder_qos import opt_types
+from iosched.contract import opt_types
 import host_agent.conf as conf_pkg
 
 _SKIP = ('opts',)

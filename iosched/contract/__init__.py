@@ -20,4 +20,10 @@ A second definition of anything here elsewhere is a bug, even while it agrees.
 * ``payload``: the HostReport (agent -> schedulers) and its head parser.
 * ``signature``: the report signature schemes (HMAC-SHA256 v1, v2).
 * ``rpc``: the RPC namespace, methods and version history of both APIs.
+* ``slo``, ``slo_units``: the admin's ``<throughput, latency>`` SLO, its
+  text and QoS-spec forms (written by cinder_qos, read back by the agent).
+* ``qos_keys``, ``qos_attach``: the QoS spec keys (Nova's front-end keys and
+  ``iosched:*``) and what Nova gives the guest at attach.
+* ``opt_types``: oslo.config number types that refuse NaN and say why,
+  for the option modules of all three deployables.
 """

@@ -31,8 +31,8 @@ import uuid as uuid_mod
 
 from oslo_log import log as logging
 
-from cinder_qos import keys
-from cinder_qos import slo as slo_mod
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod
@@ -211,7 +211,7 @@ class Cloud(object):
             # What Nova's libvirt driver applies at attach: FRONTEND keys.
             sim.set_disk_iotune(uuid, 'vda', {
                 k: float(v) for k, v in disks[0].qos.items()
-                if k in keys.FRONTEND_KEYS})
+                if k in qos_keys.FRONTEND_KEYS})
         self.drivers[decision.host].add_instance(model.InstanceInfo(
             uuid=uuid, name=server.name, flavor=server.flavor.name,
             vcpus=server.flavor.vcpus,

@@ -47,7 +47,7 @@ import os
 
 import yaml
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from nova_plugin import extra_specs as extra_specs_mod
 from iosched.simulator import spec_kernel
 

@@ -16,7 +16,7 @@ the cache entry expires."""
 
 import uuid
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent import cinder_slo
 from host_agent import model
@@ -97,7 +97,7 @@ def test_unknown_volume_and_a_type_without_qos(cinder_api):
 def test_online_extend_with_per_gb_keys_changes_the_limits(cinder_api):
     # total_iops_sec_per_gb: Cinder turns it into total_iops_sec for the
     # volume's size at attach; after an extend the agent computes the new
-    # value the same way (cinder_qos.attach) and re-applies it.
+    # value the same way (iosched.contract.qos_attach) and re-applies it.
     api = cinder_api.adapter()
     specs = dict(translate.translate(slo_mod.parse('100iops,50ms')))
     del specs['total_iops_sec']

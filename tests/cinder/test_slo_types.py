@@ -23,8 +23,8 @@ import uuid
 
 import pytest
 
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 from cinder_qos import translate
 
 # name, SLO text: each translated by cinder_qos.translate
@@ -78,7 +78,7 @@ def test_qos_spec_reads_back_equal(cinder_api, text):
     assert created['specs'] == specs
     shown = api.get('/qos-specs/%s' % created['id']).json()['qos_specs']
     assert shown == {'id': created['id'], 'name': name,
-                     'consumer': keys.FRONTEND_CONSUMER, 'specs': specs}
+                     'consumer': qos_keys.FRONTEND_CONSUMER, 'specs': specs}
     listed = {q['id']: q for q in api.get('/qos-specs').json()['qos_specs']}
     assert listed[created['id']]['specs'] == specs
 
@@ -107,7 +107,7 @@ BAD = [
      'Valid consumer of QoS specs are'),
     ('key_too_long', {'iosched:' + 'k' * 248: '1'}, 400,
      'more than 255'),
-    ('value_too_long', {keys.CLASS: 'x' * 256}, 400,
+    ('value_too_long', {qos_keys.CLASS: 'x' * 256}, 400,
      'has 256 characters, more than 255'),
     ('value_not_a_string', {'total_iops_sec': 2400}, 400,
      'is not a string'),

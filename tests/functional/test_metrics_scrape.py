@@ -30,7 +30,7 @@ from oslo_config import cfg
 from prometheus_client import parser
 import pytest
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""cinder_qos.keys.FRONTEND_KEYS against the installed Nova.
+"""iosched.contract.qos_keys.FRONTEND_KEYS against the installed Nova.
 
 Nova drops unknown QoS keys silently, so only this test catches a key that
 Nova would not apply. The list is a local variable, ``tune_opts``, inside
@@ -25,8 +25,8 @@ import inspect
 from lxml import etree
 from nova.virt.libvirt.volume import volume
 
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 from cinder_qos import translate
 
 
@@ -58,18 +58,18 @@ def _disk_config(qos_specs):
 def test_frontend_keys_match_nova_tune_opts():
     tune_opts = _nova_tune_opts()
     assert len(tune_opts) == len(set(tune_opts)) == 13
-    assert set(keys.FRONTEND_KEYS) == set(tune_opts)
+    assert set(qos_keys.FRONTEND_KEYS) == set(tune_opts)
 
 
 def test_nova_applies_every_frontend_key_and_nothing_else():
-    specs = {k: str(i + 1) for i, k in enumerate(keys.FRONTEND_KEYS)}
-    specs.update({k: '7' for k in keys.IOSCHED_KEYS})
+    specs = {k: str(i + 1) for i, k in enumerate(qos_keys.FRONTEND_KEYS)}
+    specs.update({k: '7' for k in qos_keys.IOSCHED_KEYS})
     specs['total_iops_sec_max_length'] = '2'
     conf = _disk_config(specs)
     applied = {name[len('disk_'):]: value
                for name, value in vars(conf).items()
                if name.startswith('disk_') and value is not None}
-    assert applied == {k: specs[k] for k in keys.FRONTEND_KEYS}
+    assert applied == {k: specs[k] for k in qos_keys.FRONTEND_KEYS}
 
 
 def test_translated_spec_reaches_libvirt_iotune():

@@ -33,9 +33,9 @@ import time
 import pytest
 
 from bench import testbed_common as tc
-from cinder_qos import attach
-from cinder_qos import keys as qos_keys
-from cinder_qos import slo as slo_mod
+from iosched.contract import qos_attach
+from iosched.contract import qos_keys as qos_keys
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent.drivers.libvirt import threads
 from iosched.testbed import shared_disk
@@ -139,5 +139,5 @@ def test_agent_holds_neighbour_back_and_restores(bed, tmp_path):
     # ceiling of its QoS spec: this testbed attaches without it, Nova
     # applies it at attach, and the agent writes it at first sight.
     (vol_qos,) = [v['qos'] for v in tb.sidecar(vol.uuid)['volumes']]
-    assert _iotune(vol) == attach.iotune(vol_qos)
+    assert _iotune(vol) == qos_attach.iotune(vol_qos)
     assert _iotune(noisy) == {}

@@ -27,9 +27,9 @@ import json
 import pytest
 
 from bench import testbed_common as tc
-from cinder_qos import attach
-from cinder_qos import keys as qos_keys
-from cinder_qos import slo as slo_mod
+from iosched.contract import qos_attach
+from iosched.contract import qos_keys as qos_keys
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from iosched.testbed import spec as spec_mod
 from tests import fixtures
@@ -63,21 +63,21 @@ def test_changed_spec_is_applied_live_and_kept(guest, tmp_path):
     tb, g = guest
     serial = tb.sidecar(g.uuid)['volumes'][0]['serial']
     # what Nova applies at attach: the front-end keys of the type's spec
-    g.domain.setBlockIoTune('vda', attach.iotune(GOLD), 1)
-    assert _iotune(g) == attach.iotune(GOLD)
+    g.domain.setBlockIoTune('vda', qos_attach.iotune(GOLD), 1)
+    assert _iotune(g) == qos_attach.iotune(GOLD)
     path = tmp_path / 'volume-qos.json'
     path.write_text(json.dumps({serial: GOLD}))
     CONF.set_override('volume_qos_file', str(path), 'host_agent')
     try:
         with tc.AgentThread(CONF, PREFIX, policies=[]) as at:
             at.wait_ticks(2)
-            assert _iotune(g) == attach.iotune(GOLD)      # nothing to do
+            assert _iotune(g) == qos_attach.iotune(GOLD)      # nothing to do
             # and nothing written: the live limits read back equal
             assert ('disk_iotune', g.uuid, 'vda') not in \
                 at.agent.actuator.decisions()
             path.write_text(json.dumps({serial: BRONZE}))  # the retype
             at.wait_ticks(2)
-            assert _iotune(g) == attach.iotune(BRONZE)
+            assert _iotune(g) == qos_attach.iotune(BRONZE)
             decision = at.agent.actuator.decisions()[
                 ('disk_iotune', g.uuid, 'vda')]
             assert decision.rule == 'slo.retune'
@@ -86,7 +86,7 @@ def test_changed_spec_is_applied_live_and_kept(guest, tmp_path):
         CONF.clear_override('volume_qos_file', 'host_agent')
     assert at.errors == []
     assert at.restored == 0
-    assert _iotune(g) == attach.iotune(BRONZE)
+    assert _iotune(g) == qos_attach.iotune(BRONZE)
 
 
 def test_a_retype_while_the_agent_was_down_is_applied_at_start(guest,
@@ -95,7 +95,7 @@ def test_a_retype_while_the_agent_was_down_is_applied_at_start(guest,
     serial = tb.sidecar(g.uuid)['volumes'][0]['serial']
     # attach-time limits of the old type (every key: a partial set would
     # keep the first test's values beside them)
-    g.domain.setBlockIoTune('vda', {k: attach.iotune(GOLD).get(k, 0)
+    g.domain.setBlockIoTune('vda', {k: qos_attach.iotune(GOLD).get(k, 0)
                                     for k in qos_keys.FRONTEND_KEYS}, 1)
     path = tmp_path / 'volume-qos.json'
     path.write_text(json.dumps({serial: BRONZE}))   # retyped meanwhile
@@ -103,7 +103,7 @@ def test_a_retype_while_the_agent_was_down_is_applied_at_start(guest,
     try:
         with tc.AgentThread(CONF, PREFIX, policies=[]) as at:
             at.wait_ticks(2)
-            assert _iotune(g) == attach.iotune(BRONZE)
+            assert _iotune(g) == qos_attach.iotune(BRONZE)
             decision = at.agent.actuator.decisions()[
                 ('disk_iotune', g.uuid, 'vda')]
             assert decision.rule == 'slo.retune'
@@ -111,4 +111,4 @@ def test_a_retype_while_the_agent_was_down_is_applied_at_start(guest,
     finally:
         CONF.clear_override('volume_qos_file', 'host_agent')
     assert at.errors == []
-    assert _iotune(g) == attach.iotune(BRONZE)
+    assert _iotune(g) == qos_attach.iotune(BRONZE)

@@ -35,7 +35,7 @@ from oslo_config import cfg
 from oslo_config import types
 
 from cinder_qos import conf as cinder_qos_conf
-from cinder_qos import slo
+from iosched.contract import slo
 from cinder_qos import translate
 from host_agent.conf import opts as agent_opts
 from host_agent import plugins

@@ -9,11 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Cinder's per-GB QoS arithmetic at attach (cinder_qos.attach)."""
+"""Cinder's per-GB QoS arithmetic at attach (iosched.contract.qos_attach)."""
 
 import pytest
 
-from cinder_qos import attach
+from iosched.contract import qos_attach
 
 
 @pytest.mark.parametrize('specs, consumer, size, want', [
@@ -31,11 +31,11 @@ from cinder_qos import attach
      'front-end', 2, {'read_bytes_sec': 2000, 'iosched:min_iops': '100'}),
 ])
 def test_specs_at_attach(specs, consumer, size, want):
-    assert attach.specs_at_attach(specs, consumer, size) == want
+    assert qos_attach.specs_at_attach(specs, consumer, size) == want
 
 
 def test_iotune_keeps_novas_keys_as_ints():
-    got = attach.iotune({'total_iops_sec': '750', 'size_iops_sec': '16384',
+    got = qos_attach.iotune({'total_iops_sec': '750', 'size_iops_sec': '16384',
                          'iosched:min_iops': '500', 'totl_iops_sec': '9',
                          'read_bytes_sec': '0'})
     assert got == {'total_iops_sec': 750, 'size_iops_sec': 16384}

@@ -17,7 +17,7 @@ import json
 import pytest
 
 from cinder_qos.cmd import slo as cmd
-from cinder_qos import slo
+from iosched.contract import slo
 from cinder_qos import translate
 
 

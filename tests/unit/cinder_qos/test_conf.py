@@ -16,7 +16,7 @@ from oslo_config import cfg
 import pytest
 
 from cinder_qos import conf
-from cinder_qos import slo
+from iosched.contract import slo
 from cinder_qos import translate
 
 

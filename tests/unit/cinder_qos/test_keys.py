@@ -10,40 +10,40 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Tests of cinder_qos.keys (the check against Nova is in tests/nova)."""
+"""Tests of iosched.contract.qos_keys (the check against Nova is in tests/nova)."""
 
 import itertools
 import os
 import subprocess
 import sys
 
-from cinder_qos import keys
+from iosched.contract import qos_keys
 
 
 def test_frontend_keys_are_the_13_iotune_keys():
-    assert len(keys.FRONTEND_KEYS) == 13
-    assert len(set(keys.FRONTEND_KEYS)) == 13
+    assert len(qos_keys.FRONTEND_KEYS) == 13
+    assert len(set(qos_keys.FRONTEND_KEYS)) == 13
     want = {'%s_%s_sec%s' % combo for combo in itertools.product(
         ('total', 'read', 'write'), ('bytes', 'iops'), ('', '_max'))}
     want.add('size_iops_sec')
-    assert set(keys.FRONTEND_KEYS) == want
+    assert set(qos_keys.FRONTEND_KEYS) == want
 
 
 def test_consumers():
-    assert keys.CONSUMERS == ('front-end', 'back-end', 'both')
-    assert keys.FRONTEND_CONSUMER in keys.CONSUMERS
+    assert qos_keys.CONSUMERS == ('front-end', 'back-end', 'both')
+    assert qos_keys.FRONTEND_CONSUMER in qos_keys.CONSUMERS
 
 
 def test_iosched_keys_are_namespaced_and_disjoint():
-    assert len(set(keys.IOSCHED_KEYS)) == len(keys.IOSCHED_KEYS)
-    assert all(keys.is_iosched_key(k) for k in keys.IOSCHED_KEYS)
-    assert not set(keys.IOSCHED_KEYS) & set(keys.FRONTEND_KEYS)
-    assert not any(keys.is_iosched_key(k) for k in keys.FRONTEND_KEYS)
-    assert set(keys.REQUIRED_IOSCHED_KEYS) <= set(keys.IOSCHED_KEYS)
+    assert len(set(qos_keys.IOSCHED_KEYS)) == len(qos_keys.IOSCHED_KEYS)
+    assert all(qos_keys.is_iosched_key(k) for k in qos_keys.IOSCHED_KEYS)
+    assert not set(qos_keys.IOSCHED_KEYS) & set(qos_keys.FRONTEND_KEYS)
+    assert not any(qos_keys.is_iosched_key(k) for k in qos_keys.FRONTEND_KEYS)
+    assert set(qos_keys.REQUIRED_IOSCHED_KEYS) <= set(qos_keys.IOSCHED_KEYS)
 
 
 def test_iosched_key_names():
-    assert set(keys.IOSCHED_KEYS) == {
+    assert set(qos_keys.IOSCHED_KEYS) == {
         'iosched:min_iops', 'iosched:min_bytes_sec', 'iosched:latency_ms',
         'iosched:latency_stat', 'iosched:ref_io_bytes', 'iosched:class',
         'iosched:expected_qd', 'iosched:window_s', 'iosched:tolerance'}
@@ -51,14 +51,14 @@ def test_iosched_key_names():
 
 def test_keys_fit_cinder_limits():
     # Cinder rejects QoS spec keys and values longer than 255 characters.
-    assert all(len(k) <= 255 for k in keys.IOSCHED_KEYS)
+    assert all(len(k) <= 255 for k in qos_keys.IOSCHED_KEYS)
 
 
 def test_package_imports_neither_nova_nor_host_agent():
     # Blueprint section 3: cinder_qos imports no nova and no host_agent.
     code = ('import sys\n'
-            'import cinder_qos.cmd.slo, cinder_qos.conf, cinder_qos.keys\n'
-            'import cinder_qos.slo, cinder_qos.translate, cinder_qos.units\n'
+            'import cinder_qos.cmd.slo, cinder_qos.conf, iosched.contract.qos_keys\n'
+            'import iosched.contract.slo, cinder_qos.translate, iosched.contract.slo_units\n'
             'bad = sorted(m for m in sys.modules\n'
             '             if m.split(".")[0] in ("nova", "host_agent"))\n'
             'assert not bad, bad\n')

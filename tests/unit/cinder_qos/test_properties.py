@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 from cinder_qos import translate
 
 SETTINGS = settings(max_examples=300, deadline=None, database=None)
@@ -40,7 +40,7 @@ def slos(draw):
     else:
         bps, iops = None, float(draw(_decimals))
     latency = float(draw(_decimals))
-    stat = draw(st.sampled_from(keys.LATENCY_STATS))
+    stat = draw(st.sampled_from(qos_keys.LATENCY_STATS))
     need = slo.STAT_MIN_SAMPLES.get(stat, 0)
     # A window long enough for the latency and for the statistic.
     window = max(float(draw(st.sampled_from(['0.25', '1', '2', '10']))),
@@ -51,7 +51,7 @@ def slos(draw):
         expected_qd=draw(st.none() | st.integers(1, 1024)),
         window_s=window,
         tolerance=draw(st.sampled_from([0, 0.01, 0.05, 0.5])),
-        slo_class=draw(st.none() | st.sampled_from(keys.CLASSES)))
+        slo_class=draw(st.none() | st.sampled_from(qos_keys.CLASSES)))
 
 
 _headroom = st.sampled_from([1, 1.1, 1.25, 1.5, 2, 3.7, 10])
@@ -64,7 +64,7 @@ def test_translate_is_always_qemu_valid(s, headroom, qd, threshold):
     specs = translate.translate(s, headroom=headroom, expected_qd=qd,
                                 latency_class_threshold=threshold)
     assert translate.check(specs) == []
-    assert set(specs) <= set(keys.FRONTEND_KEYS) | set(keys.IOSCHED_KEYS)
+    assert set(specs) <= set(qos_keys.FRONTEND_KEYS) | set(qos_keys.IOSCHED_KEYS)
 
 
 @SETTINGS
@@ -87,9 +87,9 @@ def test_ceiling_never_below_b_or_little(s, headroom, threshold):
 def test_round_trip(s, threshold):
     specs = translate.translate(s, latency_class_threshold=threshold)
     back = slo.SLO.from_specs(specs)
-    assert back == dataclasses.replace(s, slo_class=specs[keys.CLASS])
+    assert back == dataclasses.replace(s, slo_class=specs[qos_keys.CLASS])
     assert translate.translate(back) == translate.translate(
-        dataclasses.replace(s, slo_class=specs[keys.CLASS]))
+        dataclasses.replace(s, slo_class=specs[qos_keys.CLASS]))
 
 
 @SETTINGS

@@ -10,12 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Table tests of cinder_qos.slo: parse(), SLO validation, from_specs()."""
+"""Table tests of iosched.contract.slo: parse(), SLO validation, from_specs()."""
 
 import pytest
 
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 
 # name, text, expected fields (others keep their defaults)
 GOOD = [
@@ -206,10 +206,10 @@ def test_to_text_round_trips(text):
 
 
 def test_from_specs_reads_strings_and_numbers():
-    specs = {keys.MIN_IOPS: '120', keys.LATENCY_MS: 60,
-             keys.LATENCY_STAT: 'P99', keys.REF_IO_BYTES: '4096',
-             keys.EXPECTED_QD: '8', keys.WINDOW_S: '2', keys.TOLERANCE: '0.1',
-             keys.CLASS: 'latency', 'total_iops_sec': '400',
+    specs = {qos_keys.MIN_IOPS: '120', qos_keys.LATENCY_MS: 60,
+             qos_keys.LATENCY_STAT: 'P99', qos_keys.REF_IO_BYTES: '4096',
+             qos_keys.EXPECTED_QD: '8', qos_keys.WINDOW_S: '2', qos_keys.TOLERANCE: '0.1',
+             qos_keys.CLASS: 'latency', 'total_iops_sec': '400',
              'consumer': 'front-end'}
     assert slo.SLO.from_specs(specs) == slo.SLO(
         min_iops=120, latency_ms=60, latency_stat='p99', ref_io_bytes=4096,
@@ -217,14 +217,14 @@ def test_from_specs_reads_strings_and_numbers():
 
 
 @pytest.mark.parametrize('specs,needles', [
-    ({keys.LATENCY_MS: '10'}, ['lacks iosched:min_iops']),
+    ({qos_keys.LATENCY_MS: '10'}, ['lacks iosched:min_iops']),
     ({}, ['iosched:min_iops, iosched:latency_ms']),
-    ({keys.MIN_IOPS: 'lots', keys.LATENCY_MS: '10'},
+    ({qos_keys.MIN_IOPS: 'lots', qos_keys.LATENCY_MS: '10'},
      ["iosched:min_iops 'lots': not a number"]),
-    ({keys.MIN_IOPS: '5', keys.LATENCY_MS: '10', keys.EXPECTED_QD: '1.5'},
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10', qos_keys.EXPECTED_QD: '1.5'},
      ["iosched:expected_qd '1.5': not a whole number"]),
-    ({keys.MIN_IOPS: '5', keys.LATENCY_MS: '0'}, ['QoS spec: latency 0 ms']),
-    ({keys.MIN_IOPS: '5', keys.LATENCY_MS: '10', keys.CLASS: 'gold'},
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '0'}, ['QoS spec: latency 0 ms']),
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10', qos_keys.CLASS: 'gold'},
      ["class 'gold'"]),
 ])
 def test_from_specs_rejects(specs, needles):

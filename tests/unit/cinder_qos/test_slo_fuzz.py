@@ -17,7 +17,7 @@ Properties: only ``SLOError`` (or the admin tool's ``InputError``) escapes,
 its message names the field and what is accepted and stays short; a valid
 SLO round-trips text -> SLO -> QoS spec -> SLO; a refused ``plan`` sends
 nothing to Cinder and a failed ``create`` leaves Cinder as it was; the
-agent's readers of a spec (``volume_slo``, ``attach.iotune``, the
+agent's readers of a spec (``volume_slo``, ``qos_attach.iotune``, the
 report's reserved IOPS) never raise and never yield a non-finite number.
 Examples per property: ``IOSCHED_INPUT_FUZZ_EXAMPLES``.
 """
@@ -31,12 +31,12 @@ from hypothesis import settings
 import pytest
 from hypothesis import strategies as st
 
-from cinder_qos import attach
+from iosched.contract import qos_attach
 from cinder_qos import client
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 from cinder_qos import translate
-from cinder_qos import units
+from iosched.contract import slo_units
 from host_agent import model
 from host_agent import volume_slo
 from host_agent.reporter import build
@@ -46,7 +46,7 @@ from tests.unit import input_fuzz as fz
 UNITS = ('iops', 'IOPS', 'B/s', 'KB/s', 'MB/s', 'MiB/s', 'GiB/s', 'ms', 'us',
          'µs', 's', 'S', 'B', 'KiB', 'MB', '%', '', 'parsecs', 'mb/S',
          'ms/s', 'iop', 'x')
-WORDS = keys.LATENCY_STATS + keys.CLASSES + ('P99', 'avg', 'latency',
+WORDS = qos_keys.LATENCY_STATS + qos_keys.CLASSES + ('P99', 'avg', 'latency',
                                              'none', '=')
 NAMES = slo.FIELDS + ('thruput', 'LATENCY', '', 'ref-io', 'class ')
 SEPS = (',', ' ', ', ', ',,', '\t', '\n', ' = ', '=')
@@ -135,8 +135,8 @@ _NUM = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
     'min_iops': _NUM, 'latency_ms': _NUM, 'window_s': _NUM,
     'tolerance': _NUM, 'ref_io_bytes': _NUM, 'expected_qd': _NUM,
     'min_bytes_sec': _NUM,
-    'latency_stat': st.sampled_from(keys.LATENCY_STATS) | fz.scalars,
-    'slo_class': st.sampled_from(keys.CLASSES) | fz.scalars}))
+    'latency_stat': st.sampled_from(qos_keys.LATENCY_STATS) | fz.scalars,
+    'slo_class': st.sampled_from(qos_keys.CLASSES) | fz.scalars}))
 def test_slo_tuple_is_valid_or_refused_clearly(kwargs):
     kwargs.setdefault('min_iops', 500)
     kwargs.setdefault('latency_ms', 10)
@@ -157,14 +157,14 @@ def test_valid_slo_round_trips_through_its_qos_spec(text, headroom, qd):
     specs = translate.translate(s, headroom=headroom, expected_qd=qd)
     back = slo.SLO.from_specs(specs)
     want = dataclasses.replace(
-        s, slo_class=specs[keys.CLASS],
+        s, slo_class=specs[qos_keys.CLASS],
         expected_qd=qd if qd is not None else s.expected_qd)
     assert back == want
     # as the agent sees it: every value a string, through the QoS file
     disk = volume_slo.to_disk_slo({k: str(v) for k, v in specs.items()})
     assert (disk.min_iops, disk.latency_ms, disk.latency_stat) == (
         s.min_iops, s.latency_ms, s.latency_stat)
-    assert attach.iotune(specs)['total_iops_sec'] == int(
+    assert qos_attach.iotune(specs)['total_iops_sec'] == int(
         specs['total_iops_sec'])
 
 
@@ -174,7 +174,7 @@ def _spec_values():
                      fz.numbers_text)
 
 
-_SPEC_KEYS = st.sampled_from(keys.IOSCHED_KEYS + keys.FRONTEND_KEYS + (
+_SPEC_KEYS = st.sampled_from(qos_keys.IOSCHED_KEYS + qos_keys.FRONTEND_KEYS + (
     'iosched:min_iop', 'iosched:', 'consumer', 'total_iops_sec_per_gb',
     'read_iops_sec_per_gb_min', 'x'))
 
@@ -198,8 +198,8 @@ def test_qos_spec_read_back_never_raises_anything_but_sloerror(specs):
     else:
         assert disk is None or math.isfinite(disk.min_iops)
     # the agent re-applies the front-end keys it can read, ignores the rest
-    tune = attach.iotune(specs)
-    assert all(k in keys.FRONTEND_KEYS and isinstance(v, int) and v > 0
+    tune = qos_attach.iotune(specs)
+    assert all(k in qos_keys.FRONTEND_KEYS and isinstance(v, int) and v > 0
                for k, v in tune.items())
     inst = model.InstanceInfo(uuid='u', name='d', disks=(
         model.DiskInfo('vda', 'vol', {k: str(v) for k, v in specs.items()}),))
@@ -282,7 +282,7 @@ def test_failed_create_leaves_cinder_as_it_was(text, fail, existing):
 
 def test_units_shorten_huge_raw_values():
     try:
-        units.throughput('throughput', '5' + 'x' * 100000)
+        slo_units.throughput('throughput', '5' + 'x' * 100000)
     except slo.SLOError as e:
         assert len(str(e)) < 500 and 'accepted' in str(e)
     else:
@@ -377,7 +377,7 @@ def test_cinder_answers_never_stop_the_agent(case):
 
 
 @fz.SETTINGS
-@given(st.sampled_from(keys.CONSUMERS + ('', None, 'x')),
+@given(st.sampled_from(qos_keys.CONSUMERS + ('', None, 'x')),
        st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=6))
 def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
     """nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
@@ -387,7 +387,7 @@ def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
     try:
         b = slo_rule.min_iops_from_qos(consumer, specs, name='gold')
     except slo_rule.SloSpecError as e:
-        fz.check_message(str(e), [keys.MIN_IOPS], ('accepted',))
+        fz.check_message(str(e), [qos_keys.MIN_IOPS], ('accepted',))
         return
     assert math.isfinite(b) and b >= 0
     try:

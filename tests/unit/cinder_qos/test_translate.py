@@ -16,8 +16,8 @@ import dataclasses
 
 import pytest
 
-from cinder_qos import keys
-from cinder_qos import slo
+from iosched.contract import qos_keys
+from iosched.contract import slo
 from cinder_qos import translate
 
 # The Flubber paper's five SLOs (Table 1) with N = sysbench threads, h = 1.5,
@@ -37,7 +37,7 @@ PAPER = [
 
 
 def _front(specs):
-    return {k: v for k, v in specs.items() if k in keys.FRONTEND_KEYS}
+    return {k: v for k, v in specs.items() if k in qos_keys.FRONTEND_KEYS}
 
 
 @pytest.mark.parametrize('text,qd,total,burst,klass',
@@ -49,8 +49,8 @@ def test_paper_slos(text, qd, total, burst, klass):
     if burst:
         want['total_iops_sec_max'] = burst
     assert _front(specs) == want
-    assert specs[keys.CLASS] == klass
-    assert specs[keys.EXPECTED_QD] == str(qd)
+    assert specs[qos_keys.CLASS] == klass
+    assert specs[qos_keys.EXPECTED_QD] == str(qd)
     assert translate.check(specs) == []
 
 
@@ -73,7 +73,7 @@ def test_paper_slos_qd_in_slo_text_is_the_same(text, qd):
 def test_default_expected_qd(text, total):
     specs = translate.translate(slo.parse(text))
     assert specs['total_iops_sec'] == total
-    assert keys.EXPECTED_QD not in specs
+    assert qos_keys.EXPECTED_QD not in specs
 
 
 def test_all_keys_of_a_latency_slo():
@@ -91,15 +91,15 @@ def test_bandwidth_slo_keeps_bytes_and_counts_ops_of_ref_io():
     # B = 40e6 / 16384 = 2441.40625 > 16/0.02 = 800; ceil(1.5 * B) = 3663
     assert specs['total_iops_sec'] == '3663'
     assert specs['total_iops_sec_max'] == '3663'    # B*L = 48.8 >= 16
-    assert specs[keys.MIN_IOPS] == '2441.40625'
-    assert specs[keys.MIN_BYTES_SEC] == '40000000'
+    assert specs[qos_keys.MIN_IOPS] == '2441.40625'
+    assert specs[qos_keys.MIN_BYTES_SEC] == '40000000'
     assert 'total_bytes_sec' not in specs
 
 
 def test_size_iops_sec_is_ref_io():
     specs = translate.translate(slo.parse('500iops,10ms,ref_io=4KiB'))
     assert specs['size_iops_sec'] == '4096'
-    assert specs[keys.REF_IO_BYTES] == '4096'
+    assert specs[qos_keys.REF_IO_BYTES] == '4096'
 
 
 @pytest.mark.parametrize('headroom,total', [
@@ -127,7 +127,7 @@ def test_default_expected_qd_argument():
     d = translate.derive(slo.parse('120iops,60ms'), default_expected_qd=8)
     assert (d.expected_qd, d.qd_source, d.total_iops_sec) == (8, 'default',
                                                               200)
-    assert keys.EXPECTED_QD not in translate.specs_of(d)
+    assert qos_keys.EXPECTED_QD not in translate.specs_of(d)
 
 
 @pytest.mark.parametrize('text,threshold,klass', [
@@ -141,7 +141,7 @@ def test_default_expected_qd_argument():
 def test_class(text, threshold, klass):
     specs = translate.translate(slo.parse(text),
                                 latency_class_threshold=threshold)
-    assert specs[keys.CLASS] == klass
+    assert specs[qos_keys.CLASS] == klass
     assert ('total_iops_sec_max' in specs) == (klass == 'throughput')
 
 
@@ -156,10 +156,10 @@ def test_never_mixes_total_with_read_write():
     '0.5iops,10ms', '4MiB/s,5ms,ref_io=4KiB,qd=32,window=2s,tolerance=1%'])
 def test_emits_only_frontend_and_iosched_keys(text):
     specs = translate.translate(slo.parse(text))
-    allowed = set(keys.FRONTEND_KEYS) | set(keys.IOSCHED_KEYS)
+    allowed = set(qos_keys.FRONTEND_KEYS) | set(qos_keys.IOSCHED_KEYS)
     assert set(specs) <= allowed
     assert all(isinstance(v, str) for v in specs.values())
-    assert set(keys.REQUIRED_IOSCHED_KEYS) <= set(specs)
+    assert set(qos_keys.REQUIRED_IOSCHED_KEYS) <= set(specs)
 
 
 @pytest.mark.parametrize('text', [p[1] for p in PAPER] + [
@@ -172,13 +172,13 @@ def test_round_trip_parse_translate_from_specs(text):
     back = slo.SLO.from_specs(specs)
     # from_specs returns the SLO with its class resolved.
     assert back == dataclasses.replace(original,
-                                       slo_class=specs[keys.CLASS])
+                                       slo_class=specs[qos_keys.CLASS])
     assert translate.translate(back) == specs
 
 
 def test_consumer():
     assert translate.consumer() == 'front-end'
-    assert translate.consumer() in keys.CONSUMERS
+    assert translate.consumer() in qos_keys.CONSUMERS
 
 
 @pytest.mark.parametrize('kwargs,needle', [

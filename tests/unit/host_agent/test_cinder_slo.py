@@ -18,7 +18,7 @@ from keystoneauth1 import session as ks_session
 import pytest
 import requests_mock
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent import cinder_slo
 from host_agent import model

@@ -18,8 +18,8 @@ import json
 from oslo_config import cfg
 import pytest
 
-from cinder_qos import keys
-from cinder_qos import slo as slo_mod
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod
@@ -68,7 +68,7 @@ def _agent(tmp_path):
             uuid=uuid, name=uuid, disks=(model.DiskInfo('vda', serial),)))
     # What Nova applies at attach: the SLO volume's static ceiling.
     static = {k: float(v) for k, v in specs.items()
-              if k in keys.FRONTEND_KEYS}
+              if k in qos_keys.FRONTEND_KEYS}
     host.set_disk_iotune('db', 'vda', static)
     return _new_agent(conf, drv), host, static
 
@@ -130,7 +130,7 @@ def test_a_changed_qos_spec_is_applied_and_becomes_the_original(tmp_path):
     gold = translate.translate(slo_mod.parse('800iops,20ms,p99,qd=4'))
     (tmp_path / 'qos.json').write_text(json.dumps({'vol-db': gold}))
     new_static = {k: int(v) for k, v in gold.items()
-                  if k in keys.FRONTEND_KEYS}
+                  if k in qos_keys.FRONTEND_KEYS}
     _run(ag, host, 1)
     got = host.get_disk_iotune('db', 'vda')
     assert {k: int(v) for k, v in got.items()} == new_static
@@ -150,7 +150,7 @@ def test_a_retype_while_the_agent_was_down_is_applied_at_first_sight(
     gold = translate.translate(slo_mod.parse('800iops,20ms,p99,qd=4'))
     (tmp_path / 'qos.json').write_text(json.dumps({'vol-db': gold}))
     new_static = {k: int(v) for k, v in gold.items()
-                  if k in keys.FRONTEND_KEYS}
+                  if k in qos_keys.FRONTEND_KEYS}
     assert new_static != {k: int(v) for k, v in static.items()}
     ag.start()
     _run(ag, host, 1)

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.collectors import disk as disk_col

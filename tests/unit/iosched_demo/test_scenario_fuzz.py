@@ -32,7 +32,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 import yaml
 
-from cinder_qos import slo as slo_mod
+from iosched.contract import slo as slo_mod
 from iosched.demo import scenario
 from nova_plugin import extra_specs
 from tests import fixtures

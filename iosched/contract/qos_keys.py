@@ -18,7 +18,7 @@ Two families of keys go into one Cinder QoS spec (consumer ``front-end``):
   the guest's ``<iotune>``. They are a static ceiling that still holds when
   the iosched host agent is down.
 * ``IOSCHED_KEYS``: the SLO itself (``iosched:*``). Nova ignores them; the
-  host agent reads them back (``cinder_qos.slo.SLO.from_specs``).
+  host agent reads them back (``iosched.contract.slo.SLO.from_specs``).
 
 Example spec for ``120iops,60ms`` (see ``docs/slo.md``)::
 

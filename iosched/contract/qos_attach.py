@@ -20,12 +20,12 @@ volume's size::
 
 (``x_per_gb``, ``x_per_gb_min`` and ``x_max`` are consumed) for x in
 ``{read,write,total}_{iops,bytes}_sec``. A ``back-end`` spec gives Nova
-nothing. Nova then copies ``keys.FRONTEND_KEYS`` into ``<iotune>``. The
+nothing. Nova then copies ``qos_keys.FRONTEND_KEYS`` into ``<iotune>``. The
 agent uses this to re-apply a volume's limits after an in-use retype or an
 online extend, which Nova does not.
 """
 
-from cinder_qos import keys
+from iosched.contract import qos_keys
 
 TUNE_OPTS = ('read_iops_sec', 'read_bytes_sec', 'write_iops_sec',
              'write_bytes_sec', 'total_iops_sec', 'total_bytes_sec')
@@ -60,6 +60,6 @@ def iotune(specs):
     """The ``<iotune>`` Nova writes for those connection-info specs."""
     out = {}
     for k, v in (specs or {}).items():
-        if k in keys.FRONTEND_KEYS and _limit(v) > 0:
+        if k in qos_keys.FRONTEND_KEYS and _limit(v) > 0:
             out[k] = _limit(v)
     return out

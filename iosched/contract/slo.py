@@ -33,10 +33,10 @@ import dataclasses
 import math
 import re
 
-from cinder_qos import keys
-from cinder_qos import units
+from iosched.contract import qos_keys
+from iosched.contract import slo_units
 
-SLOError = units.SLOError
+SLOError = slo_units.SLOError
 
 DEFAULT_REF_IO_BYTES = 16384     # sysbench's default block size (digest 002)
 MIN_REF_IO_BYTES = 512           # one sector
@@ -55,16 +55,16 @@ STAT_MIN_SAMPLES = {'p50': 2, 'p90': 10, 'p95': 20, 'p99': 100,
 
 FIELDS = ('throughput', 'latency', 'stat', 'ref_io', 'qd', 'window',
           'tolerance', 'class')
-_BARE_WORDS = frozenset(keys.LATENCY_STATS + keys.CLASSES)
+_BARE_WORDS = frozenset(qos_keys.LATENCY_STATS + qos_keys.CLASSES)
 # What each field takes, for messages.
 _FIELD_ACCEPTED = {
-    'throughput': units.THROUGHPUT_ACCEPTED,
+    'throughput': slo_units.THROUGHPUT_ACCEPTED,
     'latency': '<n>ms, <n>us, <n>s', 'window': '<n>ms, <n>us, <n>s',
-    'stat': ', '.join(keys.LATENCY_STATS),
-    'ref_io': '<n> with a unit: %s' % units.SIZE_ACCEPTED,
+    'stat': ', '.join(qos_keys.LATENCY_STATS),
+    'ref_io': '<n> with a unit: %s' % slo_units.SIZE_ACCEPTED,
     'qd': 'an integer >= 1',
     'tolerance': 'a fraction in [0, 1) such as 0.05, or 5%',
-    'class': ', '.join(keys.CLASSES)}
+    'class': ', '.join(qos_keys.CLASSES)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,7 +96,7 @@ class SLO:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise SLOError('%s %s: not a number; accepted: a finite '
-                               'number' % (name, units.shorten(repr(value))))
+                               'number' % (name, slo_units.shorten(repr(value))))
             if not math.isfinite(value):
                 raise SLOError('%s %r: not a finite number; accepted: a '
                                'finite number' % (name, value))
@@ -104,16 +104,16 @@ class SLO:
         if self.min_iops <= 0:
             raise SLOError('throughput %s IOPS: must be greater than 0; '
                            'accepted: a number > 0'
-                           % units.fmt(self.min_iops))
+                           % slo_units.fmt(self.min_iops))
         if self.latency_ms < MIN_LATENCY_MS:
             raise SLOError(
                 'latency %s ms: below %s ms, about what the virtio path '
                 'alone takes; accepted: latency >= %s ms' % (
-                    units.fmt(self.latency_ms), MIN_LATENCY_MS,
+                    slo_units.fmt(self.latency_ms), MIN_LATENCY_MS,
                     MIN_LATENCY_MS))
-        if self.latency_stat not in keys.LATENCY_STATS:
-            units.fail('stat', self.latency_stat, 'unknown statistic',
-                       ', '.join(keys.LATENCY_STATS))
+        if self.latency_stat not in qos_keys.LATENCY_STATS:
+            slo_units.fail('stat', self.latency_stat, 'unknown statistic',
+                       ', '.join(qos_keys.LATENCY_STATS))
         self._check_int('ref_io_bytes', MIN_REF_IO_BYTES, MAX_REF_IO_BYTES)
         if self.expected_qd is not None:
             self._check_int('expected_qd', 1, None)
@@ -123,42 +123,42 @@ class SLO:
                 raise SLOError(
                     'throughput %s B/s and %s IOPS of %d B disagree; '
                     'accepted: min_iops = min_bytes_sec / ref_io_bytes' % (
-                        units.fmt(self.min_bytes_sec),
-                        units.fmt(self.min_iops), self.ref_io_bytes))
+                        slo_units.fmt(self.min_bytes_sec),
+                        slo_units.fmt(self.min_iops), self.ref_io_bytes))
         if self.window_s * 1000 < self.latency_ms:
             raise SLOError(
                 'window %s s is shorter than latency %s ms: no request could '
                 'be judged within one window; accepted: window >= latency' % (
-                    units.fmt(self.window_s), units.fmt(self.latency_ms)))
+                    slo_units.fmt(self.window_s), slo_units.fmt(self.latency_ms)))
         if not 0 <= self.tolerance < 1:
-            units.fail('tolerance', units.fmt(self.tolerance),
+            slo_units.fail('tolerance', slo_units.fmt(self.tolerance),
                        'out of range', 'a fraction in [0, 1)')
-        if self.slo_class is not None and self.slo_class not in keys.CLASSES:
-            units.fail('class', self.slo_class, 'unknown class',
-                       ', '.join(keys.CLASSES))
+        if self.slo_class is not None and self.slo_class not in qos_keys.CLASSES:
+            slo_units.fail('class', self.slo_class, 'unknown class',
+                       ', '.join(qos_keys.CLASSES))
         need = STAT_MIN_SAMPLES.get(self.latency_stat)
         if need and self.min_iops * self.window_s < need:
             raise SLOError(
                 'stat %s: a %s s window at %s IOPS holds %s requests, too few '
                 'for a %s (needs %d); accepted: a longer window (window=%ss) '
                 'or a coarser stat' % (
-                    self.latency_stat, units.fmt(self.window_s),
-                    units.fmt(self.min_iops),
-                    units.fmt(self.min_iops * self.window_s),
+                    self.latency_stat, slo_units.fmt(self.window_s),
+                    slo_units.fmt(self.min_iops),
+                    slo_units.fmt(self.min_iops * self.window_s),
                     self.latency_stat, need,
-                    units.fmt(math.ceil(need / self.min_iops))))
+                    slo_units.fmt(math.ceil(need / self.min_iops))))
 
     def _check_int(self, name, low, high):
         value = getattr(self, name)
         if (isinstance(value, bool) or not isinstance(value, (int, float))
                 or isinstance(value, float) and not value.is_integer()):
             raise SLOError('%s %s: not a whole number; accepted: an integer '
-                           '>= %d%s' % (name, units.shorten(repr(value)), low,
+                           '>= %d%s' % (name, slo_units.shorten(repr(value)), low,
                                         ' and <= %d' % high if high else ''))
         value = int(value)
         if value < low or (high is not None and value > high):
             raise SLOError('%s %s: out of range; accepted: %d..%s' % (
-                name, units.shorten(value), low,
+                name, slo_units.shorten(value), low,
                 high if high is not None else ''))
         object.__setattr__(self, name, value)
 
@@ -170,15 +170,15 @@ class SLO:
     def to_text(self):
         """Canonical SLO text; ``parse(slo.to_text()) == slo``."""
         if self.bandwidth:
-            tput = units.fmt(self.min_bytes_sec) + 'B/s'
+            tput = slo_units.fmt(self.min_bytes_sec) + 'B/s'
         else:
-            tput = units.fmt(self.min_iops) + 'iops'
+            tput = slo_units.fmt(self.min_iops) + 'iops'
         parts = ['throughput=' + tput,
-                 'latency=%sms' % units.fmt(self.latency_ms),
+                 'latency=%sms' % slo_units.fmt(self.latency_ms),
                  'stat=' + self.latency_stat,
                  'ref_io=%dB' % self.ref_io_bytes,
-                 'window=%ss' % units.fmt(self.window_s),
-                 'tolerance=' + units.fmt(self.tolerance)]
+                 'window=%ss' % slo_units.fmt(self.window_s),
+                 'tolerance=' + slo_units.fmt(self.tolerance)]
         if self.expected_qd is not None:
             parts.append('qd=%d' % self.expected_qd)
         if self.slo_class is not None:
@@ -192,21 +192,21 @@ class SLO:
         Other keys are ignored. Values may be strings (as Cinder stores
         them) or numbers. Raises SLOError naming the bad key.
         """
-        missing = [k for k in keys.REQUIRED_IOSCHED_KEYS if k not in specs]
+        missing = [k for k in qos_keys.REQUIRED_IOSCHED_KEYS if k not in specs]
         if missing:
             raise SLOError('QoS spec lacks %s; accepted: a spec made by '
                            'cinder_qos.translate' % ', '.join(missing))
         kwargs = {}
         readers = (
-            (keys.MIN_IOPS, 'min_iops', units.number),
-            (keys.MIN_BYTES_SEC, 'min_bytes_sec', units.number),
-            (keys.LATENCY_MS, 'latency_ms', units.number),
-            (keys.LATENCY_STAT, 'latency_stat', _word),
-            (keys.REF_IO_BYTES, 'ref_io_bytes', units.whole),
-            (keys.EXPECTED_QD, 'expected_qd', units.whole),
-            (keys.WINDOW_S, 'window_s', units.number),
-            (keys.TOLERANCE, 'tolerance', units.fraction),
-            (keys.CLASS, 'slo_class', _word),
+            (qos_keys.MIN_IOPS, 'min_iops', slo_units.number),
+            (qos_keys.MIN_BYTES_SEC, 'min_bytes_sec', slo_units.number),
+            (qos_keys.LATENCY_MS, 'latency_ms', slo_units.number),
+            (qos_keys.LATENCY_STAT, 'latency_stat', _word),
+            (qos_keys.REF_IO_BYTES, 'ref_io_bytes', slo_units.whole),
+            (qos_keys.EXPECTED_QD, 'expected_qd', slo_units.whole),
+            (qos_keys.WINDOW_S, 'window_s', slo_units.number),
+            (qos_keys.TOLERANCE, 'tolerance', slo_units.fraction),
+            (qos_keys.CLASS, 'slo_class', _word),
         )
         for key, name, read in readers:
             if key in specs:
@@ -231,7 +231,7 @@ def _tokens(text):
             word = words[i]
             value = word.partition('=')[2] if '=' in word else word
             nxt = words[i + 1] if i + 1 < len(words) else None
-            if (units.NUMBER_RE.match(value) and nxt and '=' not in nxt
+            if (slo_units.NUMBER_RE.match(value) and nxt and '=' not in nxt
                     and nxt[0] not in '+-.0123456789'
                     and nxt.lower() not in _BARE_WORDS):
                 word, i = word + ' ' + nxt, i + 1
@@ -243,31 +243,31 @@ def _tokens(text):
 def _field_of(value):
     """Guess the field of a bare value from its unit or word."""
     low = value.lower()
-    if low in keys.LATENCY_STATS:
+    if low in qos_keys.LATENCY_STATS:
         return 'stat'
-    if low in keys.CLASSES:
+    if low in qos_keys.CLASSES:
         return 'class'
     m = re.match(r'^[-+]?[\d.]+\s*(.*)$', low)
     unit = m.group(1) if m else None
-    if unit == 'iops' or unit in units.BANDWIDTH_UNITS:
+    if unit == 'iops' or unit in slo_units.BANDWIDTH_UNITS:
         return 'throughput'
-    if unit in units.TIME_UNITS:
+    if unit in slo_units.TIME_UNITS:
         return 'latency'
-    if unit in units.SIZE_UNITS:
+    if unit in slo_units.SIZE_UNITS:
         return 'ref_io'
     accepted = ('throughput in iops, %s; latency in %s; ref_io in %s; '
                 'stat %s; or name=value with a name in %s' % (
-                    ', '.join(units.BANDWIDTH_NAMES), units.TIME_ACCEPTED,
-                    units.SIZE_ACCEPTED, ', '.join(keys.LATENCY_STATS),
+                    ', '.join(slo_units.BANDWIDTH_NAMES), slo_units.TIME_ACCEPTED,
+                    slo_units.SIZE_ACCEPTED, ', '.join(qos_keys.LATENCY_STATS),
                     ', '.join(FIELDS)))
     if unit is None:
         problem = 'not a value of any field'
     elif not unit:
         problem = 'missing unit, so the field is unknown'
     else:
-        problem = "unknown unit '%s'" % units.shorten(
+        problem = "unknown unit '%s'" % slo_units.shorten(
             value[len(value) - len(unit):], 20)
-    units.fail('field', value, problem, accepted)
+    slo_units.fail('field', value, problem, accepted)
 
 
 def parse(text, default_ref_io_bytes=DEFAULT_REF_IO_BYTES):
@@ -276,36 +276,36 @@ def parse(text, default_ref_io_bytes=DEFAULT_REF_IO_BYTES):
     for name, value in _tokens(text or ''):
         name = name or _field_of(value)
         if name not in FIELDS:
-            units.fail('field', name, 'unknown field', ', '.join(FIELDS))
+            slo_units.fail('field', name, 'unknown field', ', '.join(FIELDS))
         if not value.strip():
-            units.fail(name, value, 'empty value', _FIELD_ACCEPTED[name])
+            slo_units.fail(name, value, 'empty value', _FIELD_ACCEPTED[name])
         if name in raw:
             raise SLOError("duplicate field %s: '%s' and '%s'; give each "
-                           "field once" % (name, units.shorten(raw[name]),
-                                           units.shorten(value)))
+                           "field once" % (name, slo_units.shorten(raw[name]),
+                                           slo_units.shorten(value)))
         raw[name] = value
-    for name, example in (('throughput', units.THROUGHPUT_ACCEPTED),
+    for name, example in (('throughput', slo_units.THROUGHPUT_ACCEPTED),
                           ('latency', '<n>ms, <n>us, <n>s')):
         if name not in raw:
             raise SLOError("missing %s; accepted: %s (e.g. '500iops,10ms')"
                            % (name, example))
     kwargs = {'ref_io_bytes': default_ref_io_bytes}
     if 'ref_io' in raw:
-        kwargs['ref_io_bytes'] = units.size_bytes('ref_io', raw['ref_io'])
-    iops, bps = units.throughput('throughput', raw['throughput'])
+        kwargs['ref_io_bytes'] = slo_units.size_bytes('ref_io', raw['ref_io'])
+    iops, bps = slo_units.throughput('throughput', raw['throughput'])
     if bps is not None:
         iops = bps / kwargs['ref_io_bytes']
         kwargs['min_bytes_sec'] = bps
     kwargs['min_iops'] = iops
-    kwargs['latency_ms'] = units.duration_ms('latency', raw['latency'])
+    kwargs['latency_ms'] = slo_units.duration_ms('latency', raw['latency'])
     if 'stat' in raw:
         kwargs['latency_stat'] = raw['stat'].strip().lower()
     if 'qd' in raw:
-        kwargs['expected_qd'] = units.whole('qd', raw['qd'])
+        kwargs['expected_qd'] = slo_units.whole('qd', raw['qd'])
     if 'window' in raw:
-        kwargs['window_s'] = units.duration_ms('window', raw['window'], 1000)
+        kwargs['window_s'] = slo_units.duration_ms('window', raw['window'], 1000)
     if 'tolerance' in raw:
-        kwargs['tolerance'] = units.fraction('tolerance', raw['tolerance'])
+        kwargs['tolerance'] = slo_units.fraction('tolerance', raw['tolerance'])
     if 'class' in raw:
         kwargs['slo_class'] = raw['class'].strip().lower()
     return SLO(**kwargs)

@@ -26,8 +26,7 @@ which oslo puts after the option's name and file when the option is read::
 
 Type names and bounds are unchanged, so are the generated samples.
 Used by the option modules of ``host_agent``, ``nova_plugin`` and
-``cinder_qos`` (``cinder_qos`` is the package the other two may import;
-this module imports only oslo.config).
+``cinder_qos``; it imports only oslo.config, so it lives in the contract.
 """
 
 import math
