@@ -337,9 +337,9 @@ class Plan(typing.Generic[PolicyState]):
     policy: str
     actions: tuple = ()              # tuple[Action]
     notes: tuple = ()                # tuple[str]: refusals, warnings
-    # What the report and the explanation carry, by name, e.g.
-    # {'lsvm': policies.vslicer.LsvmState, 'slo': policies.slo_window
-    # .SloFacts}; never a policy's own state.
+    # What the report, the metrics and the explanation carry, by name,
+    # e.g. {'lsvm': vslicer.LsvmState, 'slo': slo_window.SloFacts} (in
+    # host_agent.policies); never a policy's own state.
     facts: typing.Mapping[str, typing.Any] = dataclasses.field(
         default_factory=dict)
     # The policy's next state (``Plan[slo.State]`` for the SLO policy;
