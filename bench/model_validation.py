@@ -16,7 +16,7 @@ The setup of ``bench/testbed_lsvm.py`` (``make bench-testbed``), simulated:
 a 2-pCPU host; one LSVM (one vCPU, Poisson requests at ``--rate`` req/s)
 and three CPU-bound guests pinned to the shared pCPU; ``--host-hogs``
 busy loops on the other pCPU. Each phase sets the knobs the agent's
-vSlicer policy sets for that mechanism (``vslicer.Params`` defaults):
+vSlicer policy sets for that mechanism (its options' defaults):
 
 * idle: the LSVM alone on the other pCPU, no busy loops (the floor);
 * stock: defaults;
@@ -75,7 +75,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from host_agent.policies import lsvm_bounds  # noqa: E402
-from host_agent.policies import vslicer  # noqa: E402
+from host_agent import policy_params  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec  # noqa: E402
 
@@ -84,7 +84,7 @@ GUESTS = ('lsvm', 'cpu1', 'cpu2', 'cpu3')
 PCPUS = 2
 WARMUP_US = 1000000
 JITTER_GRID = tuple(i / 20.0 for i in range(21))
-PARAMS = vslicer.Params()
+PARAMS = policy_params.params_for('vslicer')
 
 
 def pct(values, p):

@@ -56,6 +56,7 @@ from host_agent import conf as agent_conf  # noqa: E402
 from host_agent import model  # noqa: E402
 from host_agent.policies import base  # noqa: E402
 from host_agent.policies import isacs  # noqa: E402
+from host_agent import policy_params  # noqa: E402
 from host_agent import privsep  # noqa: E402
 
 CONF = agent_conf.CONF
@@ -74,7 +75,7 @@ class FixedSlices(base.Policy):
         super().__init__(conf)
         self.slices = dict(slices_by_name)
 
-    def decide(self, snapshot):
+    def decide(self, snapshot, state=None):
         actions = []
         for uuid, inst in sorted(snapshot.instances.items()):
             short = inst.name[len(PREFIX):]
@@ -247,7 +248,7 @@ def main(argv=None):
         print('error: --policies: %s' % e, file=sys.stderr)
         return 2
     privsep.ensure_started(CONF)       # fork it before guest sockets open
-    params = isacs.params_from_conf(CONF)
+    params = policy_params.params_for('isacs', CONF)
     from iosched.testbed import spec
     hyb_opts = {'duty_pct': str(args.duty_pct)}
     if args.burn_nice:

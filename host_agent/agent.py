@@ -79,6 +79,9 @@ class Agent(object):
         self.last_snapshot = None
         self.last_plan = None
         self.last_report = None
+        # policy name -> the Plan.state of its last decide (its own frozen
+        # State; None for a stateless one), given to its next decide.
+        self.policy_states = {}
         self._known = {}      # uuid -> generation seen last tick
         self._outage = None   # (first failed tick, monotonic t, message)
         self._disk_latency = collections.deque(maxlen=600)
@@ -206,11 +209,15 @@ class Agent(object):
         plans = []
         for policy in self.policies:
             try:
-                plans.append(policy.decide(snapshot))
+                plan = policy.decide(snapshot,
+                                     self.policy_states.get(policy.name))
             except Exception as e:
                 LOG.exception('policy %s failed; its actions are skipped',
                               policy.name)
                 errors.append('policy %s: %s' % (policy.name, e))
+                continue
+            plans.append(plan)
+            self.policy_states[policy.name] = plan.state
         plan = merge_plans(plans)
         # A note (a refused bound, an LSVM without a reservation) is said
         # once, when it appears, not on every tick it still holds.

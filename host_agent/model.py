@@ -18,7 +18,8 @@ stage can be tested with literal values and no other stage's code:
   (cumulative raw counters, like the kernel and libvirt expose them);
 * collectors turn two samples into a ``HostSnapshot`` of rates
   (``VcpuIoStrength``, ``DiskRates``);
-* policies turn a snapshot into a ``Plan`` of ``Action``s;
+* policies turn a snapshot (and their previous state) into a ``Plan`` of
+  ``Action``s (and their next state);
 * actuators apply actions, journal ``Change``s and keep the latest
   ``Decision`` (the explanation) of every knob.
 
@@ -327,15 +328,24 @@ class Action:
         return (self.kind, self.instance_uuid, self.target)
 
 
+# A policy's own state type (its frozen ``State`` dataclass).
+PolicyState = typing.TypeVar('PolicyState')
+
+
 @dataclasses.dataclass(frozen=True)
-class Plan:
+class Plan(typing.Generic[PolicyState]):
     policy: str
     actions: tuple = ()              # tuple[Action]
     notes: tuple = ()                # tuple[str]: refusals, warnings
-    # Derived state a policy computed that the report carries, e.g.
-    # {'lsvm': policies.vslicer.LsvmState}.
+    # What the report, the metrics and the explanation carry, by name,
+    # e.g. {'lsvm': vslicer.LsvmState, 'slo': slo_window.SloFacts} (in
+    # host_agent.policies); never a policy's own state.
     facts: typing.Mapping[str, typing.Any] = dataclasses.field(
         default_factory=dict)
+    # The policy's next state (``Plan[slo.State]`` for the SLO policy;
+    # None for a stateless one): the agent keeps it under the policy's
+    # name and gives it back to that policy's next ``decide``.
+    state: typing.Optional[PolicyState] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,14 +34,18 @@ Limitations:
     See docs/ibalancer.md.
 Spec URL:
     ../shared/seeds/003-ibalancer.md, sections 2.6-2.9, 3 and 6.
+
+Here: the control loop (``plan_ibalancer`` and its named steps) and the
+policy; the equations in ``ibalancer_equations``.
 """
 
 import dataclasses
-import math
 import typing
 
 from host_agent import model
 from host_agent.policies import base
+from host_agent.policies import ibalancer_disks
+from host_agent.policies import ibalancer_equations as eq
 
 RULE_CAP = 'ibalancer.cap'
 RULE_HOLD = 'ibalancer.hold'
@@ -50,22 +54,24 @@ RULE_RELEASE = 'ibalancer.release'
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    mask_slice_ms: float = 30.0     # S; 0 = no masking (per-second counts)
-    alpha: float = 30.0             # % VR/PR for I/O-intensive
-    alpha_hysteresis: float = 5.0   # % points: leave the pool below a - h
-    beta: float = 10.0              # % D/n (mean abs. deviation / mean)
-    release_fraction: float = 0.7   # calm when D/n <= beta * this
-    base_delay_us: float = 200.0
-    ei_weight: float = 0.25         # weight of the newest EI sample
-    min_events: int = 10            # events in a tick to be tracked
-    calm_ticks: int = 2             # calm ticks before caps are given back
-    increase: float = 0.1           # give-back per calm tick (x cap)
-    min_cap_iops: float = 10.0      # lowest cap, 16 KiB ops
-    min_change: float = 0.05        # smaller cap moves are not written
+    """[host_agent_policy.ibalancer] (host_agent/conf/ibalancer.py)."""
+    mask_slice_ms: float            # S; 0 = no masking (per-second counts)
+    alpha: float                    # % VR/PR for I/O-intensive
+    alpha_hysteresis: float         # % points: leave the pool below a - h
+    beta: float                     # % D/n (mean abs. deviation / mean)
+    release_fraction: float         # calm when D/n <= beta * this
+    base_delay_us: float
+    ei_weight: float                # weight of the newest EI sample
+    min_events: int                 # events in a tick to be tracked
+    calm_ticks: int                 # calm ticks before caps are given back
+    increase: float                 # give-back per calm tick (x cap)
+    min_cap_iops: float             # lowest cap, 16 KiB ops
+    min_change: float               # smaller cap moves are not written
 
 
 @dataclasses.dataclass(frozen=True)
 class State:
+    """What the loop carries from one tick to the next (``Plan.state``)."""
     ei_us: typing.Mapping[tuple, float] = dataclasses.field(
         default_factory=dict)       # (uuid, vcpu) -> EWMA inter-event us
     io: typing.Mapping[tuple, bool] = dataclasses.field(
@@ -108,100 +114,14 @@ class IbFacts:
         default_factory=dict)       # uuid -> r'/r of the VM
 
 
-# Eq. 1 (VR/PR, %) on KVM: VR is the runtime of run segments in which the
-# vCPU handled an I/O event. Reading: each event takes one average run
-# segment (CPU per activation, the collector's burst_us), so
-# VR ~= min(PR, events x burst); without a burst figure a vCPU with events
-# counts VR = PR. A pure I/O vCPU is ~100 %, a CPU burner with no events 0.
-def vr_pr(events, pr_s, burst_us):
-    if pr_s <= 0 or events <= 0:
-        return 0.0
-    if burst_us <= 0:
-        return 100.0
-    return min(100.0, 100.0 * events * burst_us * 1e-6 / pr_s)
-
-
-# Eq. 1 with hysteresis: in the pool iff VR/PR >= alpha, and a vCPU
-# already in it stays while VR/PR >= alpha - h (no flapping at alpha).
-def classify(vrpr, was_io, params):
-    limit = params.alpha - (params.alpha_hysteresis if was_io else 0.0)
-    return vrpr >= limit
-
-
-# Masking on KVM (window = the agent tick W, period P = S x n): the paper
-# counts a vCPU's events until it has run S in the period. Reading
-# (events spread evenly over its runtime): EN = events x min(S / PR,
-# P / W), i.e. the events of min(S, its runtime in one period). S = 0:
-# no masking, EN = events per second.
-def masked_en(events, pr_s, window_s, s_ms, period_ms):
-    if window_s <= 0:
-        return 0.0
-    if s_ms <= 0 or pr_s <= 0:
-        return events / window_s
-    return events * min(s_ms / 1e3 / pr_s, period_ms / 1e3 / window_s)
-
-
-# EI: EWMA of the inter-event interval (us); a tick's sample is its mean
-# interval W / events; the first sample seeds the average.
-def ewma(prev, sample, weight):
-    return sample if prev is None else weight * sample + (1 - weight) * prev
-
-
-# Eq. 2, per-vCPU normalised (digest gap 1): D/n = 100 x sum|EN_i - m| /
-# (m n) = the relative mean absolute deviation in %, so beta does not
-# depend on the pool size. Fewer than 2 vCPUs or m = 0: 0.
-def deviation(ens):
-    n = len(ens)
-    if n < 2:
-        return 0.0
-    m = sum(ens) / n
-    if m <= 0:
-        return 0.0
-    return 100.0 * sum(abs(e - m) for e in ens) / (m * n)
-
-
-# Eqs. 4-5, difference reading (digest 2.8): sort by ascending EI (most
-# frequent first); targets = the first floor(n/2), references = the last
-# floor(n/2) (odd n: the median is untouched); target i is paired with
-# reference n-1-i;
-#   DRV = mean(EI references) - mean(EI targets)
-#   delay_i = base x (EI_(n-1-i) - EI_i) / DRV     (mean over targets = base)
-# DRV <= 0 (no heavier group): no delays. Returns (DRV, [(i, j, delay)]).
-def delays(eis, base_us):
-    order = sorted(range(len(eis)), key=lambda k: (eis[k], k))
-    half = len(eis) // 2
-    if half == 0:
-        return 0.0, []
-    tgt = order[:half]
-    ref = list(reversed(order))[:half]
-    drv = (sum(eis[k] for k in ref) - sum(eis[k] for k in tgt)) / half
-    if drv <= 0:
-        return drv, []
-    return drv, [(t, r, base_us * (eis[r] - eis[t]) / drv)
-                 for t, r in zip(tgt, ref)]
-
-
-# Delay to rate (digest 3): a closed-loop sender of r events/s whose every
-# event waits d more sends r' = r / (1 + r d).
-def delayed_rate(rate, delay_us):
-    return rate / (1.0 + rate * delay_us * 1e-6)
-
-
-# A VM's delay: its vCPUs' delays weighted by their events (a
-# non-target's is 0), i.e. the mean delay of one of the VM's events.
-def vm_delay(views):
-    total = sum(v.events for v in views)
-    if total <= 0:
-        return 0.0
-    return sum(v.events * v.delay_us for v in views) / total
-
-
-# The VM's rate fraction for a disk whose natural request rate is r
-# (digest 3, "iops x 1/(1 + iops d) for disk"): r'/r = 1 / (1 + r d).
-def vm_fraction(rate, delay_us):
-    if rate <= 0:
-        return 1.0
-    return delayed_rate(rate, delay_us) / rate
+@dataclasses.dataclass
+class Tick:
+    """One tick's disks and the caps being decided (updated in place)."""
+    disks: dict                     # (uuid, target) -> (DiskInfo, ops/s)
+    per_op: dict                    # (uuid, target) -> requests per op
+    caps: dict                      # (uuid, target) -> cap, 16 KiB ops
+    free: dict                      # (uuid, target) -> use uncapped
+    head: str                       # the pool and D/n, for reasons
 
 
 def _short(uuid, vcpu):
@@ -217,67 +137,17 @@ def _track(snapshot, params, state):
     for v in sorted(raw, key=lambda v: (v.instance_uuid, v.vcpu)):
         key = (v.instance_uuid, v.vcpu)
         pr = v.run_share * w
-        vrpr = vr_pr(v.events, pr, v.burst_us)
-        is_io = classify(vrpr, state.io.get(key, False), params)
-        ei[key] = ewma(state.ei_us.get(key), w * 1e6 / v.events,
+        vrpr = eq.vr_pr(v.events, pr, v.burst_us)
+        is_io = eq.classify(vrpr, state.io.get(key, False), params)
+        ei[key] = eq.ewma(state.ei_us.get(key), w * 1e6 / v.events,
                        params.ei_weight)
         io[key] = is_io
         views.append(VcpuView(
             v.instance_uuid, v.vcpu, v.events, pr, vrpr, is_io,
-            masked_en(v.events, pr, w, params.mask_slice_ms, period_ms),
+            eq.masked_en(v.events, pr, w, params.mask_slice_ms, period_ms),
             params.mask_slice_ms > 0 and pr * period_ms >= (
                 params.mask_slice_ms * w), ei[key], v.events / w))
     return views, period_ms, ei, io
-
-
-def _disks(snapshot):
-    """(uuid, target) -> (DiskInfo, measured 16 KiB ops/s)."""
-    rates = {(d.instance_uuid, d.target): d.ref_ops_per_s()
-             for d in snapshot.disks}
-    out = {}
-    for inst in snapshot.instances.values():
-        for disk in inst.disks:
-            key = (inst.uuid, disk.target)
-            out[key] = (disk, rates.get(key, 0.0))
-    return out
-
-
-def _requests_per_ref_op(snapshot):
-    """(uuid, target) -> requests per 16 KiB op in the window (1 for
-    requests of 16 KiB or less)."""
-    out = {}
-    for d in snapshot.disks:
-        ref = d.ref_ops_per_s()
-        out[(d.instance_uuid, d.target)] = d.iops / ref if ref > 0 else 1.0
-    return out
-
-
-def _static_iops(disk):
-    try:
-        return int(float(disk.qos.get('total_iops_sec') or 0))
-    except (TypeError, ValueError):
-        return 0
-
-
-def _floor(disk, params):
-    """A cap never goes below min_cap_iops, nor below an SLO volume's
-    floor B (in 16 KiB ops), which the SLO policy defends."""
-    floor = params.min_cap_iops
-    if disk.slo is not None:
-        floor = max(floor, disk.slo.min_iops * disk.slo.ref_io_bytes /
-                    float(model.REF_IO_BYTES))
-    return floor
-
-
-def iotune(disk, cap):
-    """The iotune written for a cap (16 KiB ops): total_iops_sec with
-    size_iops_sec 16 KiB, never above the disk's static QoS ceiling."""
-    iops = int(math.ceil(cap - 1e-6))
-    static = _static_iops(disk)
-    if static:
-        iops = min(iops, static)
-    return {'total_iops_sec': max(1, iops),
-            'size_iops_sec': model.REF_IO_BYTES}
 
 
 def _describe(v):
@@ -309,123 +179,150 @@ def _describe(v):
 # is base_delay_us whatever the gap, Eq. 5). floor: min_cap_iops, an SLO
 # volume's B. Written only when a cap moves by min_change (each iotune
 # write resets QEMU's buckets).
-def plan_ibalancer(snapshot, params=Params(), state=State()):
-    """Return a model.Plan; facts 'ibalancer' and 'ibalancer_state'."""
+# Steps: track the vCPUs (_track), then trigger (_trigger: _delays,
+# _cap_vm, _release_untargeted), hold (_holds) or calm down (_calm).
+def plan_ibalancer(snapshot, params, state=State()):
+    """Return a model.Plan[State]; facts 'ibalancer' (IbFacts). Pure."""
     if snapshot.window_s <= 0:
         return model.Plan(policy='ibalancer', facts={
-            'ibalancer': IbFacts((), 0, 0.0, 0.0, 'idle'),
-            'ibalancer_state': state})
+            'ibalancer': IbFacts((), 0, 0.0, 0.0, 'idle')}, state=state)
     views, period_ms, ei, io = _track(snapshot, params, state)
     pool = [v for v in views if v.io]
-    d_n = deviation([v.en for v in pool])
+    d_n = eq.deviation([v.en for v in pool])
     n = len(pool)
     hi, lo = params.beta, params.beta * params.release_fraction
-    head = ('pool n=%d (tracked %d, S %g ms, period %.0f ms), D/n %.1f%% '
-            '(beta %g%%, release <= %.1f%%)' % (n, len(views),
-                                                params.mask_slice_ms,
-                                                max(period_ms,
-                                                    snapshot.window_s * 1e3),
-                                                d_n, hi, lo))
-    disks = _disks(snapshot)
-    per_op = _requests_per_ref_op(snapshot)
-    caps = dict(state.caps)
-    free = dict(state.free)
-    actions = []
-    drv = 0.0
-    fractions = {}
+    tick = Tick(disks=ibalancer_disks.disks(snapshot),
+                per_op=ibalancer_disks.requests_per_ref_op(snapshot),
+                caps=dict(state.caps), free=dict(state.free),
+                head=_head(n, views, period_ms, d_n, snapshot, params))
+    drv, fractions = 0.0, {}
     if n >= 2 and d_n > hi:
         verdict, calm = 'trigger', 0
-        drv, pairs = delays([v.ei_us for v in pool], params.base_delay_us)
-        pool = list(pool)
-        for t, r, d in pairs:
-            pool[t] = dataclasses.replace(
-                pool[t], delay_us=d,
-                pair=_short(pool[r].instance_uuid, pool[r].vcpu),
-                pair_ei_us=pool[r].ei_us)
-        by_key = {(v.instance_uuid, v.vcpu): v for v in pool}
-        views = [by_key.get((v.instance_uuid, v.vcpu), v) for v in views]
-        for uuid in sorted({v.instance_uuid for v in views}):
-            mine = [v for v in views if v.instance_uuid == uuid]
-            tgts = [v for v in mine if v.delay_us > 0]
-            if not tgts:
-                continue
-            mdisks = [(key, d, used) for key, (d, used) in sorted(
-                disks.items()) if key[0] == uuid and used > 0]
-            d_vm = vm_delay(mine)
-            why_v = '; '.join(
-                'vCPU%d %s, pair %s EI %.0fus, delay %.0fus'
-                % (v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us)
-                for v in tgts)
-            for key, disk, used in mdisks:
-                held = caps.get(key)
-                base_ops = _free(key, used, caps, free)
-                free[key] = base_ops
-                # r: the disk's natural request rate (uncapped).
-                rate = base_ops * per_op.get(key, 1.0)
-                f = vm_fraction(rate, d_vm)
-                fractions[uuid] = min(f, fractions.get(uuid, 1.0))
-                cap = max(_floor(disk, params), f * base_ops)
-                if held is not None and abs(cap - held) < (
-                        params.min_change * held):
-                    cap = held
-                caps[key] = cap
-                actions.append(model.Action(
-                    kind=model.ACTION_DISK_IOTUNE, instance_uuid=uuid,
-                    target=disk.target, value=iotune(disk, cap),
-                    rule=RULE_CAP,
-                    reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; VM '
-                           'delay %.0fus, r %.0f->%.0f req/s, r\'/r %.3f: cap '
-                           '%.0f = max(floor %.0f, %.3f x uncapped %.0f) '
-                           'ops/s (16 KiB; used %.0f%s); %s' % (
-                               d_n, hi, drv, why_v, d_vm, rate,
-                               delayed_rate(rate, d_vm), f, cap,
-                               _floor(disk, params), f, base_ops, used,
-                               '' if held is None else ', held %.0f' % held,
-                               head)))
-        # A capped VM that is no longer a target has no delay this period
-        # (the paper recomputes every delay each period): cap removed.
-        done = {(a.instance_uuid, a.target) for a in actions}
-        for key in sorted(set(caps) - done):
-            used = disks.get(key, (None, 0.0))[1]
-            actions.append(model.Action(
-                kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-                target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
-                reason='%s > beta; not a target this period (no delay): cap '
-                       '%.0f ops/s removed (used %.0f), original iotune back'
-                       % (head, caps.pop(key), used)))
-            free.pop(key, None)
+        drv, views, actions, fractions = _trigger(pool, views, d_n, tick,
+                                                  params)
     elif n >= 2 and d_n > lo and state.triggered:
         verdict, calm = 'hold', 0
-        actions += _holds(snapshot, caps, disks, set(),
-                          '%s within the hysteresis band' % head)
+        actions = _holds(snapshot, tick.caps, tick.disks, set(),
+                         '%s within the hysteresis band' % tick.head)
     else:
         calm = state.calm + 1
-        verdict = 'calm' if caps else 'idle'
-        why = '%s: calm %d/%d tick(s)' % (
-            head if n >= 2 else 'pool n=%d < 2' % n, calm,
-            params.calm_ticks)
-        if calm < params.calm_ticks:
-            actions += _holds(snapshot, caps, disks, set(), why)
-        else:
-            actions += _give_back(caps, disks, set(), params, why)
-    free = {k: v for k, v in free.items() if k in caps}
-    new_state = State(ei_us=ei, io=io, caps=caps, free=free,
-                      triggered=bool(caps) and verdict != 'idle', calm=calm)
+        verdict = 'calm' if tick.caps else 'idle'
+        actions = _calm(n, calm, tick, snapshot, params)
+    free = {k: v for k, v in tick.free.items() if k in tick.caps}
+    new_state = State(ei_us=ei, io=io, caps=tick.caps, free=free,
+                      triggered=bool(tick.caps) and verdict != 'idle',
+                      calm=calm)
     facts = IbFacts(tuple(views), n, period_ms, d_n, verdict, drv,
                     fractions)
     return model.Plan(policy='ibalancer', actions=tuple(actions),
-                      facts={'ibalancer': facts,
-                             'ibalancer_state': new_state})
+                      facts={'ibalancer': facts}, state=new_state)
 
 
-def _free(key, used, caps, free):
-    """The disk's use before it was capped (16 KiB ops/s): the use at the
-    first cap, raised (never lowered) while capped. A window below the
-    cap (an iotune write resets QEMU's buckets; a guest pauses) must not
-    lower it: the cap would follow the dip down, tick after tick."""
-    if caps.get(key) is None or key not in free:
-        return used
-    return max(free[key], used)
+def _head(n, views, period_ms, d_n, snapshot, params):
+    return ('pool n=%d (tracked %d, S %g ms, period %.0f ms), D/n %.1f%% '
+            '(beta %g%%, release <= %.1f%%)' % (
+                n, len(views), params.mask_slice_ms,
+                max(period_ms, snapshot.window_s * 1e3), d_n, params.beta,
+                params.beta * params.release_fraction))
+
+
+def _trigger(pool, views, d_n, tick, params):
+    """D/n > beta: (DRV, views with their delays, actions, {uuid: r'/r}).
+    A capped VM that is no longer a target has no delay this period (the
+    paper recomputes every delay each period): its cap is removed."""
+    drv, pool = _delays(pool, params)
+    by_key = {(v.instance_uuid, v.vcpu): v for v in pool}
+    views = [by_key.get((v.instance_uuid, v.vcpu), v) for v in views]
+    actions, fractions = [], {}
+    for uuid in sorted({v.instance_uuid for v in views}):
+        actions += _cap_vm(uuid, [v for v in views if v.instance_uuid == uuid],
+                           d_n, drv, tick, fractions, params)
+    actions += _release_untargeted(actions, tick)
+    return drv, views, actions, fractions
+
+
+def _delays(pool, params):
+    """(DRV, the pool with each target's delay and pair, Eqs. 4-5)."""
+    drv, pairs = eq.delays([v.ei_us for v in pool], params.base_delay_us)
+    pool = list(pool)
+    for t, r, d in pairs:
+        pool[t] = dataclasses.replace(
+            pool[t], delay_us=d,
+            pair=_short(pool[r].instance_uuid, pool[r].vcpu),
+            pair_ei_us=pool[r].ei_us)
+    return drv, pool
+
+
+def _cap_vm(uuid, mine, d_n, drv, tick, fractions, params):
+    """The caps of one VM's busy disks when it has a target vCPU: f x F,
+    F its use uncapped (recorded in ``tick``, and r'/r in ``fractions``)."""
+    tgts = [v for v in mine if v.delay_us > 0]
+    if not tgts:
+        return []
+    mdisks = [(key, d, used) for key, (d, used) in sorted(
+        tick.disks.items()) if key[0] == uuid and used > 0]
+    d_vm = eq.vm_delay(mine)
+    why_v = '; '.join(
+        'vCPU%d %s, pair %s EI %.0fus, delay %.0fus'
+        % (v.vcpu, _describe(v), v.pair, v.pair_ei_us, v.delay_us)
+        for v in tgts)
+    out = []
+    for key, disk, used in mdisks:
+        held = tick.caps.get(key)
+        base_ops = ibalancer_disks.uncapped(key, used, tick.caps,
+                                            tick.free)
+        tick.free[key] = base_ops
+        # r: the disk's natural request rate (uncapped).
+        rate = base_ops * tick.per_op.get(key, 1.0)
+        f = eq.vm_fraction(rate, d_vm)
+        fractions[uuid] = min(f, fractions.get(uuid, 1.0))
+        floor = ibalancer_disks.floor(disk, params)
+        cap = max(floor, f * base_ops)
+        if held is not None and abs(cap - held) < (
+                params.min_change * held):
+            cap = held
+        tick.caps[key] = cap
+        out.append(model.Action(
+            kind=model.ACTION_DISK_IOTUNE, instance_uuid=uuid,
+            target=disk.target, value=ibalancer_disks.iotune(disk, cap),
+            rule=RULE_CAP,
+            reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; VM '
+                   'delay %.0fus, r %.0f->%.0f req/s, r\'/r %.3f: cap '
+                   '%.0f = max(floor %.0f, %.3f x uncapped %.0f) '
+                   'ops/s (16 KiB; used %.0f%s); %s' % (
+                       d_n, params.beta, drv, why_v, d_vm, rate,
+                       eq.delayed_rate(rate, d_vm), f, cap,
+                       floor, f, base_ops, used,
+                       '' if held is None else ', held %.0f' % held,
+                       tick.head)))
+    return out
+
+
+def _release_untargeted(actions, tick):
+    """Original iotune back on every capped disk ``actions`` do not cap."""
+    done = {(a.instance_uuid, a.target) for a in actions}
+    out = []
+    for key in sorted(set(tick.caps) - done):
+        used = tick.disks.get(key, (None, 0.0))[1]
+        out.append(model.Action(
+            kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+            target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
+            reason='%s > beta; not a target this period (no delay): cap '
+                   '%.0f ops/s removed (used %.0f), original iotune back'
+                   % (tick.head, tick.caps.pop(key), used)))
+        tick.free.pop(key, None)
+    return out
+
+
+def _calm(n, calm, tick, snapshot, params):
+    """Calm (or a pool under 2): caps held for calm_ticks ticks, then
+    given back."""
+    why = '%s: calm %d/%d tick(s)' % (
+        tick.head if n >= 2 else 'pool n=%d < 2' % n, calm,
+        params.calm_ticks)
+    if calm < params.calm_ticks:
+        return _holds(snapshot, tick.caps, tick.disks, set(), why)
+    return _give_back(tick.caps, tick.disks, set(), params, why)
 
 
 def _give_back(caps, disks, done, params, why):
@@ -449,7 +346,8 @@ def _give_back(caps, disks, done, params, why):
         caps[key] = cap
         out.append(model.Action(
             kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-            target=key[1], value=iotune(disk, cap), rule=RULE_HOLD,
+            target=key[1], value=ibalancer_disks.iotune(disk, cap),
+            rule=RULE_HOLD,
             reason='%s; give back: cap %.0f -> %.0f ops/s (x%.2f), used %.0f'
                    % (why, held, cap, 1 + params.increase, used)))
     return out
@@ -463,28 +361,18 @@ def _holds(snapshot, caps, disks, done, why):
         disk, used = disks[key]
         out.append(model.Action(
             kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-            target=key[1], value=iotune(disk, caps[key]), rule=RULE_HOLD,
+            target=key[1], value=ibalancer_disks.iotune(disk, caps[key]),
+            rule=RULE_HOLD,
             reason='%s: cap %.0f ops/s held (used %.0f)' % (why, caps[key],
                                                             used)))
     return out
 
 
-def params_from_conf(conf):
-    g = conf['host_agent_policy.ibalancer']
-    return Params(**{f.name: getattr(g, f.name)
-                     for f in dataclasses.fields(Params)})
-
-
 class IBalancerPolicy(base.Policy):
-    """Thin wrapper: keeps the State between calls; the core is pure."""
+    """Thin wrapper over the pure core; the agent keeps its State."""
     name = 'ibalancer'
+    Params = Params
 
-    def __init__(self, conf):
-        super().__init__(conf)
-        self.state = State()
-
-    def decide(self, snapshot):
-        plan = plan_ibalancer(snapshot, params_from_conf(self.conf),
-                              self.state)
-        self.state = plan.facts['ibalancer_state']
-        return plan
+    def decide(self, snapshot, state=None):
+        return plan_ibalancer(snapshot, self.params(),
+                              State() if state is None else state)

@@ -46,21 +46,23 @@ GUARD_PER_DEFAULT_CREDIT = 1e-7
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    base_slice_us: int = 3000
-    min_io_slice_us: int = 1000
-    cpu_slice_us: int = 6000
-    alpha: float = 2.0
-    ivcredit_floor: float = 0.0
-    vcpu_weight: int = 100
-    balance: bool = False
-    balance_hysteresis_abs: float = 0.2
-    balance_hysteresis_rel: float = 0.25
-    max_moves_per_minute: int = 1
-    leave_lsvms: bool = True
+    """[host_agent_policy.isacs] (host_agent/conf/isacs.py)."""
+    base_slice_us: int
+    min_io_slice_us: int
+    cpu_slice_us: int
+    alpha: float
+    ivcredit_floor: float
+    vcpu_weight: int
+    balance: bool
+    balance_hysteresis_abs: float
+    balance_hysteresis_rel: float
+    max_moves_per_minute: int
+    leave_lsvms: bool
 
 
 @dataclasses.dataclass(frozen=True)
 class State:
+    """What ISACS carries from one tick to the next (``Plan.state``)."""
     recent_moves: tuple = ()   # snapshot.ts of past moves, oldest first
 
 
@@ -233,7 +235,7 @@ def balance_move(entries, pcpus, instances, ts, recent_moves, params,
 
 
 def plan_isacs(snapshot, params, state=State()):
-    """Return a model.Plan; facts 'isacs' and 'isacs_state'. Pure."""
+    """Return a model.Plan[State]; facts 'isacs'. Pure."""
     vcpus = tuple(sorted(snapshot.vcpus,
                          key=lambda v: (v.instance_uuid, v.vcpu)))
     # With vSlicer in the same agent, LSVMs are vSlicer's: their vCPUs
@@ -296,25 +298,14 @@ def plan_isacs(snapshot, params, state=State()):
                        io_load=io_loads(entries, snapshot.pcpus),
                        balance=decision)
     return model.Plan(policy='isacs', actions=tuple(actions),
-                      facts={'isacs': facts,
-                             'isacs_state': State(tuple(recent))})
-
-
-def params_from_conf(conf):
-    g = conf['host_agent_policy.isacs']
-    return Params(**{f.name: getattr(g, f.name)
-                     for f in dataclasses.fields(Params)})
+                      facts={'isacs': facts}, state=State(tuple(recent)))
 
 
 class IsacsPolicy(base.Policy):
-    """Thin wrapper: keeps the State between calls; the core is pure."""
+    """Thin wrapper over the pure core; the agent keeps its State."""
     name = 'isacs'
+    Params = Params
 
-    def __init__(self, conf):
-        super().__init__(conf)
-        self.state = State()
-
-    def decide(self, snapshot):
-        plan = plan_isacs(snapshot, params_from_conf(self.conf), self.state)
-        self.state = plan.facts['isacs_state']
-        return plan
+    def decide(self, snapshot, state=None):
+        return plan_isacs(snapshot, self.params(),
+                          State() if state is None else state)

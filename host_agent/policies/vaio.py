@@ -57,10 +57,11 @@ RULE_SLICE_IDLE = 'vaio.slice_idle'
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    weight: int = 100
-    min_vms: int = 2
-    switch_scheduler: bool = False
-    slice_idle_us: int = -1          # -1: leave BFQ's own
+    """[host_agent_policy.vaio] (host_agent/conf/vaio.py)."""
+    weight: int
+    min_vms: int
+    switch_scheduler: bool
+    bfq_slice_idle_us: int           # -1: leave BFQ's own
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,8 +83,8 @@ def _vms(dev):
 #   shared d without bfq, switch on and bfq offered:
 #                                         scheduler(d) = bfq, and weights
 #   shared d without bfq otherwise:       a note; V(d) get no weight there
-#   shared d on (or switched to) bfq, slice_idle_us >= 0:
-#                                         slice_idle(d) = slice_idle_us
+#   shared d on (or switched to) bfq, bfq_slice_idle_us >= 0:
+#                                         slice_idle(d) = bfq_slice_idle_us
 #   every other VM of the host:           weight back to its original
 # Equal weights w make BFQ's B-WF2Q+ serve the VMs' groups round robin in
 # proportion 1:1 (the paper's integrated queues served round robin); each
@@ -124,14 +125,14 @@ def plan_vaio(instances, devices, params):
                                  dev.name, len(vms), sched or 'an unknown '
                                  'scheduler', why))
                 continue
-        if params.slice_idle_us >= 0:
+        if params.bfq_slice_idle_us >= 0:
             actions.append(model.Action(
                 kind=ACTION_BFQ_SLICE_IDLE, instance_uuid='',
-                target=dev.name, value=params.slice_idle_us,
+                target=dev.name, value=params.bfq_slice_idle_us,
                 rule=RULE_SLICE_IDLE,
                 reason='device %s shared by %d VMs on bfq; '
                        'bfq_slice_idle_us = %d' % (
-                           dev.name, len(vms), params.slice_idle_us)))
+                           dev.name, len(vms), params.bfq_slice_idle_us)))
         for u in vms:
             weighted.setdefault(u, []).append((dev.name, len(vms), sched))
     for inst in sorted(instances, key=lambda i: i.uuid):
@@ -155,19 +156,14 @@ def plan_vaio(instances, devices, params):
     return tuple(actions), tuple(notes), state
 
 
-def params_from_conf(conf):
-    g = conf['host_agent_policy.vaio']
-    return Params(weight=g.weight, min_vms=g.min_vms,
-                  switch_scheduler=g.switch_scheduler,
-                  slice_idle_us=g.bfq_slice_idle_us)
-
-
 class VaioPolicy(base.Policy):
+    """Stateless: what it saw goes to the facts ('vaio')."""
     name = 'vaio'
+    Params = Params
 
-    def decide(self, snapshot):
-        actions, notes, state = plan_vaio(
+    def decide(self, snapshot, state=None):
+        actions, notes, seen = plan_vaio(
             tuple(snapshot.instances.values()), snapshot.block_devices,
-            params_from_conf(self.conf))
+            self.params())
         return model.Plan(policy=self.name, actions=actions, notes=notes,
-                          facts={'vaio': state})
+                          facts={'vaio': seen})

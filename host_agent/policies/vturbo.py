@@ -50,9 +50,10 @@ KERNEL_MIN_SLICE_US = 100
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    turbo_pcpus: tuple = ()
-    turbo_slice_us: int = 100
-    pin_regular_vcpus: bool = True
+    """[host_agent_policy.vturbo] (host_agent/conf/vturbo.py)."""
+    turbo_pcpus: tuple
+    turbo_slice_us: int
+    pin_regular_vcpus: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,19 +127,14 @@ def plan_turbo(instances, pcpus, params):
     return tuple(actions), (), TurboState(turbo, regular, tuple(chosen))
 
 
-def params_from_conf(conf):
-    g = conf['host_agent_policy.vturbo']
-    return Params(turbo_pcpus=tuple(g.turbo_pcpus),
-                  turbo_slice_us=g.turbo_slice_us,
-                  pin_regular_vcpus=g.pin_regular_vcpus)
-
-
 class VTurboPolicy(base.Policy):
+    """Stateless: what it did goes to the facts ('vturbo')."""
     name = 'vturbo'
+    Params = Params
 
-    def decide(self, snapshot):
-        actions, notes, state = plan_turbo(
+    def decide(self, snapshot, state=None):
+        actions, notes, turbo = plan_turbo(
             tuple(snapshot.instances.values()), snapshot.pcpus,
-            params_from_conf(self.conf))
+            self.params())
         return model.Plan(policy=self.name, actions=actions, notes=notes,
-                          facts={'vturbo': state})
+                          facts={'vturbo': turbo})

@@ -115,7 +115,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
 
     ``decisions``: model.Decision to carry, as given (see
     ``report_decisions`` for the newest N). ``slo``: the SLO policy's
-    facts (``policies.slo.SloFacts``) of the last tick, or None.
+    facts (``policies.slo_window.SloFacts``) of the last tick, or None.
     """
     n_pcpus = max(1, len(snapshot.pcpus))
     entries = []

@@ -31,6 +31,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.drivers.libvirt import block_devices
 from host_agent import model
 from host_agent.policies import vaio
+from host_agent import policy_params
 from tests import fixtures
 
 
@@ -93,8 +94,9 @@ def test_switch_tune_and_restore_a_real_device(loop):
     assert 'bfq' in found.schedulers and found.disks == (('a', 'vda'),
                                                          ('b', 'vda'))
     insts = [model.InstanceInfo('a', 'a'), model.InstanceInfo('b', 'b')]
-    actions, notes, _ = vaio.plan_vaio(insts, [found], vaio.Params(
-        switch_scheduler=original != 'bfq', slice_idle_us=0))
+    params = policy_params.params_for(
+        'vaio', switch_scheduler=original != 'bfq', bfq_slice_idle_us=0)
+    actions, notes, _ = vaio.plan_vaio(insts, [found], params)
     act = driver_act.DriverActuator(Knobs(), journal_mod.Journal())
     plan = model.Plan('vaio', actions=tuple(
         a for a in actions if a.kind != vaio.ACTION_VM_IO_WEIGHT))

@@ -24,6 +24,7 @@ from nova.tests.functional import integrated_helpers
 
 from host_agent import model
 from host_agent.policies import vslicer
+from host_agent import policy_params
 from host_agent.reporter import build
 from nova_plugin import explain
 from tests.nova import plugin_state
@@ -82,8 +83,9 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def agent_report(self, host, sched, instances=()):
         """The report ``host``'s agent sends (HostReport 1.3): its vSlicer
         plan for ``instances`` on 4 pCPUs under the measured ``sched``."""
-        _, _, facts = vslicer.plan_slices(tuple(instances), (0, 1, 2, 3),
-                                          vslicer.Params(), sched=sched)
+        _, _, facts = vslicer.plan_slices(
+            tuple(instances), (0, 1, 2, 3),
+            policy_params.params_for('vslicer'), sched=sched)
         self.seq[host] = self.seq.get(host, 0) + 1
         self.assertTrue(self.store.update(reports.report(
             host=host, ts=self.clock.now, seq=self.seq[host], pcpus=4,

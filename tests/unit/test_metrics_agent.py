@@ -25,7 +25,7 @@ import pytest
 from host_agent.conf import metrics as metrics_conf
 from host_agent import metrics
 from host_agent import model
-from host_agent.policies import slo
+from host_agent.policies import slo_window
 
 
 def scrape(registry):
@@ -206,12 +206,12 @@ def test_decisions_are_counted_once_when_made():
 
 def _slo_plan(verdicts):
     dslo = model.DiskSlo(min_iops=100, latency_ms=5)
-    vols = tuple(slo.Volume(instance_uuid=u, target='vda', slo=dslo,
+    vols = tuple(slo_window.Volume(instance_uuid=u, target='vda', slo=dslo,
                             verdict=v, ind=ind)
                  for u, (v, ind) in verdicts.items())
-    vols += (slo.Volume(instance_uuid='noisy', target='vda', slo=None,
+    vols += (slo_window.Volume(instance_uuid='noisy', target='vda', slo=None,
                         verdict=''),)
-    facts = slo.SloFacts(volumes=vols, allowance=None, capacity_iops=0.0,
+    facts = slo_window.SloFacts(volumes=vols, allowance=None, capacity_iops=0.0,
                          need_iops=0.0)
     return model.Plan(policy='slo', facts={'slo': facts})
 

@@ -117,7 +117,7 @@ def test_tick_survives_a_dead_driver_and_a_failing_policy(host):
     class Boom(object):
         name = 'boom'
 
-        def decide(self, snapshot):
+        def decide(self, snapshot, state):
             raise ZeroDivisionError('bad policy')
 
     agent = fixtures.make_agent(driver)
@@ -161,13 +161,36 @@ def test_a_lasting_note_is_logged_once(host, caplog):
     class Noting(object):
         name = 'noting'
 
-        def decide(self, snapshot):
+        def decide(self, snapshot, state):
             return model.Plan(policy='noting', notes=('refused bound X',))
     agent.policies.append(Noting())
     with caplog.at_level(logging.WARNING):
         fixtures.run_ticks(sim, agent, 3)
     assert sum('refused bound X' in r.getMessage()
                for r in caplog.records) == 1
+
+
+def test_each_policy_gets_back_its_own_state(host):
+    """The agent keeps each policy's Plan.state under the policy's name and
+    gives it to that policy's next decide; a failing decide keeps it."""
+    sim, driver = host
+    agent = fixtures.make_agent(driver)
+    seen = []
+
+    class Counting(object):
+        name = 'counting'
+
+        def decide(self, snapshot, state):
+            seen.append(state)
+            if state == 2:
+                raise RuntimeError('fails from its third tick on')
+            return model.Plan(policy=self.name,
+                              state=1 if state is None else state + 1)
+    agent.policies.append(Counting())
+    fixtures.run_ticks(sim, agent, 4)
+    assert seen == [None, 1, 2, 2]
+    assert agent.policy_states == {'vslicer': None, 'counting': 2}
+    assert agent.last_plan.state is None         # merged: no one's state
 
 
 class _Outage(_Broken):

@@ -17,8 +17,10 @@ import pytest
 
 from host_agent import model
 from host_agent.policies import ibalancer as ib
+from host_agent.policies import ibalancer_equations as eq
+from host_agent import policy_params
 
-P = ib.Params()
+P = policy_params.params_for('ibalancer')
 
 
 def vcpu(uuid, events, run_share=0.3, burst_us=0.0, vcpu_=0):
@@ -61,7 +63,7 @@ def caps(plan):
     (5, 0.5, 0.0, 100.0),          # no burst figure: VR = PR
 ])
 def test_vr_pr(events, pr_s, burst_us, want):
-    assert ib.vr_pr(events, pr_s, burst_us) == pytest.approx(want)
+    assert eq.vr_pr(events, pr_s, burst_us) == pytest.approx(want)
 
 
 @pytest.mark.parametrize('vrpr, was_io, want', [
@@ -72,7 +74,7 @@ def test_vr_pr(events, pr_s, burst_us, want):
     (24.9, True, False),           # leaves below alpha - 5
 ])
 def test_classify_hysteresis(vrpr, was_io, want):
-    assert ib.classify(vrpr, was_io, P) is want
+    assert eq.classify(vrpr, was_io, P) is want
 
 
 # -- masking -------------------------------------------------------------
@@ -86,15 +88,15 @@ def test_classify_hysteresis(vrpr, was_io, want):
     (1000, 0.1, 2.0, 0.0, 0.0, 500.0),
 ])
 def test_masked_en(events, pr_s, window_s, s_ms, period_ms, want):
-    assert ib.masked_en(events, pr_s, window_s, s_ms, period_ms) == \
+    assert eq.masked_en(events, pr_s, window_s, s_ms, period_ms) == \
         pytest.approx(want)
 
 
 def test_masking_hides_cpu_share_above_s():
     # Same events per own runtime, shares 0.3 and 0.6: both ran >= S per
     # period, so EN is equal (the paper's normalisation).
-    a = ib.masked_en(300, 0.3, 1.0, 30.0, 120.0)
-    b = ib.masked_en(600, 0.6, 1.0, 30.0, 120.0)
+    a = eq.masked_en(300, 0.3, 1.0, 30.0, 120.0)
+    b = eq.masked_en(600, 0.6, 1.0, 30.0, 120.0)
     assert a == pytest.approx(b) == pytest.approx(30.0)
 
 
@@ -107,12 +109,12 @@ def test_masking_hides_cpu_share_above_s():
     ([0, 0], 0.0),
 ])
 def test_deviation_per_vcpu_normalised(ens, want):
-    assert ib.deviation(ens) == pytest.approx(want)
+    assert eq.deviation(ens) == pytest.approx(want)
 
 
 # -- Eqs. 4-5 ---------------------------------------------------------------
 def test_worked_example_280_120():
-    drv, pairs = ib.delays([300.0, 100.0, 450.0, 150.0], 200.0)
+    drv, pairs = eq.delays([300.0, 100.0, 450.0, 150.0], 200.0)
     assert drv == pytest.approx(250.0)
     got = {(t, r): d for t, r, d in pairs}
     # 100 (index 1) pairs with 450 (index 2), 150 (3) with 300 (0)
@@ -121,7 +123,7 @@ def test_worked_example_280_120():
 
 
 def test_odd_n_leaves_the_median_alone():
-    drv, pairs = ib.delays([100.0, 200.0, 500.0], 200.0)
+    drv, pairs = eq.delays([100.0, 200.0, 500.0], 200.0)
     assert [(t, r) for t, r, _ in pairs] == [(0, 2)]
     assert drv == pytest.approx(400.0)
     assert pairs[0][2] == pytest.approx(200.0)
@@ -130,7 +132,7 @@ def test_odd_n_leaves_the_median_alone():
 @pytest.mark.parametrize('eis', [[200.0, 200.0], [300.0, 300.0, 300.0],
                                  [50.0]])
 def test_drv_not_positive_gives_no_delay(eis):
-    drv, pairs = ib.delays(eis, 200.0)
+    drv, pairs = eq.delays(eis, 200.0)
     assert drv <= 0 and pairs == []
 
 
@@ -142,17 +144,17 @@ def test_drv_not_positive_gives_no_delay(eis):
     (100.0, 1000.0, 100.0 / 1.1),
 ])
 def test_delayed_rate(rate, d_us, want):
-    assert ib.delayed_rate(rate, d_us) == pytest.approx(want)
+    assert eq.delayed_rate(rate, d_us) == pytest.approx(want)
 
 
 def test_vm_delay_weights_by_events_and_converts_at_the_disk_rate():
     vs = [ib.VcpuView('a', 0, 300, 0, 0, True, 0, True, 0, 300.0,
                       delay_us=200.0),
           ib.VcpuView('a', 1, 100, 0, 0, True, 0, True, 0, 100.0)]
-    assert ib.vm_delay(vs) == pytest.approx(150.0)
+    assert eq.vm_delay(vs) == pytest.approx(150.0)
     # digest 3: iops x 1 / (1 + iops d), 2000 IOPS and 200 us: / 1.4
-    assert ib.vm_fraction(2000.0, 200.0) == pytest.approx(1 / 1.4)
-    assert ib.vm_fraction(0.0, 200.0) == 1.0
+    assert eq.vm_fraction(2000.0, 200.0) == pytest.approx(1 / 1.4)
+    assert eq.vm_fraction(0.0, 200.0) == 1.0
 
 
 # -- the plan: trigger, cap, hold, release --------------------------------
@@ -201,7 +203,7 @@ def test_first_tick_without_a_window_does_nothing():
 
 def test_cap_is_the_delayed_natural_rate_not_a_compound_cut():
     p1 = ib.plan_ibalancer(snap(UNFAIR), P)
-    st = p1.facts['ibalancer_state']
+    st = p1.state
     cap1 = st.caps[('a', 'vda')]
     f1 = p1.facts['ibalancer'].vm_fraction['a']
     assert cap1 == pytest.approx(f1 * 900.0)
@@ -210,7 +212,7 @@ def test_cap_is_the_delayed_natural_rate_not_a_compound_cut():
     # from the use before the cap (900), the events scaled to it
     again = dict(UNFAIR, a=(3000, cap1))
     p2 = ib.plan_ibalancer(snap(again), P, st)
-    st2 = p2.facts['ibalancer_state']
+    st2 = p2.state
     f2 = p2.facts['ibalancer'].vm_fraction['a']
     assert st2.free[('a', 'vda')] == 900.0
     if st2.caps[('a', 'vda')] != cap1:      # min_change keeps the old one
@@ -219,15 +221,15 @@ def test_cap_is_the_delayed_natural_rate_not_a_compound_cut():
     # deviation in the band (7 % < D/n <= 10 %): held, rule hold
     band = {'a': (1100, 300.0), 'b': (1100, 300.0), 'c': (900, 300.0),
             'd': (900, 300.0)}
-    assert 7.0 < ib.deviation([1100, 1100, 900, 900]) <= 10.0
+    assert 7.0 < eq.deviation([1100, 1100, 900, 900]) <= 10.0
     p3 = ib.plan_ibalancer(snap(band), P, st2)
     assert p3.facts['ibalancer'].verdict == 'hold'
     assert {a.rule for a in p3.actions} == {ib.RULE_HOLD}
-    assert p3.facts['ibalancer_state'].caps == st2.caps
+    assert p3.state.caps == st2.caps
 
 
 def test_a_capped_vm_that_is_no_longer_a_target_is_released():
-    st = ib.plan_ibalancer(snap(UNFAIR), P).facts['ibalancer_state']
+    st = ib.plan_ibalancer(snap(UNFAIR), P).state
     # now c and d are the heavy ones (and EI has caught up: reseeded)
     st = dataclasses.replace(st, ei_us={})
     flipped = {'a': (1000, 300.0), 'b': (1200, 350.0), 'c': (3000, 900.0),
@@ -237,7 +239,7 @@ def test_a_capped_vm_that_is_no_longer_a_target_is_released():
     assert got['a'] == (ib.RULE_RELEASE, model.ORIGINAL)
     assert got['b'] == (ib.RULE_RELEASE, model.ORIGINAL)
     assert got['c'][0] == got['d'][0] == ib.RULE_CAP
-    assert set(p.facts['ibalancer_state'].caps) == {('c', 'vda'),
+    assert set(p.state.caps) == {('c', 'vda'),
                                                     ('d', 'vda')}
 
 
@@ -249,17 +251,17 @@ def test_band_without_a_trigger_does_nothing():
 
 
 def test_termination_gives_back_then_releases_every_cap():
-    st = ib.plan_ibalancer(snap(UNFAIR), P).facts['ibalancer_state']
+    st = ib.plan_ibalancer(snap(UNFAIR), P).state
     held = dict(st.caps)
     fair = {'a': (1000, held[('a', 'vda')]), 'b': (1000, held[('b', 'vda')]),
             'c': (1000, 300.0), 'd': (1000, 300.0)}
     # calm tick 1 of 2: held
     p = ib.plan_ibalancer(snap(fair), P, st)
     assert {a.rule for a in p.actions} == {ib.RULE_HOLD}
-    assert p.facts['ibalancer_state'].caps == held
+    assert p.state.caps == held
     # calm tick 2: give back x1.1 while the disk still reaches its cap
-    p = ib.plan_ibalancer(snap(fair), P, p.facts['ibalancer_state'])
-    st = p.facts['ibalancer_state']
+    p = ib.plan_ibalancer(snap(fair), P, p.state)
+    st = p.state
     assert st.caps[('a', 'vda')] == pytest.approx(held[('a', 'vda')] * 1.1)
     # the disks no longer reach their caps: every cap removed (ORIGINAL)
     low = {'a': (1000, 100.0), 'b': (1000, 100.0), 'c': (1000, 100.0),
@@ -267,8 +269,8 @@ def test_termination_gives_back_then_releases_every_cap():
     p = ib.plan_ibalancer(snap(low), P, st)
     assert caps(p) == {'a': model.ORIGINAL, 'b': model.ORIGINAL}
     assert {a.rule for a in p.actions} == {ib.RULE_RELEASE}
-    assert p.facts['ibalancer_state'].caps == {}
-    assert not p.facts['ibalancer_state'].triggered
+    assert p.state.caps == {}
+    assert not p.state.triggered
 
 
 def test_flapping_vcpu_near_alpha_keeps_its_class():
@@ -276,23 +278,23 @@ def test_flapping_vcpu_near_alpha_keeps_its_class():
     s1 = model.HostSnapshot(
         host='h', ts=1.0, window_s=1.0, pcpus=(0,), instances={},
         vcpus=(vcpu('a', 1000, 0.2, 60.0),))
-    st = ib.plan_ibalancer(s1, P).facts['ibalancer_state']
+    st = ib.plan_ibalancer(s1, P).state
     assert st.io[('a', 0)] is True
     # 28 %: below alpha but within the hysteresis: still I/O
     s2 = model.HostSnapshot(
         host='h', ts=2.0, window_s=1.0, pcpus=(0,), instances={},
         vcpus=(vcpu('a', 1000, 0.2, 56.0),))
-    assert ib.plan_ibalancer(s2, P, st).facts['ibalancer_state'].io[
+    assert ib.plan_ibalancer(s2, P, st).state.io[
         ('a', 0)] is True
-    assert ib.plan_ibalancer(s2, P).facts['ibalancer_state'].io[
+    assert ib.plan_ibalancer(s2, P).state.io[
         ('a', 0)] is False
 
 
 def test_ei_is_an_ewma_of_the_interval():
-    st = ib.plan_ibalancer(snap(UNFAIR), P).facts['ibalancer_state']
+    st = ib.plan_ibalancer(snap(UNFAIR), P).state
     assert st.ei_us[('a', 0)] == pytest.approx(1e6 / 3000)
     nxt = dict(UNFAIR, a=(1000, 900.0))
-    st2 = ib.plan_ibalancer(snap(nxt), P, st).facts['ibalancer_state']
+    st2 = ib.plan_ibalancer(snap(nxt), P, st).state
     assert st2.ei_us[('a', 0)] == pytest.approx(
         0.25 * 1000.0 + 0.75 * 1e6 / 3000)
 
@@ -306,13 +308,16 @@ def test_cap_respects_static_ceiling_and_slo_floor():
     assert got['b']['total_iops_sec'] == 50       # its static ceiling
 
 
-def test_params_from_conf_reads_every_option():
+def test_the_policy_reads_every_option_of_its_group():
     from oslo_config import cfg
     from host_agent.conf import ibalancer as opts
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)
     conf([])
-    assert ib.params_from_conf(conf) == ib.Params()
+    assert ib.IBalancerPolicy(conf).params() == P
+    conf.set_override('beta', 12.5, 'host_agent_policy.ibalancer')
+    assert ib.IBalancerPolicy(conf).params() == policy_params.params_for(
+        'ibalancer', beta=12.5)
 
 
 def test_few_events_are_not_tracked_and_a_pool_of_one_is_calm():
@@ -323,7 +328,7 @@ def test_few_events_are_not_tracked_and_a_pool_of_one_is_calm():
 
 
 def test_without_masking_en_is_events_per_second():
-    p0 = ib.Params(mask_slice_ms=0.0)
+    p0 = policy_params.params_for('ibalancer', mask_slice_ms=0.0)
     plan = ib.plan_ibalancer(snap(UNFAIR, window_s=2.0), p0)
     ens = {v.instance_uuid: v.en for v in plan.facts['ibalancer'].vcpus}
     assert ens == {'a': 1500.0, 'b': 1400.0, 'c': 500.0, 'd': 600.0}

@@ -23,8 +23,10 @@ import pytest
 from host_agent.conf import isacs as isacs_conf
 from host_agent import model
 from host_agent.policies import isacs
+from host_agent import policy_params
 
-P = isacs.Params(min_io_slice_us=250)  # base 3000, cpu 6000, alpha 2
+# base 3000, cpu 6000, alpha 2 (the options' defaults)
+P = policy_params.params_for('isacs', min_io_slice_us=250)
 PB = dataclasses.replace(P, balance=True)
 
 
@@ -204,7 +206,7 @@ def test_balance(name, vcpus, pcpus, recent, specs, params, want):
                             state)
     assert by_kind(plan, model.ACTION_VCPU_PIN) == want
     kept = tuple(t for t in recent if t > 940.0)
-    new_state = plan.facts['isacs_state']
+    new_state = plan.state
     assert new_state.recent_moves == (kept + (1000.0,) if want else kept)
     assert len(new_state.recent_moves) <= max(
         params.max_moves_per_minute, len(kept))
@@ -250,21 +252,24 @@ def conf_for(params):
             types.SimpleNamespace(**dataclasses.asdict(params))}
 
 
-def test_policy_feeds_state_back():
+def test_state_fed_back_limits_the_moves():
+    # The agent gives each decide the Plan.state of the previous one.
     policy = isacs.IsacsPolicy(conf_for(PB))
-    pins = []
+    pins, state = [], None
     for ts in (1000.0, 1030.0, 1061.0):
-        plan = policy.decide(snap(BUSY, (0, 1, 2), ts))
+        plan = policy.decide(snap(BUSY, (0, 1, 2), ts), state)
         pins.append(bool(by_kind(plan, model.ACTION_VCPU_PIN)))
+        state = plan.state
     assert pins == [True, False, True]
-    assert policy.state.recent_moves == (1061.0,)
+    assert state == isacs.State(recent_moves=(1061.0,))
 
 
-def test_conf_defaults_match_params():
+def test_the_policy_reads_every_option_of_its_group():
     conf = cfg.ConfigOpts()
     isacs_conf.register_opts(conf)
     conf([])
-    assert isacs.params_from_conf(conf) == isacs.Params()
+    assert isacs.IsacsPolicy(conf).params() == policy_params.params_for(
+        'isacs')
     names = {o.name for _, opts in isacs_conf.list_opts() for o in opts}
     assert names == {f.name for f in dataclasses.fields(isacs.Params)}
 

@@ -140,14 +140,16 @@ def test_null_nlsvm_vcpus_means_unknown():
 def test_build_fills_the_1_2_lsvm_fields_from_vslicer_facts():
     from host_agent import model
     from host_agent.policies import vslicer
+    from host_agent import policy_params
     from host_agent.reporter import build
 
     def inst(uuid, vcpus, specs):
         return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
                                   extra_specs=specs)
-    params = vslicer.Params(nlsvm_slice_us=4000, lsvm_max_slice_us=800,
-                            min_slice_us=200, default_latency_ms=3.0,
-                            max_lsvm_per_pcpu=2, wakeup_preemption=False)
+    params = policy_params.params_for(
+        'vslicer', nlsvm_slice_us=4000, lsvm_max_slice_us=800,
+        min_slice_us=200, default_latency_ms=3.0, max_lsvm_per_pcpu=2,
+        wakeup_preemption=False)
     lsvm = {'iosched:latency_sensitive': 'true'}
     _, _, facts = vslicer.plan_slices(
         [inst('l', 1, dict(lsvm, **{'iosched:latency_ms': '9'})),

@@ -15,8 +15,11 @@ import pytest
 
 from host_agent import model
 from host_agent.policies import slo
+from host_agent.policies import slo_caps
+from host_agent.policies import slo_window
+from host_agent import policy_params
 
-P = slo.Params()
+P = policy_params.params_for('slo')
 SLO_A = model.DiskSlo(min_iops=200, latency_ms=10)          # mean
 SLO_B = model.DiskSlo(min_iops=100, latency_ms=20)
 SLO_P99 = model.DiskSlo(min_iops=200, latency_ms=10, latency_stat='p99')
@@ -63,12 +66,12 @@ def caps(plan):
     (0, 0.0, 0.0, 0, None),
 ])
 def test_indicator_eq2(ops, lat, n, reqs, want):
-    got = slo.indicator(SLO_A, ops, lat, n, reqs, P)
+    got = slo_window.indicator(SLO_A, ops, lat, n, reqs, P)
     assert got == (None if want is None else pytest.approx(want))
 
 
 def test_no_slo_volume_no_action():
-    plan = slo.plan_slo(snap(vol('n', ops=800, mean=3.0, n=2.4)))
+    plan = slo.plan_slo(snap(vol('n', ops=800, mean=3.0, n=2.4)), P)
     assert plan.actions == () and plan.facts['slo'].allowance is None
 
 
@@ -81,7 +84,7 @@ def test_miss_holds_the_neighbour_back_to_what_is_left():
     plan = slo.plan_slo(s, P)
     assert caps(plan) == {'n': {'total_iops_sec': 600,
                                 'size_iops_sec': 16384}}
-    st = plan.facts['slo_state']
+    st = plan.state
     # a miss before any hold-back sets no knee: it only says there is
     # contention, not which level is too high
     assert st.allowance == pytest.approx(600) and st.knee is None
@@ -100,29 +103,29 @@ def test_calm_windows_hold_then_give_back_within_the_knee():
         return (vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
                 vol('n', ops=n_ops, n=12.0))
     # window 1 of calm: held at 600
-    second = slo.plan_slo(snap(*met(590)), P, first.facts['slo_state'])
-    assert second.facts['slo_state'].allowance == pytest.approx(600)
+    second = slo.plan_slo(snap(*met(590)), P, first.state)
+    assert second.state.allowance == pytest.approx(600)
     assert caps(second)['n']['total_iops_sec'] == 600
     # window 2: +0.05 * C = 650, under room = 1000 - 210; 650 is within
     # min_change (10 %) of the cap 600: not rewritten
-    third = slo.plan_slo(snap(*met(590)), P, second.facts['slo_state'])
-    assert third.facts['slo_state'].allowance == pytest.approx(650)
+    third = slo.plan_slo(snap(*met(590)), P, second.state)
+    assert third.state.allowance == pytest.approx(650)
     assert caps(third)['n']['total_iops_sec'] == 600
     # window 3: 700 -> written; window 4: 750
-    fourth = slo.plan_slo(snap(*met(595)), P, third.facts['slo_state'])
+    fourth = slo.plan_slo(snap(*met(595)), P, third.state)
     assert caps(fourth)['n']['total_iops_sec'] == 700
-    fifth = slo.plan_slo(snap(*met(690)), P, fourth.facts['slo_state'])
-    assert fifth.facts['slo_state'].allowance == pytest.approx(750)
+    fifth = slo.plan_slo(snap(*met(690)), P, fourth.state)
+    assert fifth.state.allowance == pytest.approx(750)
     # a miss while held at 750: the knee is 750, the cut 750 * 0.8 = 600,
     # and the give-back stops at 750 * 0.9 = 675
     miss = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
                              vol('n', ops=745, n=12.0)), P,
-                        fifth.facts['slo_state'])
-    st = miss.facts['slo_state']
+                        fifth.state)
+    st = miss.state
     assert st.knee == pytest.approx(745) and st.allowance == pytest.approx(
         745 * 0.75)
     for n_ops in (555, 600, 640, 670, 675):
-        st = slo.plan_slo(snap(*met(n_ops)), P, st).facts['slo_state']
+        st = slo.plan_slo(snap(*met(n_ops)), P, st).state
     assert st.allowance == pytest.approx(745 * 0.9)
 
 
@@ -131,10 +134,10 @@ def test_release_when_the_caps_no_longer_bind():
                               vol('n', ops=800, n=12.0)), P)
     quiet = (vol('a', SLO_A, ops=210, mean=4.0, n=0.8),
              vol('n', ops=100, n=0.2))
-    st = first.facts['slo_state']
+    st = first.state
     for _ in range(2):
         plan = slo.plan_slo(snap(*quiet), P, st)
-        st = plan.facts['slo_state']
+        st = plan.state
     # d = 100 < 600 * 0.9: the original iotune back, allowance free
     (action,) = plan.actions
     assert action.value == model.ORIGINAL and action.rule == slo.RULE_RELEASE
@@ -147,11 +150,11 @@ def test_a_backlogged_neighbour_under_its_cap_keeps_it():
     # testbed); the allowance grows instead
     first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
                               vol('n', ops=800, n=12.0)), P)
-    st = first.facts['slo_state']
+    st = first.state
     for _ in range(2):
         plan = slo.plan_slo(snap(vol('a', SLO_A, ops=210, mean=4.0, n=0.8),
                                  vol('n', ops=300, n=8.0)), P, st)
-        st = plan.facts['slo_state']
+        st = plan.state
     assert st.allowance == pytest.approx(650)
     assert caps(plan)['n'] != model.ORIGINAL
 
@@ -159,11 +162,11 @@ def test_a_backlogged_neighbour_under_its_cap_keeps_it():
 def test_released_when_the_slo_volumes_are_idle():
     first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
                               vol('n', ops=800, n=12.0)), P)
-    st = first.facts['slo_state']
+    st = first.state
     for _ in range(2):
         plan = slo.plan_slo(snap(vol('a', SLO_A, ops=0, reqs=0),
                                  vol('n', ops=600, n=12.0)), P, st)
-        st = plan.facts['slo_state']
+        st = plan.state
     assert caps(plan)['n'] == model.ORIGINAL
 
 
@@ -173,7 +176,7 @@ def test_a_giver_running_at_its_cap_stops_giving():
              vol('b', SLO_B, ops=108, mean=5.0, n=0.54),
              vol('n', ops=490, n=12.0))
     plan = slo.plan_slo(s, P, st)
-    assert ('b', 'vda') in plan.facts['slo_state'].sticky
+    assert ('b', 'vda') in plan.state.sticky
     assert caps(plan)['b'] == model.ORIGINAL
 
 
@@ -219,7 +222,7 @@ def test_percentile_slo_without_histogram_is_judged_on_the_mean():
     plan = slo.plan_slo(s, P)
     assert any('no latency histogram' in note for note in plan.notes)
     (v,) = [v for v in plan.facts['slo'].volumes if v.instance_uuid == 'a']
-    assert v.stat == 'mean' and v.verdict == slo.MISSED
+    assert v.stat == 'mean' and v.verdict == slo_window.MISSED
 
 
 def test_percentile_slo_uses_the_histogram_figure():
@@ -239,13 +242,13 @@ def test_a_donor_that_misses_stops_giving_for_knee_ticks():
              vol('b', SLO_B, ops=110, mean=25.0, n=2.75),
              vol('n', ops=490, n=12.0))
     plan = slo.plan_slo(s, P, st)
-    assert plan.facts['slo_state'].sticky == {('b', 'vda'): P.knee_ticks}
+    assert plan.state.sticky == {('b', 'vda'): P.knee_ticks}
     assert caps(plan)['b'] == model.ORIGINAL
     # later, beating its SLO again, it is still not a donor
     later = snap(vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
                  vol('b', SLO_B, ops=300, mean=5.0, n=1.5),
                  vol('n', ops=490, n=12.0))
-    again = slo.plan_slo(later, P, plan.facts['slo_state'])
+    again = slo.plan_slo(later, P, plan.state)
     assert 'b' not in caps(again)
 
 
@@ -253,16 +256,16 @@ def test_the_window_after_a_cut_waits_while_ind_falls():
     s = snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
              vol('n', ops=800, n=12.0))
     first = slo.plan_slo(s, P)                   # Ind 0.5: A = 600
-    st = first.facts['slo_state']
+    st = first.state
     assert st.settle and st.settle_ind == pytest.approx(0.5)
     # next window still a miss but better (Ind 0.2): held, no knee
     better = snap(vol('a', SLO_A, ops=190, mean=12.0, n=2.28),
                   vol('n', ops=640, n=12.0))
-    held = slo.plan_slo(better, P, st).facts['slo_state']
+    held = slo.plan_slo(better, P, st).state
     assert held.allowance == pytest.approx(600) and not held.settle
     assert held.knee is None
     # and a miss after that cuts again: 600 * 0.8
-    cut = slo.plan_slo(better, P, held).facts['slo_state']
+    cut = slo.plan_slo(better, P, held).state
     assert cut.allowance == pytest.approx(480)
 
 
@@ -284,8 +287,8 @@ def test_unknown_capacity_cuts_from_the_donors_use():
     (5, {'x': (800, None), 'y': (800, None)}, {'x': 10, 'y': 10}),
 ])
 def test_split_water_filling(allowance, asks, want):
-    donors = [slo.Volume(k, 'vda', None, ops=u, ref_ops=u)
+    donors = [slo_window.Volume(k, 'vda', None, ops=u, ref_ops=u)
               for k, (u, _) in asks.items()]
     held = {(k, 'vda'): c for k, (_, c) in asks.items() if c is not None}
-    got = slo.split(allowance, donors, held, P)
+    got = slo_caps.split(allowance, donors, held, P)
     assert {k[0]: pytest.approx(v) for k, v in got.items()} == want

@@ -13,6 +13,7 @@
 knobs (fakes), and its explanations on a simulated host: the log line, the
 HostReport's decisions and ``iosched-explain``."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from host_agent.drivers import base as driver_base
 from host_agent.drivers.libvirt import block_devices
 from host_agent import model
 from host_agent.policies import vaio
+from host_agent import policy_params
 from tests import fixtures
 
 OFFERED = ('none', 'mq-deadline', 'kyber', 'bfq')
@@ -55,7 +57,7 @@ def rules(actions):
 
 
 O = model.ORIGINAL
-P = vaio.Params()
+P = policy_params.params_for('vaio')
 # name, instances, devices, params, want weights, want scheduler actions
 # {device: value}, want notes
 CASES = [
@@ -63,7 +65,7 @@ CASES = [
      'abc', [dev('loop0', 'bfq', 'a', 'b', 'c')], P,
      {'a': 100, 'b': 100, 'c': 100}, {}, 0),
     ('weight option applies to all',
-     'ab', [dev('loop0', 'bfq', 'a', 'b')], vaio.Params(weight=500),
+     'ab', [dev('loop0', 'bfq', 'a', 'b')], dataclasses.replace(P, weight=500),
      {'a': 500, 'b': 500}, {}, 0),
     ('a VM alone on its device is released, the shared ones weighted',
      'abc', [dev('loop0', 'bfq', 'a', 'b'), dev('sda', 'bfq', 'c')], P,
@@ -77,16 +79,16 @@ CASES = [
      {'a': O, 'b': O}, {}, 1),
     ('shared device without BFQ, switch on: scheduler to bfq and weights',
      'ab', [dev('loop0', 'mq-deadline', 'a', 'b')],
-     vaio.Params(switch_scheduler=True),
+     dataclasses.replace(P, switch_scheduler=True),
      {'a': 100, 'b': 100}, {'loop0': 'bfq'}, 0),
     ('switch on but BFQ not offered: note, no weight',
      'ab', [dev('nvme0n1', 'none', 'a', 'b', offered=('none',))],
-     vaio.Params(switch_scheduler=True), {'a': O, 'b': O}, {}, 1),
+     dataclasses.replace(P, switch_scheduler=True), {'a': O, 'b': O}, {}, 1),
     ('VMs the driver lists on a device but that are gone do not count',
      'a', [dev('loop0', 'bfq', 'a', 'gone')], P, {'a': O}, {}, 0),
     ('min_vms=1: a VM alone on a BFQ device is weighted too',
-     'a', [dev('sda', 'bfq', 'a')], vaio.Params(min_vms=1), {'a': 100},
-     {}, 0),
+     'a', [dev('sda', 'bfq', 'a')], dataclasses.replace(P, min_vms=1),
+     {'a': 100}, {}, 0),
     ('no devices known (driver without block_devices): release all',
      'ab', [], P, {'a': O, 'b': O}, {}, 0),
 ]
@@ -121,7 +123,7 @@ def test_plan(name, uuids, devices, params, want_w, want_s, notes):
 def test_slice_idle_only_on_bfq_devices(sched, switch, want):
     actions, _, _ = vaio.plan_vaio(
         [inst('a'), inst('b')], [dev('loop0', sched, 'a', 'b')],
-        vaio.Params(slice_idle_us=0, switch_scheduler=switch))
+        dataclasses.replace(P, bfq_slice_idle_us=0, switch_scheduler=switch))
     got = {a.target: a.value for a in actions
            if a.kind == vaio.ACTION_BFQ_SLICE_IDLE}
     assert got == want
@@ -157,9 +159,9 @@ def test_policy_reads_its_options_group():
 
 
 def test_default_options():
-    p = vaio.params_from_conf(CONF)
-    assert (p.weight, p.min_vms, p.switch_scheduler, p.slice_idle_us) == (
-        100, 2, False, -1)
+    p = vaio.VaioPolicy(CONF).params()
+    assert (p.weight, p.min_vms, p.switch_scheduler,
+            p.bfq_slice_idle_us) == (100, 2, False, -1)
 
 
 # -- block devices of the libvirt driver ----------------------------------

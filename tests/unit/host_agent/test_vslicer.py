@@ -15,10 +15,13 @@ import pytest
 
 from host_agent import model
 from host_agent.policies import vslicer
+from host_agent.policies import vslicer_bound
+from host_agent import policy_params
 
-P = vslicer.Params(nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
-                   min_slice_us=100, default_latency_ms=2.0,
-                   max_lsvm_per_pcpu=3, vcpu_weight=100)
+P = policy_params.params_for(
+    'vslicer', nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
+    min_slice_us=100, default_latency_ms=2.0, max_lsvm_per_pcpu=3,
+    vcpu_weight=100)
 
 
 def inst(uuid, vcpus=1, lsvm=False, latency_ms=None):
@@ -101,9 +104,10 @@ def test_policy_is_pure_and_deterministic():
     assert a1 == a2
 
 
-PIN = vslicer.Params(nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
-                     min_slice_us=100, default_latency_ms=2.0,
-                     max_lsvm_per_pcpu=3, vcpu_weight=100, pin_lsvms=True)
+PIN = policy_params.params_for(
+    'vslicer', nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
+    min_slice_us=100, default_latency_ms=2.0, max_lsvm_per_pcpu=3,
+    vcpu_weight=100, pin_lsvms=True)
 
 
 def pins(actions):
@@ -157,10 +161,10 @@ def test_dedicated_flavors_are_never_repinned():
     assert pins(actions) == {}
 
 
-RR = vslicer.Params(nlsvm_slice_us=3000, lsvm_max_slice_us=1000,
-                    min_slice_us=100, default_latency_ms=2.0,
-                    max_lsvm_per_pcpu=3, vcpu_weight=100,
-                    wakeup_preemption=False)
+RR = policy_params.params_for(
+    'vslicer', nlsvm_slice_us=3000, lsvm_max_slice_us=1000,
+    min_slice_us=100, default_latency_ms=2.0, max_lsvm_per_pcpu=3,
+    vcpu_weight=100, wakeup_preemption=False)
 
 # name, instances, pcpus, want T_m per LSVM vCPU, want bound_ms, refused
 # Round robin (wakeup_preemption=False): worst = T_NLSVM + (k-1)*T_m,
@@ -199,8 +203,9 @@ def test_round_robin_bound(name, instances, pcpus, t_m, bound, refused):
     (1, 1000, False, 3000), (3, 500, False, 4000),
 ])
 def test_worst_case_us(k, t_m, preempt, want):
-    params = vslicer.Params(nlsvm_slice_us=3000, wakeup_preemption=preempt)
-    assert vslicer.worst_case_us(k, t_m, params) == want
+    params = policy_params.params_for('vslicer', nlsvm_slice_us=3000,
+                                      wakeup_preemption=preempt)
+    assert vslicer_bound.worst_case_us(k, t_m, params) == want
 
 
 def test_facts_carry_what_the_report_needs():

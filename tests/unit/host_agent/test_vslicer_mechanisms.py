@@ -19,9 +19,10 @@ import pytest
 from host_agent import model
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import vslicer
+from host_agent import policy_params
 
-P = vslicer.Params()                                 # defaults
-RR = vslicer.Params(wakeup_preemption=False)
+P = policy_params.params_for('vslicer')             # defaults
+RR = policy_params.params_for('vslicer', wakeup_preemption=False)
 D, W, S = model.MECH_DEADLINE, model.MECH_WEIGHT, model.MECH_SLICE
 
 

@@ -19,6 +19,7 @@ import pytest
 from host_agent.conf import vturbo as vturbo_conf
 from host_agent import model
 from host_agent.policies import vturbo
+from host_agent import policy_params
 
 
 def inst(uuid, vcpus=1, lsvm=False, **specs):
@@ -34,13 +35,14 @@ def of(actions, kind):
             if a.kind == kind}
 
 
-ON = vturbo.Params(turbo_pcpus=(3,))
+OFF = policy_params.params_for('vturbo')   # the options' defaults
+ON = dataclasses.replace(OFF, turbo_pcpus=(3,))
 
 # name, instances, pcpus, params, want emulator pins, want vCPU pins,
 # want number of notes
 CASES = [
     ('off by default: no action, no note',
-     [inst('l', lsvm=True), inst('c', 2)], (0, 1, 2, 3), vturbo.Params(),
+     [inst('l', lsvm=True), inst('c', 2)], (0, 1, 2, 3), OFF,
      {}, {}, 0),
     ('LSVM I/O thread on the turbo pCPU, every vCPU on the regular pool',
      [inst('l', lsvm=True), inst('c', 2)], (0, 1, 2, 3), ON,
@@ -48,17 +50,19 @@ CASES = [
      {('l', '0'): (0, 1, 2), ('c', '0'): (0, 1, 2), ('c', '1'): (0, 1, 2)},
      0),
     ('iosched:turbo=true flavors are turbo VMs too',
-     [inst('t', iosched_turbo='true'), inst('c')], (0, 1), vturbo.Params(
-         turbo_pcpus=(1,)),
+     [inst('t', iosched_turbo='true'), inst('c')], (0, 1), dataclasses.replace(
+         OFF, turbo_pcpus=(1,)),
      {('t', ''): (1,)}, {('t', '0'): (0,), ('c', '0'): (0,)}, 0),
     ('dedicated flavors keep Nova\'s pinning',
      [inst('d', 2, hw_cpu_policy='dedicated')], (0, 1, 2, 3), ON,
      {}, {}, 0),
     ('turbo pCPUs = all pCPUs: off with a note',
-     [inst('l', lsvm=True)], (0, 1), vturbo.Params(turbo_pcpus=(0, 1)),
+     [inst('l', lsvm=True)], (0, 1),
+     dataclasses.replace(OFF, turbo_pcpus=(0, 1)),
      {}, {}, 1),
     ('turbo pCPU not on this host: off with a note',
-     [inst('l', lsvm=True)], (0, 1), vturbo.Params(turbo_pcpus=(7,)),
+     [inst('l', lsvm=True)], (0, 1),
+     dataclasses.replace(OFF, turbo_pcpus=(7,)),
      {}, {}, 1),
     ('no vCPU pinning when pin_regular_vcpus is off',
      [inst('l', lsvm=True)], (0, 1, 2, 3),
@@ -89,8 +93,10 @@ def test_action_kinds_match_the_actuators():
     assert vturbo.ACTION_EMULATOR_SLICE == linux_knobs.ACTION_EMULATOR_SLICE
 
 
-def test_conf_defaults_match_params():
+def test_the_policy_reads_every_option_of_its_group():
     conf = cfg.ConfigOpts()
     vturbo_conf.register_opts(conf)
     conf([])
-    assert vturbo.params_from_conf(conf) == vturbo.Params()
+    assert vturbo.VTurboPolicy(conf).params() == OFF
+    conf.set_override('turbo_pcpus', [3], 'host_agent_policy.vturbo')
+    assert vturbo.VTurboPolicy(conf).params() == ON

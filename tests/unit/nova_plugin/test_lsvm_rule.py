@@ -18,6 +18,7 @@ import pytest
 
 from host_agent import model
 from host_agent.policies import vslicer
+from host_agent import policy_params
 from host_agent.reporter import build
 from iosched.contract import payload
 from nova_plugin import lsvm_rule
@@ -181,7 +182,8 @@ def test_a_dedicated_lsvm_never_goes_to_a_deadline_host(mechanism, passes):
             [model.InstanceInfo('new', 'new', vcpus=1, extra_specs={
                 'iosched:latency_sensitive': 'true',
                 'iosched:latency_ms': '2', 'hw:cpu_policy': 'dedicated'})],
-            (0, 1), vslicer.Params(), _sched('deadline', 13.0, 1.9))
+            (0, 1), policy_params.params_for('vslicer'),
+            _sched('deadline', 13.0, 1.9))
         assert any('gets no SCHED_DEADLINE' in n for n in agent[1])
 
 
@@ -234,10 +236,11 @@ def _host_report(instances, pcpus, params, sched=None, bursts=None):
                               pcpus=pcpus, lsvm=build.lsvm_payload(facts))
 
 
-PRE = vslicer.Params()
-RRP = vslicer.Params(wakeup_preemption=False)
-NL12 = vslicer.Params(nlsvm_slice_us=1200, lsvm_max_slice_us=600,
-                      min_slice_us=200, wakeup_preemption=False)
+PRE = policy_params.params_for('vslicer')
+RRP = policy_params.params_for('vslicer', wakeup_preemption=False)
+NL12 = policy_params.params_for('vslicer', nlsvm_slice_us=1200,
+                                lsvm_max_slice_us=600, min_slice_us=200,
+                                wakeup_preemption=False)
 
 
 def _sched(mechanism, p99=0.0, limit=0.0, foreign=0.0):

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Options of the agent's policies, one group per policy."""
+"""Options of the vSlicer policy, ``[host_agent_policy.vslicer]``."""
 
 from oslo_config import cfg
 
