@@ -39,6 +39,7 @@ import collections
 
 from iosched.simulator import paper_workloads_net as net
 from iosched.simulator import spec as specs
+from iosched.simulator import spec_paper
 from iosched.simulator import workloads
 
 FOREVER_US = workloads.FOREVER_US
@@ -387,8 +388,9 @@ def _fed_from_elsewhere(vm_spec, index):
         parts = (wl.sources + (wl.task,) if isinstance(wl, specs.IoVcpu)
                  else (wl,))
         for p in parts:
-            if (isinstance(p, specs.Stream) and p.app_vcpu == index) or (
-                    isinstance(p, specs.DdWriter) and p.irq_vcpu == index):
+            if ((isinstance(p, spec_paper.Stream) and p.app_vcpu == index)
+                    or (isinstance(p, spec_paper.DdWriter)
+                        and p.irq_vcpu == index)):
                 return True
     return False
 
@@ -401,20 +403,20 @@ def build(wl, ent, sched, loop, vm, rng, gdisks, backend):
         sources, task, chunk = (wl,), None, specs.IoVcpu().irq_chunk_us
     else:
         sources, task, chunk = (), wl, specs.IoVcpu().irq_chunk_us
-    if not (sources or isinstance(task, specs.DdWriter)
+    if not (sources or isinstance(task, spec_paper.DdWriter)
             or _fed_from_elsewhere(vm.spec, ent.index)):
         chunk = FOREVER_US          # nothing can interrupt: no chunking
     w = IoVcpuW(ent, sched, loop, vm, rng, chunk)
     if isinstance(task, specs.CpuBound):
         w.task = Hog(w)
-    elif isinstance(task, specs.Lookbusy):
+    elif isinstance(task, spec_paper.Lookbusy):
         w.task = LookbusyTask(w, task)
-    elif isinstance(task, specs.Sysbench):
+    elif isinstance(task, spec_paper.Sysbench):
         w.task = SysbenchTask(w, task)
-    elif isinstance(task, specs.DdWriter):
+    elif isinstance(task, spec_paper.DdWriter):
         w.task = DdTask(w, task, backend, gdisks[task.disk])
     for src in sources:
-        if isinstance(src, specs.Ping):
+        if isinstance(src, spec_paper.Ping):
             w.sources.append(net.PingSource(w, src, backend))
         else:
             w.sources.append(net.StreamSource(w, src, backend))
