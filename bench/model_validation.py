@@ -78,6 +78,7 @@ from host_agent.policies import lsvm_bounds  # noqa: E402
 from host_agent import policy_params  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec  # noqa: E402
+from iosched.simulator import spec_kernel  # noqa: E402
 
 PHASES = ('idle', 'stock', 'slice', 'weight', 'deadline')
 GUESTS = ('lsvm', 'cpu1', 'cpu2', 'cpu3')
@@ -111,7 +112,7 @@ def reservation(args, activation_us=None):
 
 def kernel_spec(args):
     """``--kernel`` with the ``--kernel-set`` changes applied."""
-    k = spec.kernel(args.kernel)
+    k = spec_kernel.kernel(args.kernel)
     if not args.kernel_set:
         return k
     changes = {}
@@ -331,7 +332,7 @@ def parse(argv):
                    help='simulated seconds per phase after 1 s of warm-up '
                    '(50: the testbed\'s 2,500 requests per phase)')
     p.add_argument('--kernel', default='linux-6.18-hz250',
-                   choices=sorted(spec.KERNELS),
+                   choices=sorted(spec_kernel.KERNELS),
                    help='kernel model (iosched/simulator/spec_kernel.py)')
     p.add_argument('--kernel-set', action='append', default=[],
                    metavar='FIELD=VALUE',

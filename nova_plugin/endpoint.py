@@ -65,6 +65,7 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from iosched.contract import payload
+from iosched.contract import payload_check
 from iosched.contract import rpc
 from iosched.contract import signature as report_signature
 from nova_plugin import conf as iosched_conf
@@ -130,7 +131,7 @@ class ReportEndpoint(object):
                 return
         try:
             parsed = self._parse(report)
-        except payload.PayloadError as e:
+        except payload_check.PayloadError as e:
             self._count('dropped')
             self.store.note_dropped()
             metrics.note_report(metrics.drop_reason(e))

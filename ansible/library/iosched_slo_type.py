@@ -174,6 +174,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 try:
     from cinder_qos import client
+    from cinder_qos import rest
     HAS_IOSCHED, IMPORT_ERROR = True, ''
 except ImportError as e:    # reported by fail_json in main()
     HAS_IOSCHED, IMPORT_ERROR = False, str(e)
@@ -310,7 +311,7 @@ def main():
     try:
         try:
             conn = connect(module.params)
-            admin = client.SloAdmin(client.RestApi(conn.block_storage))
+            admin = client.SloAdmin(rest.RestApi(conn.block_storage))
             result = run(module, admin)
         except (sdk_exc.SDKException, ks_exc.ClientException) as e:
             raise client.AdminError('cannot reach Cinder: %s' % e) from e

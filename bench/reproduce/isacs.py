@@ -37,7 +37,7 @@ import statistics
 
 from bench.reproduce import harness
 from bench.reproduce import isacs_setup as st
-from iosched.simulator import spec as sp
+from iosched.simulator import spec_paper
 
 P = 'isacs'
 PCT = harness.pct_change
@@ -239,7 +239,7 @@ def cutoff(quick):
     """One ping-only I/O VM among 11 stress VMs, echo interval swept."""
     rows = []
     for gap_ms in ((5, 12) if quick else (2, 5, 8, 12, 20)):
-        ping = sp.Ping(interval_us=gap_ms * 1000)
+        ping = spec_paper.Ping(interval_us=gap_ms * 1000)
         c2, isc = _pair(st.net_run, 1, st.SERVERS - 1, False, quick,
                         ping_spec=ping, stream=False)
         s = isc['stats']
@@ -369,7 +369,7 @@ def io_balance(quick):
 
 # -- model choices ------------------------------------------------------------
 
-SLEEPY_PING = sp.Ping(interval_us=5000)
+SLEEPY_PING = spec_paper.Ping(interval_us=5000)
 
 
 def sensitivity(quick):

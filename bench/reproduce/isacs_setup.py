@@ -59,6 +59,7 @@ import statistics
 
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit2
 
 SEC = 1_000_000
@@ -67,12 +68,12 @@ NET_PCPUS = 5
 DISK_PCPUS = 6
 SERVERS = 12
 
-BACKEND = sp.BackendSpec(cpus=2, service_us=10, per_byte_ns=0.4)
+BACKEND = spec_paper.BackendSpec(cpus=2, service_us=10, per_byte_ns=0.4)
 DISK = sp.DiskSpec(service_us=10, parallelism=1, per_byte_ns=0.85,
                    service_dist='fixed')
-STREAM = sp.Stream(rate_bytes_per_s=1.25e9, segment_bytes=131072,
-                   ring_slots=16, window=16, cpu_per_segment_us=20)
-PING = sp.Ping(interval_us=10000, jitter=0.5)
+STREAM = spec_paper.Stream(rate_bytes_per_s=1.25e9, segment_bytes=131072,
+                           ring_slots=16, window=16, cpu_per_segment_us=20)
+PING = spec_paper.Ping(interval_us=10000, jitter=0.5)
 DD_CPU_PER_BLOCK = {'zero': 0.47, 'urandom': 4.6}
 
 
@@ -113,7 +114,8 @@ def add_net_vm(h, uuid, mixed, ping=True, stream=True, ping_spec=PING):
 
 
 def add_dd_vm(h, uuid, mixed, source):
-    dd = sp.DdWriter(cpu_per_block_us=DD_CPU_PER_BLOCK[source], irq_us=10)
+    dd = spec_paper.DdWriter(cpu_per_block_us=DD_CPU_PER_BLOCK[source],
+                             irq_us=10)
     rest = sp.CpuBound() if mixed else sp.Idle()
     _add(h, uuid, (sp.IoVcpu(task=dd),) + (rest,) * 3)
 

@@ -54,6 +54,7 @@ from host_agent import model
 from host_agent import plugins
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit
 from iosched.simulator.xen import specs_credit2
 
@@ -105,14 +106,14 @@ def _vslicer_once(system, quick, seed=7):
         sched = specs_credit.VSlicerSpec(microslices=(('vm0', 10000),))
     host = sim_host.SimHost(sp.HostSpec(
         name='vslicer', pcpus=1, scheduler=sched,
-        backend=sp.BackendSpec(cpus=1, service_us=30)), seed=seed)
+        backend=spec_paper.BackendSpec(cpus=1, service_us=30)), seed=seed)
     infos = []
     for i in range(n_vms):
         uuid = 'vm%d' % i
-        sources = (sp.Ping(interval_us=200_000, burst_us=50,
-                           mode='poisson'),) if i == 0 else ()
+        sources = (spec_paper.Ping(interval_us=200_000, burst_us=50,
+                                   mode='poisson'),) if i == 0 else ()
         host.add_vm(sp.VmSpec(uuid=uuid, name=uuid, vcpus=(sp.IoVcpu(
-            sources=sources, task=sp.Lookbusy(0.4)),)))
+            sources=sources, task=spec_paper.Lookbusy(0.4)),)))
         infos.append(_info(uuid, 1, {
             'iosched:latency_sensitive': 'true',
             'iosched:latency_ms': '2'} if i == 0 else {}))
@@ -162,7 +163,7 @@ def _isacs_once(system, quick, seed=11):
         sched = specs_credit2.IsacsSpec()
     host = sim_host.SimHost(sp.HostSpec(
         name='isacs', pcpus=5, scheduler=sched,
-        backend=sp.BackendSpec(cpus=2, service_us=10)), seed=seed)
+        backend=spec_paper.BackendSpec(cpus=2, service_us=10)), seed=seed)
     infos = []
     io_vms = []
     for i in range(n_io + n_cpu):
@@ -170,9 +171,10 @@ def _isacs_once(system, quick, seed=11):
         if i < n_io:
             io_vms.append(uuid)
             vcpus = (sp.IoVcpu(sources=(
-                sp.Ping(interval_us=20_000, burst_us=30, mode='poisson'),
-                sp.Stream(mode='tcp', window=16, ring_slots=16,
-                          cpu_per_segment_us=60))),) + (sp.Idle(),) * 3
+                spec_paper.Ping(interval_us=20_000, burst_us=30,
+                                mode='poisson'),
+                spec_paper.Stream(mode='tcp', window=16, ring_slots=16,
+                                  cpu_per_segment_us=60))),) + (sp.Idle(),) * 3
             specs = {'iosched:io_profile': 'io'}
         else:
             vcpus = (sp.CpuBound(),) * 4

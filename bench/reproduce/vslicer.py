@@ -42,6 +42,7 @@ import statistics
 from bench.reproduce import harness
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit
 from iosched.simulator.xen import vslicer_math
 
@@ -54,7 +55,7 @@ WARM_US = 2_000_000
 def _host(sched, seed):
     return sim_host.SimHost(sp.HostSpec(
         name='vslicer', pcpus=1, scheduler=sched,
-        backend=sp.BackendSpec(cpus=1, service_us=30)), seed=seed)
+        backend=spec_paper.BackendSpec(cpus=1, service_us=30)), seed=seed)
 
 
 def _vslicer(lsvms, t_m):
@@ -63,8 +64,8 @@ def _vslicer(lsvms, t_m):
 
 
 def _add(h, uuid, task, ping=False):
-    sources = (sp.Ping(interval_us=50_000, burst_us=50, mode='poisson'),
-               ) if ping else ()
+    sources = (spec_paper.Ping(interval_us=50_000, burst_us=50,
+                               mode='poisson'),) if ping else ()
     h.add_vm(sp.VmSpec(uuid=uuid, name=uuid, vcpus=(sp.IoVcpu(
         sources=sources, task=task),)))
 
@@ -178,7 +179,7 @@ def fairness(quick):
         lsvms = tuple('vm%d' % i for i in range(m))
         h = _host(_vslicer(lsvms, 5000), seed=5)
         for i in range(n_vms):
-            _add(h, 'vm%d' % i, sp.Sysbench(work_us=1_000_000))
+            _add(h, 'vm%d' % i, spec_paper.Sysbench(work_us=1_000_000))
         h.run_until(WARM_US)
         c0 = {u: h.cpu_run_us(u) for u in h.vm_uuids()}
         h.run_until(WARM_US + dur)
@@ -206,7 +207,7 @@ def _ping_mean(n_vms, n_lsvm, quick, seed=7):
         specs_credit.CreditSpec())
     h = _host(sched, seed)
     for i in range(n_vms):
-        _add(h, 'vm%d' % i, sp.Lookbusy(0.4), ping=(i == 0))
+        _add(h, 'vm%d' % i, spec_paper.Lookbusy(0.4), ping=(i == 0))
     h.run_until(WARM_US + dur)
     rtt = h.request_latencies_us('vm0', WARM_US)
     return statistics.fmean(rtt) / 1000.0, len(rtt)
@@ -289,13 +290,13 @@ def _ring_drops(lsvms, pps, dur, log=False, seed=9):
     sched = _vslicer(lsvms, T_M_PING) if lsvms else specs_credit.CreditSpec()
     h = _host(sched, seed)
     sw = h.sched.record_switches() if log else None
-    st = sp.Stream(mode='udp', rate_bytes_per_s=pps * 1500.0,
-                   segment_bytes=1500, ring_slots=RING,
-                   cpu_per_segment_us=20)
+    st = spec_paper.Stream(mode='udp', rate_bytes_per_s=pps * 1500.0,
+                           segment_bytes=1500, ring_slots=RING,
+                           cpu_per_segment_us=20)
     h.add_vm(sp.VmSpec(uuid='web', name='web', vcpus=(sp.IoVcpu(
-        sources=(st,), task=sp.Lookbusy(0.4)),)))
+        sources=(st,), task=spec_paper.Lookbusy(0.4)),)))
     for i in range(1, 4):
-        _add(h, 'vm%d' % i, sp.Lookbusy(0.4))
+        _add(h, 'vm%d' % i, spec_paper.Lookbusy(0.4))
     h.run_until(WARM_US)
     s0 = h.workload_stats('web', 0)['sources'][0]
     h.run_until(WARM_US + dur)

@@ -33,6 +33,7 @@ section 5):
 from bench.reproduce import harness
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit
 from iosched.simulator.xen import vturbo_accounting
 
@@ -47,14 +48,16 @@ SEG = 65536
 def _vanilla(seed):
     return sim_host.SimHost(sp.HostSpec(
         name='vanilla', pcpus=1, scheduler=specs_credit.CreditSpec(),
-        backend=sp.BackendSpec(cpus=1, service_us=BACKEND_US)), seed=seed)
+        backend=spec_paper.BackendSpec(cpus=1, service_us=BACKEND_US)),
+        seed=seed)
 
 
 def _vturbo(seed):
     return sim_host.SimHost(sp.HostSpec(
         name='vturbo', pcpus=2,
         scheduler=specs_credit.VTurboSpec(turbo_pcpus=(1,)),
-        backend=sp.BackendSpec(cpus=1, service_us=BACKEND_US)), seed=seed)
+        backend=spec_paper.BackendSpec(cpus=1, service_us=BACKEND_US)),
+        seed=seed)
 
 
 def _vm(h, uuid, *vcpus):
@@ -64,8 +67,8 @@ def _vm(h, uuid, *vcpus):
 # -- C11 ----------------------------------------------------------------------
 
 def _irq_waits(system, k, dur, seed=21):
-    ping = sp.Ping(interval_us=20_000, burst_us=BURST_US, wire_us=WIRE_US,
-                   mode='poisson')
+    ping = spec_paper.Ping(interval_us=20_000, burst_us=BURST_US,
+                           wire_us=WIRE_US, mode='poisson')
     if system == 'vanilla':
         h = _vanilla(seed)
         _vm(h, 'vm0', sp.IoVcpu(sources=(ping,), task=sp.CpuBound()))
@@ -119,15 +122,15 @@ def irq_wait(quick):
 def _udp_mbps(system, k, sockbuf_bytes, dur, seed=3):
     st = dict(mode='udp', rate_bytes_per_s=125e6, segment_bytes=SEG,
               ring_slots=16, sockbuf_segments=max(1, sockbuf_bytes // SEG))
-    busy = sp.Lookbusy(0.4)
+    busy = spec_paper.Lookbusy(0.4)
     if system == 'vanilla':
         h = _vanilla(seed)
-        _vm(h, 'rx', sp.IoVcpu(sources=(sp.Stream(**st),), task=busy))
+        _vm(h, 'rx', sp.IoVcpu(sources=(spec_paper.Stream(**st),), task=busy))
         for i in range(1, k):
             _vm(h, 'vm%d' % i, sp.IoVcpu(task=busy))
     else:
         h = _vturbo(seed)
-        _vm(h, 'rx', sp.IoVcpu(sources=(sp.Stream(app_vcpu=1, **st),)),
+        _vm(h, 'rx', sp.IoVcpu(sources=(spec_paper.Stream(app_vcpu=1, **st),)),
             sp.IoVcpu(task=busy))
         for i in range(1, k):
             _vm(h, 'vm%d' % i, sp.IoVcpu(), sp.IoVcpu(task=busy))
@@ -193,7 +196,7 @@ def _turbo_task(pct):
         return sp.IoVcpu()
     if pct == 100:
         return sp.IoVcpu(task=sp.CpuBound())
-    return sp.IoVcpu(task=sp.Lookbusy(pct / 100.0, period_us=10_000))
+    return sp.IoVcpu(task=spec_paper.Lookbusy(pct / 100.0, period_us=10_000))
 
 
 def _sim_consumed(turbo, dur, seed=5):

@@ -33,6 +33,7 @@ from cinder_qos import client
 from cinder_qos.cmd import clip
 from iosched.contract import qos_keys
 from cinder_qos.osc import commands
+from cinder_qos import rest
 from iosched.contract import slo as slo_mod
 from cinder_qos import translate
 from iosched.contract import slo_units
@@ -153,7 +154,7 @@ class SloApp(cliff_app.App):
         from openstack import exceptions
         try:
             conn = openstack.connect(cloud=parsed_args.os_cloud)
-            return client.SloAdmin(client.RestApi(conn.block_storage))
+            return client.SloAdmin(rest.RestApi(conn.block_storage))
         except exceptions.SDKException as e:
             raise client.AdminError('cannot reach Cinder: %s' % e) from e
 

@@ -20,6 +20,7 @@ and endpoint options are osc's.
 """
 
 from cinder_qos import client
+from cinder_qos import rest
 
 API_NAME = 'volume_slo'
 API_VERSION_OPTION = 'os_volume_slo_api_version'
@@ -29,7 +30,7 @@ DEFAULT_API_VERSION = '1'
 
 def make_client(instance):
     """An SloAdmin over osc's block-storage (v3) proxy."""
-    return client.SloAdmin(client.RestApi(
+    return client.SloAdmin(rest.RestApi(
         instance.sdk_connection.block_storage))
 
 

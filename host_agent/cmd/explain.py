@@ -31,6 +31,7 @@ from host_agent.cmd import clip
 from host_agent.cmd import explain_format as fmt
 from host_agent.conf import agent as agent_opts
 from iosched.contract import payload
+from iosched.contract import payload_check
 
 PROG = 'iosched-explain'
 EXIT_BAD_INPUT = 2
@@ -324,7 +325,7 @@ def from_report(args):
         report = payload.load(path)
     except OSError as e:
         raise BadInput('cannot read the report %s: %s' % (path, e))
-    except payload.PayloadError as e:
+    except payload_check.PayloadError as e:
         raise BadInput('%s is not a HostReport: %s' % (path, e))
     except ValueError as e:
         raise BadInput('%s is not JSON: %s' % (path, e))

@@ -12,8 +12,8 @@
 """Text and JSON-ready forms of what ``iosched-explain`` explains.
 
 A journal knob (``journal.HeldKnob``) and a report decision
-(``payload.DecisionEntry``) become plain dicts (JSON-ready: lists, not
-tuples); ``render`` prints them for operators, one block per knob, then
+(``payload_sections.DecisionEntry``) become plain dicts (JSON-ready: lists,
+not tuples); ``render`` prints them for operators, one block per knob, then
 what each rule named means.
 """
 
@@ -53,7 +53,7 @@ def from_held(h):
 
 
 def from_entry(d):
-    """A payload.DecisionEntry as a dict."""
+    """A payload_sections.DecisionEntry as a dict."""
     status = (model.DECISION_FAILED if d.error else
               model.DECISION_APPLIED if d.applied else model.DECISION_DRY_RUN)
     return {'instance_uuid': d.instance_uuid, 'kind': d.kind,

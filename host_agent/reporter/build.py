@@ -16,6 +16,8 @@ import math
 
 from host_agent import model
 from iosched.contract import payload
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
 
 IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
 MAX_REASON_CHARS = 300
@@ -35,15 +37,15 @@ def report_decisions(conf, actuator):
 
 def _value(value):
     """A knob value as the payload accepts it; anything else as text."""
-    return value if payload.is_json_value(value) else repr(value)
+    return value if payload_check.is_json_value(value) else repr(value)
 
 
 def decision_entry(d):
-    """A payload.DecisionEntry from a model.Decision."""
+    """A payload_sections.DecisionEntry from a model.Decision."""
     reason = d.reason
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[:MAX_REASON_CHARS - 3] + '...'
-    return payload.DecisionEntry(
+    return payload_sections.DecisionEntry(
         kind=d.kind, instance_uuid=d.instance_uuid, target=d.target,
         before=_value(d.before), after=_value(d.after),
         rule=d.rule or 'unnamed', reason=reason, ts=d.ts,
@@ -65,9 +67,9 @@ def reserved_iops(instances):
 
 
 def lsvm_payload(lsvm):
-    """payload.LsvmState (1.3) from vSlicer's facts (policies.vslicer
-    LsvmState): the state plus the parameters and the mechanism the Nova
-    LsvmFilter needs."""
+    """payload_sections.LsvmState (1.3) from vSlicer's facts
+    (policies.vslicer LsvmState): the state plus the parameters and the
+    mechanism the Nova LsvmFilter needs."""
     extra = {}
     params = getattr(lsvm, 'params', None)
     if params is not None:
@@ -79,7 +81,7 @@ def lsvm_payload(lsvm):
             default_latency_ms=float(params.default_latency_ms),
             wakeup_preemption=bool(params.wakeup_preemption),
             deadline_max_share=float(params.deadline_max_share))
-    return payload.LsvmState(
+    return payload_sections.LsvmState(
         supported=True, count=lsvm.count, per_pcpu=lsvm.per_pcpu,
         capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms,
         min_latency_ms=float(getattr(lsvm, 'min_latency_ms', 0.0)),
@@ -90,7 +92,7 @@ def lsvm_payload(lsvm):
         dl_bw_foreign=float(getattr(lsvm, 'dl_bw_foreign', 0.0)),
         dl_bw_reserved=float(getattr(lsvm, 'dl_bw_reserved', 0.0)),
         dl_runtime_us=int(getattr(lsvm, 'dl_runtime_us', 0)),
-        probes=tuple(payload.ProbeEntry(
+        probes=tuple(payload_sections.ProbeEntry(
             mechanism=r.mechanism, ok=bool(r.ok),
             p50_us=round(float(r.p50_us), 1),
             p99_us=round(float(r.p99_us), 1), error=r.error[:200])
@@ -121,7 +123,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
     entries = []
     per_pcpu = {}
     for v in snapshot.vcpus:
-        entries.append(payload.VcpuEntry(
+        entries.append(payload_sections.VcpuEntry(
             instance_uuid=v.instance_uuid, vcpu=v.vcpu, pcpu=v.pcpu,
             io_strength=round(v.io_strength, 6), klass=v.klass,
             run_share=round(min(1.0, v.run_share), 6)))
@@ -131,7 +133,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
     if lsvm is not None:
         lsvm_state = lsvm_payload(lsvm)
     else:
-        lsvm_state = payload.LsvmState(supported=False)
+        lsvm_state = payload_sections.LsvmState(supported=False)
     status = 'ok' if not errors else 'degraded'
     return payload.HostReport(
         host=snapshot.host, ts=snapshot.ts, seq=seq,
@@ -141,7 +143,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
         io_strength_total=total, io_strength_per_pcpu=total / n_pcpus,
         io_strength_max_pcpu=max(per_pcpu.values(), default=0.0),
         lsvm=lsvm_state,
-        disk=payload.DiskState(
+        disk=payload_sections.DiskState(
             capacity_iops=float(disk_capacity_iops),
             reserved_iops=reserved_iops(snapshot.instances.values()),
             latency_p50_ms=disk_latency_p50_ms,
@@ -152,6 +154,6 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
             slo_met=slo.met if slo is not None else 0,
             slo_missed=slo.missed if slo is not None else 0,
             held_back=slo.held_back if slo is not None else 0),
-        health=payload.Health(status=status,
-                              errors=tuple(e[:200] for e in errors[:10])),
+        health=payload_sections.Health(
+            status=status, errors=tuple(e[:200] for e in errors[:10])),
         decisions=tuple(decision_entry(d) for d in decisions))

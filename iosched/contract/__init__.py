@@ -17,7 +17,9 @@ they import nothing of those packages: the standard library only, plus
 oslo.utils / oslo.config types at most (``tests/unit/test_layering.py``).
 A second definition of anything here elsewhere is a bug, even while it agrees.
 
-* ``payload``: the HostReport (agent -> schedulers) and its head parser.
+* ``payload``: the HostReport (agent -> schedulers) and its head parser;
+  ``payload_sections`` its sections (vCPUs, LSVM, disk, health, decisions),
+  ``payload_check`` the field checks and ``PayloadError``.
 * ``signature``: the report signature schemes (HMAC-SHA256 v1, v2).
 * ``rpc``: the RPC namespace, methods and version history of both APIs.
 * ``slo``, ``slo_units``: the admin's ``<throughput, latency>`` SLO, its

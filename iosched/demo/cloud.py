@@ -49,6 +49,7 @@ from nova_plugin import extra_specs
 from nova_plugin import scoring
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
+from iosched.simulator import spec_kernel
 
 LOG = logging.getLogger(__name__)
 CONF = agent_conf.CONF
@@ -100,7 +101,7 @@ class Cloud(object):
             sim = sim_host.SimHost(sim_spec.HostSpec(
                 name=h.name, pcpus=h.pcpus,
                 default_slice_us=h.default_slice_us,
-                kernel=sim_spec.kernel(h.kernel),
+                kernel=spec_kernel.kernel(h.kernel),
                 disk=sim_spec.DiskSpec(service_us=h.disk_service_us,
                                        parallelism=h.disk_parallelism)),
                 seed=host_seed(scenario.seed, h.name))

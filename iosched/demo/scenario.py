@@ -239,9 +239,8 @@ def _extra_specs(specs, path):
     return out
 
 
-def parse(data, name='scenario'):
-    _only(_mapping(data, '<root>', 'a mapping of scenario fields'), '',
-          FIELDS)
+def _hosts(data):
+    """``hosts``: at least one, unique names."""
     hosts = []
     for i, h in enumerate(_req(data, 'hosts', '', list)):
         p = 'hosts[%d]' % i
@@ -267,6 +266,11 @@ def parse(data, name='scenario'):
         raise ScenarioError('hosts', 'needs at least one host')
     if len({h.name for h in hosts}) != len(hosts):
         raise ScenarioError('hosts', 'host names must be unique')
+    return hosts
+
+
+def _flavors(data):
+    """``flavors``: name -> Flavor, extra specs as Nova checks them."""
     flavors = {}
     for fname, f in _names(_req(data, 'flavors', '', dict),
                            'flavors').items():
@@ -277,6 +281,11 @@ def parse(data, name='scenario'):
             name=fname, vcpus=_req(f, 'vcpus', p, int, lo=1),
             ram_mb=_req(f, 'ram_mb', p, int, lo=1),
             extra_specs=_extra_specs(specs, p + '.extra_specs'))
+    return flavors
+
+
+def _volume_types(data):
+    """``volume_types``: name -> SLO text ``cinder_qos`` accepts."""
     vtypes = {}
     for vname, v in _names(_req(data, 'volume_types', '', dict, {}),
                            'volume_types').items():
@@ -287,6 +296,11 @@ def parse(data, name='scenario'):
             slo_mod.parse(vtypes[vname])
         except slo_mod.SLOError as e:
             raise ScenarioError(p + '.slo', str(e))
+    return vtypes
+
+
+def _servers(data, flavors, vtypes):
+    """``servers``, each ``count`` expanded (at most MAX_SERVERS)."""
     servers = []
     for i, s in enumerate(_req(data, 'servers', '', list)):
         p = 'servers[%d]' % i
@@ -306,12 +320,30 @@ def parse(data, name='scenario'):
                 volume_type=vtype))
     if len({s.name for s in servers}) != len(servers):
         raise ScenarioError('servers', 'server names must be unique')
+    return servers
+
+
+def _policies(data):
+    """``policies``: a non-empty list of POLICIES."""
     policies = _req(data, 'policies', '', list, list(DEFAULT_POLICIES))
     if not policies:
         raise ScenarioError('policies', 'empty; accepted: a list of %s'
                             % ', '.join(POLICIES))
     for i, pol in enumerate(policies):
         _choice(pol, POLICIES, 'policies[%d]' % i)
+    return policies
+
+
+def parse(data, name='scenario'):
+    """The Scenario of ``data`` (a parsed file); the sections are checked
+    in this order, the first bad field raising ScenarioError."""
+    _only(_mapping(data, '<root>', 'a mapping of scenario fields'), '',
+          FIELDS)
+    hosts = _hosts(data)
+    flavors = _flavors(data)
+    vtypes = _volume_types(data)
+    servers = _servers(data, flavors, vtypes)
+    policies = _policies(data)
     return Scenario(
         name=_req(data, 'name', '', str, name),
         seed=_req(data, 'seed', '', int, 42),

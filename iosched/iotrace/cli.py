@@ -97,12 +97,8 @@ def _analysis_args(p):
                         '(default 0.5, twice CFQ\'s async FIFO expiry)')
 
 
-def parser():
-    p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION,
-                                epilog=EPILOG, formatter_class=_formatter)
-    sub = p.add_subparsers(dest='cmd', metavar='COMMAND')
-    sub.required = True
-
+def _add_simulate(sub):
+    """``simulate``: seed 004 in the simulator, its trace written."""
     s = sub.add_parser(
         'simulate', formatter_class=_formatter,
         help='run seed 004 in the simulator and write its trace',
@@ -128,6 +124,9 @@ def parser():
                    help='trace file (.gz: compressed; default '
                         'iotrace-sim.jsonl.gz)')
 
+
+def _add_record(sub):
+    """``record``: this host's VMs on one block device."""
     r = sub.add_parser(
         'record', formatter_class=_formatter,
         help="record this host's VMs on one block device",
@@ -167,6 +166,9 @@ def parser():
                         'layout this tool misreads)')
     r.add_argument('-o', '--output', default='iotrace-host.jsonl.gz')
 
+
+def _add_analyze(sub):
+    """``analyze``: fairness, queue waits, inversions, printed."""
     a = sub.add_parser(
         'analyze', formatter_class=_formatter,
         help='print fairness, queue waits and inversions found',
@@ -182,6 +184,9 @@ def parser():
                    help='one JSON object instead of text')
     _analysis_args(a)
 
+
+def _add_render(sub):
+    """``render``: the views as PNGs and one HTML page."""
     d = sub.add_parser(
         'render', formatter_class=_formatter,
         help='draw the views as PNGs and one HTML page',
@@ -191,6 +196,18 @@ def parser():
     d.add_argument('trace')
     d.add_argument('-o', '--outdir', default='iotrace-report')
     _analysis_args(d)
+
+
+def parser():
+    p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION,
+                                epilog=EPILOG, formatter_class=_formatter)
+    sub = p.add_subparsers(dest='cmd', metavar='COMMAND')
+    sub.required = True
+
+    _add_simulate(sub)
+    _add_record(sub)
+    _add_analyze(sub)
+    _add_render(sub)
     return p
 
 

@@ -17,15 +17,18 @@ library only; time is integer microseconds; all randomness is seeded.
 
 Modules:
 
-* ``spec``: host, disk, VM and workload specifications; counter types;
+* ``spec`` / ``spec_paper`` / ``spec_kernel``: host, disk, VM and
+  workload specifications (the papers' I/O path in ``spec_paper``, the
+  kernel's rules in ``spec_kernel``); counter types;
 * ``host``: ``SimHost``, the public API;
 * ``events``: the event loop (heap of timed callbacks);
-* ``eevdf`` / ``cpu`` / ``cpu_balance``: per-pCPU EEVDF scheduling,
-  wake-up placement and preemption, load balancing, affinity;
+* ``eevdf`` / ``cpu`` / ``cpu_wakeup`` / ``cpu_balance``: per-pCPU EEVDF
+  scheduling, wake-up placement and preemption, load balancing, affinity;
 * ``workloads``: run-time behaviour of the vCPU workloads;
-* ``paper_workloads`` / ``paper_workloads_net`` / ``backend``: the papers'
-  workloads (ping, iperf-like streams, dd, sysbench, lookbusy, several on
-  one vCPU) and the dom0-like backend they go through;
+* ``paper_workloads`` / ``paper_workloads_net`` / ``paper_tasks`` /
+  ``backend``: the papers' workloads (ping, iperf-like streams, dd,
+  sysbench, lookbusy, several on one vCPU) and the dom0-like backend they
+  go through;
 * ``disk`` / ``throttle``: the shared disk device and QEMU-like iotune
   throttling of each guest disk;
 * ``checks``: argument validation with field-naming messages.

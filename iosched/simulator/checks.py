@@ -60,6 +60,13 @@ def number_range(field, value, lo, hi=None, lo_open=False):
     return value
 
 
+def choice(field, value, accepted):
+    """One of ``accepted`` (a tuple of names, or a dict's keys)."""
+    if value not in accepted:
+        _fail(field, value, ', '.join(accepted))
+    return value
+
+
 def name(field, value):
     """A non-empty string."""
     if not isinstance(value, str) or not value:

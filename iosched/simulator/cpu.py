@@ -22,23 +22,8 @@ What it does (simplifications of Linux 6.12+ are marked *). The host's
   and re-picks (6.18 ``update_curr``: resched when the request is used
   up), and an entity re-picked at the end of its request without a switch
   is not protected again;
-* [kernel] wake-up placement: ``place_lag`` False: zero lag, vruntime = V
-  (*: sleeping forgets lag); True: the lag the entity slept with (clamped
-  to max(2 slices, 1 tick)), inflated by (W + w) / W as place_entity does;
-  a negative lag is kept only while V has not caught up with the
-  entity's vruntime (DELAY_DEQUEUE) and on the same pCPU. Either way a
-  fresh request (deadline = v + vslice);
-* [kernel] wake-up preemption: with ``preempt_short``, PREEMPT_SHORT
-  clears the current entity's RUN_TO_PARITY protection when the woken
-  entity is eligible, has a shorter slice and an earlier deadline (or the
-  current one is not eligible); then the woken entity preempts if it is
-  what pick_eevdf returns (as check_preempt_wakeup_fair). A protected
-  current entity (eligible, still in the request it was picked with) keeps
-  the pCPU;
-* which pCPU on wake-up (select_idle_sibling-like): the previous pCPU if
-  idle, else the lowest-id idle allowed pCPU, else the previous pCPU if
-  allowed, else the first allowed one; an entity that never ran goes to
-  the least loaded allowed pCPU;
+* wake-up (``iosched.simulator.cpu_wakeup``): which pCPU, placement
+  ([kernel] ``place_lag``) and preemption ([kernel] ``preempt_short``);
 * idle balance: a pCPU going idle pulls the longest-waiting allowed
   entity from the busiest run-queue; periodic balance every
   ``balance_us`` moves one waiting entity from the busiest to the least
@@ -61,13 +46,15 @@ import heapq
 from iosched.simulator import cpu_balance
 from iosched.simulator import cpu_bandwidth
 from iosched.simulator import cpu_deadline
+from iosched.simulator import cpu_wakeup
 from iosched.simulator import eevdf
 from iosched.simulator import sched_base
 from iosched.simulator import spec_kernel
 
 
 class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
-                cpu_balance.BalanceMixin, sched_base.Scheduler):
+                cpu_balance.BalanceMixin, cpu_wakeup.WakeupMixin,
+                sched_base.Scheduler):
     name = 'eevdf'
     knobs = ('slice', 'weight', 'affinity', 'deadline', 'cap')
 
@@ -301,65 +288,7 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         else:
             self._check_preempt(p, e, now)
 
-    def _place(self, p, e):
-        """place_entity with PLACE_LAG (and DELAY_DEQUEUE's decay)."""
-        avg = p.avg_v()
-        lag = e.vlag
-        if lag > 0:
-            w = p.totals()[0]
-            e.v = avg - lag * (w + e.lw) // w if w else avg
-        elif lag < 0 and e.last_cpu == p.id and e.v > avg:
-            pass                        # still delayed: keeps its vruntime
-        else:
-            e.v = avg
-
-    def _check_preempt(self, p, e, now):
-        """check_preempt_wakeup_fair with PREEMPT_SHORT and RUN_TO_PARITY."""
-        c = p.curr
-        if not self.exact and c.slice_left <= 0:
-            c.new_request()             # update_curr: the request is used
-            c.protected = False
-        if self.parity_min:
-            self._check_preempt_617(p, e, c, now)
-            return
-        w, s = p.totals()
-        if (self.preempt_short and e.slice_us < c.slice_us
-                and e.v * w <= s
-                and (e.deadline < c.deadline or c.v * w > s)):
-            c.protected = False
-        best = p.pick()
-        if best is e:
-            self._preempt(p, e, now)
-        elif not self.exact and best is not c and best is not None:
-            self._preempt(p, best, now)     # resched picks another one
-
-    def _check_preempt_617(self, p, e, c, now):
-        """The 6.17+ rule: a woken entity with a shorter slice is picked
-        against curr without curr's protection (__pick_eevdf(protect=
-        false)); if it does not win, curr's protection shrinks to the
-        shortest queued slice from now (update_protect_slice). Without
-        HRTICK, update_curr's resched (request used up, or protection
-        over) then lets schedule() pick another entity."""
-        short = self.preempt_short and e.slice_us < c.slice_us
-        best = p.pick(not short)
-        if best is e:
-            self._preempt(p, e, now)
-            return
-        if short:
-            m = c.slice_us
-            for x in p.queue:
-                if x.slice_us < m:
-                    m = x.slice_us
-            v = c.v + m * eevdf.VSCALE // c.lw
-            if v < c.vprot:
-                c.vprot = v
-        if not self.exact and (not c.protected or c.v >= c.vprot):
-            best = p.pick()
-            if best is not c and best is not None:
-                self._preempt(p, best, now)
-                return
-        self._arm(p, max(now, p.last_update))  # its protection may end
-
+    # -- RUN_TO_PARITY protection (6.17+) ------------------------------------
     def _set_protect(self, p, e):
         """set_protect_slice (6.17+): protected until it has run min(its
         slice, the shortest slice still queued on p), at most to the end
@@ -380,27 +309,6 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
         if not e.protected or e.v >= e.vprot:
             return 0
         return -(-(e.vprot - e.v) * e.lw // eevdf.VSCALE)
-
-    def select_cpu(self, e):
-        cpus = self.cpus
-        allowed = e.allowed
-        prev = e.last_cpu
-        prev_ok = prev is not None and (allowed is None or prev in allowed)
-        if prev_ok:
-            p = cpus[prev]
-            if p.curr is None and not p.queue and p.dl_curr is None:
-                return p
-        ids = range(len(cpus)) if allowed is None else allowed
-        for i in ids:
-            p = cpus[i]
-            if p.curr is None and not p.queue and p.dl_curr is None:
-                return p
-        if prev_ok:
-            return cpus[prev]
-        if prev is None:
-            return min((cpus[i] for i in ids),
-                       key=lambda q: (q.nr_running, q.id))
-        return cpus[ids[0]]
 
     # -- knobs ----------------------------------------------------------------
     def new_entity(self, eid, vm, index, weight):

@@ -16,14 +16,17 @@ raises ``ValueError`` naming the field, the value and what is accepted.
 
 * ``HostSpec`` / ``DiskSpec``: the host (pCPUs, default EEVDF slice,
   context-switch cost, shared disk device, the kernel's wake-up rules:
-  ``KernelSpec`` and the named ``KERNELS`` of ``iosched.simulator.spec_kernel``);
+  ``KernelSpec`` and the named ``KERNELS`` of
+  ``iosched.simulator.spec_kernel``);
 * ``VmSpec``: a VM, with one workload per vCPU and its guest disk names;
 * workloads: ``CpuBound``, ``RequestResponse``, ``DiskClosedLoop``,
   ``Idle``, ``Mixed``, ``Sleeper`` (see each class);
-* the papers' workloads (``iosched.simulator.paper_workloads``): I/O sources
-  ``Ping`` and ``Stream``, guest tasks ``Lookbusy``, ``Sysbench`` and
-  ``DdWriter`` (plus ``CpuBound``), and ``IoVcpu`` to put several of them
-  on one vCPU; ``BackendSpec`` the dom0-like backend they go through;
+* the papers' workloads: I/O sources ``Ping`` and ``Stream``, guest tasks
+  ``Lookbusy``, ``Sysbench`` and ``DdWriter`` and ``BackendSpec``, the
+  dom0-like backend they go through, are in
+  ``iosched.simulator.spec_paper``; ``IoVcpu`` (here) puts several of them
+  (plus ``CpuBound``) on one vCPU (run time:
+  ``iosched.simulator.paper_workloads``);
 * ``VcpuCounters`` / ``DiskCounters``: cumulative counters as a real host
   exposes them (schedstat-like, libvirt blockstats-like). Times are
   integer microseconds.
@@ -34,11 +37,7 @@ import typing
 
 from iosched.simulator import checks
 from iosched.simulator import spec_kernel
-
-KernelSpec = spec_kernel.KernelSpec
-KERNELS = spec_kernel.KERNELS
-kernel = spec_kernel.kernel
-base_slice_us = spec_kernel.base_slice_us
+from iosched.simulator import spec_paper
 
 
 # -- workloads ---------------------------------------------------------------
@@ -153,187 +152,11 @@ class Sleeper:
                              0, 100000)
 
 
-# -- the papers' workloads (runtime: iosched.simulator.paper_workloads) --------------
-#
-# An external client (own pCPU, modelled as a fixed round-trip ``wire_us``,
-# split half on the way in, half on the way out) talks to a guest vCPU
-# through the host's backend (``BackendSpec``, dom0's netback/blkback).
-# Every item the backend hands to a guest is an I/O response event for that
-# vCPU (``sched.io_event``) and costs guest CPU at interrupt level: the
-# vCPU serves its pending I/O items before its task (``IoVcpu``).
+# -- several of the papers' workloads on one vCPU ----------------------------
 
-PING_MODES = ('fixed', 'poisson')
-STREAM_MODES = ('tcp', 'udp')
-ACK_AT = ('irq', 'app')
-
-
-def _choice(field, value, accepted):
-    if value not in accepted:
-        raise ValueError('%s: %r is invalid; accepted: %s'
-                         % (field, value, ', '.join(accepted)))
-
-
-@dataclasses.dataclass(frozen=True)
-class Ping:
-    """ICMP-echo-like request/response from an external client.
-
-    ``mode`` 'fixed': one echo every ``interval_us`` from a random phase
-    (the first at a uniform time in [0, interval)), each gap stretched by a
-    uniform factor in [1 - jitter, 1 + jitter]; 'poisson': exponential gaps
-    of mean ``interval_us``. ``count`` echoes (0 = no limit). Path: client
-    -> wire_us/2 -> backend -> guest (``burst_us`` of CPU at interrupt
-    level) -> backend -> wire_us/2 -> client; RTT recorded at the client
-    (also in ``SimHost.request_latencies_us``).
-    """
-    interval_us: int
-    burst_us: int = 20
-    wire_us: int = 100
-    mode: str = 'fixed'
-    jitter: float = 0.0
-    count: int = 0
-    nbytes: int = 64
-
-    def __post_init__(self):
-        checks.int_range('Ping.interval_us', self.interval_us, 1)
-        checks.int_range('Ping.burst_us', self.burst_us, 1)
-        checks.int_range('Ping.wire_us', self.wire_us, 0)
-        _choice('Ping.mode', self.mode, PING_MODES)
-        checks.number_range('Ping.jitter', self.jitter, 0, 1)
-        checks.int_range('Ping.count', self.count, 0)
-        checks.int_range('Ping.nbytes', self.nbytes, 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class Stream:
-    """iperf-like stream from an external sender into a bounded ring.
-
-    The sender emits ``segment_bytes`` segments at most at
-    ``rate_bytes_per_s``; each crosses wire_us/2 and the backend, then takes
-    one of ``ring_slots`` ring slots (Xen netfront ring / virtio queue)
-    until the guest has processed it (``cpu_per_segment_us`` of CPU at
-    interrupt level); the bytes then count as received.
-
-    ``mode`` 'tcp': at most ``window`` segments in flight; each processed
-    segment sends an ACK back through the backend and wire_us/2, which
-    lets the sender send the next one (ACK-clocked); a segment that finds
-    the ring full waits in the backend for a slot. 'udp': open loop at the
-    link rate; a segment that finds the ring full is dropped (counted).
-
-    ``app_vcpu`` (None = no application stage): index of another vCPU of
-    the VM that runs the receiving application; each segment processed at
-    interrupt level goes into a socket buffer of ``sockbuf_segments``
-    (UDP: dropped when full; TCP: the window bounds it) and the
-    application's vCPU copies it out at ``app_cpu_per_segment_us``; the
-    bytes count as received then. ``ack_at`` 'irq' sends the TCP ACK at
-    interrupt level (vTurbo's early ACK from the backlog), 'app' only once
-    the application consumed the segment.
-    """
-    rate_bytes_per_s: float = 125e6
-    segment_bytes: int = 65536
-    ring_slots: int = 16
-    mode: str = 'tcp'
-    window: int = 16
-    cpu_per_segment_us: int = 20
-    wire_us: int = 100
-    app_vcpu: typing.Optional[int] = None
-    app_cpu_per_segment_us: int = 10
-    sockbuf_segments: int = 64
-    ack_at: str = 'irq'
-
-    def __post_init__(self):
-        checks.number_range('Stream.rate_bytes_per_s', self.rate_bytes_per_s,
-                            0, lo_open=True)
-        checks.int_range('Stream.segment_bytes', self.segment_bytes, 1)
-        checks.int_range('Stream.ring_slots', self.ring_slots, 1)
-        _choice('Stream.mode', self.mode, STREAM_MODES)
-        checks.int_range('Stream.window', self.window, 1)
-        checks.int_range('Stream.cpu_per_segment_us',
-                         self.cpu_per_segment_us, 1)
-        checks.int_range('Stream.wire_us', self.wire_us, 0)
-        if self.app_vcpu is not None:
-            checks.int_range('Stream.app_vcpu', self.app_vcpu, 0)
-        checks.int_range('Stream.app_cpu_per_segment_us',
-                         self.app_cpu_per_segment_us, 1)
-        checks.int_range('Stream.sockbuf_segments', self.sockbuf_segments, 1)
-        _choice('Stream.ack_at', self.ack_at, ACK_AT)
-
-
-@dataclasses.dataclass(frozen=True)
-class Lookbusy:
-    """lookbusy-like duty cycle: ``fraction`` of every ``period_us``.
-
-    At each period start the task becomes runnable with a budget of
-    fraction * period_us of CPU; it runs until the budget is used or the
-    period ends (no carry-over), then sleeps to the next period start (a
-    timer wake-up, not an I/O event). *Default period 100 ms*: longer than
-    Xen's 30 ms credit slice, so a loaded VM stays runnable across whole
-    slices as a spin-then-sleep loop does; with 4 such VMs at 40 % on one
-    pCPU every VM is runnable almost all the time, which is what the
-    vSlicer ping figures (35 ms mean RTT under credit) imply.
-    """
-    fraction: float
-    period_us: int = 100000
-
-    def __post_init__(self):
-        checks.number_range('Lookbusy.fraction', self.fraction, 0, 1,
-                            lo_open=True)
-        checks.int_range('Lookbusy.period_us', self.period_us, 100)
-
-
-@dataclasses.dataclass(frozen=True)
-class Sysbench:
-    """sysbench-cpu-like fixed work: ``work_us`` of CPU per run.
-
-    Runs back to back; each run's wall time (start to completion) is
-    recorded; stops after ``runs`` runs (0 = no limit).
-    """
-    work_us: int
-    runs: int = 0
-
-    def __post_init__(self):
-        checks.int_range('Sysbench.work_us', self.work_us, 1)
-        checks.int_range('Sysbench.runs', self.runs, 0)
-
-
-@dataclasses.dataclass(frozen=True)
-class DdWriter:
-    """dd-like sequential writer to the VM's ``disk``, with write-behind.
-
-    The guest produces ``block_bytes`` blocks at ``cpu_per_block_us`` of
-    CPU each (high for /dev/urandom, low for /dev/zero) and writes them in
-    requests of ``request_bytes`` (the page cache merges blocks). A
-    request goes through the backend (blkback) to the disk device and its
-    completion comes back through the backend as an I/O event
-    (``irq_us`` of CPU at interrupt level, 0 = free). Up to
-    ``outstanding`` requests in flight; with that many the task blocks
-    until a completion. Bandwidth = bytes completed per second.
-    ``irq_vcpu`` (None = this vCPU): index of another vCPU of the VM that
-    takes the completion events (vTurbo's turbo vCPU); the writer is then
-    woken from there without an I/O event of its own.
-    """
-    cpu_per_block_us: float
-    block_bytes: int = 1024
-    request_bytes: int = 131072
-    outstanding: int = 8
-    disk: str = 'vda'
-    irq_us: int = 0
-    irq_vcpu: typing.Optional[int] = None
-
-    def __post_init__(self):
-        checks.number_range('DdWriter.cpu_per_block_us',
-                            self.cpu_per_block_us, 0, lo_open=True)
-        checks.int_range('DdWriter.block_bytes', self.block_bytes, 1)
-        checks.int_range('DdWriter.request_bytes', self.request_bytes,
-                         self.block_bytes)
-        checks.int_range('DdWriter.outstanding', self.outstanding, 1)
-        checks.name('DdWriter.disk', self.disk)
-        checks.int_range('DdWriter.irq_us', self.irq_us, 0)
-        if self.irq_vcpu is not None:
-            checks.int_range('DdWriter.irq_vcpu', self.irq_vcpu, 0)
-
-
-IO_SOURCES = (Ping, Stream)
-TASKS = (CpuBound, Lookbusy, Sysbench, DdWriter)
+IO_SOURCES = (spec_paper.Ping, spec_paper.Stream)
+TASKS = (CpuBound, spec_paper.Lookbusy, spec_paper.Sysbench,
+         spec_paper.DdWriter)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,15 +194,13 @@ class IoVcpu:
         checks.int_range('IoVcpu.irq_chunk_us', self.irq_chunk_us, 1)
 
 
-PAPER_WORKLOADS = (Ping, Stream, Lookbusy, Sysbench, DdWriter, IoVcpu)
+PAPER_WORKLOADS = (spec_paper.Ping, spec_paper.Stream, spec_paper.Lookbusy,
+                   spec_paper.Sysbench, spec_paper.DdWriter, IoVcpu)
 WORKLOADS = (CpuBound, Idle, RequestResponse, DiskClosedLoop,
              Mixed, Sleeper) + PAPER_WORKLOADS
 
 
 # -- host and VM -------------------------------------------------------------
-
-SERVICE_DISTS = ('exp', 'fixed')
-
 
 @dataclasses.dataclass(frozen=True)
 class DiskSpec:
@@ -400,34 +221,8 @@ class DiskSpec:
         checks.int_range('DiskSpec.service_us', self.service_us, 1)
         checks.int_range('DiskSpec.parallelism', self.parallelism, 1)
         checks.number_range('DiskSpec.per_byte_ns', self.per_byte_ns, 0)
-        if self.service_dist not in SERVICE_DISTS:
-            raise ValueError('DiskSpec.service_dist: %r is invalid; '
-                             'accepted: %s' % (self.service_dist,
-                                               ', '.join(SERVICE_DISTS)))
-
-
-@dataclasses.dataclass(frozen=True)
-class BackendSpec:
-    """dom0-like I/O backend (netback/blkback) shared by the host's VMs.
-
-    ``cpus`` dom0 vCPUs pinned on their own pCPUs (not the guests'): a
-    FIFO queue with that many servers, not scheduled by the guest
-    scheduler. An item of b bytes takes ``service_us + b * per_byte_ns /
-    1000`` us; ``service_dist`` 'fixed' uses it as is, 'exp' draws an
-    exponential time with that mean (seeded). Only the papers' workloads
-    (``Ping``, ``Stream``, ``DdWriter``) use it.
-    """
-    cpus: int = 2
-    service_us: int = 10
-    per_byte_ns: float = 0.0
-    service_dist: str = 'fixed'
-
-    def __post_init__(self):
-        checks.int_range('BackendSpec.cpus', self.cpus, 1, 1024)
-        checks.int_range('BackendSpec.service_us', self.service_us, 0)
-        checks.number_range('BackendSpec.per_byte_ns', self.per_byte_ns, 0)
-        _choice('BackendSpec.service_dist', self.service_dist,
-                SERVICE_DISTS)
+        checks.choice('DiskSpec.service_dist', self.service_dist,
+                      spec_paper.SERVICE_DISTS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -438,14 +233,15 @@ class HostSpec:
     EEVDF slice of a vCPU without a custom slice; ``switch_cost_us`` time
     lost on each context switch; ``balance_us`` period of the periodic
     load balance (0 = only idle balance). ``scheduler`` None is the Linux
-    EEVDF model (``iosched.simulator.cpu``, using the three fields above); else a
-    scheduler spec with a ``build(loop, host_spec)`` method, e.g. the Xen
-    models of ``iosched.simulator.xen``. ``backend`` the dom0-like backend of the
-    papers' workloads (unused by the others). ``kernel`` how the Linux
-    kernel treats slice ends and wake-ups (``iosched.simulator.spec_kernel``:
-    ``KernelSpec()`` is the historical 6.12/HRTICK model,
-    ``kernel('linux-6.18-hz250')`` the one calibrated on a real 6.18
-    host); only the EEVDF model reads it, except ``dl_bw_limit``.
+    EEVDF model (``iosched.simulator.cpu``, using the three fields above);
+    else a scheduler spec with a ``build(loop, host_spec)`` method, e.g. the
+    Xen models of ``iosched.simulator.xen``. ``backend`` the dom0-like
+    backend of the papers' workloads (``spec_paper.BackendSpec``, unused by
+    the others). ``kernel`` how the Linux kernel treats slice ends and
+    wake-ups (``iosched.simulator.spec_kernel``: ``KernelSpec()`` is the
+    historical 6.12/HRTICK model, ``kernel('linux-6.18-hz250')`` the one
+    calibrated on a real 6.18 host); only the EEVDF model reads it, except
+    ``dl_bw_limit``.
     """
     name: str
     pcpus: int
@@ -454,8 +250,10 @@ class HostSpec:
     disk: DiskSpec = dataclasses.field(default_factory=DiskSpec)
     balance_us: int = 4000
     scheduler: typing.Any = None
-    backend: BackendSpec = dataclasses.field(default_factory=BackendSpec)
-    kernel: KernelSpec = dataclasses.field(default_factory=KernelSpec)
+    backend: spec_paper.BackendSpec = dataclasses.field(
+        default_factory=spec_paper.BackendSpec)
+    kernel: spec_kernel.KernelSpec = dataclasses.field(
+        default_factory=spec_kernel.KernelSpec)
 
     def __post_init__(self):
         checks.name('HostSpec.name', self.name)
@@ -471,13 +269,14 @@ class HostSpec:
                 getattr(self.scheduler, 'build', None)):
             raise ValueError('HostSpec.scheduler: %r is invalid; accepted: '
                              'None (Linux EEVDF) or a scheduler spec such as '
-                             'iosched.simulator.xen.Credit2Spec()' % (self.scheduler,))
-        if not isinstance(self.backend, BackendSpec):
+                             'iosched.simulator.xen.Credit2Spec()'
+                             % (self.scheduler,))
+        if not isinstance(self.backend, spec_paper.BackendSpec):
             raise ValueError('HostSpec.backend: %r is invalid; accepted: a '
                              'BackendSpec' % (self.backend,))
-        if not isinstance(self.kernel, KernelSpec):
+        if not isinstance(self.kernel, spec_kernel.KernelSpec):
             raise ValueError('HostSpec.kernel: %r is invalid; accepted: a '
-                             'KernelSpec, e.g. spec.kernel(%r)'
+                             'KernelSpec, e.g. spec_kernel.kernel(%r)'
                              % (self.kernel, 'linux-6.18-hz250'))
 
 
@@ -530,14 +329,15 @@ class VmSpec:
         else:
             parts = [(field, wl)]
         for name, part in parts:
-            if isinstance(part, DdWriter) and part.disk not in self.disks:
+            if (isinstance(part, spec_paper.DdWriter)
+                    and part.disk not in self.disks):
                 raise ValueError(
                     '%s.disk: %r is not a disk of the VM; accepted: one of '
                     '%r' % (name, part.disk, self.disks))
             link = None
-            if isinstance(part, Stream):
+            if isinstance(part, spec_paper.Stream):
                 link = 'app_vcpu'
-            elif isinstance(part, DdWriter):
+            elif isinstance(part, spec_paper.DdWriter):
                 link = 'irq_vcpu'
             if link is not None and getattr(part, link) is not None:
                 self._check_link('%s.%s' % (name, link),

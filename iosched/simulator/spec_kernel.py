@@ -13,7 +13,7 @@
 
 ``HostSpec.kernel`` selects how the EEVDF model (``iosched.simulator.cpu``) treats
 slice ends, wake-up placement and wake-up preemption. Two named kernels
-(``KERNELS``; pick one with ``HostSpec(kernel=spec.kernel('<name>'))``):
+(``KERNELS``; pick one with ``HostSpec(kernel=spec_kernel.kernel('<name>'))``):
 
 ``linux-6.12-hrtick`` (the default, ``KernelSpec()``): the model the
 simulator always had. Slice ends, CFS quota ends and SCHED_DEADLINE runtime

@@ -27,6 +27,7 @@ import socket
 import time
 
 from iosched.contract import payload
+from iosched.contract import payload_check
 from nova_plugin import endpoint
 from nova_plugin import listener
 from nova_plugin import store as report_store
@@ -44,7 +45,7 @@ def read_report_file(path):
         return payload.load(path)
     except OSError as e:
         raise BadInput('cannot read the report %s: %s' % (path, e))
-    except payload.PayloadError as e:
+    except payload_check.PayloadError as e:
         raise BadInput('%s is not a HostReport (a saved HostReport.to_dict() '
                        'is accepted): %s' % (path, e))
     except ValueError as e:

@@ -25,6 +25,7 @@ import uuid
 import pytest
 
 from cinder_qos import client
+from cinder_qos import rest
 from cinder_qos.cmd import slo as cmd
 from tests import fixtures as iosched_fixtures
 
@@ -35,7 +36,7 @@ def _name(prefix):
 
 @pytest.fixture
 def admin(cinder_api):
-    return client.SloAdmin(client.RestApi(
+    return client.SloAdmin(rest.RestApi(
         cinder_api.connection().block_storage))
 
 
@@ -43,7 +44,7 @@ def _cli(cinder_api, argv):
     out, err = io.StringIO(), io.StringIO()
 
     def factory(args):
-        return client.SloAdmin(client.RestApi(
+        return client.SloAdmin(rest.RestApi(
             cinder_api.connection().block_storage))
     code = cmd.main(argv, out, err, admin_factory=factory)
     return code, out.getvalue(), err.getvalue()

@@ -23,6 +23,7 @@ import pytest
 
 from host_agent.reporter import messaging
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from host_agent.reporter import rpcapi
 from nova_plugin import conf as plugin_conf
 from nova_plugin import endpoint
@@ -104,12 +105,13 @@ def test_payload_survives_the_broker_unchanged(topic):
     try:
         report = payload.HostReport(
             host='compute-7', ts=time.time(), seq=0, report_interval=1.0,
-            pcpus=8, vcpus=(payload.VcpuEntry('u', 3, 5, 0.25, 'mixed', 0.7),),
+            pcpus=8,
+            vcpus=(payload_sections.VcpuEntry('u', 3, 5, 0.25, 'mixed', 0.7),),
             io_vcpus=1, io_strength_total=0.25, io_strength_per_pcpu=0.03125,
             io_strength_max_pcpu=0.25,
-            lsvm=payload.LsvmState(True, 0, 0.0, 24, 0.0),
-            disk=payload.DiskState(1000.0, 500.0, 0.8, 3.5),
-            health=payload.Health('degraded', ('x: y',)))
+            lsvm=payload_sections.LsvmState(True, 0, 0.0, 24, 0.0),
+            disk=payload_sections.DiskState(1000.0, 500.0, 0.8, 3.5),
+            health=payload_sections.Health('degraded', ('x: y',)))
         rpcapi.ReportAPI(messaging.get_transport(fixtures.CONF, url),
                          topic).report_host_io(report)
         assert _wait(lambda: s.get('compute-7') is not None)

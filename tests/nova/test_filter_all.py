@@ -34,7 +34,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from oslo_utils.fixture import uuidsentinel as uuids
 
-from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova import objects
 from nova.scheduler import filters
 from nova import test
@@ -228,7 +228,7 @@ class WholeListTestCase(test.NoDBTestCase):
                            io_vcpus=h['io_vcpus'],
                            io_strength_total=h['io_strength_total'],
                            report_interval=1.0, lsvm=lsvm_state)
-        return dataclasses.replace(r, disk=payload.DiskState(
+        return dataclasses.replace(r, disk=payload_sections.DiskState(
             capacity_iops=h['capacity_iops'],
             reserved_iops=h['reserved_iops']))
 

@@ -29,6 +29,7 @@ from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory as pi
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from tests.nova import plugin_state
 
 
@@ -37,9 +38,9 @@ def _report(pcpus=4, capacity_iops=5000.0, mechanism='slice',
     return payload.HostReport(
         host='host1', ts=100.0, seq=1, report_interval=1.0, pcpus=pcpus,
         io_vcpus=io_vcpus,
-        lsvm=payload.LsvmState(supported=supported, mechanism=mechanism,
-                               max_per_pcpu=3),
-        disk=payload.DiskState(capacity_iops=capacity_iops))
+        lsvm=payload_sections.LsvmState(supported=supported,
+                                        mechanism=mechanism, max_per_pcpu=3),
+        disk=payload_sections.DiskState(capacity_iops=capacity_iops))
 
 
 def _totals(inventories):

@@ -30,6 +30,7 @@ from nova.tests.functional import integrated_helpers
 from host_agent import placement_inventory
 from host_agent import placement_trait
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
@@ -142,7 +143,7 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                 payload.HostReport(
                     host=host, ts=1.0, seq=1, report_interval=1.0,
                     pcpus=pcpus,
-                    lsvm=payload.LsvmState(max_per_pcpu=3)),
+                    lsvm=payload_sections.LsvmState(max_per_pcpu=3)),
                 placement_inventory.Options())[0])
             self.assertTrue(inv.sync(), inv.state.last_error)
             inventories[host] = inv.state.wanted

@@ -27,7 +27,7 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
-from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova_plugin import explain
 from nova_plugin import filters as plugin_filters
 from nova_plugin.filters import slo_capacity
@@ -54,8 +54,8 @@ def disk_report(host, capacity, reserved, ts=100.0, seq=1):
     """A HostReport whose disk has ``capacity`` and ``reserved`` IOPS."""
     return dataclasses.replace(
         reports.report(host=host, ts=ts, seq=seq),
-        disk=payload.DiskState(capacity_iops=float(capacity),
-                               reserved_iops=float(reserved)))
+        disk=payload_sections.DiskState(capacity_iops=float(capacity),
+                                        reserved_iops=float(reserved)))
 
 
 class FakeCinderSlo(object):

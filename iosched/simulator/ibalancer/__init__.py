@@ -15,5 +15,7 @@
 * ``controller``: ITM, RTM (masking) and Algorithm 3 (trigger, sort and
   pair, delays, termination; ``tav`` = trigger only);
 * ``model``: the host (Credit1/Credit2 pCPU pool, dom0 FIFO backend,
-  NIC and disk, iperf/dd/stress/sysbench vCPUs) and ``run(Scenario)``.
+  NIC and disk) and ``run(Scenario)``;
+* ``guest``: one vCPU's chain of chunks (iperf, dd, stress, sysbench,
+  completion handling).
 """

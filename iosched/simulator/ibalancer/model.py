@@ -12,19 +12,21 @@
 """The host of the I-Balancer experiments (seed 003) as a discrete-event
 model on the existing Xen scheduler models.
 
-* guest vCPUs run on a pool of ``pcpus`` under ``iosched.simulator.xen.credit``
-  (Credit1: BOOST/UNDER/OVER, 30 ms slice, 10 ms tick, multi-boost) or
-  ``iosched.simulator.xen.credit2`` (one run-queue, as a one-socket Xen 4.12);
-  subclasses only add RTM's hook at the scheduling point (Credit1: the
-  deschedule hook; Credit2: entry of ``csched2_schedule``);
-* a vCPU's work is a chain of chunks (``iosched.simulator.sched_base`` workload
-  protocol): an I/O chunk ends in one event sent to dom0 *while the vCPU
-  runs*; a sender keeps at most ``window`` events (network) or one event
-  set (disk, ``dd`` with direct-like writes) outstanding and blocks, or
-  runs stress, when it is full. A completion is an upcall to the VM's
-  interrupt vCPU (vCPU 0, where the event channel is bound), which needs
-  ``irq_us`` of CPU to handle it; only then does the slot free and a
-  blocked sender wake (Credit1 BOOSTs every wake-up);
+* guest vCPUs run on a pool of ``pcpus`` under
+  ``iosched.simulator.xen.credit`` (Credit1: BOOST/UNDER/OVER, 30 ms slice,
+  10 ms tick, multi-boost) or ``iosched.simulator.xen.credit2`` (one
+  run-queue, as a one-socket Xen 4.12); subclasses only add RTM's hook at
+  the scheduling point (Credit1: the deschedule hook; Credit2: entry of
+  ``csched2_schedule``);
+* a vCPU's work is a chain of chunks (``guest.Guest``, under the
+  ``iosched.simulator.sched_base`` workload protocol): an I/O chunk ends
+  in one event sent to dom0 *while the vCPU runs*; a sender keeps at most
+  ``window`` events (network) or one event set (disk, ``dd`` with
+  direct-like writes) outstanding and blocks, or runs stress, when it is
+  full. A completion is an upcall to the VM's interrupt vCPU (vCPU 0,
+  where the event channel is bound), which needs ``irq_us`` of CPU to
+  handle it; only then does the slot free and a blocked sender wake
+  (Credit1 BOOSTs every wake-up);
 * dom0 (``dom0_cpus`` dedicated pCPUs) serves every event FIFO in arrival
   order, ``net_service_us`` / ``blk_service_us`` each; network events then
   take ``wire_us``; disk requests queue FIFO at one disk
@@ -55,14 +57,13 @@ import random
 
 from iosched.simulator.events import EventLoop
 from iosched.simulator.ibalancer import controller as ctl
+from iosched.simulator.ibalancer import guest
 from iosched.simulator.xen import credit
 from iosched.simulator.xen import credit2
 from iosched.simulator.xen.specs_credit import CreditSpec
 
 SCHEDULERS = {'credit': 30000, 'credit2': 10000}     # default slices
 KINDS = ('net', 'mixed', 'cpu', 'disk', 'disk-mixed', 'net+disk')
-SEG_KB = 44                  # blkfront: 11 segments x 4 KiB per request
-CPU_CHUNK_US = 10000         # a CPU-only vCPU's chunk (no I/O to check)
 DELAY_MODES = ('defer', 'busy')
 
 
@@ -186,126 +187,6 @@ class _Fifo:
         cb(arg)
 
 
-# -- guest vCPU workloads -----------------------------------------------------
-class _Guest:
-    """One vCPU's work: stress, iperf (window), dd (event sets), and on the
-    VM's interrupt vCPU the handling of completions (one chunk each)."""
-    __slots__ = ('host', 'vm', 'e', 'trk', 'net', 'dd', 'stress', 'irq',
-                 'work_left', 'chunk', 'out', 'set_left', 'blocked',
-                 'alt', 'rng', 'pending', 'cur', 'stall', 'clen')
-
-    def __init__(self, host, vm, net, dd, stress, irq):
-        self.host = host
-        self.vm = vm
-        self.e = None
-        self.trk = None
-        self.net = net
-        self.dd = dd
-        self.stress = stress
-        self.irq = irq
-        self.pending = collections.deque()
-        self.cur = None
-        self.stall = 0              # busy-wait delay owed (delay_mode busy)
-        self.clen = 0               # length of the current stress chunk
-        self.out = 0                # network events outstanding
-        self.set_left = 0           # disk requests of the set in flight
-        self.blocked = False
-        self.alt = False            # mixed: a stress turn after an I/O one
-        self.rng = random.Random(host.rng.random())
-        self.chunk = None
-        self.work_left = 0
-        self._next()
-        self.blocked = self.work_left <= 0
-
-    def _jitter(self, us):
-        return max(1, int(us * (0.5 + self.rng.random())))
-
-    def _next(self):
-        """Choose the next chunk, or 0 (block)."""
-        h = self.host
-        if self.pending:
-            self.chunk = 'irq'
-            self.cur = self.pending.popleft()
-            self.work_left = self._jitter(h.s.irq_us)
-            return
-        if self.net and self.out < h.s.window and not (
-                self.stress and self.alt):
-            self.chunk = 'net'
-            self.work_left = self._jitter(h.s.io_chunk_us)
-            self.alt = True
-            return
-        if self.dd and self.set_left == 0 and not (
-                self.stress and self.alt):
-            self.chunk = 'dd'
-            self.work_left = self._jitter(10 + h.s.dd_cpu_us_per_kb
-                                          * h.s.block_kb)
-            self.alt = True
-            return
-        self.alt = False
-        if self.stress:
-            self.chunk = 'stress'
-            self.work_left = self.clen = (
-                h.s.stress_chunk_us if (self.net or self.dd or self.irq)
-                else CPU_CHUNK_US)
-            return
-        self.chunk = None
-        self.work_left = 0
-
-    def complete(self, now):
-        h = self.host
-        c = self.chunk
-        if c == 'net':
-            self.out += 1
-            h.send(self, 'net', h.s.net_kb, now)
-        elif c == 'dd':
-            kb = h.s.block_kb
-            n = int(math.ceil(kb / SEG_KB))
-            self.set_left = n
-            for i in range(n):
-                h.send(self, 'blk', min(SEG_KB, kb - i * SEG_KB), now)
-        elif c == 'irq':
-            owner, kind, kb = self.cur
-            self.cur = None
-            owner.done(kind, kb, now)
-        elif c == 'stress' and now > h.t_warm:
-            self.vm.cpu_us += self.clen
-        self._next()
-        if self.stall:
-            # delay_mode busy: the hypercall spins before the next chunk.
-            if self.work_left <= 0:
-                self.chunk = 'spin'
-            self.work_left += self.stall
-            self.stall = 0
-        self.blocked = self.work_left <= 0
-
-    def _kick(self, now):
-        if self.blocked and not self.e.on_rq:
-            self._next()
-            if self.work_left > 0:
-                self.blocked = False
-                self.host.sched.wake(self.e, now)
-
-    def upcall(self, job, now):
-        """A completion event reached this (interrupt) vCPU."""
-        self.pending.append(job)
-        self._kick(now)
-
-    def done(self, kind, kb, now):
-        """One of our events completed and was handled by the guest."""
-        h = self.host
-        if now >= h.t_warm:
-            if kind == 'net':
-                self.vm.net_bytes += kb * 1024
-            else:
-                self.vm.disk_bytes += kb * 1024
-        if kind == 'net':
-            self.out -= 1
-        else:
-            self.set_left -= 1
-        if self is not self.vm.irq:     # (vCPU 0 chooses after its chunk)
-            self._kick(now)
-
-
 class Host:
     """Build and run one scenario; results in ``Result``."""
 
@@ -348,7 +229,7 @@ class Host:
                  'net+disk': [(0, 0, 0, 1), (1, 0, 0, 0), (0, 1, 0, 0)]
                  }[kind]
         for idx, (net, dd, stress, irq) in enumerate(specs):
-            g = _Guest(self, vm, net, dd, stress, irq)
+            g = guest.Guest(self, vm, net, dd, stress, irq)
             if irq:
                 vm.irq = g
             e = self.sched.new_entity(len(self.guests), vm, idx, 100)

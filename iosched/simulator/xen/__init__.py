@@ -14,10 +14,15 @@
 Each is a ``iosched.simulator.sched_base.Scheduler`` chosen with
 ``HostSpec(scheduler=<Spec>())``:
 
-* ``credit``: Xen Credit (Credit1): 30 ms slices, BOOST/UNDER/OVER;
-* ``credit2``: Xen Credit2 (4.12): credit-ordered run-queues, resets;
+* ``credit``: Xen Credit (Credit1): 30 ms slices, BOOST/UNDER/OVER
+  (its accounting in ``credit_accounting``, placement and stealing in
+  ``credit_placement``);
+* ``credit2``: Xen Credit2 (4.12): credit-ordered run-queues, resets
+  (run-queue membership and tickles in ``credit2_placement``,
+  balance_load in ``credit2_balance``);
 * ``isacs``: ISACS on Credit2 (seed 000): Eqs. 1-4, concealing,
-  CPU-BOOST state, Algorithms 1 and 2;
+  CPU-BOOST state, Algorithms 1 and 2 (the end of a round in
+  ``isacs_realloc``, the math in ``isacs_math``);
 * ``vslicer``: vSlicer on Credit (seed 001 ch. 2): Algorithm 1;
 * ``vturbo``: vTurbo on Credit (seed 001 ch. 3): turbo cores, two-pool
   accounting (Algorithm 3).

@@ -18,47 +18,27 @@ What it does, as Xen 4.1 does it:
   the queue. ``do_schedule`` puts a still-runnable current vCPU back at
   the tail of its priority, takes the head and runs it for ``tslice_us``
   (30 ms); the same vCPU continues without a context switch;
-* credits are burnt by exact run time; a per-pCPU tick every ``tick_us``
-  (10 ms) burns the running vCPU's credit, demotes it from BOOST to UNDER
-  (it is consuming CPU) and puts it on the active list if it was not;
-* accounting every ``acct_us`` (30 ms, ``csched_acct``): the credit of
-  one period on every pCPU (acct_us x pCPUs) is shared among the active
-  vCPUs by weight, with Xen's peak/extra redistribution and its
-  negative-balance catch-up; a vCPU's credit is bounded below by minus one
-  slice; a vCPU above one slice leaves the active list (stops earning) and
-  its credit is halved; priority becomes UNDER (credit >= 0) or OVER; the
-  run-queues are then re-sorted (UNDER and BOOST ahead of OVER, order kept);
+* credits and priorities (``credit_accounting``): burnt by run time,
+  shared out every ``acct_us`` (``csched_acct``) by weight; the priority
+  follows the credit (UNDER >= 0 > OVER), BOOST a woken UNDER vCPU until
+  its next tick;
 * wake-up: an UNDER vCPU becomes BOOST (``boost``), joins the queue of
   its pCPU (``v->processor``) and tickles: it preempts the running vCPU of
   that pCPU when its priority is strictly higher; when that pCPU was busy,
   one idle pCPU it may run on (cycling, ``tickle_one_idle_cpu``) is
   tickled and looks for work to steal;
-* work stealing (``csched_load_balance``): a pCPU whose best local choice
-  is OVER or idle takes, from the other busy pCPUs in cyclic order from
-  its own id, the first waiting vCPU of strictly higher priority that its
-  hard affinity allows;
+* where a vCPU runs (``credit_placement``): its assigned pCPU (flat
+  topology), work stealing, the idle pCPU a wake-up tickles, affinity
+  changes;
 * ``ratelimit_us`` (Xen 4.2, 0 = off as in 4.1): a runnable current vCPU
   that has run less than that keeps the pCPU, for ratelimit_us more.
 
 Simplifications (each one a choice):
 
-* credits are microseconds of CPU (Xen: 10 credits per ms, burnt with
-  0.1 ms rounding); one accounting unit per vCPU with the vCPU's own
-  weight (Xen: per domain, split evenly among its active vCPUs: the same
-  when all vCPUs of a VM have the same weight); no caps (no parking), no
-  yield, no tasklets, no cpupools;
+* credits in microseconds, accounting per vCPU, aligned ticks: see
+  ``credit_accounting``; no caps (no parking), no yield, no tasklets, no
+  cpupools;
 * a tickle (SCHEDULE_SOFTIRQ, an IPI) takes effect at once;
-* flat topology (no SMT siblings): Xen's ``csched_cpu_pick`` then keeps a
-  vCPU on its pCPU, so running vCPUs never migrate at the tick and a
-  woken vCPU joins the queue of the pCPU it last ran on; vCPUs move only
-  by stealing and by affinity changes (to the next allowed pCPU id after
-  the old one, as ``cycle_cpu``); ``vcpu_migration_delay`` is 0;
-* a never-run vCPU starts on the allowed pCPU with the fewest vCPUs
-  assigned (the toolstack's placement), lowest id on ties;
-* the ticks of all pCPUs are aligned; at an instant with both a tick and
-  accounting the ticks run first, and the queues are re-sorted right after
-  the accounting (Xen sorts at each pCPU's next tick: the same instant
-  with aligned ticks);
 * each switch to another vCPU costs ``host_spec.switch_cost_us`` of lost
   time (charged to nobody); the slice starts after it.
 
@@ -70,9 +50,9 @@ Subclasses (``vslicer``, ``vturbo``) change the run length
 import heapq
 
 from iosched.simulator import sched_base
+from iosched.simulator.xen import credit_accounting
+from iosched.simulator.xen import credit_placement
 
-BOOST, UNDER, OVER, IDLE = 0, -1, -2, -64
-PRI_NAMES = {BOOST: 'boost', UNDER: 'under', OVER: 'over', IDLE: 'idle'}
 NEVER = 1 << 62
 
 
@@ -83,7 +63,7 @@ class Vcpu(sched_base.Entity):
     def __init__(self, eid, vm, index, weight):
         super().__init__(eid, vm, index, weight)
         self.credit = 0
-        self.pri = UNDER
+        self.pri = credit_accounting.UNDER
         self.active = False         # on the accounting list (earns credit)
         self.home = None            # PCpu it is assigned to (v->processor)
 
@@ -116,7 +96,9 @@ class PCpu:
         self.resched = False
 
 
-class CreditScheduler(sched_base.Scheduler):
+class CreditScheduler(credit_accounting.AccountingMixin,
+                      credit_placement.PlacementMixin,
+                      sched_base.Scheduler):
     name = 'credit'
     knobs = ('weight', 'affinity')
 
@@ -173,36 +155,6 @@ class CreditScheduler(sched_base.Scheduler):
     def _run_since(self, e):
         return e.home.last_update
 
-    # -- placement ------------------------------------------------------------
-    def _set_home(self, e, p):
-        old = e.home
-        if old is p:
-            return
-        if old is not None:
-            old.nr_home -= 1
-        e.home = p
-        if p is not None:
-            p.nr_home += 1
-        self._home_changed(e, old, p)
-
-    def _home_changed(self, e, old, new):
-        """Hook: the set of vCPUs assigned to old and new changed."""
-
-    def _allowed_ids(self, e):
-        return range(len(self.cpus)) if e.allowed is None else e.allowed
-
-    def _initial_cpu(self, e):
-        return min((self.cpus[i] for i in self._allowed_ids(e)),
-                   key=lambda q: (q.nr_home, q.id))
-
-    def _next_allowed(self, e, after):
-        """cycle_cpu: the first allowed pCPU id after ``after``, wrapping."""
-        ids = sorted(self._allowed_ids(e))
-        for i in ids:
-            if i > after:
-                return self.cpus[i]
-        return self.cpus[ids[0]]
-
     # -- run-queue ------------------------------------------------------------
     @staticmethod
     def _insert(p, e):
@@ -233,8 +185,8 @@ class CreditScheduler(sched_base.Scheduler):
         """csched_runq_sort: UNDER and BOOST ahead of OVER, order kept."""
         q = p.runq
         if q:
-            p.runq = ([x for x in q if x.pri >= UNDER]
-                      + [x for x in q if x.pri < UNDER])
+            p.runq = ([x for x in q if x.pri >= credit_accounting.UNDER]
+                      + [x for x in q if x.pri < credit_accounting.UNDER])
 
     # -- the CPU event --------------------------------------------------------
     def _arm(self, p):
@@ -292,8 +244,9 @@ class CreditScheduler(sched_base.Scheduler):
             self._requeue(p, prev, now)
         q = p.runq
         snext = q[0] if q else None
-        if snext is None or snext.pri <= OVER:
-            stolen = self._steal(p, IDLE if snext is None else snext.pri)
+        if snext is None or snext.pri <= credit_accounting.OVER:
+            stolen = self._steal(p, credit_accounting.IDLE if snext is None
+                                 else snext.pri)
             if stolen is not None:
                 snext = stolen
             elif snext is not None:
@@ -324,23 +277,6 @@ class CreditScheduler(sched_base.Scheduler):
         p.slice_end = start + self._slice_us(p, e)
         self._arm(p)
 
-    def _steal(self, p, pri):
-        """csched_load_balance: a waiting vCPU of higher priority, or None."""
-        n = len(self.cpus)
-        for k in range(1, n):
-            peer = self.cpus[(p.id + k) % n]
-            if peer.curr is None:           # idle: it takes its own work
-                continue
-            for x in peer.runq:
-                if x.pri <= pri:
-                    break
-                if x.allowed is None or p.id in x.allowed:
-                    peer.runq.remove(x)
-                    self._set_home(x, p)
-                    self.n_steals += 1
-                    return x
-        return None
-
     # -- wake-up and tickling ------------------------------------------------
     def wake(self, e, now, initial=False):
         if not initial:
@@ -352,8 +288,8 @@ class CreditScheduler(sched_base.Scheduler):
         self._settle(p, now)
         e.on_rq = True
         e.wait_start = now
-        if self.boost and e.pri == UNDER:
-            e.pri = BOOST
+        if self.boost and e.pri == credit_accounting.UNDER:
+            e.pri = credit_accounting.BOOST
             self.n_boosts += 1
         self._enqueue_woken(p, e, now)
         self._tickle(p, e, now)
@@ -376,109 +312,6 @@ class CreditScheduler(sched_base.Scheduler):
         self._update_curr(p, now)
         self._schedule(p, now)
 
-    def _tickle_idle(self, p, e, now):
-        n = len(self.cpus)
-        if n == 1:
-            return
-        start = self.last_tickle
-        for k in range(1, n + 1):
-            q = self.cpus[(start + k) % n]
-            if q is p or q.curr is not None or not (
-                    e.allowed is None or q.id in e.allowed):
-                continue
-            self.last_tickle = q.id
-            self._schedule(q, now)
-            return
-
-    # -- tick and accounting -------------------------------------------------
-    def _on_timer(self, _a, _b):
-        now = self.loop.now
-        if now >= self.next_tick:
-            self._tick(now)
-            self.next_tick += self.tick_us
-        if now >= self.next_acct:
-            self._settle_all(now)
-            self._acct(now)
-            for p in self.cpus:
-                self._sort_runq(p)
-            self.next_acct += self.acct_us
-        self.loop.at(min(self.next_tick, self.next_acct), self._on_timer)
-
-    def _settle_all(self, now):
-        for p in self.cpus:
-            self._settle(p, now)
-
-    def _tick(self, now):
-        """csched_tick / csched_vcpu_acct on every pCPU."""
-        for p in self.cpus:
-            self._settle(p, now)
-            e = p.curr
-            if e is None:
-                continue
-            if e.pri == BOOST:
-                e.pri = UNDER
-            if not e.active:
-                self._acct_start(e)
-
-    def _acct_start(self, e):
-        e.active = True
-        self.active.insert(0, e)
-        self.weight_total += e.weight
-
-    def _acct_stop(self, e):
-        e.active = False
-        self.active.remove(e)
-        self.weight_total -= e.weight
-
-    def _acct(self, now):
-        """csched_acct: share acct_us x pCPUs of credit among active vCPUs."""
-        self.n_acct += 1
-        wt = self.weight_total
-        total = self.acct_us * len(self.cpus)
-        balance = self.credit_balance
-        if balance < 0:
-            total -= balance
-        if wt == 0:
-            self.credit_balance = 0
-            return
-        w_left = wt
-        xtra = False
-        new_balance = 0
-        tslice = self.tslice
-        for e in list(self.active):
-            w = e.weight
-            w_left -= w
-            # At most one period of credit, more only while the system-wide
-            # balance is negative (catch-up); ceil divisions as in Xen.
-            peak = self.acct_us
-            if balance < 0:
-                peak += (-balance * w + wt - 1) // wt
-            fair = (total * w + wt - 1) // wt
-            if fair < peak:
-                xtra = True
-            else:
-                if w_left:
-                    # Give the others a chance at the unused credit.
-                    total += ((fair - peak) * wt + w_left - 1) // w_left
-                if xtra:
-                    self.active.remove(e)
-                    self.active.insert(0, e)
-                fair = peak
-            e.credit += fair
-            c = e.credit
-            if c < 0:
-                e.pri = OVER
-                if c < -tslice:
-                    c = e.credit = -tslice
-            else:
-                e.pri = UNDER
-                if c > tslice:
-                    # Stops earning; halved, so it restarts a little ahead.
-                    self._acct_stop(e)
-                    c = e.credit = c // 2
-            new_balance += c
-        self.credit_balance = new_balance
-
     # -- knobs ----------------------------------------------------------------
     def new_entity(self, eid, vm, index, weight):
         return Vcpu(eid, vm, index, weight)
@@ -487,30 +320,6 @@ class CreditScheduler(sched_base.Scheduler):
         if e.active:
             self.weight_total += weight - e.weight
         e.weight = weight
-
-    def set_affinity(self, e, allowed, now):
-        e.allowed = allowed
-        p = e.home
-        if p is None or e.allows(p.id):
-            return
-        dst = self._next_allowed(e, p.id)
-        if not e.on_rq:
-            self._set_home(e, dst)
-            return
-        self._settle(p, now)
-        if e.running:
-            self._update_curr(p, now)
-            e.running = False
-            e.wait_start = now
-            self._descheduled(p, e, now)
-            p.curr = None
-            self._set_home(e, dst)
-            self._schedule(p, now)
-        else:
-            p.runq.remove(e)
-            self._set_home(e, dst)
-        self._enqueue_woken(dst, e, now)
-        self._tickle(dst, e, now)
 
     def remove(self, e, now):
         e.alive = False

@@ -31,13 +31,8 @@ Modelled as in Xen (credit in microseconds of pCPU time here, ns in Xen):
 * csched2_runtime: run until the credit reaches the next waiting vCPU's
   (if that one's credit is > 0), else until 0, clamped to
   [max(500 us, rest of the ratelimit), 10 ms];
-* wake-up: sleepers keep their credit; the vCPU is inserted and
-  runq_tickle picks an idle, not yet tickled pCPU (its own first, then
-  the next one in id order), else the busy pCPU with the best score
-  ``new.credit - cur.credit`` (minus migrate resist on another pCPU;
-  running vCPUs within the ratelimit are not preemptable; its own pCPU
-  wins with any positive score). A tickle runs that pCPU's schedule as
-  an event at the same time (the softirq), so no reentrancy;
+* wake-up: sleepers keep their credit; the vCPU is inserted in its
+  run-queue and tickles a pCPU (``credit2_placement``);
 * a preempted vCPU is reinserted and tickles (context_saved);
 * a pCPU switching to another vCPU loses ``switch_cost_us`` (charged to
   nobody); moving to another pCPU adds 50 us of credit
@@ -54,24 +49,18 @@ Simplifications (documented choices):
   window, the same push / pull / swap search and thresholds (move only
   if the gap is >= 1 vCPU under capacity, >= 1/8 over); it never fails
   on a lock (Xen's trylock) so it always considers every run-queue;
-* wake-up never changes a vCPU's run-queue (as Xen 4.12: only
-  balance_load, affinity changes and removal do); a new vCPU goes to
-  the run-queue with the fewest assigned vCPUs and its pCPUs in turn
-  (``pick_bias``) instead of csched2_cpu_pick's load averages;
-* an affinity change that leaves the vCPU's run-queue without an allowed
-  pCPU moves it to the allowed run-queue with the fewest vCPUs; one that
-  only excludes its current pCPU reschedules that pCPU.
+* run-queue assignment and migration: see ``credit2_placement``.
 """
 
 from iosched.simulator import sched_base
 from iosched.simulator.xen import credit2_balance
+from iosched.simulator.xen import credit2_placement
 
 CREDIT_INIT = 10000             # us, CSCHED2_CREDIT_INIT
 CARRYOVER_MAX = 500             # CSCHED2_CARRYOVER_MAX
 MIN_TIMER = 500                 # CSCHED2_MIN_TIMER
 MAX_TIMER = CREDIT_INIT         # CSCHED2_MAX_TIMER
 MIGRATE_COMPENSATION = 50
-RATELIMIT_TOLERANCE = 50        # CSCHED2_RATELIMIT_TICKLE_TOLERANCE
 IDLE_CREDIT = -(1 << 30)
 DEFAULT_WEIGHT = 256
 RUNQUEUES = ('all', 'cpu')
@@ -134,7 +123,7 @@ class PCpu:
         self.tickled = False
 
 
-class Credit2(sched_base.Scheduler):
+class Credit2(credit2_placement.PlacementMixin, sched_base.Scheduler):
     name = 'credit2'
     knobs = ('weight', 'affinity')
     entity_cls = C2Entity
@@ -180,140 +169,6 @@ class Credit2(sched_base.Scheduler):
 
     def _run_since(self, e):
         return e.cpu.last
-
-    # -- load (for balance_load) ----------------------------------------------
-    def _load_change(self, e, change, now):
-        if self.balance:
-            credit2_balance.update_rq_load(e.rq, now, change)
-            credit2_balance.update_svc_load(e, now, 1 if change < 0 else 0)
-        else:
-            e.rq.load += change
-
-    # -- run-queue membership -------------------------------------------------
-    def _assign(self, e, rq):
-        e.rq = rq
-        rq.svc.append(e)
-        if e.xw > rq.max_weight:
-            rq.max_weight = e.xw
-        e.proc = self._pick_proc(e, rq)
-        e.residual = 0
-        if self.balance:
-            credit2_balance.assign_load(e, rq)
-
-    def _deassign(self, e):
-        rq = e.rq
-        rq.svc.remove(e)
-        rq.max_weight = max([x.xw for x in rq.svc] or [1])
-        if self.balance:
-            credit2_balance.deassign_load(e, rq)
-        e.rq = None
-
-    @staticmethod
-    def _pick_proc(e, rq):
-        """The next allowed pCPU of rq after its pick_bias (cyclic)."""
-        ids = [p.id for p in rq.cpus if e.allows(p.id)] or [rq.cpus[0].id]
-        later = [i for i in ids if i > rq.pick_bias]
-        rq.pick_bias = later[0] if later else ids[0]
-        return rq.pick_bias
-
-    def _allowed_rq(self, e):
-        """The run-queue with an allowed pCPU and the fewest vCPUs."""
-        best = None
-        for rq in self.rqs:
-            if any(e.allows(p.id) for p in rq.cpus):
-                if best is None or len(rq.svc) < len(best.svc):
-                    best = rq
-        return best
-
-    def _insert(self, e):
-        """runq_insert: after every waiting vCPU with credit >= e's."""
-        q = e.rq.runq
-        c = e.credit
-        i = 0
-        for x in q:
-            if c > x.credit:
-                break
-            i += 1
-        q.insert(i, e)
-
-    def _move(self, e, trq, now):
-        """migrate() for a vCPU that is not running."""
-        e.migrate_to = None
-        waiting = e.on_rq
-        if waiting:
-            if e in e.rq.runq:      # else just off its pCPU
-                e.rq.runq.remove(e)
-            self._load_change(e, -1, now)
-        self._deassign(e)
-        self._assign(e, trq)
-        self.balance_moves += 1
-        if waiting:
-            self._load_change(e, 1, now)
-            self._insert(e)
-            self._tickle(e, now)
-
-    def migrate(self, e, trq, now):
-        """Move e to run-queue trq now, or once it leaves its pCPU."""
-        if e.running:
-            e.migrate_to = trq
-            self._tickle_cpu(e.cpu, e, now)
-        else:
-            self._move(e, trq, now)
-
-    # -- tickling -------------------------------------------------------------
-    def _tickle_cpu(self, q, e, now):
-        q.tickled = True
-        e.tickled_cpu = q.id
-        self.loop.at(now, self._tickle_cb, q)
-
-    def _score(self, new, q, now):
-        """tickle_score: > 0 if new may preempt q's current vCPU."""
-        cur = q.curr
-        rl = self.ratelimit
-        if rl > RATELIMIT_TOLERANCE and (
-                now - cur.run_start <= rl - RATELIMIT_TOLERANCE):
-            return -1
-        self._account(q, now)
-        s = new.credit - cur.credit
-        if new.proc != q.id:
-            s -= self.resist
-        return s
-
-    def _tickle(self, new, now):
-        """runq_tickle: an idle pCPU, else preempt the best-scored one."""
-        rq = new.rq
-        cpu = new.proc
-        idle = None
-        for q in rq.cpus:
-            if q.curr is None and not q.tickled and new.allows(q.id):
-                if q.id == cpu:
-                    idle = q
-                    break
-                if idle is None or (idle.id < cpu < q.id):
-                    idle = q
-        if idle is not None:
-            self._tickle_cpu(idle, new, now)
-            return
-        best, best_s = None, 0
-        own = None
-        for q in rq.cpus:
-            if q.curr is not None and not q.tickled and new.allows(q.id):
-                if q.id == cpu:
-                    own = q
-                    break
-        if own is not None:
-            s = self._score(new, own, now)
-            if s > 0:
-                self._tickle_cpu(own, new, now)
-                return
-        for q in rq.cpus:
-            if (q is not own and q.curr is not None and not q.tickled
-                    and new.allows(q.id)):
-                s = self._score(new, q, now)
-                if s > best_s:
-                    best, best_s = q, s
-        if best is not None:
-            self._tickle_cpu(best, new, now)
 
     # -- scheduling -----------------------------------------------------------
     def _on_timer(self, p, gen):

@@ -11,17 +11,15 @@
 # under the License.
 """ISACS (seed 000: Lee & Yu, Electronics 2020) on the Credit2 model.
 
-What it adds to ``iosched.simulator.xen.credit2`` (the math is in ``isacs_math``):
+What it adds to ``iosched.simulator.xen.credit2`` (the math is in
+``isacs_math``):
 
 * EVENT CHECKER: ``io_event`` (every I/O response event delivered to a
   vCPU; still recorded for the agent) updates E_n and the Eq. 1 EMA of
   the intervals; the data are read and re-initialised at each
   reallocation of the vCPU's run-queue (one credit round);
-* reallocation (Algorithm 1 lines 8-15), per run-queue: Eq. 2 IVCredit,
-  credit = 10 ms + IVCredit and endcredit = IVCredit ASSIGNED (credit
-  concealing, no carry-over, no Credit2 multiplier or clip), IOload =
-  sum of IVCredit, IOevent = sum of E_n, Eq. 3 membership and Eq. 4
-  CVCredit (two passes); then Algorithm 2 and Credit2's balance_load;
+* the reallocation at the end of each round and Algorithm 2:
+  ``isacs_realloc``;
 * NORMAL state: the vCPU with the highest credit runs and burns credit;
 * CPU-BOOST state: group members run, highest CVCredit first, and burn
   CVCredit; when no runnable member has CVCredit > 0 the run-queue
@@ -61,18 +59,6 @@ Choices for the gaps of the digest (section 6), each tested:
   Credit2's weighted rule; Algorithm 1 line 6's "vCPU_c" is read as
   "the next vCPU is the top member"; no migrate resist inside the
   CPU-BOOST state;
-* Gap 4: IVCredit is clamped to ``ivcredit_cap_us``, default 2 ms (a
-  fifth of the default credit). In microseconds E_n * Ibar is about the
-  part of the round during which events kept coming (tens of ms), so
-  IVCredit would exceed the default credit. Uncapped, the CPU-BOOST
-  phase (about sum IVCredit of CPU time) lasts whole seconds. Capped at
-  X, a CPU-hungry I/O vCPU under the head trigger takes up to
-  10 / (10 - X) of its share per round (it ends the round when the
-  others have used about 10 - X); the paper's CPU cost (<= 5 %,
-  sysbench) and its largest I/O gains (+23 to +34 %) bound that to
-  1.25, hence X = 2 ms. With X = 10 ms the mixed environment's
-  CPU-bound vCPUs lose up to half their time (sensitivity rows of
-  bench/reproduce/isacs.py);
 * runtime per dispatch: NORMAL, until credit reaches max(endcredit, the
   credit of the first waiting vCPU with usable credit); CPU-BOOST, until
   CVCredit reaches the next waiting member's (or 0); both clamped as
@@ -81,27 +67,14 @@ Choices for the gaps of the digest (section 6), each tested:
   that may run in the current state preempts one of a lower tier
   (a NORMAL-tier vCPU preempts a CPU-BOOST member), else one with less
   credit (less CVCredit among members), as Credit2's score;
-* Gap 5: consumed credit = weighted credit AND CVCredit burnt since the
-  last reallocation, including overruns; it travels with a vCPU that
-  migrates; n counts every vCPU assigned to the run-queue (blocked
-  ones too);
-* Algorithm 2 (Gap 12): after each reallocation of RunQ_s, RunQ_d = the
-  last run-queue (id order) with IOevent < IOevent_s (none: nothing),
-  vCPU_m = the last vCPU of RunQ_s (assignment order) with IVCredit > 0,
-  allowed on RunQ_d, and IOload_d + IVC < IOload_s - IVC; at most one
-  move; both run-queues' IOload and IOevent are updated at once by the
-  move (so the next decision sees it; otherwise they stay as computed
-  at each run-queue's own reallocation, stale as in the paper). The
-  moved vCPU keeps its credits and leaves its old CPU-BOOST group.
-  Consequence of the literal rules, kept: with equal IVCredits (all at
-  the cap) the last-wins destination keeps naming the highest-id
-  run-queue, which already received one, and the strict test then
-  refuses, so the algorithm stalls (claim 11 rows).
+* Gaps 4, 5 and 12 (IVCredit cap, consumed credit, Algorithm 2): see
+  ``isacs_realloc``.
 """
 
 from iosched.simulator.xen import credit2
-from iosched.simulator.xen import credit2_balance
+from iosched.simulator.xen import credit2_placement
 from iosched.simulator.xen import isacs_math
+from iosched.simulator.xen import isacs_realloc
 
 NORMAL_TIER = 2
 BOOST_TIER = 1
@@ -145,7 +118,7 @@ class IsacsRunQueue(credit2.RunQueue):
         self.round_us = 0           # total length of completed rounds
 
 
-class Isacs(credit2.Credit2):
+class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
     name = 'isacs'
     entity_cls = IsacsEntity
     rq_cls = IsacsRunQueue
@@ -331,8 +304,8 @@ class Isacs(credit2.Credit2):
     def _score(self, new, q, now):
         cur = q.curr
         rl = self.ratelimit
-        if rl > credit2.RATELIMIT_TOLERANCE and (
-                now - cur.run_start <= rl - credit2.RATELIMIT_TOLERANCE):
+        tolerance = credit2_placement.RATELIMIT_TOLERANCE
+        if rl > tolerance and now - cur.run_start <= rl - tolerance:
             return -1
         tn = self._tier(new)
         tc = BOOST_TIER if cur.boosting else NORMAL_TIER
@@ -347,72 +320,6 @@ class Isacs(credit2.Credit2):
         if new.proc != q.id:
             s -= self.resist
         return s
-
-    # -- reallocation ---------------------------------------------------------
-    def _reallocate(self, rq, now):
-        for e in rq.svc:
-            if e.running and e.cpu.curr is e:
-                self._account(e.cpu, now)
-        svc = rq.svc
-        rows = [(e.ev_n, e.ev_ibar, e.consumed) for e in svc]
-        ivcs, members, cvcs, _ = isacs_math.reallocate(
-            rows, credit2.CREDIT_INIT, self.cap)
-        io_load = io_event = group = 0
-        for e, ivc, m, cvc in zip(svc, ivcs, members, cvcs):
-            ivc = int(ivc + 0.5)
-            e.ivcredit = ivc
-            e.credit, e.endcredit = isacs_math.conceal(
-                credit2.CREDIT_INIT, ivc, self.conceal)
-            e.member = m
-            e.cvcredit = int(cvc + 0.5) if m else 0
-            e.boosting = False
-            e.boost_woke = False
-            e.last_events = e.ev_n
-            io_load += ivc
-            io_event += e.ev_n
-            group += m
-            if ivc > 0:
-                self.io_rounds += 1
-                self.ivcredit_sum += ivc
-            self.cvcredit_sum += e.cvcredit
-            e.ev_n = 0
-            e.ev_ibar = None
-            e.consumed = 0
-        rq.io_load = io_load
-        rq.io_event = io_event
-        rq.group_size = group
-        rq.boost = False
-        rq.reallocs += 1
-        rq.resets += 1
-        rq.round_us += now - rq.round_start
-        rq.round_start = now
-        rq.runq.sort(key=_neg_credit)
-        if self.io_balance:
-            self._io_balance(rq, now)
-        if self.balance:
-            credit2_balance.balance_load(self, rq, now)
-
-    # -- Algorithm 2 ----------------------------------------------------------
-    def _io_balance(self, src, now):
-        dest_id = isacs_math.pick_destination(
-            src.id, [(r.id, r.io_event) for r in self.rqs])
-        if dest_id is None:
-            return
-        dst = self.rqs[dest_id]
-        cands = [(e, e.ivcredit) for e in src.svc
-                 if e.migrate_to is None
-                 and any(e.allows(q.id) for q in dst.cpus)]
-        m = isacs_math.pick_migrant(src.io_load, dst.io_load, cands)
-        if m is None:
-            return
-        src.io_load -= m.ivcredit
-        dst.io_load += m.ivcredit
-        src.io_event -= m.last_events
-        dst.io_event += m.last_events
-        m.member = False
-        m.cvcredit = 0
-        self.io_moves += 1
-        self.migrate(m, dst, now)
 
     def stats(self):
         out = super().stats()
@@ -432,7 +339,3 @@ class Isacs(credit2.Credit2):
             'io_event': [rq.io_event for rq in self.rqs],
         })
         return out
-
-
-def _neg_credit(e):
-    return -e.credit

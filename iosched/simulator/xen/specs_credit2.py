@@ -47,12 +47,6 @@ TRIGGERS = ('head', 'all')
 BOOST_WAKES = ('preempt', 'wait')
 
 
-def _choice(field, value, accepted):
-    if value not in accepted:
-        raise ValueError('%s: %r is invalid; accepted: %s'
-                         % (field, value, ', '.join(accepted)))
-
-
 def _bool(field, value):
     if not isinstance(value, bool):
         raise ValueError('%s: %r is invalid; accepted: True or False'
@@ -60,7 +54,7 @@ def _bool(field, value):
 
 
 def _check_credit2(spec, cls):
-    _choice(cls + '.runqueue', spec.runqueue, credit2.RUNQUEUES)
+    checks.choice(cls + '.runqueue', spec.runqueue, credit2.RUNQUEUES)
     if spec.ratelimit_us != 0:
         checks.int_range(cls + '.ratelimit_us', spec.ratelimit_us,
                          100, 500000)
@@ -111,8 +105,8 @@ class IsacsSpec:
         checks.int_range('IsacsSpec.cutoff_us', self.cutoff_us, 1)
         checks.int_range('IsacsSpec.ivcredit_cap_us', self.ivcredit_cap_us,
                          0)
-        _choice('IsacsSpec.trigger', self.trigger, TRIGGERS)
-        _choice('IsacsSpec.boost_wake', self.boost_wake, BOOST_WAKES)
+        checks.choice('IsacsSpec.trigger', self.trigger, TRIGGERS)
+        checks.choice('IsacsSpec.boost_wake', self.boost_wake, BOOST_WAKES)
         _bool('IsacsSpec.conceal', self.conceal)
         _bool('IsacsSpec.io_balance', self.io_balance)
 

@@ -68,6 +68,7 @@ Choices for what the paper leaves open (seed 001 section 6.1):
 """
 
 from iosched.simulator.xen import credit
+from iosched.simulator.xen import credit_accounting
 
 
 class LVcpu(credit.Vcpu):
@@ -156,7 +157,7 @@ class VSlicerScheduler(credit.CreditScheduler):
         nth = 1 if e.micro > 0 else 2   # rule (a) or (b)
         seen = 0
         for i, x in enumerate(q):
-            if x.pri != credit.BOOST and not x.microslice:
+            if x.pri != credit_accounting.BOOST and not x.microslice:
                 seen += 1
                 if seen == nth:
                     q.insert(i, e)
@@ -164,7 +165,7 @@ class VSlicerScheduler(credit.CreditScheduler):
         q.append(e)
 
     def _requeue(self, p, e, now):
-        if e.pri == credit.BOOST:
+        if e.pri == credit_accounting.BOOST:
             self._insert(p, e)
         else:
             self._place(p, e)

@@ -46,6 +46,7 @@ each pool (affinity keeps vCPUs in their pool).
 """
 
 from iosched.simulator.xen import credit
+from iosched.simulator.xen import credit_accounting
 from iosched.simulator.xen import vturbo_accounting
 
 
@@ -158,7 +159,8 @@ class VTurboScheduler(credit.CreditScheduler):
                     c //= 2
                 e.credit = c
                 if not e.turbo:
-                    e.pri = credit.UNDER if c >= 0 else credit.OVER
+                    e.pri = (credit_accounting.UNDER if c >= 0
+                             else credit_accounting.OVER)
 
     def _sort_runq(self, p):
         if p.id in self.regular_ids:
@@ -180,7 +182,8 @@ class VTurboScheduler(credit.CreditScheduler):
             if k < ratio:
                 # FS^T / ratio per quantum, exact over the period.
                 e.credit += (tc * (k + 1)) // ratio - (tc * k) // ratio
-            e.pri = credit.UNDER if e.credit >= 0 else credit.OVER
+            e.pri = (credit_accounting.UNDER if e.credit >= 0
+                     else credit_accounting.OVER)
         for i in self.turbo_ids:
             credit.CreditScheduler._sort_runq(self.cpus[i])
         self.loop.at(now + self.quantum, self._on_turbo_acct)

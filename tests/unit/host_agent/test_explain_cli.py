@@ -26,6 +26,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.cmd import explain
 from host_agent import model
 from iosched.contract import payload
+from iosched.contract import payload_sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -119,14 +120,16 @@ def _report(tmp_path, **changes):
     data = payload.HostReport(
         host='compute-1', ts=100.0, seq=4, report_interval=1.0, pcpus=2,
         decisions=(
-            payload.DecisionEntry('vcpu_slice', U1, '0', 3000, 1000,
-                                  'vslicer.lsvm_microslice', 'L=2ms', 99.0),
-            payload.DecisionEntry('emulator_slice', U1, '', None, 1000,
-                                  'vslicer.lsvm_io_thread', 'like vCPUs',
-                                  99.0, applied=False,
-                                  error='no emulator_slice knob'),
-            payload.DecisionEntry('vcpu_weight', U2, '0', 100, 100,
-                                  'vslicer.equal_weight', 'equal', 98.0),
+            payload_sections.DecisionEntry(
+                'vcpu_slice', U1, '0', 3000, 1000,
+                'vslicer.lsvm_microslice', 'L=2ms', 99.0),
+            payload_sections.DecisionEntry(
+                'emulator_slice', U1, '', None, 1000,
+                'vslicer.lsvm_io_thread', 'like vCPUs', 99.0, applied=False,
+                error='no emulator_slice knob'),
+            payload_sections.DecisionEntry(
+                'vcpu_weight', U2, '0', 100, 100,
+                'vslicer.equal_weight', 'equal', 98.0),
         )).to_dict()
     data.update(changes)
     path = tmp_path / 'report.json'

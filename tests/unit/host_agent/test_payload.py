@@ -19,23 +19,24 @@ import os
 import pytest
 
 from iosched.contract import payload
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
 from tests import fixtures
 
 
 def _report():
     return payload.HostReport(
         host='compute-1', ts=100.5, seq=7, report_interval=1.0, pcpus=4,
-        vcpus=(payload.VcpuEntry('u1', 0, 2, 0.8, 'io', 0.05),
-               payload.VcpuEntry('u2', 1, None, 0.0, 'cpu', 0.97)),
+        vcpus=(payload_sections.VcpuEntry('u1', 0, 2, 0.8, 'io', 0.05),
+               payload_sections.VcpuEntry('u2', 1, None, 0.0, 'cpu', 0.97)),
         io_vcpus=1, io_strength_total=0.8, io_strength_per_pcpu=0.2,
         io_strength_max_pcpu=0.8,
-        lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0, nlsvm_slice_ms=3.0,
-                               min_slice_ms=0.1, max_slice_ms=1.0,
-                               max_per_pcpu=3, default_latency_ms=2.0,
-                               min_latency_ms=1.0, wakeup_preemption=False,
-                               nlsvm_vcpus=1),
-        disk=payload.DiskState(0.0, 500.0, 1.2, 4.5),
-        health=payload.Health('degraded', ('disk: vda: gone',)))
+        lsvm=payload_sections.LsvmState(
+            True, 1, 0.25, 11, 1.0, nlsvm_slice_ms=3.0, min_slice_ms=0.1,
+            max_slice_ms=1.0, max_per_pcpu=3, default_latency_ms=2.0,
+            min_latency_ms=1.0, wakeup_preemption=False, nlsvm_vcpus=1),
+        disk=payload_sections.DiskState(0.0, 500.0, 1.2, 4.5),
+        health=payload_sections.Health('degraded', ('disk: vda: gone',)))
 
 
 def test_round_trip_through_json():
@@ -86,29 +87,37 @@ def _mutate(path, value):
     (('lsvm', 'nlsvm_vcpus'), -2, 'lsvm.nlsvm_vcpus', '>= 0'),
 ])
 def test_malformed_is_rejected_naming_the_field(path, value, field, says):
-    with pytest.raises(payload.PayloadError) as exc:
+    with pytest.raises(payload_check.PayloadError) as exc:
         payload.HostReport.from_dict(_mutate(path, value))
     assert exc.value.field == field
     assert says in str(exc.value)
 
 
 def test_not_a_dict():
-    with pytest.raises(payload.PayloadError, match='expected an object'):
+    with pytest.raises(payload_check.PayloadError, match='expected an object'):
         payload.HostReport.from_dict([1, 2])
 
 
-def test_payload_module_is_standard_library_only():
-    path = payload.__file__
-    tree = ast.parse(open(path).read())
+@pytest.mark.parametrize('module', [payload, payload_check,
+                                    payload_sections])
+def test_payload_modules_are_standard_library_only(module):
+    """The payload's modules import the standard library and each other
+    only: nova-scheduler imports them without the agent."""
+    ours = {'iosched.contract.payload', 'iosched.contract.payload_check',
+            'iosched.contract.payload_sections'}
+    tree = ast.parse(open(module.__file__).read())
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported.update(a.name.split('.')[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
+            names = {'%s.%s' % (node.module, a.name) for a in node.names}
+            if node.module == 'iosched.contract' and names <= ours:
+                continue
             imported.add((node.module or '').split('.')[0])
     import sys
     assert imported <= set(sys.stdlib_module_names), imported
-    assert os.path.basename(path) == 'payload.py'
+    assert os.path.basename(module.__file__).startswith('payload')
 
 
 def test_to_dict_does_not_alias():
@@ -125,7 +134,7 @@ def test_a_1_1_lsvm_object_reads_with_the_agent_defaults():
     d['lsvm'] = {'supported': True, 'count': 2, 'per_pcpu': 0.5,
                  'capacity': 10, 'latency_bound_ms': 2.0}
     got = payload.HostReport.from_dict(d).lsvm
-    assert got == payload.LsvmState(True, 2, 0.5, 10, 2.0)
+    assert got == payload_sections.LsvmState(True, 2, 0.5, 10, 2.0)
     assert (got.nlsvm_slice_ms, got.min_slice_ms, got.max_slice_ms,
             got.max_per_pcpu, got.default_latency_ms, got.min_latency_ms,
             got.wakeup_preemption, got.nlsvm_vcpus) == (

@@ -20,6 +20,8 @@ import pytest
 from host_agent import model
 from host_agent.reporter import build
 from iosched.contract import payload
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
 from tests import fixtures
 
 
@@ -28,7 +30,7 @@ def _entry(**kw):
                   before=3000, after=1000, rule='vslicer.lsvm_microslice',
                   reason='L=2ms, k=1', ts=12.0)
     fields.update(kw)
-    return payload.DecisionEntry(**fields)
+    return payload_sections.DecisionEntry(**fields)
 
 
 def _report(decisions=None):
@@ -95,7 +97,7 @@ def _mutate(path, value):
      'at most 1000'),
 ])
 def test_bad_decision_is_rejected_naming_the_field(path, value, field, says):
-    with pytest.raises(payload.PayloadError) as exc:
+    with pytest.raises(payload_check.PayloadError) as exc:
         payload.HostReport.from_dict(_mutate(path, value))
     assert exc.value.field == field
     assert says in str(exc.value)

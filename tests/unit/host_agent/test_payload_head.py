@@ -19,6 +19,8 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from iosched.contract import payload
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
 from tests import fixtures
 
 
@@ -30,7 +32,7 @@ def _wire(**lsvm):
 
 
 def _error(parse, data):
-    with pytest.raises(payload.PayloadError) as exc:
+    with pytest.raises(payload_check.PayloadError) as exc:
         parse(data)
     return exc.value.field, str(exc.value)
 
@@ -76,7 +78,7 @@ def test_a_bad_kept_field_is_refused_with_from_dict_s_message(path, value):
 ])
 def test_records_are_not_parsed(path, value):
     data = fixtures.mutated(_wire(), path, value)
-    with pytest.raises(payload.PayloadError):
+    with pytest.raises(payload_check.PayloadError):
         payload.HostReport.from_dict(data)
     head = payload.HostReport.head_from_dict(data)
     assert head.vcpus == () and head.decisions == ()
@@ -91,8 +93,8 @@ def test_head_is_the_whole_report_without_its_records():
     assert head.lsvm.nlsvm_vcpus == len(whole.vcpus) - whole.lsvm.count
     assert head == payload.HostReport(**dict(
         vars(whole), vcpus=(), decisions=(),
-        lsvm=payload.LsvmState(**dict(vars(whole.lsvm),
-                                      nlsvm_vcpus=head.lsvm.nlsvm_vcpus))))
+        lsvm=payload_sections.LsvmState(**dict(
+            vars(whole.lsvm), nlsvm_vcpus=head.lsvm.nlsvm_vcpus))))
 
 
 @pytest.mark.parametrize('sent, vcpus, count, kept', [

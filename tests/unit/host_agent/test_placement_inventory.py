@@ -38,6 +38,7 @@ from host_agent.conf import placement as placement_conf
 from host_agent import placement_base
 from host_agent import placement_inventory as pi
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from tests import fixtures
 from tests.unit.host_agent.test_placement_trait import Clock
 from tests.unit.host_agent.test_placement_trait import FakePlacement
@@ -62,11 +63,11 @@ def report(pcpus=4, supported=True, mechanism='slice', max_per_pcpu=3,
     return payload.HostReport(
         host='host1', ts=1.0, seq=1, report_interval=1.0, pcpus=pcpus,
         io_vcpus=io_vcpus,
-        lsvm=payload.LsvmState(
+        lsvm=payload_sections.LsvmState(
             supported=supported, mechanism=mechanism,
             max_per_pcpu=max_per_pcpu, dl_bw_limit=dl_bw_limit,
             dl_bw_foreign=dl_bw_foreign),
-        disk=payload.DiskState(capacity_iops=capacity_iops))
+        disk=payload_sections.DiskState(capacity_iops=capacity_iops))
 
 
 class FakeInventoryPlacement(FakePlacement):

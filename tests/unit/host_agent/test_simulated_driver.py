@@ -19,6 +19,7 @@ from host_agent.drivers import simulated
 from host_agent import model
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
+from iosched.simulator import spec_kernel
 from iosched.simulator import xen
 from tests import fixtures
 
@@ -27,7 +28,7 @@ ALL_CASES = (model.PROBE_STOCK,) + model.MECHANISMS
 
 
 def driver_for(kernel=None, scheduler=None, pcpus=2, slice_us=1400):
-    kw = {'kernel': sim_spec.kernel(kernel)} if kernel else {}
+    kw = {'kernel': spec_kernel.kernel(kernel)} if kernel else {}
     sim = sim_host.SimHost(sim_spec.HostSpec(
         name='h', pcpus=pcpus, default_slice_us=slice_us,
         scheduler=scheduler, **kw))

@@ -21,7 +21,8 @@ from cinder_qos import translate
 from host_agent.actuators import driver as driver_act
 from host_agent.collectors import disk as disk_col
 from host_agent import model
-from iosched.contract import payload
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
 from host_agent import volume_slo
 from tests.unit.host_agent import test_actuator as ta
 
@@ -158,17 +159,19 @@ def test_original_value_action_restores_and_retires_the_journal_entry():
 
 
 def test_report_disk_slo_fields_round_trip_and_default_for_1_3():
-    d = payload.DiskState(capacity_iops=1000.0, slo_volumes=3, slo_met=2,
-                          slo_missed=1, held_back=1)
+    d = payload_sections.DiskState(capacity_iops=1000.0, slo_volumes=3,
+                                   slo_met=2, slo_missed=1, held_back=1)
     data = {'capacity_iops': 1000.0, 'reserved_iops': 0.0,
             'latency_p50_ms': 0.0, 'latency_p99_ms': 0.0, 'slo_volumes': 3,
             'slo_met': 2, 'slo_missed': 1, 'held_back': 1}
-    assert payload.DiskState.from_dict(data, 'disk.') == d
+    assert payload_sections.DiskState.from_dict(data, 'disk.') == d
     for k in ('slo_volumes', 'slo_met', 'slo_missed', 'held_back'):
         del data[k]
-    assert payload.DiskState.from_dict(data, 'disk.').slo_volumes == 0
-    with pytest.raises(payload.PayloadError, match='disk.held_back'):
-        payload.DiskState.from_dict(dict(data, held_back=-1), 'disk.')
+    got = payload_sections.DiskState.from_dict(data, 'disk.')
+    assert got.slo_volumes == 0
+    with pytest.raises(payload_check.PayloadError, match='disk.held_back'):
+        payload_sections.DiskState.from_dict(dict(data, held_back=-1),
+                                             'disk.')
 
 
 def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):

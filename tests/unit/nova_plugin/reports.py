@@ -12,6 +12,7 @@
 """Build HostReports for the nova_plugin tests (no nova import)."""
 
 from iosched.contract import payload
+from iosched.contract import payload_sections
 
 
 def report(host='host1', ts=100.0, seq=1, pcpus=4, io_vcpus=0,
@@ -21,7 +22,7 @@ def report(host='host1', ts=100.0, seq=1, pcpus=4, io_vcpus=0,
         host=host, ts=ts, seq=seq, report_interval=report_interval,
         pcpus=pcpus, io_vcpus=io_vcpus, io_strength_total=io_strength_total,
         io_strength_per_pcpu=io_strength_total / pcpus,
-        lsvm=lsvm if lsvm is not None else payload.LsvmState())
+        lsvm=lsvm if lsvm is not None else payload_sections.LsvmState())
 
 
 def lsvm(count=0, nlsvm_vcpus=0, min_latency_ms=0.0, supported=True,
@@ -29,7 +30,7 @@ def lsvm(count=0, nlsvm_vcpus=0, min_latency_ms=0.0, supported=True,
     """A 1.2 ``lsvm`` object: agent defaults unless given in ``params``
     (nlsvm_slice_ms, min_slice_ms, max_slice_ms, max_per_pcpu,
     default_latency_ms, wakeup_preemption)."""
-    return payload.LsvmState(
+    return payload_sections.LsvmState(
         supported=supported, count=count, per_pcpu=count / float(pcpus),
         capacity=0, latency_bound_ms=0.0, min_latency_ms=min_latency_ms,
         nlsvm_vcpus=nlsvm_vcpus, **params)

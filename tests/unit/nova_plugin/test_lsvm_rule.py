@@ -21,6 +21,7 @@ from host_agent.policies import vslicer
 from host_agent import policy_params
 from host_agent.reporter import build
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
 from tests.unit.nova_plugin import reports
@@ -207,11 +208,12 @@ def test_a_1_2_report_reads_as_slice_unmeasured():
 
 
 def test_a_1_1_report_derives_n_from_its_vcpu_list():
-    entries = tuple(payload.VcpuEntry('u%d' % i, 0, None, 0.0, 'cpu', 1.0)
-                    for i in range(14))
-    old = payload.HostReport(host='h', ts=1.0, seq=1, report_interval=1.0,
-                             pcpus=4, vcpus=entries,
-                             lsvm=payload.LsvmState(True, 1, 0.25, 11, 1.0))
+    entries = tuple(
+        payload_sections.VcpuEntry('u%d' % i, 0, None, 0.0, 'cpu', 1.0)
+        for i in range(14))
+    old = payload.HostReport(
+        host='h', ts=1.0, seq=1, report_interval=1.0, pcpus=4, vcpus=entries,
+        lsvm=payload_sections.LsvmState(True, 1, 0.25, 11, 1.0))
     f = lsvm_rule.figures(old, None, LSVM1)
     assert (f.n, f.n_p) == (13, 4)           # 14 vCPUs - 1 LSVM
 

@@ -23,6 +23,7 @@ import sys
 import pytest
 
 from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova_plugin.cmd import placement
 from nova_plugin.cmd import placement_rules as rules_mod
 from nova_plugin.cmd import placement_sources as sources
@@ -124,13 +125,13 @@ EVALUATE_CASES = [
                'iosched:latency_ms': '2'}), DEFAULT,
      [('c2', 1, []), ('c1', None, ['lsvm'])]),
     ('SLO floors over the disk capacity',
-     [_report('c1', disk=payload.DiskState(1000.0, 800.0, 1.0, 2.0)),
-      _report('c2', disk=payload.DiskState(1000.0, 100.0, 1.0, 2.0))],
+     [_report('c1', disk=payload_sections.DiskState(1000.0, 800.0, 1.0, 2.0)),
+      _report('c2', disk=payload_sections.DiskState(1000.0, 100.0, 1.0, 2.0))],
      _query(slo_iops=500.0), DEFAULT,
      [('c2', 1, []), ('c1', None, ['slo_capacity'])]),
     ('SLO floors, capacity unknown, reject policy',
-     [_report('c1'), _report('c2',
-                             disk=payload.DiskState(1000.0, 0.0, 1.0, 2.0))],
+     [_report('c1'),
+      _report('c2', disk=payload_sections.DiskState(1000.0, 0.0, 1.0, 2.0))],
      _query(slo_iops=500.0),
      rules_mod.Thresholds(missing_report_policy='reject'),
      [('c2', 1, []), ('c1', None, ['slo_capacity'])]),
@@ -222,10 +223,10 @@ def _mechanisms(tmp_path):
     0.5), weight (63 us), slice (one tick, 4 ms)."""
     def lsvm(**kw):
         return reports.lsvm(pcpus=2, **kw)
-    probes = (payload.ProbeEntry('stock', True, 55.0, 3900.0),
-              payload.ProbeEntry('deadline', True, 5.0, 13.0),
-              payload.ProbeEntry('weight', True, 56.0, 63.0),
-              payload.ProbeEntry('slice', True, 55.0, 4000.0))
+    probes = (payload_sections.ProbeEntry('stock', True, 55.0, 3900.0),
+              payload_sections.ProbeEntry('deadline', True, 5.0, 13.0),
+              payload_sections.ProbeEntry('weight', True, 56.0, 63.0),
+              payload_sections.ProbeEntry('slice', True, 55.0, 4000.0))
     return [
         _save(tmp_path, _report('dl', pcpus=2, lsvm=lsvm(
             count=1, min_latency_ms=2, mechanism='deadline',

@@ -25,7 +25,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import lsvm_rule
@@ -42,7 +42,7 @@ MECHS = st.sampled_from(lsvm_rule.MECHANISMS + ('bogus',))
 @st.composite
 def lsvm_reports(draw):
     pcpus = draw(st.integers(1, 64))
-    lsvm = payload.LsvmState(
+    lsvm = payload_sections.LsvmState(
         supported=draw(st.booleans()), count=draw(st.integers(0, 200)),
         nlsvm_slice_ms=draw(st.sampled_from([0.5, 1.0, 3.0, 6.0, 12.0])),
         min_slice_ms=draw(st.sampled_from([0.05, 0.1, 0.3, 1.0])),

@@ -15,7 +15,7 @@ bad decision, the scheduler's slim store does not parse decisions."""
 
 import json
 
-from iosched.contract import payload
+from iosched.contract import payload_sections
 from nova_plugin import endpoint
 from nova_plugin import store
 from tests.unit.nova_plugin import reports
@@ -45,7 +45,7 @@ def test_endpoint_takes_1_0_and_1_1_and_drops_a_bad_decision():
     assert ep.counts == {'stored': 2, 'ignored': 0, 'dropped': 1}
     assert st.get('h-1.0').decisions == ()
     got = st.get('h-1.1').decisions
-    assert got == (payload.DecisionEntry(**DECISION),)
+    assert got == (payload_sections.DecisionEntry(**DECISION),)
     # What scheduling reads is the same with or without decisions.
     assert st.get('h-1.0').io_strength_total == \
         st.get('h-1.1').io_strength_total

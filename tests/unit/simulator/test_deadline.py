@@ -15,9 +15,10 @@ import pytest
 
 from iosched.simulator import deadline
 from iosched.simulator import spec
+from iosched.simulator import spec_kernel
 from tests.unit.simulator import builders as b
 
-K618 = spec.kernel('linux-6.18-hz250')
+K618 = spec_kernel.kernel('linux-6.18-hz250')
 
 
 def dl(q, d, p):

@@ -18,28 +18,30 @@ import pytest
 
 from iosched.simulator import probe
 from iosched.simulator import spec
+from iosched.simulator import spec_kernel
 from tests.unit.simulator import builders as b
 
-K612 = spec.kernel('linux-6.12-hrtick')
-K618 = spec.kernel('linux-6.18-hz250')
+K612 = spec_kernel.kernel('linux-6.12-hrtick')
+K618 = spec_kernel.kernel('linux-6.18-hz250')
 TICK = 4000
-BASE_SLICE = spec.base_slice_us(2)      # the measured 2-CPU machine
+BASE_SLICE = spec_kernel.base_slice_us(2)      # the measured 2-CPU machine
 
 
 @pytest.mark.parametrize('pcpus,expected', [
     (1, 700), (2, 1400), (3, 1400), (4, 2100), (8, 2800), (64, 2800)])
 def test_base_slice_follows_the_kernels_log_scaling(pcpus, expected):
-    assert spec.base_slice_us(pcpus) == expected
+    assert spec_kernel.base_slice_us(pcpus) == expected
 
 
 def test_named_kernels_and_default():
     assert spec.HostSpec(name='h', pcpus=1).kernel == K612
-    assert K612 == spec.KernelSpec()
+    assert K612 == spec_kernel.KernelSpec()
     assert (K618.hz, K618.hrtick, K618.place_lag, K618.preempt_short,
             K618.protect_min_slice) == (250, False, True, True, True)
     assert not K612.protect_min_slice
     assert K618.tick_us == TICK
-    assert sorted(spec.KERNELS) == ['linux-6.12-hrtick', 'linux-6.18-hz250']
+    assert sorted(spec_kernel.KERNELS) == ['linux-6.12-hrtick',
+                                           'linux-6.18-hz250']
 
 
 @pytest.mark.parametrize('kw,needle', [
@@ -52,13 +54,13 @@ def test_named_kernels_and_default():
 ])
 def test_kernel_spec_validation(kw, needle):
     with pytest.raises(ValueError) as err:
-        spec.KernelSpec(**kw)
+        spec_kernel.KernelSpec(**kw)
     assert needle in str(err.value)
 
 
 def test_unknown_kernel_name_and_bad_host_kernel():
     with pytest.raises(ValueError) as err:
-        spec.kernel('linux-2.6')
+        spec_kernel.kernel('linux-2.6')
     assert 'linux-6.18-hz250' in str(err.value)
     with pytest.raises(ValueError) as err:
         spec.HostSpec(name='h', pcpus=1, kernel='linux-6.18-hz250')

@@ -21,10 +21,11 @@ import dataclasses
 import pytest
 
 from iosched.simulator import spec
+from iosched.simulator import spec_kernel
 from tests.unit.simulator import builders as b
 
-K618 = spec.kernel('linux-6.18-hz250')
-K612 = spec.kernel('linux-6.12-hrtick')
+K618 = spec_kernel.kernel('linux-6.18-hz250')
+K612 = spec_kernel.kernel('linux-6.12-hrtick')
 # the calibrated kernel as it was before the testbed's weight phase
 K618_OLD = dataclasses.replace(K618, name='before', preempt_short=False,
                                protect_min_slice=False)

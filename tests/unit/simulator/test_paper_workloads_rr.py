@@ -21,6 +21,7 @@ import pytest
 
 from iosched.simulator import host
 from iosched.simulator import spec
+from iosched.simulator import spec_paper
 from tests.unit.simulator import builders as b
 from tests.unit.simulator import rr_sched
 
@@ -38,7 +39,7 @@ def make():
 @pytest.mark.parametrize('n, mean_ms', [(3, 20.0), (4, 33.75), (5, 48.0)])
 def test_credit_like_ping_rtt_matches_the_closed_form(n, mean_ms):
     h = make()
-    b.add(h, 'p', spec.IoVcpu(sources=(spec.Ping(
+    b.add(h, 'p', spec.IoVcpu(sources=(spec_paper.Ping(
         interval_us=100000, burst_us=20, wire_us=100, jitter=0.5),),
         task=spec.CpuBound()))
     for i in range(n - 1):
@@ -55,10 +56,10 @@ def test_credit_like_ping_rtt_matches_the_closed_form(n, mean_ms):
 def test_lookbusy_vms_share_an_overloaded_round_robin_pcpu_equally():
     # 4 x 40 % > 100 %: each gets 1/4, the pinged one included
     h = make()
-    b.add(h, 'p', spec.IoVcpu(sources=(spec.Ping(interval_us=100000),),
-                              task=spec.Lookbusy(0.4)))
+    b.add(h, 'p', spec.IoVcpu(sources=(spec_paper.Ping(interval_us=100000),),
+                              task=spec_paper.Lookbusy(0.4)))
     for i in range(3):
-        b.add(h, 'n%d' % i, spec.Lookbusy(0.4))
+        b.add(h, 'n%d' % i, spec_paper.Lookbusy(0.4))
     h.run_until(30 * SEC)
     for uuid in h.vm_uuids():
         assert h.cpu_run_us(uuid) / (30 * SEC) == pytest.approx(0.25,
@@ -69,7 +70,7 @@ def test_sysbench_against_hogs_on_round_robin():
     # 2 vCPUs alternate 30 ms turns: a 90 ms run needs 3 turns and waits
     # 2 or 3 of the hog's; mean wall time near 2 * 90 ms.
     h = make()
-    b.add(h, 's', spec.Sysbench(work_us=90000))
+    b.add(h, 's', spec_paper.Sysbench(work_us=90000))
     b.add(h, 'hog', spec.CpuBound())
     h.run_until(10 * SEC)
     runs = h.workload_stats('s', 0)['task']['run_times_us']
@@ -85,10 +86,10 @@ def test_udp_ring_overflows_while_the_receiver_waits_its_turn():
     # 256 / (1 - 0.2) = 320 in 256 * 20 / (1 - 0.2) = 6400 us, then
     # blocks again. Cycle 96.4 ms, 320 segments per cycle.
     h = make()
-    b.add(h, 'r', spec.Stream(rate_bytes_per_s=1000 / 100e-6,
-                              segment_bytes=1000, mode='udp',
-                              ring_slots=256, cpu_per_segment_us=20,
-                              wire_us=0))
+    b.add(h, 'r', spec_paper.Stream(rate_bytes_per_s=1000 / 100e-6,
+                                    segment_bytes=1000, mode='udp',
+                                    ring_slots=256, cpu_per_segment_us=20,
+                                    wire_us=0))
     for i in range(3):
         b.add(h, 'n%d' % i, spec.CpuBound())
     h.run_until(12 * SEC)

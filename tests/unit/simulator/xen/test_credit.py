@@ -14,7 +14,7 @@
 import pytest
 
 from iosched.simulator import spec
-from iosched.simulator.xen import credit
+from iosched.simulator.xen import credit_accounting
 from iosched.simulator.xen import specs_credit
 from tests.unit.simulator.xen import helpers as hp
 
@@ -56,7 +56,7 @@ def test_an_under_vcpu_runs_again_ahead_of_over_ones():
     s.wake(a, 0, initial=True)
     s.wake(b, 0, initial=True)
     loop.run_until(20000)
-    a.pri, b.pri = credit.UNDER, credit.OVER
+    a.pri, b.pri = credit_accounting.UNDER, credit_accounting.OVER
     loop.run_until(30000)           # a's slice ends: a continues
     assert s.cpus[0].curr is a and s.cpus[0].runq == [b]
     assert a.switches == 1
@@ -85,7 +85,7 @@ def _hog_and_waker(boost, ratelimit_us=0):
 def test_waking_under_vcpu_boosts_and_preempts():
     loop, s, hog, io = _hog_and_waker(boost=True)
     s.wake(io, loop.now)
-    assert io.pri == credit.BOOST
+    assert io.pri == credit_accounting.BOOST
     assert s.cpus[0].curr is io
     assert s.cpus[0].runq == [hog]
     loop.run_until(12000)
@@ -96,7 +96,7 @@ def test_waking_under_vcpu_boosts_and_preempts():
 def test_without_boost_an_under_waker_waits_for_the_slice():
     loop, s, hog, io = _hog_and_waker(boost=False)
     s.wake(io, loop.now)
-    assert io.pri == credit.UNDER
+    assert io.pri == credit_accounting.UNDER
     assert s.cpus[0].curr is hog
     loop.run_until(40000)
     assert io.wl.done == [30100]    # after the hog's 30 ms slice
@@ -119,9 +119,9 @@ def test_tick_demotes_a_running_boost_vcpu():
     loop, s, hog, io = _hog_and_waker(boost=True)
     io.wl = hp.Work(1 << 40)        # the waker turns CPU-bound
     s.wake(io, loop.now)
-    assert io.pri == credit.BOOST
+    assert io.pri == credit_accounting.BOOST
     loop.run_until(20000)           # tick at 20 ms
-    assert io.pri == credit.UNDER
+    assert io.pri == credit_accounting.UNDER
     assert io.active
 
 
@@ -143,8 +143,9 @@ def test_accounting_bounds_and_deactivation():
     poor.credit = -60000            # below minus one slice
     s._acct(0)
     # 30 ms x 1 pCPU shared by 2 equal weights: 15 ms each.
-    assert poor.credit == -30000 and poor.pri == credit.OVER
-    assert rich.credit == (40000 + 15000) // 2 and rich.pri == credit.UNDER
+    assert poor.credit == -30000 and poor.pri == credit_accounting.OVER
+    assert rich.credit == (40000 + 15000) // 2
+    assert rich.pri == credit_accounting.UNDER
     assert not rich.active and s.active == [poor]
     assert s.weight_total == 100
     assert s.credit_balance == -30000 + 27500

@@ -22,6 +22,7 @@ import random
 import pytest
 
 from iosched.simulator import spec
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit
 from tests.unit.simulator.xen import helpers as hp
 
@@ -51,8 +52,9 @@ def _workload(rng):
         spec.CpuBound(), spec.Idle(),
         spec.RequestResponse(rate_per_s=300, burst_us=200),
         spec.Mixed(cpu_fraction=0.3, rate_per_s=100),
-        spec.IoVcpu(sources=(spec.Ping(interval_us=5000, mode='poisson'),),
-                    task=spec.Lookbusy(0.4, period_us=20000))])
+        spec.IoVcpu(
+            sources=(spec_paper.Ping(interval_us=5000, mode='poisson'),),
+            task=spec_paper.Lookbusy(0.4, period_us=20000))])
 
 
 @pytest.mark.parametrize('sched_spec,pcpus', [

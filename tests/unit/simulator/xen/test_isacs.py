@@ -15,6 +15,7 @@ import pytest
 
 from iosched.simulator import host
 from iosched.simulator import spec
+from iosched.simulator import spec_paper
 from iosched.simulator.xen import specs_credit2
 from tests.unit.simulator.xen import credit2_harness as hx
 
@@ -252,10 +253,10 @@ def _paper_host(**kw):
         h.add_vm(spec.VmSpec(uuid='c%d' % i, name='c%d' % i,
                              vcpus=(spec.CpuBound(),) * 2))
     h.add_vm(spec.VmSpec(uuid='io', name='io', vcpus=(
-        spec.IoVcpu(sources=(spec.Ping(interval_us=3000),
-                             spec.Stream(rate_bytes_per_s=50e6)),
+        spec.IoVcpu(sources=(spec_paper.Ping(interval_us=3000),
+                             spec_paper.Stream(rate_bytes_per_s=50e6)),
                     task=spec.CpuBound()),
-        spec.IoVcpu(sources=(spec.Ping(interval_us=5000),)))))
+        spec.IoVcpu(sources=(spec_paper.Ping(interval_us=5000),)))))
     return h
 
 

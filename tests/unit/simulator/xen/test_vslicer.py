@@ -14,7 +14,7 @@
 import pytest
 
 from iosched.simulator import spec
-from iosched.simulator.xen import credit
+from iosched.simulator.xen import credit_accounting
 from iosched.simulator.xen import specs_credit
 from iosched.simulator.xen import vslicer_math
 from tests.unit.simulator.xen import helpers as hp
@@ -137,7 +137,7 @@ def test_a_woken_lsvm_preempts_as_boost_and_keeps_its_micro_round():
         s.wake(e, 0, initial=True)
     loop.run_until(41000)           # N2 runs, both demoted to UNDER
     s.wake(lsvm, 41000)
-    assert lsvm.pri == credit.BOOST and s.cpus[0].curr is lsvm
+    assert lsvm.pri == credit_accounting.BOOST and s.cpus[0].curr is lsvm
     assert s.cpus[0].runq == [n1, n2]       # N2 preempted to the tail
     loop.run_until(42000)
     # N2 stopped: a micro-round started (refill to T_n = 15 ms), then the
