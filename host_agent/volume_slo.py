@@ -92,7 +92,7 @@ class Resolver(object):
 
     def __init__(self, qos_file='', cinder=None):
         self.file = QosFile(qos_file)
-        self.cinder = cinder    # a cinder_slo.CinderSlo, or None
+        self.cinder = cinder    # a cinder_slo.CinderQosLookup, or None
         self._bad = {}          # serial -> error said
 
     def attach(self, instances):

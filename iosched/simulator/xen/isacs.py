@@ -99,6 +99,7 @@ Choices for the gaps of the digest (section 6), each tested:
   refuses, so the algorithm stalls (claim 11 rows).
 """
 
+from iosched.contract import isacs as isacs_eqs
 from iosched.simulator.xen import credit2
 from iosched.simulator.xen import credit2_balance
 from iosched.simulator.xen import isacs_math
@@ -171,7 +172,7 @@ class Isacs(credit2.Credit2):
     # -- EVENT CHECKER --------------------------------------------------------
     def io_event(self, e, now):
         super().io_event(e, now)
-        e.ev_n, e.ev_last, e.ev_ibar = isacs_math.observe(
+        e.ev_n, e.ev_last, e.ev_ibar = isacs_eqs.observe(
             e.ev_n, e.ev_last, e.ev_ibar, now, self.ema_weight, self.cutoff)
 
     # -- accounting -----------------------------------------------------------
@@ -361,7 +362,7 @@ class Isacs(credit2.Credit2):
         for e, ivc, m, cvc in zip(svc, ivcs, members, cvcs):
             ivc = int(ivc + 0.5)
             e.ivcredit = ivc
-            e.credit, e.endcredit = isacs_math.conceal(
+            e.credit, e.endcredit = isacs_eqs.conceal(
                 credit2.CREDIT_INIT, ivc, self.conceal)
             e.member = m
             e.cvcredit = int(cvc + 0.5) if m else 0

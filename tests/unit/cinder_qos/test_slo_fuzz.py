@@ -365,7 +365,7 @@ def test_cinder_answers_never_stop_the_agent(case):
                 return _Answer(case['status'], case['junk'])
             return _Answer(200, bodies[url])
 
-    source = cinder_slo.CinderSlo(Adapter, cache_ttl=60.0)
+    source = cinder_slo.CinderQosLookup(Adapter, cache_ttl=60.0)
     got = source.specs('vol-1')
     assert got is None or (isinstance(got, dict) and all(
         isinstance(k, str) and isinstance(v, str) for k, v in got.items()))
