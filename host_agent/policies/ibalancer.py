@@ -42,6 +42,7 @@ import typing
 
 from host_agent import model
 from host_agent.policies import base
+from iosched.contract import slo
 
 RULE_CAP = 'ibalancer.cap'
 RULE_HOLD = 'ibalancer.hold'
@@ -265,7 +266,7 @@ def _floor(disk, params):
     floor = params.min_cap_iops
     if disk.slo is not None:
         floor = max(floor, disk.slo.min_iops * disk.slo.ref_io_bytes /
-                    float(model.REF_IO_BYTES))
+                    float(slo.DEFAULT_REF_IO_BYTES))
     return floor
 
 
@@ -277,7 +278,7 @@ def iotune(disk, cap):
     if static:
         iops = min(iops, static)
     return {'total_iops_sec': max(1, iops),
-            'size_iops_sec': model.REF_IO_BYTES}
+            'size_iops_sec': slo.DEFAULT_REF_IO_BYTES}
 
 
 def _describe(v):

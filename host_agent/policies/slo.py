@@ -46,6 +46,8 @@ import typing
 
 from host_agent import model
 from host_agent.policies import base
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_contract
 
 RULE_HOLD = 'slo.hold_back'
 RULE_RELEASE = 'slo.release'
@@ -92,11 +94,11 @@ class Volume:
     """One disk over the window, as the policy saw it."""
     instance_uuid: str
     target: str
-    slo: typing.Optional[model.DiskSlo]
+    slo: typing.Optional[slo_contract.SLO]
     ops: float = 0.0               # b: ops of the SLO's ref size (or 16 KiB)
     ref_ops: float = 0.0           # the same in 16 KiB ops (capacity unit)
     latency_ms: typing.Optional[float] = None   # l: the SLO's statistic
-    stat: str = model.STAT_MEAN    # the statistic l is (mean as fallback)
+    stat: str = qos_keys.STAT_MEAN    # the statistic l is (mean as fallback)
     outstanding: float = 0.0
     mean_latency_ms: float = 0.0
     ind: typing.Optional[float] = None
@@ -162,7 +164,7 @@ def _judge(inst, disk, rates, params):
     stat = slo.latency_stat
     lat = r.latency_ms(stat)
     if lat is None and r.reqs:
-        stat, lat = model.STAT_MEAN, r.mean_latency_ms
+        stat, lat = qos_keys.STAT_MEAN, r.mean_latency_ms
     ops = r.ref_ops_per_s(slo.ref_io_bytes)
     ind = indicator(slo, ops, lat, r.outstanding, r.reqs, params)
     verdict = IDLE if ind is None else (MISSED if ind > 0 else MET)
@@ -181,14 +183,14 @@ def _floor(v, params):
     section 4.2)."""
     if v.slo is None:
         return params.min_cap_iops
-    scale = v.slo.ref_io_bytes / float(model.REF_IO_BYTES)
+    scale = v.slo.ref_io_bytes / float(slo_contract.DEFAULT_REF_IO_BYTES)
     r = 1.0
     if v.latency_ms and v.mean_latency_ms > 0:
         r = max(1.0, v.latency_ms / v.mean_latency_ms)
     need = max(v.slo.min_iops, v.outstanding * r / (v.slo.latency_ms / 1e3))
     # A percentile moves more than the mean when the cap changes the
     # arrival pattern: twice the margin for it.
-    safety = 1 + params.margin * (1 if v.stat == model.STAT_MEAN else 2)
+    safety = 1 + params.margin * (1 if v.stat == qos_keys.STAT_MEAN else 2)
     return max(params.min_cap_iops, need * scale * safety)
 
 
@@ -305,8 +307,9 @@ def plan_slo(snapshot, params=Params(), state=State()):
                  and (v.instance_uuid, v.target) not in giver_keys]
     floors = {(v.instance_uuid, v.target): _floor(v, params) for v in givers}
     d = sum(v.ref_ops for v in neighbours)
-    need = sum(max(v.slo.min_iops * v.slo.ref_io_bytes / model.REF_IO_BYTES,
-                   v.ref_ops) for v in protected if v.verdict != IDLE)
+    need = sum(max(v.slo.min_iops * v.slo.ref_io_bytes
+                   / slo_contract.DEFAULT_REF_IO_BYTES, v.ref_ops)
+               for v in protected if v.verdict != IDLE)
     need += sum(floors.values())
     room = max(0.0, cap_c - need) if cap_c > 0 else INF
     floor_total = params.min_cap_iops * len(neighbours)
@@ -429,8 +432,9 @@ def _iotune(snapshot, v, cap):
     disk's size (its SLO's ref size, else 16 KiB), never above the static
     ceiling of its QoS spec; the spec's bandwidth ceilings kept; no burst
     keys (QEMU's default bucket, avg / 10)."""
-    size = v.slo.ref_io_bytes if v.slo is not None else model.REF_IO_BYTES
-    iops = cap * model.REF_IO_BYTES / float(size)
+    size = (v.slo.ref_io_bytes if v.slo is not None
+            else slo_contract.DEFAULT_REF_IO_BYTES)
+    iops = cap * slo_contract.DEFAULT_REF_IO_BYTES / float(size)
     qos = _qos(snapshot, v)
     static = _int(qos.get('total_iops_sec'))
     if static:

@@ -62,13 +62,14 @@ def test_agent_reads_the_slo_and_follows_a_retype(cinder_api):
 
     clock = Clock()
     src = cinder_slo.CinderQosLookup(cinder_api.adapter, cache_ttl=60.0,
-                               clock=clock)
+                                     clock=clock)
     assert src.specs(vol_id) == gold_specs
     res = volume_slo.Resolver('', src)
     (inst,) = res.attach([model.InstanceInfo(uuid='u', name='u', disks=(
         model.DiskInfo('vdb', serial=vol_id),))])
-    assert inst.disks[0].slo == model.DiskSlo(
-        min_iops=500.0, latency_ms=5.0, latency_stat='p99', expected_qd=4)
+    assert inst.disks[0].slo == slo_mod.SLO(
+        min_iops=500.0, latency_ms=5.0, latency_stat='p99', expected_qd=4,
+        slo_class='latency')
 
     resp = api.post('/volumes/%s/action' % vol_id, json={'os-retype': {
         'new_type': bronze['name'], 'migration_policy': 'never'}})

@@ -99,6 +99,20 @@ def test_hist_quantile(counts, q, want):
     assert got == (None if want is None else pytest.approx(want))
 
 
+# The agent's disk histograms (bounds in ns, the figure in ms).
+@pytest.mark.parametrize('counts, q, want', [
+    ([0, 10, 0, 0], 0.5, 1.5),       # rank 5 of 10 in (1, 2] ms: halfway
+    ([0, 10, 0, 0], 1.0, 2.0),       # max: the bucket's upper bound
+    ([10, 0, 0, 0], 0.5, 0.5),       # first bucket starts at 0
+    ([90, 0, 9, 1], 0.99, 4.0),      # rank 99 is the last of (2, 4]
+    ([90, 0, 9, 1], 1.0, 4.0),       # overflow valued at the last bound
+    ([50, 50, 0, 0], 0.9, 1.8),      # rank 90: 40th of 50 in (1, 2]
+])
+def test_hist_quantile_in_ns(counts, q, want):
+    got = stats.hist_quantile(counts, q, (1000000, 2000000, 4000000))
+    assert got / 1e6 == pytest.approx(want)
+
+
 @pytest.mark.parametrize('counts,words', [
     ((1, -1, 0, 0), r'counts\[1\] -1'),
     ((1, float('nan')), r'counts\[1\] nan'),
