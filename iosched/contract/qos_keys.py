@@ -15,8 +15,9 @@
 Two families of keys go into one Cinder QoS spec (consumer ``front-end``):
 
 * ``FRONTEND_KEYS``: the only keys Nova's libvirt volume driver copies into
-  the guest's ``<iotune>``. They are a static ceiling that still holds when
-  the iosched host agent is down.
+  the guest's ``<iotune>`` (the six ``RATE_KEYS``, their ``_max`` bursts
+  and ``size_iops_sec``); also the keys the agent writes live. They are a
+  static ceiling that still holds when the iosched host agent is down.
 * ``IOSCHED_KEYS``: the SLO itself (``iosched:*``). Nova ignores them; the
   host agent reads them back (``iosched.contract.slo.SLO.from_specs``).
 
