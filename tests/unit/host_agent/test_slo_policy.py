@@ -31,7 +31,8 @@ def vol(uuid, slo_=None, ops=0.0, mean=0.0, n=0.0, reqs=None, pcts=None,
                        slo=slo_),))
     rates = model.DiskRates(
         instance_uuid=uuid, target='vda', iops=ops,
-        bytes_per_s=ops * slo_contract.DEFAULT_REF_IO_BYTES, mean_latency_ms=mean,
+        bytes_per_s=ops * slo_contract.DEFAULT_REF_IO_BYTES,
+        mean_latency_ms=mean,
         window_s=1.0, reqs=int(ops) if reqs is None else reqs,
         outstanding=n, latency_pcts_ms=pcts or {})
     return info, rates

@@ -81,7 +81,8 @@ def test_request_on_idle_pcpu_is_served_at_once():
     h.run_until(2 * b.SEC)
     c = h.vcpu_counters('rr', 0)
     assert c.pcpu == 1
-    assert stats.percentile(h.request_latencies_us('rr'), 0.5) == 102     # + switch
+    # + switch
+    assert stats.percentile(h.request_latencies_us('rr'), 0.5) == 102
     assert h.vcpu_counters('hog', 0).run_us > 0.99 * 2 * b.SEC
 
 
