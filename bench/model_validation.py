@@ -76,6 +76,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from host_agent.policies import lsvm_bounds  # noqa: E402
 from host_agent import policy_params  # noqa: E402
+from iosched.contract import stats  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec  # noqa: E402
 from iosched.simulator import spec_kernel  # noqa: E402
@@ -86,12 +87,6 @@ PCPUS = 2
 WARMUP_US = 1000000
 JITTER_GRID = tuple(i / 20.0 for i in range(21))
 PARAMS = policy_params.params_for('vslicer')
-
-
-def pct(values, p):
-    """Nearest-rank percentile (p in 0..100) of a non-empty list."""
-    s = sorted(values)
-    return s[min(len(s) - 1, int(math.ceil(p / 100.0 * len(s))) - 1)]
 
 
 def reservation(args, activation_us=None):
@@ -178,7 +173,8 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
     h.run_until(end)
     lat = h.request_latencies_us('lsvm', since_us=WARMUP_US)
     wall = end - WARMUP_US
-    return {'sim_p50_us': pct(lat, 50), 'sim_p99_us': pct(lat, 99),
+    return {'sim_p50_us': stats.percentile(lat, 0.5),
+            'sim_p99_us': stats.percentile(lat, 0.99),
             'requests': len(lat),
             'cpu_share': {g: round((h.cpu_run_us(g) - cpu0[g]) / wall, 4)
                           for g in GUESTS},

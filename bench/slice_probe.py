@@ -55,6 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from host_agent import linux  # noqa: E402
 from host_agent.linux import wakeup_probe as wp  # noqa: E402
+from host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
 from host_agent import model  # noqa: E402
 
 LB = 'cpuset.sched_load_balance'
@@ -204,7 +205,7 @@ def summarize(pooled):
     for name, d in pooled.items():
         oks = [r for r in d['rounds'] if r.ok]
         if oks and d['samples']:
-            r = wp.row(d['rounds'][0].mechanism, d['samples'])
+            r = wp_rows.row(d['rounds'][0].mechanism, d['samples'])
             out.append({'name': name, 'mechanism': r.mechanism, 'ok': True,
                         'p50_us': r.p50_us, 'p99_us': r.p99_us,
                         'samples': r.samples, 'error': '',

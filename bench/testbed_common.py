@@ -37,9 +37,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from host_agent.collectors import rates  # noqa: E402
 from host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
 from host_agent.drivers.libvirt import threads  # noqa: E402
+from iosched.contract import stats  # noqa: E402
 
 RUN_DIR = '/run/libvirt/qemu'
 PROC = '/proc'
@@ -50,8 +50,10 @@ def progress(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def pct(values, p):
-    return round(rates.percentile(values, p), 1)
+def rounded_us(values, q):
+    """The q-quantile of ``values`` (``iosched.contract.stats``) rounded to
+    0.1 (us); 0.0 without any."""
+    return round(stats.percentile(values, q) or 0.0, 1)
 
 
 def ratio(a, b, nd=3):
@@ -213,7 +215,8 @@ def measure(rr_guest, guests, seconds, rate, burst_us, label):
         rtts = rr_guest.rr(count, rate_per_s=rate, burst_us=burst_us)
     run1 = probe.sample()
     wall = time.monotonic() - t0
-    out = {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+    out = {'rtt_p50_us': rounded_us(rtts, 0.5),
+           'rtt_p99_us': rounded_us(rtts, 0.99),
            'requests': len(rtts), 'wall_s': round(wall, 2),
            'cpu_share': {n: round((run1[n][0] - run0[n][0]) / 1e9 / wall, 4)
                          for n in run0},
@@ -241,7 +244,8 @@ def pool(rounds):
     samples, plus each round's), shares and burn rates averaged."""
     rtts = [r for x in rounds for r in x['rtts']]
     first = rounds[0]
-    out = {'rtt_p50_us': pct(rtts, 50), 'rtt_p99_us': pct(rtts, 99),
+    out = {'rtt_p50_us': rounded_us(rtts, 0.5),
+           'rtt_p99_us': rounded_us(rtts, 0.99),
            'requests': len(rtts), 'rounds': len(rounds),
            'rounds_p50_us': [x['rtt_p50_us'] for x in rounds],
            'rounds_p99_us': [x['rtt_p99_us'] for x in rounds],

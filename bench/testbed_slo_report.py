@@ -15,23 +15,24 @@ guests' own 1-second reports (what the tenant sees), and the table.
 A window is one ``DISK`` report of a guest (``report_ms`` = 1000). For an
 SLO volume it meets B when its throughput, in operations of the SLO's
 ``ref_io`` bytes, is at least B; it meets L when its latency statistic
-(the SLO's ``stat``: the exact mean, or a percentile from the report's
-histogram, an upper bound at most 25 % high) is at most L; it meets the
+(the SLO's ``stat``: the exact mean or max, or a percentile from the
+report's histogram, ``iosched.contract.stats.hist_quantile``: interpolated
+inside its bucket, within 25 %) is at most L; it meets the
 SLO when both hold. A window without a completed request misses both.
 """
 
-import math
-
-PERCENTILES = {'p50': 50, 'p90': 90, 'p95': 95, 'p99': 99, 'p999': 99.9}
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
+from iosched.contract import stats
 
 
 def window(rep, bs, slo=None):
     """One report as a dict: ref-size IOPS, mean and p99 (ms), and with an
     ``slo`` (iosched.contract.slo.SLO) whether it met B, L and both."""
-    ref = slo.ref_io_bytes if slo is not None else 16384
+    ref = slo.ref_io_bytes if slo is not None else slo_mod.DEFAULT_REF_IO_BYTES
     iops_ref = rep.ops * bs / ref * 1e6 / max(1, rep.interval_us)
     mean = rep.mean_us
-    p99 = rep.percentile_us(99)
+    p99 = rep.latency_quantile_us(qos_keys.STAT_QUANTILES['p99'])
     w = {'iops': round(rep.iops, 1), 'iops_ref': round(iops_ref, 1),
          'mean_ms': None if mean is None else round(mean / 1000, 3),
          'p99_ms': None if p99 is None else round(p99 / 1000, 3),
@@ -39,12 +40,13 @@ def window(rep, bs, slo=None):
                     else round(rep.lat_max_us / 1000, 3)),
          'dropped': rep.dropped}
     if slo is not None:
-        if slo.latency_stat == 'mean':
+        if slo.latency_stat == qos_keys.STAT_MEAN:
             stat = mean
-        elif slo.latency_stat == 'max':
+        elif slo.latency_stat == 'max':      # exact, not from the histogram
             stat = rep.lat_max_us
         else:
-            stat = rep.percentile_us(PERCENTILES[slo.latency_stat])
+            stat = rep.latency_quantile_us(
+                qos_keys.STAT_QUANTILES[slo.latency_stat])
         w['stat_ms'] = None if stat is None else round(stat / 1000, 3)
         w['met_b'] = rep.ops > 0 and iops_ref >= slo.min_iops
         w['met_l'] = stat is not None and stat / 1000 <= slo.latency_ms
@@ -52,12 +54,8 @@ def window(rep, bs, slo=None):
     return w
 
 
-def _pct(values, p):
-    vals = sorted(v for v in values if v is not None)
-    if not vals:
-        return None
-    return vals[max(0, min(len(vals) - 1,
-                           math.ceil(p / 100.0 * len(vals)) - 1))]
+def _present(values):
+    return [v for v in values if v is not None]
 
 
 def _mean(values):
@@ -71,8 +69,10 @@ def attainment(windows):
     out = {'windows': n,
            'iops_ref_mean': _mean([w['iops_ref'] for w in windows]),
            'mean_ms_mean': _mean([w['mean_ms'] for w in windows]),
-           'mean_ms_p99': _pct([w['mean_ms'] for w in windows], 99),
-           'p99_ms_median': _pct([w['p99_ms'] for w in windows], 50),
+           'mean_ms_p99': stats.percentile(
+               _present(w['mean_ms'] for w in windows), 0.99),
+           'p99_ms_median': stats.percentile(
+               _present(w['p99_ms'] for w in windows), 0.5),
            'dropped': sum(w['dropped'] for w in windows)}
     if n and 'met' in windows[0]:
         for key in ('met_b', 'met_l', 'met'):

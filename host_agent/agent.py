@@ -24,9 +24,9 @@ import time
 from oslo_log import log as logging
 
 from iosched.contract import qos_attach
+from iosched.contract import stats
 from host_agent import cinder_slo
 from host_agent.collectors import disk as disk_collector
-from host_agent.collectors import rates
 from host_agent.collectors import vcpu_io_strength
 from host_agent.drivers import base as driver_base
 from host_agent import lsvm_mechanism
@@ -317,8 +317,8 @@ class Agent(object):
                 self.last_snapshot, self.seq, self.report_interval,
                 lsvm=(self.last_plan.facts.get('lsvm')
                       if self.last_plan else None),
-                disk_latency_p50_ms=rates.percentile(lat, 50),
-                disk_latency_p99_ms=rates.percentile(lat, 99),
+                disk_latency_p50_ms=stats.percentile(lat, 0.5) or 0.0,
+                disk_latency_p99_ms=stats.percentile(lat, 0.99) or 0.0,
                 errors=errors,
                 decisions=build.report_decisions(self.conf, self.actuator),
                 disk_capacity_iops=self._disk_capacity(),

@@ -18,11 +18,11 @@ admin-readable in Cinder's default policy:
     GET /types/{type id}     (``qos_specs_id``, or none)
     GET /qos-specs/{qos id}  (``specs``: the keys ``cinder_qos`` wrote)
 
-``CinderSlo.specs(serial)`` answers the spec dict as Nova would receive it
-if the volume were attached now (``iosched.contract.qos_attach``: per-GB keys turned
-into absolute values for the volume's current size; a ``back-end`` spec
-gives only its ``iosched:*`` SLO keys), {} for a volume whose type has no
-QoS spec, None for an unknown volume, from a cache whose
+``CinderQosLookup.specs(serial)`` answers the spec dict as Nova would
+receive it if the volume were attached now (``iosched.contract.qos_attach``:
+per-GB keys turned into absolute values for the volume's current size; a
+``back-end`` spec gives only its ``iosched:*`` SLO keys), {} for a volume
+whose type has no QoS spec, None for an unknown volume, from a cache whose
 entries live ``cache_ttl`` seconds, so a retype or a changed spec reaches
 the agent within that time. While Cinder cannot be reached (connection
 errors, timeouts, 5xx, refused credentials) the last known answer is kept,
@@ -50,7 +50,9 @@ class CinderError(Exception):
     """Cinder could not answer (not: the volume does not exist)."""
 
 
-class CinderSlo(object):
+class CinderQosLookup(object):
+    """The QoS spec of a volume by its id, looked up in Cinder and cached
+    (not an SLO: ``host_agent.volume_slo`` reads the SLO out of it)."""
 
     def __init__(self, adapter_factory, cache_ttl=60.0, timeout=5.0,
                  clock=time.monotonic):
@@ -164,5 +166,5 @@ def from_conf(conf):
     g = conf.volume_slo
     if not g.from_cinder:
         return None
-    return CinderSlo(lambda: cinder_adapter(conf), cache_ttl=g.cache_ttl,
-                     timeout=g.timeout)
+    return CinderQosLookup(lambda: cinder_adapter(conf),
+                           cache_ttl=g.cache_ttl, timeout=g.timeout)

@@ -46,25 +46,25 @@ def choose(wanted, probes, target_us):
     """(mechanism, p99 us or 0, problem text or '') from self-test rows."""
     rows = {r.mechanism: r for r in probes}
 
-    def p99(mech):
+    def measured_p99(mech):
         row = rows.get(mech)
         return float(row.p99_us) if row is not None and row.ok else 0.0
 
     if wanted != model.MECH_AUTO:
         row = rows.get(wanted)
         if row is None or row.ok:
-            return wanted, p99(wanted), ''
-        return (model.MECH_SLICE, p99(model.MECH_SLICE),
+            return wanted, measured_p99(wanted), ''
+        return (model.MECH_SLICE, measured_p99(model.MECH_SLICE),
                 'mechanism=%s refused by this host (%s); using slice'
                 % (wanted, row.error or 'failed'))
     usable = [m for m in AUTO_ORDER if m in rows and rows[m].ok]
     for mech in usable:
         if rows[mech].p99_us <= target_us:
-            return mech, p99(mech), ''
+            return mech, measured_p99(mech), ''
     if usable:
         best = min(usable, key=lambda m: (rows[m].p99_us,
                                           AUTO_ORDER.index(m)))
-        return best, p99(best), (
+        return best, measured_p99(best), (
             'no mechanism meets selftest_target_us=%d (best: %s, p99 %dus)'
             % (target_us, best, rows[best].p99_us))
     return model.MECH_SLICE, 0.0, ('no mechanism could be measured on this '

@@ -11,8 +11,9 @@
 # under the License.
 """Data types that flow through the host agent: measure -> decide -> act.
 
-Standard library only. Every stage exchanges these frozen dataclasses, so a
-stage can be tested with literal values and no other stage's code:
+Standard library and ``iosched.contract`` only. Every stage exchanges these
+frozen dataclasses, so a stage can be tested with literal values and no
+other stage's code:
 
 * drivers return ``InstanceInfo``, ``VcpuSample`` and ``DiskSample``
   (cumulative raw counters, like the kernel and libvirt expose them);
@@ -31,6 +32,9 @@ import dataclasses
 import math
 import typing
 
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
+
 # vCPU classes, shared with the HostReport payload.
 KLASS_IO = 'io'
 KLASS_CPU = 'cpu'
@@ -45,34 +49,11 @@ SPEC_LATENCY_MS = 'iosched:latency_ms'
 SPEC_IO_PROFILE = 'iosched:io_profile'
 
 
-# SLO latency statistics (iosched.contract.qos_keys.LATENCY_STATS) and the quantile
-# each names; 'mean' is computed from counters, the others from a latency
-# histogram.
-STAT_QUANTILES = {'p50': 0.5, 'p90': 0.9, 'p95': 0.95, 'p99': 0.99,
-                  'p999': 0.999, 'max': 1.0}
-STAT_MEAN = 'mean'
-# Reference request size of disk capacities (IOPS of 16 KiB operations, as
-# [cinder_qos] default_ref_io_bytes): a request of x bytes costs
-# max(1, x / REF_IO_BYTES) operations.
-REF_IO_BYTES = 16384
-# Upper bounds (ns) of the latency histogram buckets a driver keeps per
-# disk (QEMU block-latency-histogram-set boundaries; the simulator uses the
-# same): geometric, ratio 1.25, from 50 us to ~13 s, so a percentile
-# interpolated inside its bucket is within 25 %.
-LATENCY_HIST_BOUNDS_NS = tuple(int(50000 * 1.25 ** k) for k in range(57))
-
-
-@dataclasses.dataclass(frozen=True)
-class DiskSlo:
-    """A volume's <B, L> SLO as the agent defends it (iosched.contract.slo.SLO,
-    read from the volume type's QoS spec ``iosched:*`` keys)."""
-    min_iops: float                  # B, operations of ref_io_bytes per s
-    latency_ms: float                # L
-    latency_stat: str = STAT_MEAN    # 'mean' or a STAT_QUANTILES key
-    ref_io_bytes: int = REF_IO_BYTES
-    window_s: float = 1.0
-    tolerance: float = 0.05
-    expected_qd: typing.Optional[int] = None
+# A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
+# type's QoS spec ``iosched:*`` keys by ``host_agent.volume_slo``); its
+# statistics are ``iosched.contract.qos_keys.STAT_QUANTILES``, its latency
+# histogram bounds ``slo.LATENCY_HIST_BOUNDS_NS``, the reference request
+# size ``slo.DEFAULT_REF_IO_BYTES``.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +61,7 @@ class DiskInfo:
     target: str                      # guest device name, e.g. 'vda'
     serial: str = ''                 # Cinder volume id for volumes
     qos: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
-    slo: typing.Optional[DiskSlo] = None   # from qos, None: no SLO
+    slo: typing.Optional[slo_mod.SLO] = None   # from qos, None: no SLO
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +125,7 @@ class DiskSample:
     wr_bytes: int
     total_time_ns: int               # sum of request latencies
     # Cumulative latency histogram, when the driver keeps one: counts per
-    # bucket, len(LATENCY_HIST_BOUNDS_NS) + 1 (the last is the overflow).
+    # bucket, len(slo.LATENCY_HIST_BOUNDS_NS) + 1 (the last: overflow).
     latency_hist: typing.Optional[tuple] = None
 
 
@@ -182,18 +163,18 @@ class DiskRates:
     reqs: int = 0                    # requests completed in the window
     # Mean requests in flight (Little: summed latency / window).
     outstanding: float = 0.0
-    # Windowed latency percentiles (ms) by STAT_QUANTILES key, from the
-    # histogram; empty when the driver keeps none.
+    # Windowed latency percentiles (ms) by qos_keys.STAT_QUANTILES key,
+    # from the histogram; empty when the driver keeps none.
     latency_pcts_ms: typing.Mapping[str, float] = dataclasses.field(
         default_factory=dict)
 
     def latency_ms(self, stat):
         """The window's ``stat`` latency, ms; None when not measured."""
-        if stat == STAT_MEAN:
+        if stat == qos_keys.STAT_MEAN:
             return self.mean_latency_ms if self.reqs else None
         return self.latency_pcts_ms.get(stat)
 
-    def ref_ops_per_s(self, ref_io_bytes=REF_IO_BYTES):
+    def ref_ops_per_s(self, ref_io_bytes=slo_mod.DEFAULT_REF_IO_BYTES):
         """Throughput in operations of ``ref_io_bytes`` (a request of x
         bytes counts max(1, x / ref) ops, as QEMU's size_iops_sec; from the
         window's totals, exact when requests are all >= or all <= ref)."""
@@ -278,7 +259,7 @@ class HostSnapshot:
     vcpus: tuple                     # tuple[VcpuIoStrength]
     disks: tuple = ()                # tuple[DiskRates]
     sched: HostSched = HostSched()   # the LSVM mechanism in force
-    # The shared device's measured capacity, IOPS of REF_IO_BYTES
+    # The shared device's measured capacity, IOPS of slo.DEFAULT_REF_IO_BYTES
     # ([host_agent] disk_capacity_iops or the driver's; 0 = unknown).
     disk_capacity_iops: float = 0.0
     # Host block devices under the guests' disks (tuple[BlockDevice]);

@@ -9,15 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Which attached disks have an SLO: QoS specs by volume id, to DiskSlo.
+"""Which attached disks have an SLO: QoS specs by volume id, to SLOs.
 
 A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
 ``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
 re-read when it changes) or, for the other disks with a serial, from the
-Cinder API (``host_agent.cinder_slo``, when ``[volume_slo] from_cinder``). ``attach`` returns the instances with each
-disk's spec and its ``model.DiskSlo`` parsed by ``iosched.contract.slo`` (the
-same reader the admin tooling writes for); a spec that does not parse is
-reported once and the disk treated as having no SLO.
+Cinder API (``host_agent.cinder_slo``, when ``[volume_slo] from_cinder``).
+``attach`` returns the instances with each disk's spec and its
+``iosched.contract.slo.SLO`` (``SLO.from_specs``, the reader of what the
+admin tooling writes); a spec that does not parse is reported once and the
+disk treated as having no SLO.
 """
 
 import dataclasses
@@ -26,8 +27,9 @@ import os
 
 from oslo_log import log as logging
 
-from iosched.contract import slo as slo_mod
 from host_agent import model
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -74,17 +76,12 @@ def _load(path):
             for k, v in data.items()}
 
 
-def to_disk_slo(specs):
-    """The ``model.DiskSlo`` of a QoS spec dict, None without ``iosched:``
-    SLO keys; raises ``iosched.contract.slo.SLOError`` for a bad one."""
-    if not any(str(k).startswith('iosched:') for k in specs):
+def slo_of(specs):
+    """The ``iosched.contract.slo.SLO`` of a QoS spec dict, None without
+    ``iosched:`` keys; raises ``slo.SLOError`` for a bad one."""
+    if not any(qos_keys.is_iosched_key(str(k)) for k in specs):
         return None
-    s = slo_mod.SLO.from_specs(specs)
-    return model.DiskSlo(
-        min_iops=float(s.min_iops), latency_ms=float(s.latency_ms),
-        latency_stat=s.latency_stat, ref_io_bytes=int(s.ref_io_bytes),
-        window_s=float(s.window_s), tolerance=float(s.tolerance),
-        expected_qd=s.expected_qd)
+    return slo_mod.SLO.from_specs(specs)
 
 
 class Resolver(object):
@@ -92,7 +89,7 @@ class Resolver(object):
 
     def __init__(self, qos_file='', cinder=None):
         self.file = QosFile(qos_file)
-        self.cinder = cinder    # a cinder_slo.CinderSlo, or None
+        self.cinder = cinder    # a cinder_slo.CinderQosLookup, or None
         self._bad = {}          # serial -> error said
 
     def attach(self, instances):
@@ -114,7 +111,7 @@ class Resolver(object):
         if not qos:
             return disk
         try:
-            slo = to_disk_slo(qos)
+            slo = slo_of(qos)
             self._bad.pop(disk.serial, None)
         except slo_mod.SLOError as e:
             key = disk.serial or '%s/%s' % (inst.uuid, disk.target)

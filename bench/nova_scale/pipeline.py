@@ -54,6 +54,7 @@ import urllib.parse
 import uuid
 
 from bench.nova_scale import reports as fake_reports
+from iosched.contract import stats
 
 DEFAULT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
 # --sign: the schedulers' [iosched] report_master_key (a bench secret)
@@ -61,14 +62,11 @@ MASTER_KEY = 'bench-only-master-key-' + '5' * 24
 
 
 def _percentiles(values):
-    if not values:
-        return {'p50': None, 'p99': None, 'max': None, 'n': 0}
-    s = sorted(values)
-
-    def pct(q):
-        return s[min(len(s) - 1, int(q * len(s)))]
-
-    return {'p50': pct(0.5), 'p99': pct(0.99), 'max': s[-1], 'n': len(s)}
+    """p50, p99 (``iosched.contract.stats``, nearest rank), max and count;
+    None for each figure without any value."""
+    return {'p50': stats.percentile(values, 0.5),
+            'p99': stats.percentile(values, 0.99),
+            'max': max(values, default=None), 'n': len(values)}
 
 
 def _cpu_seconds():

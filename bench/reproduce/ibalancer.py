@@ -109,7 +109,9 @@ def _agg(runs, what='net', kinds=None):
     return {k: statistics.fmean(s[k] for s in sts) for k in sts[0]}
 
 
-def _pct(new, base):
+def _change(new, base):
+    """``harness.pct_change`` (a percent CHANGE, not a percentile), 0.0
+    from a zero base."""
     if base == 0:
         return 0.0
     return harness.pct_change(new, base)
@@ -164,7 +166,7 @@ def calibration(quick):
         rows.append(_row('Fig. 8: fixed per-event delay, no contention',
                          'Credit1, 6 VMs, 1 pCPU per vCPU, d = %d us' % d,
                          'per-VM throughput change (%)', None,
-                         _pct(m, base), kind='info',
+                         _change(m, base), kind='info',
                          note='paper: ~400 us "visibly" changes traffic; '
                          'base 200 us = half of it'))
     return rows
@@ -230,21 +232,21 @@ def _network(quick, env):
         setting = '%s, %s' % (NET_PANEL[env], label)
         claim = ('Figs. 10-11 / Tables 6-7: network fairness'
                  + (' (71 % headline = Credit1 MAD)' if env == 'net' else ''))
-        per = ['%+.0f' % _pct(y.stats()['sd'], x.stats()['sd'])
+        per = ['%+.0f' % _change(y.stats()['sd'], x.stats()['sd'])
                for x, y in zip(off, ib)]
         note = ('SD %.3f -> %.3f (per seed %s %%), mean %.1f MB/s, '
                 'triggered %.0f %% of periods'
                 % (a['sd'], b['sd'], ', '.join(per), a['mean'],
                    100 * _fired(ib)))
         rows.append(_row(claim, setting, 'SD change (%)', psd,
-                         _pct(b['sd'], a['sd']), note=note))
+                         _change(b['sd'], a['sd']), note=note))
         rows.append(_row(claim, setting, 'MAD change (%)', pmad,
-                         _pct(b['mad'], a['mad'])))
+                         _change(b['mad'], a['mad'])))
         rows.append(_row(claim, setting, '|mean change| (%)', 4.0,
-                         abs(_pct(b['mean'], a['mean'])), kind='bound',
+                         abs(_change(b['mean'], a['mean'])), kind='bound',
                          tol=0.0, note='paper: within +-4 %% (here %+.1f '
                          '%%); this panel %+.1f %%' % (
-                             _pct(b['mean'], a['mean']), pmean)))
+                             _change(b['mean'], a['mean']), pmean)))
         rows.append(_row('Jain over per-VM throughput (derived in the '
                          'digest)', setting + ', stock', 'Jain index',
                          JAIN[(env, sched)], a['jain'], kind='value',
@@ -260,15 +262,15 @@ def network_union(quick):
     off = _runs(quick, 4, mode='off', **kw)
     ib = _runs(quick, 4, mode='ib', **kw)
     a, b = _agg(off), _agg(ib)
-    per = ['%+.0f' % _pct(y.stats()['sd'], x.stats()['sd'])
+    per = ['%+.0f' % _change(y.stats()['sd'], x.stats()['sd'])
            for x, y in zip(off, ib)]
     for metric, k in (('SD change (%)', 'sd'), ('MAD change (%)', 'mad')):
         rows.append(_row('Persistent imbalance (not a paper panel)',
                          '3 union VMs on 2 pCPUs, Credit1', metric, None,
-                         _pct(b[k], a[k]), kind='info',
+                         _change(b[k], a[k]), kind='info',
                          note='paper headline -71 %%; per seed SD %s %%; '
                          'mean %+.2f %%' % (', '.join(per),
-                                            _pct(b['mean'], a['mean']))))
+                                            _change(b['mean'], a['mean']))))
     return rows
 
 
@@ -285,11 +287,11 @@ def network_mixed(quick):
         psd, pmad, pmean = NET[('mixed', sched)]
         rows.append(_row('Delay as a busy wait (our variant, digest 6.8)',
                          '%s, %s, busy wait' % (NET_PANEL['mixed'], label),
-                         'SD change (%)', None, _pct(b['sd'], a['sd']),
+                         'SD change (%)', None, _change(b['sd'], a['sd']),
                          kind='info', note='MAD %+.1f %%, mean %+.1f %% '
                          '(paper with its delay: SD %+.1f, mean %+.1f)'
-                         % (_pct(b['mad'], a['mad']),
-                            _pct(b['mean'], a['mean']), psd, pmean)))
+                         % (_change(b['mad'], a['mad']),
+                            _change(b['mean'], a['mean']), psd, pmean)))
     return rows
 
 
@@ -304,10 +306,10 @@ def disk(quick):
             ib = _runs(quick, 2, vms=vms, scheduler=sched, mode='ib',
                        block_kb=kb)
             a, b = _agg(off, 'disk'), _agg(ib, 'disk')
-            dsd = _pct(b['sd'], a['sd'])
-            dmad = _pct(b['mad'], a['mad'])
-            per = ['%+.0f' % _pct(y.stats('disk')['sd'],
-                                  x.stats('disk')['sd'])
+            dsd = _change(b['sd'], a['sd'])
+            dmad = _change(b['mad'], a['mad'])
+            per = ['%+.0f' % _change(y.stats('disk')['sd'],
+                                     x.stats('disk')['sd'])
                    for x, y in zip(off, ib)]
             note = ('SD %.3f -> %.3f (per seed %s %%), mean %.1f -> %.1f '
                     'MB/s, triggered %.0f %%'
@@ -352,7 +354,7 @@ def activity(quick):
         f1i = sum(r.ctl.counts(0, first * 1e6)[0] for r in ib)
         rows.append(_row('Fig. 13: triggers, I-Balancer vs TAV (8 mixed '
                          'VMs)', label, 'cumulative triggers change (%)',
-                         TRIGGERS[sched], _pct(fi, ft),
+                         TRIGGERS[sched], _change(fi, ft),
                          note='TAV %d, I-Balancer %d triggers over %.0f s x '
                          '%d seeds; %.2f evaluations/s; first twelfth: '
                          '%d vs %d (paper Credit1: 18 vs 12)'
@@ -385,7 +387,7 @@ def overhead(quick):
             rows.append(_row('Fig. 14: CPU interference (job completion '
                              'time)', '%s, %s' % (env, label),
                              'completion time change (%), bound 1 %', 1.0,
-                             _pct(c0, c1) if c1 else 0.0, kind='bound',
+                             _change(c0, c1) if c1 else 0.0, kind='bound',
                              tol=0.0, note='paper %+.2f %%; CPU-bound work '
                              'received %.0f -> %.0f ms'
                              % (CPU_OVERHEAD[(env, sched)], c0 / 1e3,
@@ -404,9 +406,9 @@ def overhead(quick):
             note = '%.1f -> %.1f MB/s' % (a, b)
             if nd == 1:
                 rows.append(_row(claim, setting, 'disk bandwidth change (%)',
-                                 paper, _pct(b, a), note=note))
+                                 paper, _change(b, a), note=note))
             else:
-                rows.append(_row(claim, setting, NO_DIFF, 0.0, _pct(b, a),
+                rows.append(_row(claim, setting, NO_DIFF, 0.0, _change(b, a),
                                  kind='value', tol=3.0, note=note + (
                                      '; paper %+.1f %%' % paper)))
         off = _runs(quick, 1, vms=('net+disk',) * 10, scheduler=sched,
@@ -416,10 +418,10 @@ def overhead(quick):
         a, b = _agg(off, 'disk')['mean'], _agg(ib, 'disk')['mean']
         rows.append(_row('Fig. 15: every VM network + disk (mixed)',
                          '10 net+disk VMs, %s' % label,
-                         NO_DIFF, 0.0, _pct(b, a), kind='value', tol=3.0,
+                         NO_DIFF, 0.0, _change(b, a), kind='value', tol=3.0,
                          note='%.1f -> %.1f MB/s; network %+.1f %%; paper '
-                         '%+.1f %%' % (a, b, _pct(_agg(ib)['mean'],
-                                                 _agg(off)['mean']),
+                         '%+.1f %%' % (a, b, _change(_agg(ib)['mean'],
+                                                    _agg(off)['mean']),
                                        MIXED_DISK[sched])))
     return rows
 
@@ -440,17 +442,17 @@ def sweep(quick):
             rs = _runs(quick, 3, mode='ib', w=w, beta=beta, **kw)
             b = _agg(rs)
             chosen = w == model.Scenario.w and beta == model.Scenario.beta
-            per = ['%+.0f' % _pct(y.stats()['sd'], x.stats()['sd'])
+            per = ['%+.0f' % _change(y.stats()['sd'], x.stats()['sd'])
                    for x, y in zip(off, rs)]
             rows.append(_row('Sweep of our choices w, beta',
                              '3 union VMs, 2 pCPUs, Credit1, w %.2f, beta '
                              '%.0f%s' % (w, beta, ' (chosen)' if chosen
                                          else ''), 'SD change (%)', None,
-                             _pct(b['sd'], a['sd']), kind='info',
+                             _change(b['sd'], a['sd']), kind='info',
                              note='per seed %s %%; MAD %+.1f %%, mean %+.2f '
                              '%%, triggered %.0f %%'
-                             % (', '.join(per), _pct(b['mad'], a['mad']),
-                                _pct(b['mean'], a['mean']),
+                             % (', '.join(per), _change(b['mad'], a['mad']),
+                                _change(b['mean'], a['mean']),
                                 100 * _fired(rs))))
     vms = ('net',) * 10
     off = _runs(quick, 2, vms=vms, scheduler='credit2', mode='off',
@@ -463,9 +465,9 @@ def sweep(quick):
         rows.append(_row('Sweep of our choices w, beta',
                          'union (e) 10 VMs, Credit2, w 0.25, beta %.0f'
                          % beta, 'SD change (%)', None,
-                         _pct(b['sd'], a['sd']), kind='info',
+                         _change(b['sd'], a['sd']), kind='info',
                          note='MAD %+.1f %%, triggered %.0f %% (beta 20: '
-                         'never)' % (_pct(b['mad'], a['mad']),
+                         'never)' % (_change(b['mad'], a['mad']),
                                      100 * _fired(rs))))
     return rows
 

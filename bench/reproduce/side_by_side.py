@@ -52,6 +52,7 @@ from host_agent import conf as agent_conf
 from host_agent.drivers import simulated
 from host_agent import model
 from host_agent import plugins
+from iosched.contract import stats
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
 from iosched.simulator import spec_paper
@@ -86,11 +87,11 @@ def _info(uuid, vcpus, specs):
                               extra_specs=dict(specs))
 
 
-def _pct(values, p):
-    if not values:
-        return float('nan')
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+def _p99_or_nan(values):
+    """p99 (``iosched.contract.stats``), NaN without any value (as the
+    mean beside it)."""
+    got = stats.percentile(values, 0.99)
+    return float('nan') if got is None else got
 
 
 # -- vSlicer scenario ---------------------------------------------------------
@@ -129,7 +130,7 @@ def _vslicer_once(system, quick, seed=7):
     if agent is not None:
         agent.shutdown()
     return {'mean': statistics.fmean(rtt) if rtt else float('nan'),
-            'p99': _pct(rtt, 99), 'lsvm_share': share['vm0'],
+            'p99': _p99_or_nan(rtt), 'lsvm_share': share['vm0'],
             'nlsvm_share': statistics.fmean(nl)}
 
 
@@ -195,7 +196,7 @@ def _isacs_once(system, quick, seed=11):
     if agent is not None:
         agent.shutdown()
     return {'mean': statistics.fmean(rtt) if rtt else float('nan'),
-            'p99': _pct(rtt, 99), 'mbps': mbps, 'cpu_s': cpu_s}
+            'p99': _p99_or_nan(rtt), 'mbps': mbps, 'cpu_s': cpu_s}
 
 
 def _stream_bytes(host, uuid):

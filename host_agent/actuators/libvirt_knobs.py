@@ -34,6 +34,7 @@ destination's agent (``held_marker``).
 from host_agent.actuators import held_marker
 from host_agent.actuators import journal as journal_mod
 from host_agent.drivers import base
+from iosched.contract import qos_keys
 
 try:
     import libvirt
@@ -49,12 +50,6 @@ VM_SCHED = 'vm_sched'
 EMULATOR_PIN = 'emulator_pin'
 KINDS = (VCPU_PIN, DISK_IOTUNE, IFACE_BANDWIDTH, VM_SCHED, EMULATOR_PIN)
 
-IOTUNE_KEYS = (
-    'total_bytes_sec', 'read_bytes_sec', 'write_bytes_sec',
-    'total_iops_sec', 'read_iops_sec', 'write_iops_sec',
-    'total_bytes_sec_max', 'read_bytes_sec_max', 'write_bytes_sec_max',
-    'total_iops_sec_max', 'read_iops_sec_max', 'write_iops_sec_max',
-    'size_iops_sec')
 IFACE_KEYS = ('inbound.average', 'outbound.average')
 SCHED_KEYS = ('cpu_shares', 'vcpu_period', 'vcpu_quota')
 
@@ -143,7 +138,7 @@ class LibvirtKnobs(object):
                 return _from_cpumap(info[int(target)])
             if kind == DISK_IOTUNE:
                 got = dom.blockIoTune(target, self._live())
-                return {k: int(got[k]) for k in IOTUNE_KEYS
+                return {k: int(got[k]) for k in qos_keys.FRONTEND_KEYS
                         if int(got.get(k, 0))}
             if kind == IFACE_BANDWIDTH:
                 got = dom.interfaceParameters(target, self._live())
@@ -229,14 +224,15 @@ class LibvirtKnobs(object):
                                  self._live())
                 return
             if kind == DISK_IOTUNE:
-                unknown = set(value) - set(IOTUNE_KEYS)
+                unknown = set(value) - set(qos_keys.FRONTEND_KEYS)
                 if unknown:
                     raise base.DriverError(
                         'unknown iotune keys %s; accepted: %s'
-                        % (sorted(unknown), ', '.join(IOTUNE_KEYS)))
+                        % (sorted(unknown), ', '.join(qos_keys.FRONTEND_KEYS)))
                 # libvirt merges: keys not given keep their value, so every
                 # key is set (0 = unlimited) to make the write exact.
-                params = {k: int(value.get(k, 0)) for k in IOTUNE_KEYS}
+                params = {k: int(value.get(k, 0))
+                          for k in qos_keys.FRONTEND_KEYS}
                 dom.setBlockIoTune(target, params, self._live())
                 return
             if kind == IFACE_BANDWIDTH:

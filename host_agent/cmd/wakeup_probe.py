@@ -34,6 +34,7 @@ from host_agent import linux
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe
+from host_agent.linux import wakeup_probe_rows
 
 PROG = 'iosched-wakeup-probe'
 EXIT_FAILED = 1
@@ -165,10 +166,10 @@ def settings(args):
 
 
 def rows_json(rows):
-    ratio = wakeup_probe.ratios(rows)
+    ratio = wakeup_probe_rows.ratios(rows)
     out = []
     for r in rows:
-        d = wakeup_probe.to_dict(r)
+        d = wakeup_probe_rows.to_dict(r)
         p50x, p99x = ratio.get(r.mechanism, (None, None))
         d.update(p50_vs_stock=p50x, p99_vs_stock=p99x)
         out.append(d)

@@ -15,44 +15,18 @@ From two cumulative samples (libvirt block stats, the simulator's
 counters): requests, bytes and summed latency give IOPS, bandwidth, the
 mean latency and, by Little's law, the mean number of requests in flight
 (summed latency / window). When the driver keeps a latency histogram
-(``model.LATENCY_HIST_BOUNDS_NS``), the window's percentiles come from the
-difference of the two cumulative histograms, interpolated linearly inside
-the bucket that holds the quantile (``window_percentile``).
+(``iosched.contract.slo.LATENCY_HIST_BOUNDS_NS``), the window's
+percentiles come from the difference of the two cumulative histograms,
+interpolated linearly inside the bucket that holds the quantile
+(``iosched.contract.stats.hist_quantile``).
 """
-
-import math
 
 from host_agent.collectors import base
 from host_agent.collectors import rates
 from host_agent import model
-
-
-def window_percentile(counts, q, bounds_ns=model.LATENCY_HIST_BOUNDS_NS):
-    """The ``q``-quantile (0..1] in ms of a histogram window, or None.
-
-    ``counts[k]`` requests fell in (bounds[k-1], bounds[k]] (bucket 0 from
-    0, the last bucket above the last bound, valued at that bound). The
-    quantile is the rank ceil(q * n) request, placed linearly inside its
-    bucket; q = 1 gives the upper bound of the highest non-empty bucket.
-    """
-    n = sum(counts)
-    if n <= 0:
-        return None
-    rank = max(1, min(n, math.ceil(q * n - 1e-9)))
-    seen = 0
-    for k, c in enumerate(counts):
-        if c <= 0:
-            continue
-        if seen + c >= rank:
-            lo = bounds_ns[k - 1] if 0 < k <= len(bounds_ns) else 0
-            if k >= len(bounds_ns):
-                return bounds_ns[-1] / 1e6
-            hi = bounds_ns[k]
-            if q >= 1.0:
-                return hi / 1e6
-            return (lo + (hi - lo) * (rank - seen) / float(c)) / 1e6
-        seen += c
-    return None
+from iosched.contract import qos_keys
+from iosched.contract import slo
+from iosched.contract import stats
 
 
 def _hist_delta(prev, cur):
@@ -85,8 +59,9 @@ class DiskCollector(base.Collector):
                 pcts = {}
                 hist = _hist_delta(prev.latency_hist, cur.latency_hist)
                 if hist is not None and sum(hist):
-                    for stat, q in model.STAT_QUANTILES.items():
-                        pcts[stat] = window_percentile(hist, q)
+                    for stat, q in qos_keys.STAT_QUANTILES.items():
+                        pcts[stat] = stats.hist_quantile(
+                            hist, q, slo.LATENCY_HIST_BOUNDS_NS) / 1e6
                 out.append(model.DiskRates(
                     instance_uuid=cur.instance_uuid, target=cur.target,
                     iops=reqs / dt, bytes_per_s=nbytes / dt,

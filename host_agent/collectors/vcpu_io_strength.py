@@ -16,11 +16,13 @@ EMA gap I_bar from exact I/O event timestamps when the driver has them
 (tracepoints, the simulator), else estimated from the wake-up counter
 (``rates.estimate_ema_gap``); run and wait shares from schedstat-like
 counters; IVCredit relative to the host's mean consumption; and a class.
+The equations are ``iosched.contract.isacs``'s.
 """
 
 from host_agent.collectors import base
 from host_agent.collectors import rates
 from host_agent import model
+from iosched.contract import isacs
 
 
 # Weight of the newest window in the burst EMA (CPU per activation): a
@@ -73,7 +75,7 @@ class VcpuIoStrengthCollector(base.Collector):
                 if window_ns <= 0 or None in (run, wait, wakeups):
                     continue  # counters reset: restart from this sample
                 if cur.io_events_ns is not None:
-                    n, ibar = rates.ema_gap(cur.io_events_ns, c.ema_weight,
+                    n, ibar = isacs.ema_gap(cur.io_events_ns, c.ema_weight,
                                             cutoff_ns)
                     exact = True
                 else:
@@ -82,7 +84,7 @@ class VcpuIoStrengthCollector(base.Collector):
                     exact = False
                 est_n, est_ibar = rates.estimate_ema_gap(wakeups, window_ns,
                                                          cutoff_ns)
-                estimate = rates.io_strength(est_n, est_ibar, window_ns)
+                estimate = isacs.io_strength(est_n, est_ibar, window_ns)
                 raw.append((cur, window_ns, run, wait, n, ibar, exact,
                             estimate, wakeups))
         if not raw:
@@ -91,7 +93,7 @@ class VcpuIoStrengthCollector(base.Collector):
         out = []
         for cur, window_ns, run, wait, n, ibar, exact, estimate, wakeups \
                 in raw:
-            strength = rates.io_strength(n, ibar, window_ns)
+            strength = isacs.io_strength(n, ibar, window_ns)
             run_share = min(1.0, run / window_ns)
             key = (cur.instance_uuid, cur.vcpu)
             self._burst[key] = burst_ema(self._burst.get(key, 0.0), run,
@@ -100,7 +102,7 @@ class VcpuIoStrengthCollector(base.Collector):
                 instance_uuid=cur.instance_uuid, vcpu=cur.vcpu,
                 pcpu=cur.pcpu, events=n, mean_gap_ns=ibar,
                 io_strength=strength,
-                ivcredit=rates.ivcredit(strength, run, mean_run),
+                ivcredit=isacs.ivcredit(strength, run, mean_run),
                 run_share=run_share,
                 wait_share=min(1.0, wait / window_ns),
                 klass=rates.classify(strength, run_share,

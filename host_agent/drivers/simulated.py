@@ -36,6 +36,7 @@ on a host whose scheduler model is not Linux EEVDF (``iosched.simulator.xen``)
 
 from host_agent.drivers import base
 from host_agent import model
+from iosched.contract import slo
 from iosched.simulator import probe as sim_probe
 
 # The vaio policy's VM weight knob (host_agent.actuators.blkio_knobs) and
@@ -44,10 +45,6 @@ VM_IO_WEIGHT = 'vm_io_weight'
 SIM_DEVICE = 'sim-disk'
 SIM_SCHEDULER = 'fifo'
 DEFAULT_IO_WEIGHT = 100
-
-# Bytes of one operation of an SLO's floor B by default ([cinder_qos]
-# default_ref_io_bytes); disk_capacity_iops() counts operations of this size.
-REF_IO_BYTES = 16384
 
 
 class SimulatedDriver(base.Driver):
@@ -112,7 +109,7 @@ class SimulatedDriver(base.Driver):
                 # As the libvirt driver asks QEMU for one (same buckets).
                 self.sim.set_disk_latency_histogram(
                     instance.uuid, disk.target,
-                    tuple(b / 1000.0 for b in model.LATENCY_HIST_BOUNDS_NS))
+                    tuple(b / 1000.0 for b in slo.LATENCY_HIST_BOUNDS_NS))
                 self._hist.add(key)
             c = self.sim.disk_counters(instance.uuid, disk.target)
             samples.append(model.DiskSample(
@@ -126,7 +123,7 @@ class SimulatedDriver(base.Driver):
     # capacity := parallelism * 1e6 / (service_us + S * per_byte_ns / 1000)
     # i.e. S-byte requests per second with every device slot busy; S is the
     # SLOs' default reference size (cinder_qos default_ref_io_bytes).
-    def disk_capacity_iops(self, ref_io_bytes=REF_IO_BYTES):
+    def disk_capacity_iops(self, ref_io_bytes=slo.DEFAULT_REF_IO_BYTES):
         """The model's device capacity in IOPS of ``ref_io_bytes``."""
         disk = self.sim.spec.disk
         mean_us = disk.service_us + ref_io_bytes * disk.per_byte_ns / 1000.0

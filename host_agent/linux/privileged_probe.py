@@ -30,6 +30,7 @@ the rows back into ``model.WakeupProbe``.
 from host_agent import conf as agent_conf
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import wakeup_probe
+from host_agent.linux import wakeup_probe_rows
 from host_agent import privsep
 
 CONF = agent_conf.CONF
@@ -38,7 +39,7 @@ CONF = agent_conf.CONF
 @privsep.sys_admin_pctxt.entrypoint
 def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
                      lsvm_weight=10000):
-    """The self-test's rows as dicts (``wakeup_probe.to_dict``)."""
+    """The self-test's rows as dicts (``wakeup_probe_rows.to_dict``)."""
     paths = CONF.host_paths
     cases, cpus = wakeup_probe.check_args(
         cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
@@ -48,7 +49,7 @@ def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
                             lsvm_weight=lsvm_weight,
                             cgroup_root=paths.cgroup_root,
                             sys_root=paths.sys_root)
-    return [wakeup_probe.to_dict(r) for r in rows]
+    return [wakeup_probe_rows.to_dict(r) for r in rows]
 
 
 def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000):
@@ -61,4 +62,4 @@ def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000):
     rows = run_wakeup_probe(list(cases), list(cpus),
                             wakes=wakes, hogs_per_cpu=hogs_per_cpu,
                             lsvm_weight=lsvm_weight)
-    return tuple(wakeup_probe.from_dict(r) for r in rows)
+    return tuple(wakeup_probe_rows.from_dict(r) for r in rows)

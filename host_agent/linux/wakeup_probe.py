@@ -54,7 +54,6 @@ they run as uid 0, they hold no capability the daemon lacks.
 import ctypes
 import errno as errno_mod
 import json
-import math
 import os
 import subprocess
 import sys
@@ -67,10 +66,10 @@ from host_agent import linux
 from host_agent.linux import cgroups
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
-from host_agent.linux import wakeup_probe_groups as groups
+from host_agent.linux import wakeup_probe_groups as probe_groups
+from host_agent.linux import wakeup_probe_rows as rows
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
-from host_agent import paths
 
 LOG = logging.getLogger(__name__)
 
@@ -79,9 +78,8 @@ SCHED_DEADLINE = 6
 DL_RUNTIME_US = 300
 DL_DEADLINE_US = 1000
 SLICE_US = 100
-# The temporary cgroups' names and places: wakeup_probe_groups.
-QUOTA_PERIOD_US = groups.QUOTA_PERIOD_US
-PREFIX = groups.PREFIX
+# The temporary cgroups' names and places: wakeup_probe_groups; the rows
+# and their p50/p99: wakeup_probe_rows.
 
 # Accepted arguments (the privsep entrypoint enforces the same).
 WAKES_MIN, WAKES_MAX = 50, 5000
@@ -148,75 +146,7 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
     return cases, tuple(sorted(set(cpus)))
 
 
-def percentile(sorted_values, q):
-    """Nearest-rank percentile (q in 0..100) of an ascending sequence."""
-    if not sorted_values:
-        raise ValueError('no samples')
-    rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-def row(case, lateness_us):
-    """A measured row from the sleeper's lateness list (us)."""
-    values = sorted(float(v) for v in lateness_us)
-    if not values:
-        return failed(case, 'the sleeper reported no wake-ups')
-    return model.WakeupProbe(mechanism=case, ok=True,
-                             p50_us=round(percentile(values, 50), 1),
-                             p99_us=round(percentile(values, 99), 1),
-                             samples=len(values))
-
-
-def failed(case, error):
-    return model.WakeupProbe(mechanism=case, ok=False, error=str(error))
-
-
-def error_text(exc):
-    """'EPERM (Operation not permitted): <message>' for an OS refusal."""
-    err = getattr(exc, 'errno', None)
-    if err and err in errno_mod.errorcode:
-        return '%s (%s): %s' % (errno_mod.errorcode[err], os.strerror(err),
-                                exc)
-    return str(exc)
-
-
-def ratios(rows):
-    """{case: (p50 / stock p50, p99 / stock p99)} for the ok rows; empty
-    when there is no ok stock row."""
-    stock = [r for r in rows if r.mechanism == model.PROBE_STOCK and r.ok]
-    if not stock:
-        return {}
-    s = stock[0]
-    return {r.mechanism: (round(r.p50_us / max(s.p50_us, 0.1), 2),
-                          round(r.p99_us / max(s.p99_us, 0.1), 2))
-            for r in rows if r.ok}
-
-
-def to_dict(probe):
-    return {'mechanism': probe.mechanism, 'ok': probe.ok,
-            'p50_us': probe.p50_us, 'p99_us': probe.p99_us,
-            'samples': probe.samples, 'error': probe.error}
-
-
-def from_dict(d):
-    return model.WakeupProbe(
-        mechanism=str(d['mechanism']), ok=bool(d['ok']),
-        p50_us=float(d.get('p50_us', 0.0)),
-        p99_us=float(d.get('p99_us', 0.0)),
-        samples=int(d.get('samples', 0)), error=str(d.get('error', '')))
-
-
 # -- the run -----------------------------------------------------------------
-def _write(hierarchy, relpath, value):
-    path = paths.safe_join(hierarchy.root, relpath)
-    try:
-        with open(path, 'w') as fh:
-            fh.write(value)
-    except OSError as e:
-        raise linux.LinuxKnobError('cannot write %r to %s: %s'
-                                   % (value, path, e.strerror), e.errno)
-
-
 def _no_new_privs():
     """Children exec'd as uid 0 would get the full capability set back;
     with no_new_privs they keep at most ours. Per thread, inherited by the
@@ -253,10 +183,7 @@ class Session(object):
         self.work_us = work_us
         self.wakes = wakes
         self.groups = groups
-        self.hierarchy = None
-        self.plan = None
-        self.cg_error = 'cgroups not used'
-        self.created = []
+        self.cg = probe_groups.TempGroups(cgroup_root)
         self.hogs = []
         self.idle = []           # started sleepers waiting for 'go'
         self.children = []       # every child, for cleanup
@@ -311,70 +238,36 @@ class Session(object):
                 self.hogs.append(p)
                 os.sched_setaffinity(p.pid, {cpu})
                 if self.plan is not None:
-                    self._move(groups.hog_cg(self.plan.parent, len(self.hogs) - 1),
-                               p.pid)
+                    self.cg.move(probe_groups.hog_cg(self.plan.parent,
+                                               len(self.hogs) - 1), p.pid)
         time.sleep(SETTLE_S)
         return self
 
     def _make_groups(self, n_hogs):
-        try:
-            self.hierarchy = cgroups.probe(self.cgroup_root)
-            groups.sweep(self.hierarchy)
-            refused = []
-            for base in groups.bases(self.hierarchy):
-                plan = groups.plan_cgroups(self.hierarchy, os.getpid(), n_hogs,
-                                    self.lsvm_weight, self.hogs_per_cpu,
-                                    base)
-                try:
-                    self._create(plan)
-                    self.plan = plan
-                    return
-                except linux.LinuxKnobError as e:
-                    self._remove_groups()
-                    if e.errno not in (errno_mod.EACCES, errno_mod.EPERM):
-                        raise
-                    refused.append(str(e))
-            raise linux.LinuxKnobError(
-                '%s (a v1 cgroup root is mode 0555: creating a group there '
-                'needs CAP_DAC_OVERRIDE, which the privsep daemon does not '
-                'keep; libvirt\'s %s group is used when it exists)'
-                % ('; '.join(refused),
-                   groups.MACHINE_GROUPS.get(self.hierarchy.version)),
-                errno_mod.EACCES)
-        except linux.LinuxKnobError as e:
-            self.cg_error = 'no self-test cgroups: %s' % error_text(e)
-            LOG.warning('wake-up self-test without cgroups: %s', e)
-            self._remove_groups()
-            self.plan = None
+        self.cg.make(os.getpid(), n_hogs, self.lsvm_weight,
+                     self.hogs_per_cpu)
 
-    def _create(self, plan):
-        for cg in plan.dirs:
-            path = groups._cg_dir(self.hierarchy, cg)
-            try:
-                os.mkdir(path, 0o755)
-            except OSError as e:
-                raise linux.LinuxKnobError('cannot create %s: %s'
-                                           % (path, e.strerror), e.errno)
-            self.created.append(path)
-            if cg == plan.parent:
-                for relpath, value in plan.setup:
-                    _write(self.hierarchy, relpath, value)
+    @property
+    def plan(self):
+        """The groups' ``CgroupPlan``, None without groups (``cg_error``)."""
+        return self.cg.plan
 
-    def _move(self, cg, pid):
-        _write(self.hierarchy, cgroups.file_relpath(self.hierarchy, cg,
-                                                    'cgroup.procs'),
-               str(pid))
+    @property
+    def cg_error(self):
+        return self.cg.error
 
     def _prepare(self, case, pid, slice_us, dl):
         if case == model.MECH_WEIGHT:
             if self.plan is None:
                 raise linux.LinuxKnobError(self.cg_error)
             for relpath, value in self.plan.lsvm_writes:
-                _write(self.hierarchy, relpath, value)
-            self._move('%s/%s' % (self.plan.parent, groups.LSVM_CG), pid)
+                probe_groups.write(self.cg.hierarchy, relpath, value)
+            self.cg.move('%s/%s' % (self.plan.parent, probe_groups.LSVM_CG),
+                         pid)
             return
         if self.plan is not None:
-            self._move('%s/%s' % (self.plan.parent, groups.SLEEPER_CG), pid)
+            self.cg.move('%s/%s' % (self.plan.parent,
+                                    probe_groups.SLEEPER_CG), pid)
         if case == model.MECH_SLICE:
             sched.set_slice_us(pid, slice_us)
         elif case == model.MECH_DEADLINE:
@@ -406,20 +299,21 @@ class Session(object):
             self._prepare(case, p.pid, slice_us, dl)
         except (linux.LinuxKnobError, OSError) as e:
             self._reap(p)
-            return failed(case, error_text(e)), []
+            return rows.failed(case, rows.error_text(e)), []
         timeout = 10 + 5 * (self.wakes + 20) * self.period_us / 1e6
         try:
             out, err = p.communicate('go\n', timeout=timeout)
         except subprocess.TimeoutExpired:
             self._reap(p)
-            return failed(case, 'the sleeper did not finish in %.0f s'
-                          % timeout), []
+            return rows.failed(case, 'the sleeper did not finish in %.0f s'
+                               % timeout), []
         try:
             samples = json.loads(out)['lateness_us']
-            return row(case, samples), samples
+            return rows.row(case, samples), samples
         except (ValueError, KeyError, TypeError):
-            return failed(case, 'the sleeper failed (exit %s): %s'
-                          % (p.returncode, (err or out).strip()[-400:])), []
+            return rows.failed(case, 'the sleeper failed (exit %s): %s'
+                               % (p.returncode,
+                                  (err or out).strip()[-400:])), []
 
     @staticmethod
     def _wake(p):
@@ -441,14 +335,6 @@ class Session(object):
         except (subprocess.TimeoutExpired, ValueError, OSError):
             pass
 
-    def _remove_groups(self):
-        left = []
-        for path in reversed(self.created):
-            if not groups.remove_tree(path):
-                left.append(path)
-        self.created = []
-        return left
-
     def close(self):
         for p in self.children:
             if p.poll() is None:
@@ -461,7 +347,7 @@ class Session(object):
         self.children = []
         self.hogs = []
         self.idle = []
-        left = self._remove_groups()
+        left = self.cg.remove()
         if left:
             LOG.warning('self-test cgroups left behind (removed by the next '
                         'run): %s', ', '.join(left))

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The wake-up self-test's temporary cgroups: where they go, their plan
-(pure), and the removal of groups a dead run left (``wakeup_probe``).
+(pure), making them for one run and removing them (``TempGroups``), and
+the removal of groups a dead run left (``wakeup_probe``).
 
 Groups are ``<base>/iosched-selftest-<owner pid>/{sleeper,lsvm,hogN}``
 under the cpu hierarchy's root, else libvirt's machine group.
@@ -26,6 +27,7 @@ from oslo_log import log as logging
 
 from host_agent import linux
 from host_agent.linux import cgroups
+from host_agent.linux import wakeup_probe_rows as rows
 from host_agent import paths
 
 LOG = logging.getLogger(__name__)
@@ -168,3 +170,83 @@ def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill,
                 if pid != me:
                     LOG.info('removed the stale self-test cgroup %s', cg)
     return removed
+
+
+def write(hierarchy, relpath, value):
+    """Write one cgroup file; LinuxKnobError saying which and why."""
+    path = paths.safe_join(hierarchy.root, relpath)
+    try:
+        with open(path, 'w') as fh:
+            fh.write(value)
+    except OSError as e:
+        raise linux.LinuxKnobError('cannot write %r to %s: %s'
+                                   % (value, path, e.strerror), e.errno)
+
+
+class TempGroups(object):
+    """The groups of one self-test run: ``make`` them (the first base the
+    kernel lets us write), ``move`` processes in, ``remove`` them all.
+    ``plan`` is None and ``error`` says why when there are none."""
+
+    def __init__(self, cgroup_root):
+        self.cgroup_root = cgroup_root
+        self.hierarchy = None
+        self.plan = None
+        self.error = 'cgroups not used'
+        self.created = []
+
+    def make(self, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu):
+        try:
+            self.hierarchy = cgroups.probe(self.cgroup_root)
+            sweep(self.hierarchy)
+            refused = []
+            for base in bases(self.hierarchy):
+                plan = plan_cgroups(self.hierarchy, owner_pid, n_hogs,
+                                    lsvm_weight, hogs_per_cpu, base)
+                try:
+                    self._create(plan)
+                    self.plan = plan
+                    return
+                except linux.LinuxKnobError as e:
+                    self.remove()
+                    if e.errno not in (errno_mod.EACCES, errno_mod.EPERM):
+                        raise
+                    refused.append(str(e))
+            raise linux.LinuxKnobError(
+                '%s (a v1 cgroup root is mode 0555: creating a group there '
+                'needs CAP_DAC_OVERRIDE, which the privsep daemon does not '
+                'keep; libvirt\'s %s group is used when it exists)'
+                % ('; '.join(refused),
+                   MACHINE_GROUPS.get(self.hierarchy.version)),
+                errno_mod.EACCES)
+        except linux.LinuxKnobError as e:
+            self.error = 'no self-test cgroups: %s' % rows.error_text(e)
+            LOG.warning('wake-up self-test without cgroups: %s', e)
+            self.remove()
+            self.plan = None
+
+    def _create(self, plan):
+        for cg in plan.dirs:
+            path = _cg_dir(self.hierarchy, cg)
+            try:
+                os.mkdir(path, 0o755)
+            except OSError as e:
+                raise linux.LinuxKnobError('cannot create %s: %s'
+                                           % (path, e.strerror), e.errno)
+            self.created.append(path)
+            if cg == plan.parent:
+                for relpath, value in plan.setup:
+                    write(self.hierarchy, relpath, value)
+
+    def move(self, cg, pid):
+        write(self.hierarchy, cgroups.file_relpath(self.hierarchy, cg,
+                                                   'cgroup.procs'), str(pid))
+
+    def remove(self):
+        """Remove the groups made; the paths that could not be."""
+        left = []
+        for path in reversed(self.created):
+            if not remove_tree(path):
+                left.append(path)
+        self.created = []
+        return left

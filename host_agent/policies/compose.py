@@ -21,6 +21,7 @@ the other's cap. Other kinds: the later action wins (the agent's order).
 """
 
 from host_agent import model
+from iosched.contract import slo
 
 INF = float('inf')
 
@@ -30,12 +31,12 @@ def ref_ops(value):
     it sets none)."""
     try:
         iops = int(value.get('total_iops_sec') or 0)
-        size = int(value.get('size_iops_sec') or 0) or model.REF_IO_BYTES
+        size = int(value.get('size_iops_sec') or 0) or slo.DEFAULT_REF_IO_BYTES
     except (AttributeError, TypeError, ValueError):
         return INF
     if iops <= 0:
         return INF
-    return iops * max(size, 1) / float(model.REF_IO_BYTES)
+    return iops * max(size, 1) / float(slo.DEFAULT_REF_IO_BYTES)
 
 
 def combine(earlier, later):

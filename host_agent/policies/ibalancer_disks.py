@@ -19,7 +19,7 @@ a disk may get and the iotune a cap is written as. Pure.
 
 import math
 
-from host_agent import model
+from iosched.contract import slo as slo_contract
 
 
 def disks(snapshot):
@@ -57,7 +57,7 @@ def floor(disk, params):
     floor = params.min_cap_iops
     if disk.slo is not None:
         floor = max(floor, disk.slo.min_iops * disk.slo.ref_io_bytes /
-                    float(model.REF_IO_BYTES))
+                    float(slo_contract.DEFAULT_REF_IO_BYTES))
     return floor
 
 
@@ -69,7 +69,7 @@ def iotune(disk, cap):
     if static:
         iops = min(iops, static)
     return {'total_iops_sec': max(1, iops),
-            'size_iops_sec': model.REF_IO_BYTES}
+            'size_iops_sec': slo_contract.DEFAULT_REF_IO_BYTES}
 
 
 def uncapped(key, used, caps, free):

@@ -36,12 +36,11 @@ import dataclasses
 
 from host_agent import model
 from host_agent.policies import base
+from iosched.contract import isacs as isacs_eqs
 
 KERNEL_MIN_SLICE_US = 100
 KERNEL_MAX_SLICE_US = 100000
 MOVE_WINDOW_S = 60.0
-# Eq. 3's "+1" is 1 ns of credit against Credit2's 10 ms default credit.
-GUARD_PER_DEFAULT_CREDIT = 1e-7
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,43 +86,6 @@ class IsacsFacts:
     balance: str               # what Algorithm 2 did, for humans
 
 
-# ISACS Eq. 2 (seed 000, 2.3), any credit unit:
-#   IVCredit = E_n * I_bar * consumed / mean(consumed)
-# Reading: the garbled denominator "sum cc_i / n" is the run-queue mean.
-def ivcredit(events, ibar, consumed, mean_consumed):
-    if mean_consumed <= 0:
-        return 0.0
-    return events * ibar * consumed / mean_consumed
-
-
-# ISACS Eq. 3 (2.4): c joins the CPU-BOOST group iff
-#   (sum_i IVCredit_i / k) * 1 / (IVCredit_c + guard) > 1,
-#   k = number of vCPUs with IVCredit > 0, guard = the paper's "+1" (1 ns).
-# Reading: k = 0 means no CPU-BOOST phase, so nobody joins. We compare
-# mean > IVCredit_c + guard (same test, no division by zero when guard = 0).
-def in_boost_group(ivcredit_c, ivcredits, guard=1.0):
-    k = sum(1 for x in ivcredits if x > 0)
-    if k == 0:
-        return False
-    return sum(ivcredits) / k > ivcredit_c + guard
-
-
-# ISACS Eq. 4 (2.5): CVCredit = (sum_i IVCredit_i / j) * consumed / default
-#   j = CPU-BOOST group size (decided before, the two-pass reading).
-# Reading: j = 0 (group empty) or default <= 0 gives 0. No cap (paper).
-def cvcredit(ivcredits, group_size, consumed, default_credit):
-    if group_size <= 0 or default_credit <= 0:
-        return 0.0
-    return sum(ivcredits) / group_size * consumed / default_credit
-
-
-# Credit concealing (2.6): credit = default + IVCredit, endcredit = IVCredit
-# (assigned, no carry-over). A round ends for the vCPU when credit <
-# endcredit, so the usable credit, credit - endcredit, is default for all.
-def conceal(default_credit, ivcredit_):
-    return default_credit + ivcredit_, ivcredit_
-
-
 def _clamp(v, lo, hi):
     return max(lo, min(hi, v))
 
@@ -158,12 +120,14 @@ def credits(vcpus, n_pcpus, params, cpu_slice_us=None):
     k = sum(1 for x in ivcs if x > 0)
     mean_pos = sum(ivcs) / k if k else 0.0
     dc = min(1.0, n_pcpus / len(vcpus)) if vcpus else 1.0
-    guard = GUARD_PER_DEFAULT_CREDIT * dc
-    member = [in_boost_group(x, ivcs, guard) for x in ivcs]
+    # Eqs. 3-4 (iosched.contract.isacs): the host is one run-queue, the
+    # default credit a vCPU's fair share of the window.
+    guard = isacs_eqs.GUARD_PER_DEFAULT_CREDIT * dc
+    member = isacs_eqs.boost_members(ivcs, guard)
     j = sum(member)
     out = []
     for v, x, m in zip(vcpus, ivcs, member):
-        cvc = cvcredit(ivcs, j, v.run_share, dc) if m else 0.0
+        cvc = isacs_eqs.cvcredit(ivcs, j, v.run_share, dc) if m else 0.0
         if x > 0:
             slice_us = io_slice_us(x, mean_pos, params)
         elif m and cvc > 0:

@@ -51,6 +51,7 @@ from host_agent import model
 from host_agent.policies import base
 from host_agent.policies import slo_caps
 from host_agent.policies import slo_window
+from iosched.contract import slo as slo_contract
 
 RULE_HOLD = 'slo.hold_back'
 RULE_RELEASE = 'slo.release'
@@ -203,8 +204,9 @@ def _pool(vols, state, sticky, cap_c, params):
     protected = [v for v in vols if v.slo is not None
                  and v.key not in giver_keys]
     floors = {v.key: slo_window.floor(v, params) for v in givers}
-    need = sum(max(v.slo.min_iops * v.slo.ref_io_bytes / model.REF_IO_BYTES,
-                   v.ref_ops) for v in protected
+    ref = slo_contract.DEFAULT_REF_IO_BYTES
+    need = sum(max(v.slo.min_iops * v.slo.ref_io_bytes / ref, v.ref_ops)
+               for v in protected
                if v.verdict != slo_window.IDLE)
     need += sum(floors.values())
     return Pool(neighbours=tuple(neighbours), givers=tuple(givers),

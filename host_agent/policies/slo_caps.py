@@ -20,8 +20,8 @@ the SLO policy's ``Params``.
 
 import math
 
-from host_agent import model
 from host_agent.policies import slo_window
+from iosched.contract import slo as slo_contract
 
 INF = float('inf')
 
@@ -75,8 +75,9 @@ def iotune(snapshot, v, cap):
     disk's size (its SLO's ref size, else 16 KiB), never above the static
     ceiling of its QoS spec; the spec's bandwidth ceilings kept; no burst
     keys (QEMU's default bucket, avg / 10)."""
-    size = v.slo.ref_io_bytes if v.slo is not None else model.REF_IO_BYTES
-    iops = cap * model.REF_IO_BYTES / float(size)
+    ref = slo_contract.DEFAULT_REF_IO_BYTES
+    size = v.slo.ref_io_bytes if v.slo is not None else ref
+    iops = cap * ref / float(size)
     qos = slo_window.qos(snapshot, v)
     static = slo_window.qos_int(qos.get('total_iops_sec'))
     if static:

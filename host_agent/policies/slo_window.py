@@ -22,7 +22,8 @@ policy's ``Params``.
 import dataclasses
 import typing
 
-from host_agent import model
+from iosched.contract import slo as slo_contract
+from iosched.contract import qos_keys
 
 # Verdicts of one SLO volume's window.
 MET = 'met'
@@ -35,11 +36,11 @@ class Volume:
     """One disk over the window, as the policy saw it."""
     instance_uuid: str
     target: str
-    slo: typing.Optional[model.DiskSlo]
+    slo: typing.Optional[slo_contract.SLO]
     ops: float = 0.0               # b: ops of the SLO's ref size (or 16 KiB)
     ref_ops: float = 0.0           # the same in 16 KiB ops (capacity unit)
     latency_ms: typing.Optional[float] = None   # l: the SLO's statistic
-    stat: str = model.STAT_MEAN    # the statistic l is (mean as fallback)
+    stat: str = qos_keys.STAT_MEAN    # the statistic l is (mean as fallback)
     outstanding: float = 0.0
     mean_latency_ms: float = 0.0
     ind: typing.Optional[float] = None
@@ -120,7 +121,7 @@ def judge(inst, disk, rates, params):
     stat = slo.latency_stat
     lat = r.latency_ms(stat)
     if lat is None and r.reqs:
-        stat, lat = model.STAT_MEAN, r.mean_latency_ms
+        stat, lat = qos_keys.STAT_MEAN, r.mean_latency_ms
     ops = r.ref_ops_per_s(slo.ref_io_bytes)
     ind = indicator(slo, ops, lat, r.outstanding, r.reqs, params)
     verdict = IDLE if ind is None else (MISSED if ind > 0 else MET)
@@ -139,14 +140,14 @@ def floor(v, params):
     section 4.2)."""
     if v.slo is None:
         return params.min_cap_iops
-    scale = v.slo.ref_io_bytes / float(model.REF_IO_BYTES)
+    scale = v.slo.ref_io_bytes / float(slo_contract.DEFAULT_REF_IO_BYTES)
     r = 1.0
     if v.latency_ms and v.mean_latency_ms > 0:
         r = max(1.0, v.latency_ms / v.mean_latency_ms)
     need = max(v.slo.min_iops, v.outstanding * r / (v.slo.latency_ms / 1e3))
     # A percentile moves more than the mean when the cap changes the
     # arrival pattern: twice the margin for it.
-    safety = 1 + params.margin * (1 if v.stat == model.STAT_MEAN else 2)
+    safety = 1 + params.margin * (1 if v.stat == qos_keys.STAT_MEAN else 2)
     return max(params.min_cap_iops, need * scale * safety)
 
 

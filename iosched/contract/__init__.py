@@ -23,9 +23,16 @@ A second definition of anything here elsewhere is a bug, even while it agrees.
 * ``signature``: the report signature schemes (HMAC-SHA256 v1, v2).
 * ``rpc``: the RPC namespace, methods and version history of both APIs.
 * ``slo``, ``slo_units``: the admin's ``<throughput, latency>`` SLO, its
-  text and QoS-spec forms (written by cinder_qos, read back by the agent).
-* ``qos_keys``, ``qos_attach``: the QoS spec keys (Nova's front-end keys and
-  ``iosched:*``) and what Nova gives the guest at attach.
+  text and QoS-spec forms (written by cinder_qos, read back by the agent,
+  which defends that record), the reference request size and the latency
+  histogram bounds.
+* ``qos_keys``, ``qos_attach``: the QoS spec keys (Nova's front-end iotune
+  keys and ``iosched:*``), the latency statistics (names and quantiles)
+  and what Nova gives the guest at attach.
+* ``stats``: the one percentile (nearest rank) of samples and of a
+  histogram.
+* ``isacs``: ISACS's equations (Eq. 1-4, I/O strength, concealing) with
+  one set of guards, for the agent and the simulator.
 * ``opt_types``: oslo.config number types that refuse NaN and say why,
   for the option modules of all three deployables.
 """

@@ -27,16 +27,13 @@ online extend, which Nova does not.
 
 from iosched.contract import qos_keys
 
-TUNE_OPTS = ('read_iops_sec', 'read_bytes_sec', 'write_iops_sec',
-             'write_bytes_sec', 'total_iops_sec', 'total_bytes_sec')
-
 
 def specs_at_attach(specs, consumer, size_gb):
     """The QoS dict Cinder puts in the connection info, or None."""
     if consumer not in ('front-end', 'both') or specs is None:
         return None
     out = dict(specs)
-    for option in TUNE_OPTS:
+    for option in qos_keys.RATE_KEYS:
         per_gb = '%s_per_gb' % option
         if per_gb in out:
             minimum = int(out.pop('%s_per_gb_min' % option, 0))

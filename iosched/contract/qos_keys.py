@@ -15,8 +15,9 @@
 Two families of keys go into one Cinder QoS spec (consumer ``front-end``):
 
 * ``FRONTEND_KEYS``: the only keys Nova's libvirt volume driver copies into
-  the guest's ``<iotune>``. They are a static ceiling that still holds when
-  the iosched host agent is down.
+  the guest's ``<iotune>`` (the six ``RATE_KEYS``, their ``_max`` bursts
+  and ``size_iops_sec``); also the keys the agent writes live. They are a
+  static ceiling that still holds when the iosched host agent is down.
 * ``IOSCHED_KEYS``: the SLO itself (``iosched:*``). Nova ignores them; the
   host agent reads them back (``iosched.contract.slo.SLO.from_specs``).
 
@@ -36,13 +37,17 @@ Example spec for ``120iops,60ms`` (see ``docs/slo.md``)::
 # and silently drops every other key, including the ``*_max_length`` keys
 # that libvirt and QEMU would accept. tests/nova/test_cinder_qos_keys.py
 # checks this tuple against the installed Nova.
-FRONTEND_KEYS = (
+# The six rates (bytes and I/O operations per second: total, read, write);
+# Cinder's per-GB keys are ``<rate>_per_gb`` (qos_attach), QEMU's burst
+# keys ``<rate>_max`` and ``<rate>_max_length``.
+RATE_KEYS = (
     'total_bytes_sec', 'read_bytes_sec', 'write_bytes_sec',
     'total_iops_sec', 'read_iops_sec', 'write_iops_sec',
-    'total_bytes_sec_max', 'read_bytes_sec_max', 'write_bytes_sec_max',
-    'total_iops_sec_max', 'read_iops_sec_max', 'write_iops_sec_max',
-    'size_iops_sec',
 )
+SIZE_IOPS_SEC = 'size_iops_sec'
+# Nova's 13: the rates, their bursts and the operation size, in this order.
+FRONTEND_KEYS = (RATE_KEYS + tuple(k + '_max' for k in RATE_KEYS)
+                 + (SIZE_IOPS_SEC,))
 
 # Values of a QoS spec's ``consumer`` (cinder/volume/qos_specs.py). Cinder
 # hands the spec to Nova, in connection_info['data']['qos_specs'], only for
@@ -78,8 +83,14 @@ IOSCHED_KEYS = (
 )
 REQUIRED_IOSCHED_KEYS = (MIN_IOPS, LATENCY_MS)
 
-# Statistic names accepted for L. 'mean' is what the Flubber paper checks.
-LATENCY_STATS = ('mean', 'p50', 'p90', 'p95', 'p99', 'p999', 'max')
+# Statistics accepted for L: the mean (what the Flubber paper checks,
+# computed from counters) and quantiles of the per-request latency, each
+# the q of ``iosched.contract.stats`` (nearest rank; from a latency
+# histogram on the agent: ``slo.LATENCY_HIST_BOUNDS_NS``).
+STAT_MEAN = 'mean'
+STAT_QUANTILES = {'p50': 0.5, 'p90': 0.9, 'p95': 0.95, 'p99': 0.99,
+                  'p999': 0.999, 'max': 1.0}
+LATENCY_STATS = (STAT_MEAN,) + tuple(STAT_QUANTILES)
 LATENCY_CLASS = 'latency'
 THROUGHPUT_CLASS = 'throughput'
 CLASSES = (LATENCY_CLASS, THROUGHPUT_CLASS)

@@ -38,7 +38,12 @@ from iosched.contract import slo_units
 
 SLOError = slo_units.SLOError
 
-DEFAULT_REF_IO_BYTES = 16384     # sysbench's default block size (digest 002)
+# The reference request size S: an SLO's default ``ref_io`` (sysbench's
+# default block size, digest 002; ``[cinder_qos] default_ref_io_bytes``
+# may change it for new SLOs), and the unit of the agent's disk capacities
+# and iotune caps (IOPS of 16 KiB operations): a request of x bytes costs
+# max(1, x / S) operations, as QEMU's size_iops_sec.
+DEFAULT_REF_IO_BYTES = 16384
 MIN_REF_IO_BYTES = 512           # one sector
 MAX_REF_IO_BYTES = 64 * 1024 ** 2  # sanity bound
 DEFAULT_LATENCY_STAT = 'mean'    # what the Flubber paper checks
@@ -48,10 +53,17 @@ DEFAULT_TOLERANCE = 0.05         # share of windows allowed to miss
 # microseconds, so a lower target cannot be met whatever the disk.
 MIN_LATENCY_MS = 0.05
 # Requests a window must hold at rate B for a percentile to exist:
-# the p-th percentile needs at least 1 / (1 - p) samples. A mean or max
-# of an empty window is just skipped by the agent.
-STAT_MIN_SAMPLES = {'p50': 2, 'p90': 10, 'p95': 20, 'p99': 100,
-                    'p999': 1000}
+# the q-quantile needs at least 1 / (1 - q) samples (p99: 100). A mean or
+# max of an empty window is just skipped by the agent.
+STAT_MIN_SAMPLES = {stat: round(1 / (1 - q))
+                    for stat, q in qos_keys.STAT_QUANTILES.items() if q < 1}
+# Upper bounds (ns) of the latency histogram buckets the agent's drivers
+# keep per disk, from which it takes the percentile statistics
+# (``iosched.contract.stats.hist_quantile``; QEMU's
+# block-latency-histogram-set boundaries; the simulator keeps the same):
+# geometric, ratio 1.25, from 50 us to ~13 s, so a percentile interpolated
+# inside its bucket is within 25 %.
+LATENCY_HIST_BOUNDS_NS = tuple(int(50000 * 1.25 ** k) for k in range(57))
 
 FIELDS = ('throughput', 'latency', 'stat', 'ref_io', 'qd', 'window',
           'tolerance', 'class')

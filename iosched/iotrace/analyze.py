@@ -28,6 +28,7 @@ import bisect
 import collections
 import math
 
+from iosched.contract import stats
 from iosched.iotrace import fmt
 
 Req = collections.namedtuple('Req', 'rid vm op sync bytes sector t')
@@ -256,7 +257,7 @@ def _next_request(reqs, vm, t):
     return min(nxt) if nxt else None
 
 
-def _pct(x):
+def _as_percent(x):
     return 'n/a' if x is None else '%.0f %%' % (100 * x)
 
 
@@ -280,8 +281,9 @@ def describe(f):
         '  its vCPU was inactive %s;' % ', '.join(
             '%.3f s to %.3f s' % s for s in f['inactive']),
         '  its Request-layer share fell from %s to %s (fair share %s).' % (
-            _pct(f['request_share_before']),
-            _pct(f['request_share_during']), _pct(f['fair_share'])),
+            _as_percent(f['request_share_before']),
+            _as_percent(f['request_share_during']),
+            _as_percent(f['fair_share'])),
     ]
     if f['next_request'] is not None:
         lines.append('  Its next request came at %.3f s, %.3f s after the '
@@ -311,8 +313,7 @@ def summary(trace, window=1.0, step=0.1, **detect_kw):
     for vm, xs in by_vm.items():
         xs.sort()
         wait_stats[vm] = {'n': len(xs), 'mean': sum(xs) / len(xs),
-                          'p99': xs[min(len(xs) - 1,
-                                        int(math.ceil(0.99 * len(xs))) - 1)],
+                          'p99': stats.percentile(xs, 0.99),
                           'max': xs[-1]}
     return {'source': trace.header.get('source'),
             'vms': trace.vms, 'requests': len(reqs),

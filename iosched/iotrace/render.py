@@ -271,8 +271,8 @@ def page(trace, pngs, summary):
                            _e(', '.join(f['others']['vms'])),
                            _e('; '.join('%.3f-%.3f' % s
                                         for s in f['inactive'])),
-                           analyze._pct(f['request_share_before']),
-                           analyze._pct(f['request_share_during'])))
+                           analyze._as_percent(f['request_share_before']),
+                           analyze._as_percent(f['request_share_during'])))
         out.append('</table><pre>%s</pre>' % _e('\n\n'.join(
             analyze.describe(f) for f in summary['findings'])))
     else:

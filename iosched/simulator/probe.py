@@ -26,7 +26,8 @@ lateness is measured, per case:
   (1 / (hogs_per_cpu + 1) of a CPU per 100 ms);
 * ``slice``: EEVDF custom slice ``SLICE_US`` (100 us).
 
-The first ``WARMUP`` wakes are not counted (as the self-test's sleeper).
+The first ``WARMUP`` wakes are not counted (as the self-test's sleeper);
+p50 and p99 are ``iosched.contract.stats.percentile``'s, as the self-test's.
 Deterministic: the scenario has no randomness; the sleeper's first
 target is one period after the start, which is tick-aligned, like a real
 sleeper that got its CPU at a tick among busy loops. A case the model
@@ -36,6 +37,7 @@ refuses is a row with ``ok`` False and the error. Rows are dicts
 Cost: a few ms of CPU per case (0.6 s simulated at the defaults).
 """
 
+from iosched.contract import stats
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec
 
@@ -49,12 +51,6 @@ DL_DEADLINE_US = 1000
 SLICE_US = 100
 WARMUP = 10
 ROW_KEYS = ('mechanism', 'ok', 'p50_us', 'p99_us', 'samples', 'error')
-
-
-def _pct(sorted_values, q):
-    """Nearest-rank percentile (q in 0..1) of a sorted non-empty list."""
-    n = len(sorted_values)
-    return sorted_values[min(n - 1, int(q * n))]
 
 
 def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
@@ -101,12 +97,13 @@ def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
     while (h.now_us < horizon and len(h.request_latencies_us('sleeper'))
            < WARMUP + wakes):
         h.run_until(min(horizon, h.now_us + step))
-    lat = sorted(h.request_latencies_us('sleeper')[WARMUP:WARMUP + wakes])
+    lat = h.request_latencies_us('sleeper')[WARMUP:WARMUP + wakes]
     if not lat:
         return dict(mechanism=case, ok=False, p50_us=0.0, p99_us=0.0,
                     samples=0, error='no wake-up measured')
-    return dict(mechanism=case, ok=True, p50_us=float(_pct(lat, 0.5)),
-                p99_us=float(_pct(lat, 0.99)), samples=len(lat), error='')
+    return dict(mechanism=case, ok=True, p50_us=stats.percentile(lat, 0.5),
+                p99_us=stats.percentile(lat, 0.99), samples=len(lat),
+                error='')
 
 
 def wakeup_probe(host_spec, cases=CASES, wakes=300, hogs_per_cpu=2,

@@ -28,10 +28,12 @@ configuration resets the levels, as QEMU does.
 
 import math
 
-RATE_KEYS = ('total_bytes_sec', 'read_bytes_sec', 'write_bytes_sec',
-             'total_iops_sec', 'read_iops_sec', 'write_iops_sec')
-KEYS = (RATE_KEYS + tuple(k + '_max' for k in RATE_KEYS)
-        + tuple(k + '_max_length' for k in RATE_KEYS) + ('size_iops_sec',))
+from iosched.contract import qos_keys
+
+# QEMU's keys: Nova's front-end keys (the rates, their bursts, the operation
+# size) and the burst lengths, which Nova does not pass on.
+KEYS = (qos_keys.FRONTEND_KEYS
+        + tuple(k + '_max_length' for k in qos_keys.RATE_KEYS))
 
 
 def validate(iotune, field='iotune'):
@@ -64,7 +66,7 @@ def validate(iotune, field='iotune'):
             raise ValueError(
                 '%s: total_%s_sec cannot be combined with read_%s_sec or '
                 'write_%s_sec' % (field, kind, kind, kind))
-    for key in RATE_KEYS:
+    for key in qos_keys.RATE_KEYS:
         avg, mx = out.get(key), out.get(key + '_max')
         length = out.get(key + '_max_length')
         if mx and not avg:
@@ -123,11 +125,11 @@ class Throttle:
     __slots__ = ('buckets', 'op_size', 'last_us', 'touched')
 
     def __init__(self, iotune, now_us):
-        self.op_size = iotune.get('size_iops_sec', 0)
+        self.op_size = iotune.get(qos_keys.SIZE_IOPS_SEC, 0)
         self.last_us = now_us
         self.buckets = []
         named = {}
-        for key in RATE_KEYS:
+        for key in qos_keys.RATE_KEYS:
             avg = iotune.get(key)
             if avg:
                 named[key] = _Bucket(avg, iotune.get(key + '_max', 0),

@@ -27,12 +27,13 @@ Every ``DISK`` report is also kept (``disk_reports``).
 """
 
 import dataclasses
-import math
 import random
 import socket
 import struct
 import threading
 import time
+
+from iosched.contract import stats
 
 REQ = struct.Struct('<QII')           # seq, burst_us, flags
 FLAG_TIME_SPIN = 1
@@ -59,20 +60,12 @@ def bucket_bounds(i):
     return (4 + i % 4) << shift, (5 + i % 4) << shift
 
 
-def hist_percentile(hist, p):
-    """The p-th percentile (nearest rank) of a {bucket: count} latency
-    histogram, as the upper bound (µs) of the bucket holding it: at most
-    25 % above the true value, never below. None if empty."""
-    total = sum(hist.values())
-    if not total:
-        return None
-    rank = max(1, math.ceil(p / 100.0 * total))
-    seen = 0
-    for i in sorted(hist):
-        seen += hist[i]
-        if seen >= rank:
-            return bucket_bounds(i)[1]
-    return bucket_bounds(max(hist))[1]
+def hist_buckets(hist):
+    """A {bucket: count} histogram of a ``DISK`` report as the counts and
+    upper bounds (µs) ``iosched.contract.stats.hist_quantile`` takes."""
+    n = max(LAT_BUCKETS, max(hist, default=0) + 1)
+    return ([hist.get(i, 0) for i in range(n)],
+            [bucket_bounds(i)[1] for i in range(n)])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,8 +93,11 @@ class DiskReport:
             return None
         return self.lat_sum_us / self.ops
 
-    def percentile_us(self, p):
-        return hist_percentile(self.hist, p)
+    def latency_quantile_us(self, q):
+        """The q-quantile (0..1) of the window's latencies in µs (nearest
+        rank, placed linearly inside its bucket); None if none."""
+        counts, bounds = hist_buckets(self.hist)
+        return stats.hist_quantile(counts, q, bounds)
 
     @classmethod
     def parse(cls, ts, fields):
@@ -117,15 +113,6 @@ class DiskReport:
         if len(ints) < 4:
             raise ValueError('short DISK line')
         return cls(ts, *ints[:7], hist=hist)
-
-
-def percentile(values, p):
-    """The p-th percentile (0..100, nearest rank) of ``values``."""
-    if not values:
-        raise ValueError('no values')
-    vals = sorted(values)
-    k = max(0, min(len(vals) - 1, math.ceil(p / 100.0 * len(vals)) - 1))
-    return vals[k]
 
 
 class Guest:

@@ -61,14 +61,15 @@ def test_agent_reads_the_slo_and_follows_a_retype(cinder_api):
         'available'
 
     clock = Clock()
-    src = cinder_slo.CinderSlo(cinder_api.adapter, cache_ttl=60.0,
-                               clock=clock)
+    src = cinder_slo.CinderQosLookup(cinder_api.adapter, cache_ttl=60.0,
+                                     clock=clock)
     assert src.specs(vol_id) == gold_specs
     res = volume_slo.Resolver('', src)
     (inst,) = res.attach([model.InstanceInfo(uuid='u', name='u', disks=(
         model.DiskInfo('vdb', serial=vol_id),))])
-    assert inst.disks[0].slo == model.DiskSlo(
-        min_iops=500.0, latency_ms=5.0, latency_stat='p99', expected_qd=4)
+    assert inst.disks[0].slo == slo_mod.SLO(
+        min_iops=500.0, latency_ms=5.0, latency_stat='p99', expected_qd=4,
+        slo_class='latency')
 
     resp = api.post('/volumes/%s/action' % vol_id, json={'os-retype': {
         'new_type': bronze['name'], 'migration_policy': 'never'}})
@@ -83,7 +84,7 @@ def test_agent_reads_the_slo_and_follows_a_retype(cinder_api):
 
 def test_unknown_volume_and_a_type_without_qos(cinder_api):
     api = cinder_api.adapter()
-    src = cinder_slo.CinderSlo(cinder_api.adapter, clock=Clock())
+    src = cinder_slo.CinderQosLookup(cinder_api.adapter, clock=Clock())
     assert src.specs(str(uuid.uuid4())) is None
     resp = api.post('/types', json={'volume_type': {'name': _name('plain')}})
     plain = resp.json()['volume_type']
@@ -115,7 +116,7 @@ def test_online_extend_with_per_gb_keys_changes_the_limits(cinder_api):
     vol_id = resp.json()['volume']['id']
     cinder_api.wait_volume(vol_id, 'available')
     clock = Clock()
-    src = cinder_slo.CinderSlo(cinder_api.adapter, clock=clock)
+    src = cinder_slo.CinderQosLookup(cinder_api.adapter, clock=clock)
     assert src.specs(vol_id)['total_iops_sec'] == '300'
     resp = api.post('/volumes/%s/action' % vol_id,
                     json={'os-extend': {'new_size': 3}})

@@ -89,7 +89,7 @@ def _groups():
     for base in groups.bases(hier):
         top = groups._cg_dir(hier, base)
         left += [os.path.join(top, n) for n in os.listdir(top)
-                 if n.startswith(wp.PREFIX)]
+                 if n.startswith(groups.PREFIX)]
     return left
 
 

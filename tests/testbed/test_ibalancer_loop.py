@@ -28,6 +28,7 @@ from bench import testbed_common as tc
 from host_agent import model
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import ibalancer
+from iosched.contract import slo
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod
 from tests import fixtures
@@ -93,7 +94,7 @@ def test_cap_written_to_live_iotune_explained_and_restored(bed):
     assert capped, 'no live iotune written in %d ticks' % len(seen)
     name, tune = capped[0]
     assert tune['total_iops_sec'] > 0
-    assert tune['size_iops_sec'] == model.REF_IO_BYTES
+    assert tune['size_iops_sec'] == slo.DEFAULT_REF_IO_BYTES
     caps = [d for d in decisions.values() if d.rule == ibalancer.RULE_CAP]
     assert caps, decisions
     d = caps[0]

@@ -119,11 +119,15 @@ def test_initramfs_is_valid_cpio(tmp_path):
             'lib/modules/m.ko'} <= set(names)
 
 
-def test_percentile():
-    vals = list(range(1, 101))
-    assert guest_mod.percentile(vals, 50) == 50
-    assert guest_mod.percentile(vals, 99) == 99
-    assert guest_mod.percentile([7], 99) == 7
+def test_disk_report_percentile_from_its_histogram():
+    # buckets 10 = [12, 14) us and 12 = [16, 20) us, 5 requests each
+    r = guest_mod.DiskReport(ts=0.0, ops=10, interval_us=10**6, reads=10,
+                             writes=0, hist={10: 5, 12: 5})
+    assert r.latency_quantile_us(0.5) == 14.0   # rank 5: the top of [12, 14)
+    assert r.latency_quantile_us(0.9) == pytest.approx(19.2)  # 16 + 4*4/5
+    assert r.latency_quantile_us(1.0) == 20.0
+    empty = guest_mod.DiskReport(0.0, 0, 10**6, 0, 0)
+    assert empty.latency_quantile_us(0.99) is None
 
 
 def test_cli_args(capsys):

@@ -26,6 +26,7 @@ from host_agent.conf import metrics as metrics_conf
 from host_agent import metrics
 from host_agent import model
 from host_agent.policies import slo_window
+from iosched.contract import slo as slo_contract
 
 
 def scrape(registry):
@@ -205,7 +206,7 @@ def test_decisions_are_counted_once_when_made():
 
 
 def _slo_plan(verdicts):
-    dslo = model.DiskSlo(min_iops=100, latency_ms=5)
+    dslo = slo_contract.SLO(min_iops=100, latency_ms=5)
     vols = tuple(slo_window.Volume(instance_uuid=u, target='vda', slo=dslo,
                             verdict=v, ind=ind)
                  for u, (v, ind) in verdicts.items())

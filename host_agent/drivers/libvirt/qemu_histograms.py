@@ -20,7 +20,7 @@ domain "tainted: custom-monitor" in its log: the histograms change nothing
 in the guest. This module builds the commands and parses the replies;
 ``monitor(command_json) -> reply_json`` is the driver's.
 
-Boundaries are ``model.LATENCY_HIST_BOUNDS_NS``; QEMU's bins are
+Boundaries are ``iosched.contract.slo.LATENCY_HIST_BOUNDS_NS``; QEMU's bins are
 ``[0, b0), [b0, b1), ..., [b_last, inf)``: the same layout as the
 collector's buckets (an upper-closed vs. lower-closed edge is immaterial at
 nanosecond resolution). A disk's histogram is read/write/flush summed.
@@ -28,14 +28,14 @@ nanosecond resolution). A disk's histogram is read/write/flush summed.
 
 import json
 
-from host_agent import model
+from iosched.contract import slo
 
 
 class HistogramError(Exception):
     pass
 
 
-def set_command(qdev_id, bounds_ns=model.LATENCY_HIST_BOUNDS_NS):
+def set_command(qdev_id, bounds_ns=slo.LATENCY_HIST_BOUNDS_NS):
     return json.dumps({'execute': 'block-latency-histogram-set',
                        'arguments': {'id': qdev_id,
                                      'boundaries': list(bounds_ns)}})
@@ -56,7 +56,7 @@ def _reply(text):
     return data.get('return')
 
 
-def enable(monitor, qdev_id, bounds_ns=model.LATENCY_HIST_BOUNDS_NS):
+def enable(monitor, qdev_id, bounds_ns=slo.LATENCY_HIST_BOUNDS_NS):
     """Ask QEMU to keep a histogram for the guest device ``qdev_id``.
 
     A virtio-blk device's block backend is its ``virtio-backend`` child
@@ -80,7 +80,7 @@ def _device_id(entry):
     return entry.get('device') or qdev
 
 
-def parse_blockstats(text, nbins=len(model.LATENCY_HIST_BOUNDS_NS) + 1):
+def parse_blockstats(text, nbins=len(slo.LATENCY_HIST_BOUNDS_NS) + 1):
     """{qdev id: cumulative bins (tuple)} of the devices with a histogram
     of ``nbins`` bins (read + write + flush)."""
     out = {}

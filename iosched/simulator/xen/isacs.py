@@ -71,9 +71,9 @@ Choices for the gaps of the digest (section 6), each tested:
   ``isacs_realloc``.
 """
 
+from iosched.contract import isacs as isacs_eqs
 from iosched.simulator.xen import credit2
 from iosched.simulator.xen import credit2_placement
-from iosched.simulator.xen import isacs_math
 from iosched.simulator.xen import isacs_realloc
 
 NORMAL_TIER = 2
@@ -144,7 +144,7 @@ class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
     # -- EVENT CHECKER --------------------------------------------------------
     def io_event(self, e, now):
         super().io_event(e, now)
-        e.ev_n, e.ev_last, e.ev_ibar = isacs_math.observe(
+        e.ev_n, e.ev_last, e.ev_ibar = isacs_eqs.observe(
             e.ev_n, e.ev_last, e.ev_ibar, now, self.ema_weight, self.cutoff)
 
     # -- accounting -----------------------------------------------------------

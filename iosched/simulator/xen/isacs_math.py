@@ -9,84 +9,20 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""ISACS equations (seed 000, sections 2.2-2.8), pure functions.
+"""ISACS's run-queue readings for the Credit2 model, pure functions.
 
-No clock, no I/O: the scheduler model ``iosched.simulator.xen.isacs`` calls these
-at each event and each credit reallocation. Every function works in one
-credit unit (microseconds in the simulator; Xen uses ns). The readings
-match the agent's KVM policy (``host_agent/policies/isacs.py``,
-docs/isacs.md) where they apply; the simulator may not import it.
+No clock, no I/O: the scheduler model ``iosched.simulator.xen.isacs`` calls
+these at each credit reallocation and each Algorithm 2 round. The
+equations themselves (Eq. 1's EMA, the I/O strength, IVCredit, CVCredit,
+the CPU-BOOST test, concealing) and their guards are
+``iosched.contract.isacs``, shared with the agent's KVM policy; what is
+here is how the Xen model applies them to one run-queue (``reallocate``)
+and Algorithm 2's literal choices (``pick_destination``, ``pick_migrant``),
+which the agent reads differently (``host_agent/policies/isacs.py``).
+Every function works in one credit unit (microseconds in the simulator).
 """
 
-# Eq. 3's "+1" is 1 ns of credit against Credit2's 10 ms default credit:
-# a division guard, scaled with the unit (same reading as the agent).
-GUARD_PER_DEFAULT_CREDIT = 1e-7
-
-
-# Eq. 1 (EVENT CHECKER), one I/O response event at time t:
-#   I_e = t - t_prev;  Ibar = w * I_e + (1 - w) * Ibar   (w = 0.9: the
-#   printed constant weighs the NEWEST interval; kept, configurable).
-# Readings (Gap 3), as the agent's collectors/rates.ema_gap:
-# * an event at the same time as the previous one is the same delivery
-#   (a pending event-channel bit): not counted, no interval;
-# * every other event counts in E_n, also after a long silence;
-# * an interval > cutoff (10 ms) is not used and the clock restarts
-#   (t_prev = t), so sparse events give Ibar = None (0) and no IVCredit;
-# * Ibar starts unset (None); the first usable interval seeds it.
-def observe(events, t_prev, ibar, t, weight=0.9, cutoff=10000):
-    """One event at t. Return the new (events, t_prev, ibar)."""
-    if t_prev is not None and t == t_prev:
-        return events, t_prev, ibar
-    if t_prev is not None:
-        gap = t - t_prev
-        if 0 < gap <= cutoff:
-            ibar = gap if ibar is None else weight * gap + (1 - weight) * ibar
-    return events + 1, t, ibar
-
-
-# Eq. 2: IVCredit = E_n * Ibar * consumed / (sum_i cc_i / n)
-# Readings: the garbled denominator is the run-queue's MEAN consumed credit
-# (as the agent); a mean <= 0 gives 0; Ibar None (no usable interval) is 0.
-# Gap 4: the paper has no cap; ``cap`` > 0 clamps IVCredit to [0, cap]
-# (the model's default cap is one default credit, 10 ms).
-def ivcredit(events, ibar, consumed, mean_consumed, cap=0):
-    if mean_consumed <= 0 or not ibar or events <= 0 or consumed <= 0:
-        return 0.0
-    v = events * ibar * consumed / mean_consumed
-    return min(v, cap) if cap > 0 else v
-
-
-# Eq. 3: c joins the CPU-BOOST group iff
-#   (sum_i IVCredit_i / k) * 1 / (IVCredit_c + guard) > 1,
-#   k = number of vCPUs of the run-queue with IVCredit > 0.
-# Gap 6: k = 0 means no I/O vCPU, so nobody joins (no CPU-BOOST phase).
-# Compared as mean > IVCredit_c + guard: the same test without division.
-def boost_members(ivcredits, guard):
-    """Eq. 3 for every vCPU of a run-queue: a list of bools."""
-    k = sum(1 for x in ivcredits if x > 0)
-    if k == 0:
-        return [False] * len(ivcredits)
-    mean = sum(ivcredits) / k
-    return [mean > x + guard for x in ivcredits]
-
-
-# Eq. 4: CVCredit = (sum_i IVCredit_i / j) * consumed / default_credit,
-#   j = CPU-BOOST group size. Gap 6: j is the FINAL size, so membership
-# (Eq. 3) is decided for all vCPUs first (two passes); j = 0 or a default
-# credit <= 0 gives 0.
-def cvcredit(ivcredits, group_size, consumed, default_credit):
-    if group_size <= 0 or default_credit <= 0 or consumed <= 0:
-        return 0.0
-    return sum(ivcredits) / group_size * consumed / default_credit
-
-
-# Credit concealing (2.6): credit = default + IVCredit and endcredit =
-# IVCredit, ASSIGNED (no carry-over, Gap 8). The usable credit, credit -
-# endcredit, is the default for every vCPU: IVCredit buys order, not time.
-# conceal=False is the naive variant (endcredit 0: IVCredit is extra time).
-def conceal(default_credit, ivc, concealed=True):
-    """Return (credit, endcredit) after a reallocation."""
-    return default_credit + ivc, (ivc if concealed else 0)
+from iosched.contract import isacs
 
 
 def reallocate(rows, default_credit, cap=0, guard=None):
@@ -98,12 +34,13 @@ def reallocate(rows, default_credit, cap=0, guard=None):
     """
     n = len(rows)
     if guard is None:
-        guard = GUARD_PER_DEFAULT_CREDIT * default_credit
+        guard = isacs.GUARD_PER_DEFAULT_CREDIT * default_credit
     mean = sum(r[2] for r in rows) / n if n else 0.0
-    ivcs = [ivcredit(ev, ib, cc, mean, cap) for ev, ib, cc in rows]
-    members = boost_members(ivcs, guard)
+    ivcs = [isacs.ivcredit(isacs.io_strength(ev, ib), cc, mean, cap)
+            for ev, ib, cc in rows]
+    members = isacs.boost_members(ivcs, guard)
     j = sum(members)
-    cvcs = [cvcredit(ivcs, j, r[2], default_credit) if m else 0.0
+    cvcs = [isacs.cvcredit(ivcs, j, r[2], default_credit) if m else 0.0
             for r, m in zip(rows, members)]
     return ivcs, members, cvcs, sum(ivcs)
 

@@ -54,6 +54,7 @@ Choices for the gaps of the digest (section 6), each tested:
   refuses, so the algorithm stalls (claim 11 rows).
 """
 
+from iosched.contract import isacs as isacs_eqs
 from iosched.simulator.xen import credit2
 from iosched.simulator.xen import credit2_balance
 from iosched.simulator.xen import isacs_math
@@ -75,7 +76,7 @@ class ReallocationMixin:
         for e, ivc, m, cvc in zip(svc, ivcs, members, cvcs):
             ivc = int(ivc + 0.5)
             e.ivcredit = ivc
-            e.credit, e.endcredit = isacs_math.conceal(
+            e.credit, e.endcredit = isacs_eqs.conceal(
                 credit2.CREDIT_INIT, ivc, self.conceal)
             e.member = m
             e.cvcredit = int(cvc + 0.5) if m else 0

@@ -18,8 +18,8 @@ from host_agent import model
 
 def phase(rtts, shares, burn):
     return {'rtts': rtts, 'cpu_share': shares, 'burn_iter_per_s': burn,
-            'rtt_p50_us': testbed_common.pct(rtts, 50),
-            'rtt_p99_us': testbed_common.pct(rtts, 99)}
+            'rtt_p50_us': testbed_common.rounded_us(rtts, 0.5),
+            'rtt_p99_us': testbed_common.rounded_us(rtts, 0.99)}
 
 
 def results():

@@ -161,7 +161,7 @@ def test_valid_slo_round_trips_through_its_qos_spec(text, headroom, qd):
         expected_qd=qd if qd is not None else s.expected_qd)
     assert back == want
     # as the agent sees it: every value a string, through the QoS file
-    disk = volume_slo.to_disk_slo({k: str(v) for k, v in specs.items()})
+    disk = volume_slo.slo_of({k: str(v) for k, v in specs.items()})
     assert (disk.min_iops, disk.latency_ms, disk.latency_stat) == (
         s.min_iops, s.latency_ms, s.latency_stat)
     assert qos_attach.iotune(specs)['total_iops_sec'] == int(
@@ -192,7 +192,7 @@ def test_qos_spec_read_back_never_raises_anything_but_sloerror(specs):
     assert all(isinstance(p, str) and len(p) <= fz.MAX_MESSAGE
                for p in problems)
     try:
-        disk = volume_slo.to_disk_slo({k: str(v) for k, v in specs.items()})
+        disk = volume_slo.slo_of({k: str(v) for k, v in specs.items()})
     except slo.SLOError as e:
         _refused(e)
     else:
@@ -365,13 +365,13 @@ def test_cinder_answers_never_stop_the_agent(case):
                 return _Answer(case['status'], case['junk'])
             return _Answer(200, bodies[url])
 
-    source = cinder_slo.CinderSlo(Adapter, cache_ttl=60.0)
+    source = cinder_slo.CinderQosLookup(Adapter, cache_ttl=60.0)
     got = source.specs('vol-1')
     assert got is None or (isinstance(got, dict) and all(
         isinstance(k, str) and isinstance(v, str) for k, v in got.items()))
     if got:
         try:
-            volume_slo.to_disk_slo(got)
+            volume_slo.slo_of(got)
         except slo.SLOError as e:
             _refused(e)
 

@@ -40,7 +40,7 @@ def _adapter():
 
 
 def _source(clock):
-    return cinder_slo.CinderSlo(_adapter, cache_ttl=60.0, clock=clock)
+    return cinder_slo.CinderQosLookup(_adapter, cache_ttl=60.0, clock=clock)
 
 
 def _cinder(m, type_id='t1', qos_id='q1', specs=SPECS):
@@ -125,7 +125,7 @@ def test_outage_keeps_the_last_answer_and_warns_once(caplog):
 def test_a_broken_configuration_is_an_outage_not_a_crash():
     def factory():
         raise ValueError('[cinder] auth_type is not set')
-    src = cinder_slo.CinderSlo(factory, clock=Clock())
+    src = cinder_slo.CinderQosLookup(factory, clock=Clock())
     assert src.specs('vol-1') is None
     assert 'auth_type' in src.outage
 

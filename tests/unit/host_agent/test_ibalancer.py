@@ -19,6 +19,7 @@ from host_agent import model
 from host_agent.policies import ibalancer as ib
 from host_agent.policies import ibalancer_equations as eq
 from host_agent import policy_params
+from iosched.contract import slo as slo_contract
 
 P = policy_params.params_for('ibalancer')
 
@@ -171,7 +172,7 @@ def test_trigger_caps_the_heavy_half_with_explanations():
     assert set(got) == {'a', 'b'}
     for uuid, used in (('a', 900.0), ('b', 850.0)):
         v = got[uuid]
-        assert v['size_iops_sec'] == model.REF_IO_BYTES
+        assert v['size_iops_sec'] == slo_contract.DEFAULT_REF_IO_BYTES
         # 16 KiB ops of 4 KiB requests: used x 4096/16384 < ops, so ref
         # ops = iops; capped below use
         assert 10 <= v['total_iops_sec'] < used
@@ -300,7 +301,7 @@ def test_ei_is_an_ewma_of_the_interval():
 
 
 def test_cap_respects_static_ceiling_and_slo_floor():
-    slo = model.DiskSlo(min_iops=800, latency_ms=10, ref_io_bytes=16384)
+    slo = slo_contract.SLO(min_iops=800, latency_ms=10, ref_io_bytes=16384)
     plan = ib.plan_ibalancer(snap(UNFAIR, qos={'b': {'total_iops_sec': '50'}},
                                   slos={'a': slo}), P)
     got = caps(plan)

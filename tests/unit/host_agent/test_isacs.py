@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table-driven tests of the ISACS policy: equations, slices, Algorithm 2."""
+"""Table-driven tests of the ISACS policy: slices, Algorithm 2 (the
+equations: tests/unit/contract/test_isacs.py)."""
 
 import ast
 import dataclasses
@@ -49,58 +50,6 @@ def snap(vcpus, pcpus=(0, 1), ts=1000.0, specs=None):
 def by_kind(plan, kind):
     return {(a.instance_uuid, a.target): a.value for a in plan.actions
             if a.kind == kind}
-
-
-# ---- the equations, hand-computed --------------------------------------
-
-@pytest.mark.parametrize('args,want', [
-    ((5, 2.0, 3.0, 1.5), 20.0),
-    ((10, 0.5, 2.0, 2.0), 5.0),
-    ((10, 0.5, 0.2, 2.0), 0.5),
-    ((0, 2.0, 3.0, 1.5), 0.0),
-    ((5, 2.0, 3.0, 0.0), 0.0),
-], ids=['5*2*3/1.5', 'average consumer', 'latency vCPU barely runs',
-        'no events', 'mean consumed 0'])
-def test_eq2_ivcredit(args, want):
-    assert isacs.ivcredit(*args) == pytest.approx(want)
-
-
-@pytest.mark.parametrize('c,ivcs,guard,want', [
-    (0, (0, 10, 20), 1.0, True),      # mean 15 > 0 + 1
-    (10, (0, 10, 20), 1.0, True),     # 15 > 11: small I/O vCPU holds both
-    (20, (0, 10, 20), 1.0, False),    # 15 > 21 fails
-    (3, (0, 3, 5), 1.0, False),       # mean 4 == 3 + 1: strict
-    (4, (4, 4, 4), 1.0, False),       # all I/O, equal
-    (0, (0, 0, 0), 1.0, False),       # k = 0: no CPU-BOOST phase
-    (0, (), 1.0, False),              # empty run-queue
-    (0, (0, 0.5), 1.0, False),        # mean 0.5 < guard: units matter
-    (0, (0, 0.5), 0.0, True),         # guard 0, no division by zero
-], ids=['cpu-bound joins', 'weak io joins', 'strong io out', 'boundary',
-        'all io', 'k=0', 'empty', 'mean below guard', 'guard 0'])
-def test_eq3_in_boost_group(c, ivcs, guard, want):
-    assert isacs.in_boost_group(c, ivcs, guard) is want
-
-
-@pytest.mark.parametrize('args,want', [
-    (((0, 10, 20), 2, 10.0, 10.0), 15.0),
-    (((0, 10, 20), 2, 5.0, 10.0), 7.5),
-    (((0, 10, 20), 3, 20.0, 10.0), 20.0),
-    (((0, 10, 20), 0, 10.0, 10.0), 0.0),
-    (((0, 0, 0), 3, 10.0, 10.0), 0.0),
-    (((0, 10, 20), 2, 10.0, 0.0), 0.0),
-], ids=['full share', 'half share', 'overrun', 'group empty',
-        'no io vCPU', 'default 0'])
-def test_eq4_cvcredit(args, want):
-    assert isacs.cvcredit(*args) == pytest.approx(want)
-
-
-@pytest.mark.parametrize('default,ivc,want', [
-    (10.0, 0.0, (10.0, 0.0)), (10.0, 3.5, (13.5, 3.5)),
-    (0.2, 0.6, (0.8, 0.6))], ids=['cpu-bound', 'io', 'ivc > default'])
-def test_conceal_gives_priority_not_share(default, ivc, want):
-    credit, end = isacs.conceal(default, ivc)
-    assert (credit, end) == pytest.approx(want)
-    assert credit - end == pytest.approx(default)   # same usable credit
 
 
 # ---- the slice mapping --------------------------------------------------

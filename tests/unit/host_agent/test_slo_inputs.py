@@ -26,23 +26,6 @@ from iosched.contract import payload_sections
 from host_agent import volume_slo
 from tests.unit.host_agent import test_actuator as ta
 
-BOUNDS = (1000000, 2000000, 4000000)     # ns: 1, 2, 4 ms
-
-
-@pytest.mark.parametrize('counts, q, want', [
-    ([0, 10, 0, 0], 0.5, 1.5),       # rank 5 of 10 in (1, 2] ms: halfway
-    ([0, 10, 0, 0], 1.0, 2.0),       # max: the bucket's upper bound
-    ([10, 0, 0, 0], 0.5, 0.5),       # first bucket starts at 0
-    ([90, 0, 9, 1], 0.99, 4.0),      # rank 99 is the last of (2, 4]
-    ([90, 0, 9, 1], 1.0, 4.0),       # overflow valued at the last bound
-    ([50, 50, 0, 0], 0.9, 1.8),      # rank 90: 40th of 50 in (1, 2]
-    ([0, 0, 0, 0], 0.5, None),
-])
-def test_window_percentile(counts, q, want):
-    got = disk_col.window_percentile(counts, q, BOUNDS)
-    assert got == (None if want is None else pytest.approx(want))
-
-
 class HistDriver(object):
     def __init__(self):
         self.samples = []
@@ -59,7 +42,7 @@ def sample(ts, reqs, busy_ns, hist):
 
 
 def test_collector_window_figures_from_two_cumulative_samples():
-    n = len(model.LATENCY_HIST_BOUNDS_NS) + 1
+    n = len(slo_mod.LATENCY_HIST_BOUNDS_NS) + 1
     h0, h1 = [0] * n, [0] * n
     h0[3], h1[3], h1[20] = 7, 7 + 99, 1   # 1 request far slower
     drv = HistDriver()
@@ -72,7 +55,7 @@ def test_collector_window_figures_from_two_cumulative_samples():
     assert r.reqs == 100 and r.iops == pytest.approx(50)
     assert r.mean_latency_ms == pytest.approx(4.0)
     assert r.outstanding == pytest.approx(0.2)        # 0.4 s / 2 s
-    bound = model.LATENCY_HIST_BOUNDS_NS
+    bound = slo_mod.LATENCY_HIST_BOUNDS_NS
     assert bound[2] / 1e6 < r.latency_pcts_ms['p50'] <= bound[3] / 1e6
     assert r.latency_pcts_ms['max'] == pytest.approx(bound[20] / 1e6)
     assert r.latency_ms('p50') == r.latency_pcts_ms['p50']
@@ -82,7 +65,7 @@ def test_collector_window_figures_from_two_cumulative_samples():
 
 
 def test_a_counter_reset_gives_no_percentiles():
-    n = len(model.LATENCY_HIST_BOUNDS_NS) + 1
+    n = len(slo_mod.LATENCY_HIST_BOUNDS_NS) + 1
     drv = HistDriver()
     drv.samples = [sample(1.0, 10, 10**7, tuple([5] * n)),
                    sample(2.0, 20, 2 * 10**7, tuple([0] * n))]
@@ -97,14 +80,15 @@ SPECS = translate.translate(slo_mod.parse('120iops,60ms,p99,qd=8'))
 
 
 def test_disk_slo_from_translated_specs():
-    got = volume_slo.to_disk_slo(SPECS)
-    assert got == model.DiskSlo(min_iops=120.0, latency_ms=60.0,
-                                latency_stat='p99', ref_io_bytes=16384,
-                                window_s=1.0, tolerance=0.05, expected_qd=8)
-    assert volume_slo.to_disk_slo({'total_iops_sec': '100'}) is None
+    got = volume_slo.slo_of(SPECS)
+    assert got == slo_mod.SLO(min_iops=120.0, latency_ms=60.0,
+                              latency_stat='p99', ref_io_bytes=16384,
+                              window_s=1.0, tolerance=0.05, expected_qd=8,
+                              slo_class='latency')
+    assert volume_slo.slo_of({'total_iops_sec': '100'}) is None
     with pytest.raises(slo_mod.SLOError):
-        volume_slo.to_disk_slo({'iosched:min_iops': '-1',
-                                'iosched:latency_ms': '5'})
+        volume_slo.slo_of({'iosched:min_iops': '-1',
+                           'iosched:latency_ms': '5'})
 
 
 def _inst(serial, qos=None):

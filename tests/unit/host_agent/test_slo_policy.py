@@ -18,11 +18,12 @@ from host_agent.policies import slo
 from host_agent.policies import slo_caps
 from host_agent.policies import slo_window
 from host_agent import policy_params
+from iosched.contract import slo as slo_contract
 
 P = policy_params.params_for('slo')
-SLO_A = model.DiskSlo(min_iops=200, latency_ms=10)          # mean
-SLO_B = model.DiskSlo(min_iops=100, latency_ms=20)
-SLO_P99 = model.DiskSlo(min_iops=200, latency_ms=10, latency_stat='p99')
+SLO_A = slo_contract.SLO(min_iops=200, latency_ms=10)          # mean
+SLO_B = slo_contract.SLO(min_iops=100, latency_ms=20)
+SLO_P99 = slo_contract.SLO(min_iops=200, latency_ms=10, latency_stat='p99')
 
 
 def vol(uuid, slo_=None, ops=0.0, mean=0.0, n=0.0, reqs=None, pcts=None,
@@ -33,7 +34,8 @@ def vol(uuid, slo_=None, ops=0.0, mean=0.0, n=0.0, reqs=None, pcts=None,
                        slo=slo_),))
     rates = model.DiskRates(
         instance_uuid=uuid, target='vda', iops=ops,
-        bytes_per_s=ops * model.REF_IO_BYTES, mean_latency_ms=mean,
+        bytes_per_s=ops * slo_contract.DEFAULT_REF_IO_BYTES,
+        mean_latency_ms=mean,
         window_s=1.0, reqs=int(ops) if reqs is None else reqs,
         outstanding=n, latency_pcts_ms=pcts or {})
     return info, rates

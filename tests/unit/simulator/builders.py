@@ -33,12 +33,6 @@ def add(h, uuid, *workloads, disks=('vda',)):
                          disks=disks))
 
 
-def pct(values, q):
-    """Nearest-rank percentile (q in 0..1) of a non-empty list."""
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 class Work:
     """A stub workload: ``amount`` us of CPU, then block (or loop)."""
 

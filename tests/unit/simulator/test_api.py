@@ -13,6 +13,7 @@
 
 import pytest
 
+from iosched.contract import stats
 from iosched.simulator import host
 from iosched.simulator import spec
 from tests.unit.simulator import builders as b
@@ -139,7 +140,7 @@ def test_request_alone_on_idle_host_costs_burst_plus_switch():
     h.run_until(4 * b.SEC)
     lat = h.request_latencies_us('rr')
     assert len(lat) == pytest.approx(200, rel=0.2)
-    assert b.pct(lat, 0.5) == 302
+    assert stats.percentile(lat, 0.5) == 302
     c = h.vcpu_counters('rr', 0)
     assert c.run_us == 300 * len(lat)
     assert c.wakeups == c.switches

@@ -13,6 +13,7 @@
 
 import pytest
 
+from iosched.contract import stats
 from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
@@ -59,7 +60,7 @@ def _rr_p99(rr_slice, hog_slice, hogs=2, seed=3):
     h.run_until(3 * b.SEC)
     lat = h.request_latencies_us('rr', since_us=b.SEC // 10)
     hog_run = sum(h.cpu_run_us('hog%d' % i) for i in range(hogs))
-    return b.pct(lat, 0.99), hog_run
+    return stats.percentile(lat, 0.99), hog_run
 
 
 @pytest.mark.parametrize('hogs', [1, 2, 3])
@@ -80,7 +81,8 @@ def test_request_on_idle_pcpu_is_served_at_once():
     h.run_until(2 * b.SEC)
     c = h.vcpu_counters('rr', 0)
     assert c.pcpu == 1
-    assert b.pct(h.request_latencies_us('rr'), 0.5) == 102     # + switch
+    # + switch
+    assert stats.percentile(h.request_latencies_us('rr'), 0.5) == 102
     assert h.vcpu_counters('hog', 0).run_us > 0.99 * 2 * b.SEC
 
 
@@ -100,7 +102,7 @@ def test_pinning_is_respected():
 
 
 def test_pinning_a_request_vcpu_onto_a_hog_raises_its_latency():
-    def p99(pin):
+    def rr_p99(pin):
         h = b.make_host(pcpus=2)
         b.add(h, 'hog')
         h.set_vcpu_affinity('hog', 0, (0,))
@@ -108,8 +110,8 @@ def test_pinning_a_request_vcpu_onto_a_hog_raises_its_latency():
         h.set_vcpu_affinity('rr', 0, pin)
         h.run_until(2 * b.SEC)
         assert h.vcpu_counters('rr', 0).pcpu == (pin or (1,))[0]
-        return b.pct(h.request_latencies_us('rr'), 0.99)
-    assert p99((0,)) > 10 * p99(None)
+        return stats.percentile(h.request_latencies_us('rr'), 0.99)
+    assert rr_p99((0,)) > 10 * rr_p99(None)
 
 
 @pytest.mark.parametrize('balance_us,expected_total', [

@@ -16,9 +16,9 @@ import json
 import pytest
 
 from host_agent.drivers.libvirt import qemu_histograms as qh
-from host_agent import model
+from iosched.contract import slo
 
-N = len(model.LATENCY_HIST_BOUNDS_NS) + 1
+N = len(slo.LATENCY_HIST_BOUNDS_NS) + 1
 
 
 def blockstats(**devices):
@@ -28,10 +28,10 @@ def blockstats(**devices):
         stats = {'rd_operations': 1}
         if rd is not None:
             stats['rd_latency_histogram'] = {
-                'boundaries': list(model.LATENCY_HIST_BOUNDS_NS), 'bins': rd}
+                'boundaries': list(slo.LATENCY_HIST_BOUNDS_NS), 'bins': rd}
         if wr is not None:
             stats['wr_latency_histogram'] = {
-                'boundaries': list(model.LATENCY_HIST_BOUNDS_NS), 'bins': wr}
+                'boundaries': list(slo.LATENCY_HIST_BOUNDS_NS), 'bins': wr}
         out.append({'device': '', 'node-name': 'libvirt-1-format',
                     'qdev': '/machine/peripheral/%s/virtio-backend' % dev,
                     'stats': stats})

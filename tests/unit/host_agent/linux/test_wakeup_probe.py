@@ -27,6 +27,7 @@ from host_agent.linux import cgroups
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe as wp
 from host_agent.linux import wakeup_probe_groups as groups
+from host_agent.linux import wakeup_probe_rows as wp_rows
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
 from tests.unit.host_agent.linux import conftest
@@ -98,21 +99,6 @@ def test_check_args_refuses_timing(period, work, words):
                       period, work)
 
 
-@pytest.mark.parametrize('values, q, expected', [
-    ([1], 50, 1), ([1], 99, 1), ([1, 2], 50, 1), ([1, 2, 3], 50, 2),
-    (list(range(1, 101)), 50, 50), (list(range(1, 101)), 99, 99),
-    (list(range(1, 301)), 99, 297), (list(range(1, 11)), 99, 10),
-    ([1, 2, 3], 0, 1), ([1, 2, 3], 100, 3),
-])
-def test_percentile_is_nearest_rank(values, q, expected):
-    assert wp.percentile(values, q) == expected
-
-
-def test_percentile_of_nothing():
-    with pytest.raises(ValueError):
-        wp.percentile([], 50)
-
-
 @pytest.mark.parametrize('samples, p50, p99, n', [
     ([5.0] * 10, 5.0, 5.0, 10),
     ([3.0, 1.0, 2.0], 2.0, 3.0, 3),
@@ -120,12 +106,12 @@ def test_percentile_of_nothing():
     ([10.0] * 98 + [4000.0, 5000.0], 10.0, 4000.0, 100),
 ])
 def test_row_from_lateness(samples, p50, p99, n):
-    r = wp.row('stock', samples)
+    r = wp_rows.row('stock', samples)
     assert r == model.WakeupProbe('stock', True, p50, p99, n, '')
 
 
 def test_row_without_samples_is_a_failed_row():
-    r = wp.row('weight', [])
+    r = wp_rows.row('weight', [])
     assert not r.ok and 'no wake-ups' in r.error
 
 
@@ -145,7 +131,7 @@ def _r(case, p50, p99, ok=True):
     ([_r('deadline', 45, 60)], {}),
 ])
 def test_ratios_to_stock(rows, expected):
-    assert wp.ratios(rows) == expected
+    assert wp_rows.ratios(rows) == expected
 
 
 @pytest.mark.parametrize('exc, text', [
@@ -156,12 +142,12 @@ def test_ratios_to_stock(rows, expected):
     (linux.LinuxKnobError('no cgroups'), 'no cgroups'),
 ])
 def test_error_text(exc, text):
-    assert wp.error_text(exc).startswith(text)
+    assert wp_rows.error_text(exc).startswith(text)
 
 
 def test_rows_survive_the_privsep_channel_as_dicts():
     rows = (_r('stock', 15.5, 4000.1), _r('weight', 0, 0, ok=False))
-    back = tuple(wp.from_dict(json.loads(json.dumps(wp.to_dict(r))))
+    back = tuple(wp_rows.from_dict(json.loads(json.dumps(wp_rows.to_dict(r))))
                  for r in rows)
     assert back == rows
 

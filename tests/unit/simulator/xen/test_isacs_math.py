@@ -9,93 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""ISACS Eqs. 1-4, concealing and Algorithm 2's choices, hand-computed."""
+"""The Credit2 model's run-queue reallocation (Eqs. 2-4 applied in two
+passes) and Algorithm 2's choices, hand-computed. The equations alone:
+tests/unit/contract/test_isacs.py."""
 
 import pytest
 
 from iosched.simulator.xen import isacs_math as m
-
-
-def _observe_all(times, weight=0.9, cutoff=10000):
-    n, last, ibar = 0, None, None
-    for t in times:
-        n, last, ibar = m.observe(n, last, ibar, t, weight, cutoff)
-    return n, last, ibar
-
-
-# Eq. 1: Ibar = w * I_e + (1 - w) * Ibar, I_e <= cutoff only.
-@pytest.mark.parametrize('times,weight,events,ibar', [
-    ([0], 0.9, 1, None),
-    ([0, 1000], 0.9, 2, 1000.0),                    # first gap seeds
-    ([0, 1000, 3000], 0.9, 3, 1900.0),              # .9*2000 + .1*1000
-    ([0, 1000, 3000], 0.5, 3, 1500.0),              # configurable weight
-    ([0, 1000, 3000, 3500], 0.9, 4, 640.0),         # .9*500 + .1*1900
-    ([0, 0, 500], 0.9, 2, 500.0),                   # same time: one event
-    ([0, 1000, 12000, 13000], 0.9, 4, 1000.0),      # 11 ms gap skipped
-    ([0, 10000], 0.9, 2, 10000.0),                  # exactly 10 ms: used
-    ([0, 20000, 40000], 0.9, 3, None),              # sparse: no interval
-])
-def test_eq1_ema_and_cutoff(times, weight, events, ibar):
-    n, last, got = _observe_all(times, weight)
-    assert n == events
-    assert last == times[-1]
-    assert got == (None if ibar is None else pytest.approx(ibar))
-
-
-def test_eq1_long_gap_restarts_the_interval_clock():
-    # after an 11 ms silence the next gap is measured from the late event
-    n, last, ibar = _observe_all([0, 11000, 11500])
-    assert (n, last, ibar) == (3, 11500, 500)
-
-
-# Eq. 2: IVCredit = E_n * Ibar * consumed / mean(consumed), cap if > 0.
-@pytest.mark.parametrize('events,ibar,consumed,mean,cap,expected', [
-    (10, 1000, 5000, 10000, 0, 5000.0),
-    (10, 1000, 20000, 10000, 0, 20000.0),
-    (10, 1000, 20000, 10000, 10000, 10000.0),
-    (3, 250.5, 4000, 8000, 0, 375.75),
-    (10, None, 5000, 10000, 0, 0.0),                # no usable interval
-    (0, 1000, 5000, 10000, 0, 0.0),
-    (10, 1000, 0, 10000, 0, 0.0),
-    (10, 1000, 5000, 0, 0, 0.0),                    # mean 0: no credit
-])
-def test_eq2_ivcredit(events, ibar, consumed, mean, cap, expected):
-    assert m.ivcredit(events, ibar, consumed, mean, cap) == pytest.approx(
-        expected)
-
-
-# Eq. 3: member iff mean positive IVCredit > IVCredit_c + guard.
-@pytest.mark.parametrize('ivcs,guard,expected', [
-    ([0, 0, 6000, 2000], 0.001, [True, True, False, True]),    # mean 4000
-    ([0, 0, 0], 0.001, [False, False, False]),                 # k = 0
-    ([5000], 0.001, [False]),
-    ([0, 3999.9995, 4000.0005], 0.001, [True, False, False]),  # guard
-    ([0, 1, 3], 1, [True, False, False]),           # mean 2 > 0 + 1 only
-])
-def test_eq3_boost_group(ivcs, guard, expected):
-    assert m.boost_members(ivcs, guard) == expected
-
-
-# Eq. 4: CVCredit = sum IVCredit / j * consumed / default.
-@pytest.mark.parametrize('ivcs,j,consumed,default,expected', [
-    ([0, 0, 6000, 2000], 3, 10000, 10000, 8000 / 3),
-    ([0, 0, 6000, 2000], 3, 5000, 10000, 4000 / 3),
-    ([0, 0, 6000, 2000], 3, 12000, 10000, 3200.0),
-    ([0, 0], 0, 10000, 10000, 0.0),                 # j = 0
-    ([0, 6000], 1, 0, 10000, 0.0),
-])
-def test_eq4_cvcredit(ivcs, j, consumed, default, expected):
-    assert m.cvcredit(ivcs, j, consumed, default) == pytest.approx(expected)
-
-
-@pytest.mark.parametrize('ivc,concealed,expected', [
-    (3000, True, (13000, 3000)), (0, True, (10000, 0)),
-    (3000, False, (13000, 0))])
-def test_concealing(ivc, concealed, expected):
-    credit, end = m.conceal(10000, ivc, concealed)
-    assert (credit, end) == expected
-    if concealed:
-        assert credit - end == 10000        # the same usable credit
 
 
 def test_reallocate_two_passes():

@@ -1,0 +1,127 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""ISACS's equations (seed 000, sections 2.2-2.6), once, as pure functions.
+
+The agent (``host_agent.collectors`` for Eqs. 1-2, ``host_agent.policies.
+isacs`` for Eqs. 3-4 on KVM) and the simulator's Credit2 model
+(``iosched.simulator.xen.isacs_math``) both call these; docs/isacs.md
+explains the readings. No clock, no I/O; any credit unit (the simulator
+works in microseconds, Xen in ns, the agent in shares of a window).
+
+Guards, one set for every caller (the two copies disagreed: the agent's
+IVCredit with consumed = -1 was -6.67, the simulator's 0.0; an unset
+I_bar raised in the agent's and was 0 in the simulator's). A credit is
+never negative, so an input that cannot give a positive credit gives 0.0:
+
+* I/O strength is 0 with no event, an unset or zero I_bar (None: no
+  usable interval, Eq. 1) or a window <= 0;
+* IVCredit (Eq. 2) is 0 when the strength, the consumed credit or the
+  run-queue's mean consumed credit is <= 0 (a counter that went backwards
+  is no consumption); ``cap`` > 0 clamps it (Gap 4: the paper has none);
+* CVCredit (Eq. 4) is 0 for an empty CPU-BOOST group, a default credit
+  <= 0 or a consumed credit <= 0.
+"""
+
+# Eq. 3's "+1" is 1 ns of credit against Credit2's 10 ms default credit:
+# a division guard, scaled with the unit (guard = this x default credit).
+GUARD_PER_DEFAULT_CREDIT = 1e-7
+
+
+# Eq. 1 (EVENT CHECKER), one I/O response event at time t:
+#   I_e = t - t_prev;  Ibar = w * I_e + (1 - w) * Ibar   (w = 0.9: the
+#   printed constant weighs the NEWEST interval; kept, configurable).
+# Readings (Gap 3):
+# * an event at the same time as the previous one is the same delivery
+#   (an event channel's pending bit, a virtio interrupt handing over every
+#   completed request of the used ring): not counted, no interval (zero
+#   gaps would drive Ibar to ~0 for throttled disks whose completions come
+#   in clumps: on the embedded default a 970 IOPS vCPU was classed idle);
+# * every other event counts in E_n, also after a long silence;
+# * an interval > cutoff (10 ms) is not used and the clock restarts
+#   (t_prev = t), so sparse events give Ibar = None and no IVCredit;
+# * Ibar starts unset (None); the first usable interval seeds it (starting
+#   at 0 would report 0.9 of the gap for a window with two events).
+def observe(events, t_prev, ibar, t, weight=0.9, cutoff=10000):
+    """One event at t. Return the new (events, t_prev, ibar)."""
+    if t_prev is not None and t == t_prev:
+        return events, t_prev, ibar
+    if t_prev is not None:
+        gap = t - t_prev
+        if 0 < gap <= cutoff:
+            ibar = gap if ibar is None else weight * gap + (1 - weight) * ibar
+    return events + 1, t, ibar
+
+
+def ema_gap(times, weight=0.9, cutoff=10000):
+    """Eq. 1 over a window's sorted event times, from a fresh start (ISACS
+    re-initialises the event data at every reallocation): (E_n, Ibar), with
+    Ibar 0.0 when no interval was usable."""
+    events, t_prev, ibar = 0, None, None
+    for t in times:
+        events, t_prev, ibar = observe(events, t_prev, ibar, t, weight,
+                                       cutoff)
+    return events, (ibar or 0.0)
+
+
+# I/O strength, the numerator of Eq. 2: E_n * Ibar, divided by the window.
+# window = 1 keeps the paper's credit units (the simulator); the agent
+# divides by the window, so that strength and IVCredit are shares (0..~1:
+# the fraction of the window the vCPU was receiving I/O response events).
+def io_strength(events, ibar, window=1):
+    if not ibar or events <= 0 or window <= 0:
+        return 0.0
+    return events * ibar / window
+
+
+# Eq. 2: IVCredit = E_n * Ibar * consumed / (sum_i cc_i / n)
+#        = io_strength * consumed / mean consumed credit of the run-queue
+# Reading: the garbled denominator "sum cc_i / n" is the run-queue's MEAN
+# consumed credit. Gap 4: ``cap`` > 0 clamps IVCredit to [0, cap].
+def ivcredit(strength, consumed, mean_consumed, cap=0):
+    if strength <= 0 or consumed <= 0 or mean_consumed <= 0:
+        return 0.0
+    v = strength * consumed / mean_consumed
+    return min(v, cap) if cap > 0 else v
+
+
+# Eq. 3: c joins the CPU-BOOST group iff
+#   (sum_i IVCredit_i / k) * 1 / (IVCredit_c + guard) > 1,
+#   k = number of vCPUs of the run-queue with IVCredit > 0.
+# Gap 6: k = 0 means no I/O vCPU, so nobody joins (no CPU-BOOST phase).
+# Compared as mean > IVCredit_c + guard: the same test without division
+# (so guard = 0 is allowed).
+def boost_members(ivcredits, guard):
+    """Eq. 3 for every vCPU of a run-queue: a list of bools."""
+    k = sum(1 for x in ivcredits if x > 0)
+    if k == 0:
+        return [False] * len(ivcredits)
+    mean = sum(ivcredits) / k
+    return [mean > x + guard for x in ivcredits]
+
+
+# Eq. 4: CVCredit = (sum_i IVCredit_i / j) * consumed / default_credit,
+#   j = CPU-BOOST group size. Gap 6: j is the FINAL size, so membership
+# (Eq. 3) is decided for all vCPUs first (two passes). No cap (paper).
+def cvcredit(ivcredits, group_size, consumed, default_credit):
+    if group_size <= 0 or default_credit <= 0 or consumed <= 0:
+        return 0.0
+    return sum(ivcredits) / group_size * consumed / default_credit
+
+
+# Credit concealing (2.6): credit = default + IVCredit and endcredit =
+# IVCredit, ASSIGNED (no carry-over, Gap 8). A round ends for the vCPU when
+# credit < endcredit, so the usable credit, credit - endcredit, is the
+# default for every vCPU: IVCredit buys order, not time.
+# concealed=False is the naive variant (endcredit 0: IVCredit is extra time).
+def conceal(default_credit, ivc, concealed=True):
+    """Return (credit, endcredit) after a reallocation."""
+    return default_credit + ivc, (ivc if concealed else 0)
