@@ -42,18 +42,16 @@ Spec URL:
 """
 
 import dataclasses
-import math
 
 from host_agent import model
 from host_agent.policies import base
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import lsvm_mechanisms
+from iosched.contract import lsvm
 
 # Same string as host_agent.actuators.linux_knobs.ACTION_EMULATOR_SLICE
 # (policies import no actuator); drivers without it skip the action.
 ACTION_EMULATOR_SLICE = 'emulator_slice'
-KERNEL_MIN_SLICE_US = 100
-KERNEL_MAX_SLICE_US = 100000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,10 +108,6 @@ class LsvmState:
     probes: tuple = ()         # the self-test rows (model.WakeupProbe)
 
 
-def _clamp(v, lo, hi):
-    return max(lo, min(hi, v))
-
-
 def lsvm_vcpus(instances):
     return sum(i.vcpus for i in instances if i.latency_sensitive)
 
@@ -122,27 +116,26 @@ _dedicated = lsvm_mechanisms.dedicated
 _latency_ms = lsvm_mechanisms.latency_ms
 
 
-# Worst-case scheduling latency and T_m's budget: lsvm_bounds (shared
-# with the Nova LsvmFilter's rule). With the slice mechanism and nothing
-# measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
+# Worst-case scheduling latency and T_m's budget: iosched.contract.lsvm
+# (shared with the Nova LsvmFilter's rule). With the slice mechanism and
+# nothing measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
 # worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
 def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
                   measured_us=0.0, term_us=None):
-    """W + (k - 1) * T_m in microseconds (lsvm_bounds.worst_case_us)."""
-    return lsvm_bounds.worst_case_us(k, t_m_us, params, mechanism,
-                                     measured_us, term_us)
+    """W + (k - 1) * T_m in microseconds (lsvm.worst_case_us)."""
+    return lsvm.worst_case_us(k, t_m_us, lsvm_bounds.slicing(
+        params, mechanism, measured_us), term_us)
 
 
 def _microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
                 measured_us=0.0):
     """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs.
 
-    T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms).
+    T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms)
+    (lsvm.microslice_us).
     """
-    want = min(params.lsvm_max_slice_us, lsvm_bounds.budget_us(
-        lat_ms, k, params, mechanism, measured_us))
-    return int(_clamp(want, max(params.min_slice_us, KERNEL_MIN_SLICE_US),
-                      KERNEL_MAX_SLICE_US)), want
+    return lsvm.microslice_us(lat_ms, k, lsvm_bounds.slicing(
+        params, mechanism, measured_us))
 
 
 # Per-pCPU planning (vSlicer's per-core parameters, Eqs. 2.1-2.12, on
@@ -153,8 +146,8 @@ def _microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
 # assumes one latency target per core; with mixed targets the strictest
 # wins, digest 001 6.1.4):
 #   T_m,p = clamp(min(lsvm_max_slice, budget(min_i L_i, m_p)), min_slice,
-#                 100 ms)   (lsvm_bounds.budget_us for the mechanism)
-#   bound_p = W + (m_p - 1) * T_m,p  (lsvm_bounds.worst_case_us; vSlicer's
+#                 100 ms)   (lsvm.budget_us for the mechanism)
+#   bound_p = W + (m_p - 1) * T_m,p  (lsvm.worst_case_us; vSlicer's
 #   (m-1) T_m <= T_l counted per core)
 #   holds_p = bound_p <= L_i for every LSVM i on p and m_p <= max_lsvm.
 # vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
@@ -186,13 +179,14 @@ def plan_pcpus(instances, pcpus, params, mechanism=model.MECH_SLICE,
         out.append(PcpuPlan(
             p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
             t_m, bound,
-            bound <= lat + 1e-9 and m_p <= params.max_lsvm_per_pcpu))
+            lsvm.holds(bound * 1000.0, lat)
+            and m_p <= params.max_lsvm_per_pcpu))
     return tuple(out)
 
 
 def _finite(us):
     """A microsecond figure for %d (an unbounded budget shows as 100 ms)."""
-    return min(us, KERNEL_MAX_SLICE_US)
+    return min(us, lsvm.KERNEL_MAX_SLICE_US)
 
 
 def _refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
@@ -205,7 +199,8 @@ def _refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
             'iosched:latency_ms' % (
                 inst.uuid, lat_ms, k, _finite(want), params.min_slice_us,
                 slice_us,
-                lsvm_bounds.formula(params, mechanism, measured_us),
+                lsvm.formula(lsvm_bounds.slicing(params, mechanism,
+                                                 measured_us)),
                 worst_case_us(k, slice_us, params, mechanism,
                               measured_us) / 1000.0, lat_ms, mechanism,
                 params.nlsvm_slice_us, params.wakeup_preemption))
@@ -228,7 +223,7 @@ def measured_us(sched, mechanism):
 #   M   = the mechanism in force (snapshot.sched: the self-test's choice),
 #         W_M its measured p99 wake-up latency (0: not measured)
 #   T_m,i = clamp(min(lsvm_max_slice, budget_M(L_i, k)), min_slice, 100 ms)
-#   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (lsvm_bounds)
+#   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (iosched.contract.lsvm)
 #   slice:    LSVM vCPUs and main loop get T_m,i, other vCPUs T_NLSVM
 #   deadline: LSVMs admitted (admit_deadline) get SCHED_DEADLINE: vCPUs
 #             runtime T_m,i, I/O threads io_thread_runtime, period so that
@@ -257,9 +252,8 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
     n_pcpus = max(1, len(pcpus))
     m = lsvm_vcpus(instances)
     n_all = sum(i.vcpus for i in instances)
-    k = max(1, math.ceil(m / n_pcpus))
-    share = lsvm_bounds.deadline_share(n_pcpus, n_all,
-                                       params.deadline_max_share)
+    k = lsvm.per_pcpu(m, n_pcpus)
+    share = lsvm.deadline_share(n_pcpus, n_all, params.deadline_max_share)
     admitted, dl_refused, _ = (lsvm_mechanisms.admit_deadline(instances, share, sched,
                                               params)
                                if mech == model.MECH_DEADLINE
@@ -295,6 +289,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
             if mech == model.MECH_DEADLINE and inst.uuid not in admitted:
                 inst_mech = model.MECH_SLICE
             w_us = measured_us(sched, inst_mech)
+            sl = lsvm_bounds.slicing(params, inst_mech, w_us)
             slice_us, want = _microslice(lat_ms, k, params, inst_mech, w_us)
             term_us = slice_us         # the (k - 1) term: T_m, or Q
             rule = 'vslicer.lsvm_microslice'
@@ -305,10 +300,8 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                       '%.3gms' % (
                           inst_mech, lat_ms, m, n_pcpus, k,
                           params.lsvm_max_slice_us, '%dus' % _finite(
-                              lsvm_bounds.budget_us(lat_ms, k, params,
-                                                    inst_mech, w_us)),
-                          slice_us, lsvm_bounds.formula(params, inst_mech,
-                                                        w_us),
+                              lsvm.budget_us(lat_ms, k, sl)),
+                          slice_us, lsvm.formula(sl),
                           inst_bound))
             if inst_mech == model.MECH_DEADLINE:
                 # one microslice for the host's reservations, the
@@ -327,8 +320,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                           'bound W+(k-1)*max Q=%dus+%dx%dus=%.3gms' % (
                               lat_ms, m, n_pcpus, k, dl_t_m,
                               params.deadline_burst_headroom, burst, runtime,
-                              lsvm_bounds.wait_us(dl_t_m, params, inst_mech,
-                                                  w_us),
+                              lsvm.wait_us(dl_t_m, sl),
                               k - 1, dl_term, inst_bound))
                 term_us = dl_term
                 dl_actions, used = lsvm_mechanisms.deadline_actions(
@@ -348,8 +340,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                 if params.pin_lsvms and not _dedicated(inst):
                     mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
                     inst_bound = max(pp.bound_ms for pp in mine)
-                    want = min(lsvm_bounds.budget_us(lat_ms, pp.m, params,
-                                                     inst_mech, w_us)
+                    want = min(lsvm.budget_us(lat_ms, pp.m, sl)
                                for pp in mine)
                     for v, pp in enumerate(mine):
                         vcpu_slices[v] = pp.microslice_us
@@ -366,7 +357,8 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                     reason = ('LSVM pinned per pCPU: L=%.3gms, T_m of its '
                               'pCPU(s) %s' % (lat_ms, sorted(set(
                                   vcpu_slices.values()))))
-            if want < params.min_slice_us or inst_bound > lat_ms + 1e-9:
+            if (want < params.min_slice_us
+                    or not lsvm.holds(inst_bound * 1000.0, lat_ms)):
                 notes.append(_refusal(inst, lat_ms, want, term_us, k,
                                       params, inst_mech, w_us))
                 refused.append(inst.uuid)

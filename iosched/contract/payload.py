@@ -127,9 +127,11 @@ import dataclasses
 import json
 import math
 
+from iosched.contract import lsvm as lsvm_bound
+
 VERSION = '1.4'
-MECHANISMS = ('deadline', 'weight', 'slice')
-PROBE_CASES = ('stock',) + MECHANISMS
+# The self-test's rows: no mechanism ('stock'), then each mechanism.
+PROBE_CASES = ('stock',) + lsvm_bound.MECHANISMS
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).
 MAX_DECISIONS = 1000
@@ -292,8 +294,8 @@ class LsvmState:
         kw = dict(
             mechanism=_get(data, 'mechanism', path, str,
                            default=d.mechanism,
-                           check=lambda v: v in MECHANISMS,
-                           accepted=' | '.join(MECHANISMS)),
+                           check=lambda v: v in lsvm_bound.MECHANISMS,
+                           accepted=' | '.join(lsvm_bound.MECHANISMS)),
             wakeup_latency_us=_get(data, 'wakeup_latency_us', path, float,
                                    default=0.0, check=_nonneg,
                                    accepted='microseconds >= 0'),

@@ -14,8 +14,7 @@ CPU shares and SLO attainment, as plain dicts (JSON-ready)."""
 
 from host_agent.collectors import rates
 from host_agent import model
-from nova_plugin import extra_specs
-from nova_plugin import scoring
+from iosched.contract import flavor as flavor_contract
 
 IO = (model.KLASS_IO, model.KLASS_MIXED)
 
@@ -79,8 +78,8 @@ def summarize(cloud, t0, t1):
                    for i in range(server.flavor.vcpus)]
         row['klass'] = [c[0] for c in classes]
         row['io_strength'] = [round(c[1], 3) for c in classes]
-        lsvm = bool(extra_specs.read(server.flavor.extra_specs,
-                                     scoring.LATENCY_SENSITIVE))
+        lsvm = flavor_contract.read(
+            server.flavor.extra_specs).latency_sensitive
         row['lsvm'] = lsvm
         if server.workload['type'] == 'request_response':
             lat = sim.request_latencies_us(uuid, since_us=t0_us)
