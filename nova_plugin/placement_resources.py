@@ -115,6 +115,19 @@ def resources_for(vcpus, specs, lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
     return wanted
 
 
+# The keys resources_for() reads: a value of one of them (or of the same key
+# in another case) that every reader ignores changes the amounts silently.
+SIZED_BY = (flavor.IO_PROFILE, flavor.LATENCY_SENSITIVE)
+
+
+def check_sizing(specs):
+    """Raise the ``flavor.InvalidExtraSpec`` of the first ignored value of a
+    ``SIZED_BY`` key (other keys are Nova's validators' to refuse)."""
+    for item in flavor.read(specs).ignored:
+        if str(item.key).strip().lower() in SIZED_BY:
+            raise item.error
+
+
 def with_resources(vcpus, specs, lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
     """``specs`` with the derived keys set (a new dict).
 

@@ -20,15 +20,15 @@ on the control host, beside openstacksdk): ``resources:CUSTOM_IOSCHED_IO_VCPU``
 CUSTOM_IOSCHED_LSVM_BW`` = vcpus x round(1000 x lsvm_vcpu_share) for
 ``iosched:latency_sensitive`` true; a stale amount of either is replaced or
 dropped, ``resources:CUSTOM_IOSCHED_SLO_IOPS`` is kept as given. A value
-the Nova API would refuse (``iosched.contract.flavor.check_specs``: a bad
-``iosched:*`` value, an unknown or miscased ``iosched:`` key, a
-``hw:cpu_policy`` Nova does not know) fails the task with what is accepted.
+of ``iosched:io_profile`` or ``iosched:latency_sensitive`` that every reader
+would ignore (``placement_resources.check_sizing``: a bad value, or the key
+in another case) fails the task with what is accepted; the other keys are
+left to Nova's validators (microversion 2.86).
 """
 
 from ansible.errors import AnsibleFilterError
 
 try:
-    from iosched.contract import flavor as _flavor
     from nova_plugin import placement_resources as _resources
 except ImportError as exc:      # reported when the filter is used
     _resources = None
@@ -70,7 +70,7 @@ def iosched_flavor_resources(specs, vcpus, lsvm_vcpu_share=0.5):
     vcpus, share = _int('vcpus', vcpus), _share(lsvm_vcpu_share)
     try:
         resources = _resources.with_resources(vcpus, dict(specs), share)
-        _flavor.check_specs(specs)
+        _resources.check_sizing(specs)
         return resources
     except ValueError as exc:       # InvalidExtraSpec is one
         raise AnsibleFilterError('iosched_flavor_resources: %s' % exc)
