@@ -23,7 +23,7 @@ vSlicer policy sets for that mechanism (its options' defaults):
 * slice: the LSVM vCPU's EEVDF slice = T_m (``--t-m-us``), the burners'
   T_NLSVM (``--nlsvm-slice-us``);
 * weight: the LSVM's VM weight ``--lsvm-weight``, capped at its fair share
-  (``lsvm_bounds.fair_share``), and its vCPU slice T_m (the weight
+  (``iosched.contract.lsvm.fair_share``), and its vCPU slice T_m (the weight
   mechanism keeps the LSVM's microslice);
 * deadline: the LSVM vCPU under SCHED_DEADLINE with the agent's
   reservation: runtime Q = max(T_m, headroom x CPU per activation rounded
@@ -77,6 +77,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from host_agent.policies import lsvm_bounds  # noqa: E402
 from host_agent import policy_params  # noqa: E402
 from iosched.contract import stats  # noqa: E402
+from iosched.contract import lsvm  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec  # noqa: E402
 from iosched.simulator import spec_kernel  # noqa: E402
@@ -94,8 +95,7 @@ def reservation(args, activation_us=None):
     threads' runtime, which only sets the period here: the simulator has
     no QEMU threads), for a vCPU using ``activation_us`` (default
     ``--activation-us``) of CPU per activation."""
-    share = lsvm_bounds.deadline_share(PCPUS, len(GUESTS),
-                                       args.deadline_max_share)
+    share = lsvm.deadline_share(PCPUS, len(GUESTS), args.deadline_max_share)
     runtime = lsvm_bounds.deadline_runtime_us(
         args.t_m_us, args.activation_us if activation_us is None
         else activation_us, args.deadline_headroom,
@@ -161,7 +161,7 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
             h.set_vcpu_slice(name, 0, args.nlsvm_slice_us)
     elif phase == 'weight':
         h.set_vm_weight('lsvm', args.lsvm_weight)
-        h.set_vm_cap('lsvm', lsvm_bounds.fair_share(PCPUS, len(GUESTS)))
+        h.set_vm_cap('lsvm', lsvm.fair_share(PCPUS, len(GUESTS)))
         h.set_vcpu_slice('lsvm', 0, args.t_m_us)
     elif phase == 'deadline':
         params = dl_params or reservation(args)

@@ -29,9 +29,11 @@ Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
 """
 
 import dataclasses
-import math
+import functools
 import typing
 
+from iosched.contract import flavor as flavor_contract
+from iosched.contract import flavor_warnings
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 
@@ -41,12 +43,6 @@ KLASS_CPU = 'cpu'
 KLASS_MIXED = 'mixed'
 KLASS_IDLE = 'idle'
 KLASSES = (KLASS_IO, KLASS_CPU, KLASS_MIXED, KLASS_IDLE)
-
-# Flavor extra-spec keys read by the agent (validated by Nova, see
-# nova_plugin.validators).
-SPEC_LATENCY_SENSITIVE = 'iosched:latency_sensitive'
-SPEC_LATENCY_MS = 'iosched:latency_ms'
-SPEC_IO_PROFILE = 'iosched:io_profile'
 
 
 # A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
@@ -78,23 +74,28 @@ class InstanceInfo:
     # so what the agent held on the old one is retired. 0: not tracked.
     generation: int = 0
 
-    # The flavor's iosched:* values are read as the scheduler reads them
-    # (nova_plugin.scoring): what the Nova API accepts means the same here,
-    # and a bad value (a flavor from before the validators) counts as unset.
-    @property
-    def latency_sensitive(self):
-        return str(self.extra_specs.get(
-            SPEC_LATENCY_SENSITIVE, 'false')).strip().lower() in (
-                'true', '1', 'yes', 'on')
+    # What the flavor's extra specs mean (iosched.contract.flavor.read, as
+    # for the scheduler and Placement sizing): a value the Nova API would
+    # refuse is unset, warned about once when a driver lists the instance.
+    def __post_init__(self):
+        flavor_warnings.warn_ignored(
+            self.flavor or 'of instance %s' % self.uuid, self.flavor_specs)
+
+    @functools.cached_property
+    def flavor_specs(self):         # iosched.contract.flavor.FlavorSpecs
+        return flavor_contract.read(self.extra_specs)
 
     @property
-    def latency_ms(self):
-        value = self.extra_specs.get(SPEC_LATENCY_MS)
-        try:
-            ms = float(str(value).strip())
-        except (TypeError, ValueError):
-            return None
-        return ms if math.isfinite(ms) and ms > 0 else None
+    def latency_sensitive(self):
+        return self.flavor_specs.latency_sensitive
+
+    @property
+    def latency_ms(self):           # int, None: unset
+        return self.flavor_specs.latency_ms
+
+    @property
+    def dedicated(self):            # hw:cpu_policy=dedicated: Nova pins
+        return self.flavor_specs.dedicated
 
 
 @dataclasses.dataclass(frozen=True)

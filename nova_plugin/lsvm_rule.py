@@ -15,8 +15,8 @@ Description:
     From a host's ``HostReport`` (``lsvm`` object, schema 1.3), the
     placements made there since that report (``scoring.Pending``) and a
     latency-sensitive request (``iosched:latency_sensitive=true``), redo
-    the host agent's vSlicer check (``host_agent/policies/vslicer.py`` with
-    ``host_agent/policies/lsvm_bounds.py``) for the host with the request
+    the host agent's vSlicer check with the bound both use
+    (``iosched.contract.lsvm``) for the host with the request
     added, under the mechanism the host reports (``lsvm.mechanism``) and
     its measured wake-up latency (``lsvm.wakeup_latency_us``): LSVM vCPUs
     per pCPU within ``max_per_pcpu``; the worst-case scheduling latency
@@ -45,26 +45,15 @@ Spec URL:
     2.12, the crest T_NLSVM + (m-1)*T_m); docs/nova.md.
 
 No nova, no I/O, no clock; no host_agent import (tests/unit/test_layering.py):
-the agent's rule is mirrored here and the table test
-tests/unit/nova_plugin/test_lsvm_rule.py keeps both equal.
+the bound is ``iosched.contract.lsvm``, which the agent plans with.
 """
 
 import collections
 import dataclasses
 import math
 
+from iosched.contract import lsvm as lsvm_bound
 from nova_plugin import scoring
-
-# The kernel's slice clamp, as the agent applies it (vslicer.py).
-KERNEL_MIN_SLICE_US = 100
-KERNEL_MAX_SLICE_US = 100000
-# The mechanisms a report names (host_agent.model.MECH_*).
-MECH_DEADLINE = 'deadline'
-MECH_WEIGHT = 'weight'
-MECH_SLICE = 'slice'
-MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
-# The agent's tolerance in its deadline admission (lsvm_mechanisms.admit_deadline).
-BW_EPSILON = 1e-9
 
 
 def _us(ms):
@@ -96,7 +85,7 @@ class Figures:
     max_per_pcpu: int
     wakeup_preemption: bool
     # 1.3: the host's mechanism and what it measured
-    mechanism: str = MECH_SLICE
+    mechanism: str = lsvm_bound.MECH_SLICE
     wakeup_measured_us: float = 0.0   # W_meas, 0: not measured
     # deadline: the bandwidth after placement, in CPUs
     vcpus_after: int = 0              # N' = m + n
@@ -111,60 +100,14 @@ class Figures:
     dl_room: float = 0.0              # limit - foreign
 
 
-def _clamp(v, lo, hi):
-    return max(lo, min(hi, v))
-
-
-# W(T_m), as lsvm_bounds.wait_us: how long a woken LSVM vCPU may wait
-# before it first runs, with W_meas the p99 the host measured under its
-# mechanism (0: not measured):
-#   slice, wakeup_preemption:  max(T_m, W_meas)
-#   slice, round robin:        max(T_NLSVM, W_meas)
-#   weight, deadline:          W_meas; T_m when not measured
-def wait_us(t_m_us, mechanism, measured_us, nlsvm_slice_us, preemption):
-    if mechanism == MECH_SLICE:
-        base = t_m_us if preemption else nlsvm_slice_us
-        return max(base, measured_us)
-    return measured_us if measured_us > 0 else t_m_us
-
-
-# The largest T_m with W(T_m) + (k - 1) * T_m <= L, as
-# lsvm_bounds.budget_us:
-#   W grows with T_m (slice with wakeup_preemption; weight/deadline not
-#   measured):  min(L / k, (L - W_meas) / (k - 1)); L / k when k = 1
-#   W fixed (round robin: max(T_NLSVM, W_meas); weight/deadline measured):
-#               (L - W_fixed) / (k - 1), unbounded when k = 1
-def budget_us(lat_ms, k, mechanism, measured_us, nlsvm_slice_us,
-              preemption):
-    lat_us = lat_ms * 1000.0
-    grows = ((mechanism == MECH_SLICE and preemption)
-             or (mechanism != MECH_SLICE and measured_us <= 0))
-    if grows:
-        if k <= 1:
-            return lat_us
-        return min(lat_us / k, (lat_us - measured_us) / (k - 1))
-    fixed = (max(nlsvm_slice_us, measured_us)
-             if mechanism == MECH_SLICE else measured_us)
-    if k <= 1:
-        return float('inf')
-    return (lat_us - fixed) / (k - 1)
-
-
-# A vCPU's fair share when N vCPUs float over P pCPUs, as
-# lsvm_bounds.deadline_share: s = min(deadline_max_share, min(1, P / N)).
-def deadline_share(pcpus, vcpus, max_share):
-    return min(max_share, min(1.0, float(max(1, pcpus)) / max(1, vcpus)))
-
-
 # The report's side of the rule, read once per report (``host_terms``):
 #   n_reported = lsvm.nlsvm_vcpus, or len(report.vcpus) - lsvm.count
-#   M = lsvm.mechanism (unknown: slice), W_meas = lsvm.wakeup_latency_us,
-#   T_NLSVM, max slice in us, the slice floor max(min_slice, 100 us),
+#   slicing: M = lsvm.mechanism (unknown: slice), W_meas =
+#   lsvm.wakeup_latency_us, T_NLSVM, max and min slice in us,
 #   room = dl_bw_limit - dl_bw_foreign.
 HostTerms = collections.namedtuple('HostTerms', (
     'pcpus supported count n_reported default_latency_ms min_latency_ms '
-    'mechanism measured_us nlsvm_slice_us preemption max_slice_us '
-    'min_slice_us max_per_pcpu dl_runtime_us deadline_max_share '
+    'slicing max_per_pcpu dl_runtime_us deadline_max_share '
     'dl_bw_limit dl_bw_foreign dl_bw_reserved dl_room'))
 
 
@@ -179,13 +122,14 @@ def host_terms(report):
         pcpus=report.pcpus, supported=lsvm.supported, count=lsvm.count,
         n_reported=n_reported, default_latency_ms=lsvm.default_latency_ms,
         min_latency_ms=lsvm.min_latency_ms,
-        mechanism=(lsvm.mechanism if lsvm.mechanism in MECHANISMS
-                   else MECH_SLICE),
-        measured_us=float(lsvm.wakeup_latency_us),
-        nlsvm_slice_us=_us(lsvm.nlsvm_slice_ms),
-        preemption=lsvm.wakeup_preemption,
-        max_slice_us=_us(lsvm.max_slice_ms),
-        min_slice_us=max(_us(lsvm.min_slice_ms), KERNEL_MIN_SLICE_US),
+        slicing=lsvm_bound.Slicing(
+            mechanism=(lsvm.mechanism if lsvm.mechanism
+                       in lsvm_bound.MECHANISMS else lsvm_bound.MECH_SLICE),
+            measured_us=float(lsvm.wakeup_latency_us),
+            nlsvm_slice_us=_us(lsvm.nlsvm_slice_ms),
+            wakeup_preemption=lsvm.wakeup_preemption,
+            max_slice_us=_us(lsvm.max_slice_ms),
+            min_slice_us=_us(lsvm.min_slice_ms)),
         max_per_pcpu=lsvm.max_per_pcpu, dl_runtime_us=lsvm.dl_runtime_us,
         deadline_max_share=lsvm.deadline_max_share,
         dl_bw_limit=lsvm.dl_bw_limit, dl_bw_foreign=lsvm.dl_bw_foreign,
@@ -205,14 +149,14 @@ def pending_terms(pending):
 # After placing the request (P = report.pcpus):
 #   m   = reported LSVM vCPUs + pending LSVM vCPUs + request vCPUs
 #   n   = reported non-LSVM vCPUs + pending non-LSVM vCPUs
-#   m_p = ceil(m / P),  n_p = ceil(n / P)
+#   m_p = max(1, ceil(m / P)),  n_p = ceil(n / P)
 #   L   = min(request L (or the host's default_latency_ms),
 #             host min_latency_ms if > 0)
 #   M   = lsvm.mechanism, W_meas = lsvm.wakeup_latency_us (1.2: slice, 0)
-#   T_m = clamp(min(max_slice, budget_M(L, m_p)), max(min_slice, 100 us),
-#               100 ms), truncated to whole microseconds, as the agent
+#   T_m = lsvm.microslice_us(L, m_p): clamp(min(max_slice,
+#         budget_M(L, m_p)), max(min_slice, 100 us), 100 ms), as the agent
 #         chooses it
-#   worst = W_M(T_m) + (m_p - 1) * T
+#   worst = lsvm.worst_case_us: W_M(T_m) + (m_p - 1) * T
 #   T   = T_m; deadline: max(T_m, dl_runtime_us): the agent sizes each
 #         runtime Q = max(T_m, burst term) to the vCPU's measured bursts,
 #         and the other LSVMs of a pCPU may each use theirs before this
@@ -220,32 +164,26 @@ def pending_terms(pending):
 #   deadline: N' = m + n,  s' = min(deadline_max_share, P / N'),
 #             need = m * s' (every LSVM's share shrinks as N' grows, so
 #             all of them are counted), room = dl_bw_limit - dl_bw_foreign
-# (the same rule as host_agent.policies.lsvm_bounds and vslicer's
-# admit_deadline; the table test tests/unit/nova_plugin/test_lsvm_rule.py
-# checks they agree).
+#             (lsvm.deadline_share, lsvm.admits: the agent's admission)
 def _core(h, m_pending, n_pending, request):
     """(m, n, m_p, n_p, L_request, L, budget, T_m, W, T, s') of the rule
     above; ``figures`` and ``passes`` both use it."""
     pcpus = h.pcpus
     m = h.count + m_pending + request.vcpus
     n = h.n_reported + n_pending
-    m_p = max(1, math.ceil(m / float(pcpus)))
+    m_p = lsvm_bound.per_pcpu(m, pcpus)
     n_p = math.ceil(n / float(pcpus))
     lat_req = float(request.latency_ms or h.default_latency_ms)
     lat = lat_req
     if h.min_latency_ms > 0:
         lat = min(lat, h.min_latency_ms)
-    mech = h.mechanism
-    measured = h.measured_us
-    t_nlsvm = h.nlsvm_slice_us
-    preempt = h.preemption
-    budget = budget_us(lat, m_p, mech, measured, t_nlsvm, preempt)
-    want = min(h.max_slice_us, budget)
-    t_m = int(_clamp(want, h.min_slice_us, KERNEL_MAX_SLICE_US))
-    wait = wait_us(t_m, mech, measured, t_nlsvm, preempt)
-    term = (max(t_m, h.dl_runtime_us) if mech == MECH_DEADLINE
-            else t_m)
-    share = deadline_share(pcpus, m + n, h.deadline_max_share)
+    sl = h.slicing
+    budget = lsvm_bound.budget_us(lat, m_p, sl)
+    t_m, _ = lsvm_bound.microslice_us(lat, m_p, sl)
+    wait = lsvm_bound.wait_us(t_m, sl)
+    term = (max(t_m, h.dl_runtime_us)
+            if sl.mechanism == lsvm_bound.MECH_DEADLINE else t_m)
+    share = lsvm_bound.deadline_share(pcpus, m + n, h.deadline_max_share)
     return m, n, m_p, n_p, lat_req, lat, budget, t_m, wait, term, share
 
 
@@ -261,11 +199,13 @@ def figures(report, pending, request):
         m_request=request.vcpus, m=m, m_p=m_p, n_reported=h.n_reported,
         n_pending=n_pending, n=n, n_p=n_p, latency_request_ms=lat_req,
         latency_host_ms=h.min_latency_ms, latency_ms=lat, budget_us=budget,
-        t_m_us=t_m, wait_us=wait, worst_us=wait + (m_p - 1) * term,
-        term_us=term,
-        nlsvm_slice_us=h.nlsvm_slice_us, max_per_pcpu=h.max_per_pcpu,
-        wakeup_preemption=h.preemption, mechanism=h.mechanism,
-        wakeup_measured_us=h.measured_us, vcpus_after=m + n,
+        t_m_us=t_m, wait_us=wait,
+        worst_us=lsvm_bound.worst_case_us(m_p, t_m, h.slicing, term),
+        term_us=term, nlsvm_slice_us=h.slicing.nlsvm_slice_us,
+        max_per_pcpu=h.max_per_pcpu,
+        wakeup_preemption=h.slicing.wakeup_preemption,
+        mechanism=h.slicing.mechanism,
+        wakeup_measured_us=h.slicing.measured_us, vcpus_after=m + n,
         deadline_max_share=h.deadline_max_share, share=share,
         dl_need=m * share, dl_bw_limit=h.dl_bw_limit,
         dl_bw_foreign=h.dl_bw_foreign, dl_bw_reserved=h.dl_bw_reserved,
@@ -278,7 +218,7 @@ def _ms(us):
 
 def _wait_words(f):
     """W's rule for the reason, e.g. 'W=max(T_m, measured 4000us)'."""
-    if f.mechanism == MECH_SLICE:
+    if f.mechanism == lsvm_bound.MECH_SLICE:
         base, how = (('T_m', 'wakeup_preemption') if f.wakeup_preemption
                      else ('T_NLSVM', 'round robin'))
         if f.wakeup_measured_us > 0:
@@ -316,10 +256,11 @@ def describe(f):
                 f.pcpus, f.m_p, f.n_reported, f.n_pending, f.pcpus, f.n_p,
                 f.latency_request_ms, host_l, f.latency_ms, budget,
                 _ms(f.t_m_us), _wait_words(f),
-                'max(T_m,Q)' if f.mechanism == MECH_DEADLINE else 'T_m',
+                'max(T_m,Q)' if f.mechanism == lsvm_bound.MECH_DEADLINE
+                else 'T_m',
                 _ms(f.wait_us), f.m_p - 1, _ms(f.term_us or f.t_m_us),
                 _ms(f.worst_us)))
-    if f.mechanism == MECH_DEADLINE:
+    if f.mechanism == lsvm_bound.MECH_DEADLINE:
         text += ', ' + bandwidth_words(f)
     return text
 
@@ -363,31 +304,31 @@ def check(report, pending, request):
     if f.m_p > f.max_per_pcpu:
         return (False, 'LSVM vCPUs per pCPU m_p=%d > max_per_pcpu %d; %s' % (
             f.m_p, f.max_per_pcpu, numbers), f)
-    if f.mechanism == MECH_DEADLINE and request.dedicated:
+    deadline = f.mechanism == lsvm_bound.MECH_DEADLINE
+    if deadline and request.dedicated:
         return (False, 'hw:cpu_policy=dedicated: Nova pins its vCPUs to '
                 'single pCPUs, and SCHED_DEADLINE needs an affinity over the '
                 'root domain (the agent would serve it with slices); %s'
                 % numbers, f)
-    if (f.mechanism == MECH_DEADLINE
-            and f.dl_need > f.dl_room + BW_EPSILON):
+    if deadline and not lsvm_bound.admits(f.dl_need, f.dl_room):
         return (False, 'no SCHED_DEADLINE bandwidth: need %.3g CPUs > '
                 'reservable %.3g (limit %.3g - foreign %.3g); %s' % (
                     f.dl_need, f.dl_room, f.dl_bw_limit, f.dl_bw_foreign,
                     numbers), f)
     room = f.n_p * f.t_m_us
-    if f.mechanism == MECH_SLICE and room > f.nlsvm_slice_us:
+    if f.mechanism == lsvm_bound.MECH_SLICE and room > f.nlsvm_slice_us:
         return (False, 'no fairness room: n_p*T_m=%d*%s=%s > T_NLSVM %s '
                 '(vSlicer eq. 2.12); %s' % (
                     f.n_p, _ms(f.t_m_us), _ms(room), _ms(f.nlsvm_slice_us),
                     numbers), f)
-    if f.worst_us > f.latency_ms * 1000.0 + 1e-6:
+    if not lsvm_bound.holds(f.worst_us, f.latency_ms):
         return (False, 'worst-case latency %s > L %.3gms (mechanism %s); '
                 '%s' % (_ms(f.worst_us), f.latency_ms, f.mechanism,
                         numbers), f)
-    if f.mechanism == MECH_SLICE:
+    if f.mechanism == lsvm_bound.MECH_SLICE:
         extra = 'n_p*T_m=%s <= T_NLSVM %s' % (_ms(room),
                                                _ms(f.nlsvm_slice_us))
-    elif f.mechanism == MECH_DEADLINE:
+    elif deadline:
         extra = 'deadline bandwidth %.3g <= %.3g CPUs' % (f.dl_need,
                                                           f.dl_room)
     else:
@@ -411,9 +352,12 @@ def passes(h, m_pending, n_pending, request):
      share) = _core(h, m_pending, n_pending, request)
     if m_p > h.max_per_pcpu:
         return False
-    if h.mechanism == MECH_DEADLINE:
-        if request.dedicated or m * share > h.dl_room + BW_EPSILON:
+    mech = h.slicing.mechanism
+    if mech == lsvm_bound.MECH_DEADLINE:
+        if request.dedicated or not lsvm_bound.admits(m * share, h.dl_room):
             return False
-    elif h.mechanism == MECH_SLICE and n_p * t_m > h.nlsvm_slice_us:
+    elif (mech == lsvm_bound.MECH_SLICE
+          and n_p * t_m > h.slicing.nlsvm_slice_us):
         return False
-    return not wait + (m_p - 1) * term > lat * 1000.0 + 1e-6
+    return lsvm_bound.holds(
+        lsvm_bound.worst_case_us(m_p, t_m, h.slicing, term), lat)

@@ -105,7 +105,7 @@ def note_report(dropped=None):
 
 
 def drop_reason(error):
-    """The drop reason of a ``payload.PayloadError``."""
+    """The drop reason of a ``payload_check.PayloadError``."""
     return (DROP_VERSION if getattr(error, 'field', None) == 'version'
             else DROP_MALFORMED)
 

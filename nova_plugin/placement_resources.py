@@ -19,7 +19,10 @@ Description:
     no longer both fill the same host between two agent reports.
     ``resources_for()`` gives the ``resources:CUSTOM_IOSCHED_*`` extra
     specs a flavor must carry for that claim; ``check()`` lists what is
-    missing or inconsistent in a flavor's extra specs.
+    missing or inconsistent in a flavor's extra specs. The ``iosched:*``
+    specs are read as the scheduler and the agent read them
+    (``iosched.contract.flavor.read``): a value the Nova API would refuse
+    sizes as unset.
 
 Requirements:
     None: no nova, no I/O, no clock. The resource classes and amounts are
@@ -48,7 +51,7 @@ Spec URL:
 import dataclasses
 import re
 
-from nova_plugin import extra_specs
+from iosched.contract import flavor
 
 IO_VCPU = 'CUSTOM_IOSCHED_IO_VCPU'
 LSVM_BW = 'CUSTOM_IOSCHED_LSVM_BW'
@@ -57,7 +60,6 @@ RESOURCE_CLASSES = (IO_VCPU, LSVM_BW, SLO_IOPS)
 
 PREFIX = 'resources:'
 DEFAULT_LSVM_VCPU_SHARE = 0.5
-IO_PROFILES_WITH_IO_VCPUS = ('io', 'mixed')
 
 # resources<group>:<class>, as Nova reads a flavor's request groups
 _RESOURCE_KEY = re.compile(r'resources([a-zA-Z0-9_-]{0,64}):(\S+)')
@@ -91,31 +93,39 @@ def lsvm_milli_per_vcpu(lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
 
 
 # IO_VCPU  := vcpus                 if io_profile in {io, mixed}
+#                                   (FlavorSpecs.has_io_vcpus)
 # LSVM_BW  := vcpus * milli(share)  if latency_sensitive
 # SLO_IOPS := never derived (opt-in)
 def resources_for(vcpus, specs, lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
     """The ``resources:CUSTOM_IOSCHED_*`` extra specs a flavor should carry.
 
-    ``specs`` is the flavor's extra specs; its ``iosched:*`` values are read
-    strictly (``extra_specs.check``): a bad one raises
-    ``extra_specs.InvalidExtraSpec`` saying what is accepted. Values are
-    strings, as Nova stores extra specs. Empty for a flavor that needs no
-    I/O capacity.
+    ``specs`` is the flavor's extra specs (strings, as Nova stores them),
+    read by ``flavor.read``: a value the Nova API would refuse is unset, as
+    for the scheduler and the agent (``flavor.check_specs`` first to refuse
+    it). Empty for a flavor that needs no I/O capacity.
     """
     vcpus = _vcpus(vcpus)
     milli = lsvm_milli_per_vcpu(lsvm_vcpu_share)
-    specs = specs or {}
+    reading = flavor.read(specs)
     wanted = {}
-    if extra_specs.IO_PROFILE in specs:
-        profile = extra_specs.check(extra_specs.IO_PROFILE,
-                                    specs[extra_specs.IO_PROFILE])
-        if profile in IO_PROFILES_WITH_IO_VCPUS:
-            wanted[key(IO_VCPU)] = str(vcpus)
-    if extra_specs.LATENCY_SENSITIVE in specs and extra_specs.check(
-            extra_specs.LATENCY_SENSITIVE,
-            specs[extra_specs.LATENCY_SENSITIVE]):
+    if reading.has_io_vcpus:
+        wanted[key(IO_VCPU)] = str(vcpus)
+    if reading.latency_sensitive:
         wanted[key(LSVM_BW)] = str(vcpus * milli)
     return wanted
+
+
+# The keys resources_for() reads: a value of one of them (or of the same key
+# in another case) that every reader ignores changes the amounts silently.
+SIZED_BY = (flavor.IO_PROFILE, flavor.LATENCY_SENSITIVE)
+
+
+def check_sizing(specs):
+    """Raise the ``flavor.InvalidExtraSpec`` of the first ignored value of a
+    ``SIZED_BY`` key (other keys are Nova's validators' to refuse)."""
+    for item in flavor.read(specs).ignored:
+        if str(item.key).strip().lower() in SIZED_BY:
+            raise item.error
 
 
 def with_resources(vcpus, specs, lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
@@ -165,9 +175,11 @@ class Problem:
 def check(vcpus, specs, lsvm_vcpu_share=DEFAULT_LSVM_VCPU_SHARE):
     """Problems of a flavor's iosched resources, sorted by key; [] if none.
 
-    A bad ``iosched:*`` value raises ``extra_specs.InvalidExtraSpec``.
+    A value every reader ignores raises its ``flavor.InvalidExtraSpec``
+    (``flavor.check_specs``): fix it before the resources.
     """
     specs = specs or {}
+    flavor.check_specs(specs)
     derived = resources_for(vcpus, specs, lsvm_vcpu_share)
     problems = []
     for spec_key, value in specs.items():

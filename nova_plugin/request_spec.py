@@ -21,10 +21,15 @@ each, in ``filter_all``/``weigh_objects``; once per host through
 object identity, the instance uuid and the flavor object): reading a
 versioned object's fields costs more than the rules themselves
 (bench/nova_scale).
+
+A flavor extra spec every reader ignores (``iosched.contract.flavor``) is
+warned about here, once per flavor, key and value per process.
 """
 
 import threading
 
+from iosched.contract import flavor as flavor_contract
+from iosched.contract import flavor_warnings
 from nova_plugin import scoring
 
 
@@ -57,14 +62,16 @@ def _stored(obj, name):
 
 def _read(spec_obj):
     flavor = field(spec_obj, 'flavor')
-    request = scoring.Request.from_extra_specs(
-        field(flavor, 'vcpus', 0), field(flavor, 'extra_specs', {}))
+    flavor_name = field(flavor, 'name')
+    specs = flavor_contract.read(field(flavor, 'extra_specs', {}))
+    flavor_warnings.warn_ignored(flavor_name, specs)
+    request = scoring.Request.from_flavor_specs(field(flavor, 'vcpus', 0),
+                                                specs)
     uuid = field(spec_obj, 'instance_uuid')
     if uuid:
         name = str(uuid)
     else:
-        name = field(flavor, 'name')
-        name = 'flavor:%s' % name if name else 'unknown'
+        name = 'flavor:%s' % flavor_name if flavor_name else 'unknown'
     return request, name
 
 

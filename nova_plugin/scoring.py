@@ -20,9 +20,9 @@ Description:
 
 Requirements:
     A report of schema ``iosched.contract.payload`` 1.x. The flavor
-    extra specs ``iosched:io_profile`` (io | cpu | mixed),
-    ``iosched:latency_sensitive`` (true | false) and ``iosched:latency_ms``
-    (a positive integer).
+    extra specs ``iosched:io_profile``, ``iosched:latency_sensitive``,
+    ``iosched:latency_ms`` and ``hw:cpu_policy``, read by
+    ``iosched.contract.flavor.read`` (as the agent reads them).
 
 Limitations:
     Before a VM has been measured its I/O intensity is only what the flavor
@@ -38,21 +38,11 @@ plain data, so the rules are table-tested without Nova installed.
 
 import dataclasses
 
-IO_PROFILE = 'iosched:io_profile'
-LATENCY_SENSITIVE = 'iosched:latency_sensitive'
-LATENCY_MS = 'iosched:latency_ms'
-CPU_POLICY = 'hw:cpu_policy'
-IO_PROFILES = ('io', 'cpu', 'mixed')
-
-# Estimated I/O strength of one vCPU of a not yet measured VM, by profile.
-STRENGTH_PER_VCPU = {'io': 1.0, 'mixed': 0.5}
+from iosched.contract import flavor
 
 # missing_weights(): gap below (or above) the reported hosts, as a fraction
 # of their spread.
 GAP_FRACTION = 0.1
-
-_TRUE = ('true', '1', 'yes', 'on')
-_FALSE = ('false', '0', 'no', 'off')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,25 +57,16 @@ class Request:
 
     @classmethod
     def from_extra_specs(cls, vcpus, extra_specs):
-        """Build from a flavor; an invalid value counts as unset.
+        """Build from a flavor; an invalid value counts as unset
+        (``iosched.contract.flavor.read``, the agent's reading too)."""
+        return cls.from_flavor_specs(vcpus, flavor.read(extra_specs))
 
-        (The Nova API validators reject invalid values up front; this is the
-        scheduler's tolerant reading of flavors created before them.)
-        """
-        specs = extra_specs or {}
-        profile = str(specs.get(IO_PROFILE, '')).strip().lower()
-        sensitive = str(specs.get(LATENCY_SENSITIVE, '')).strip().lower()
-        try:
-            latency_ms = int(str(specs.get(LATENCY_MS, '')).strip())
-        except ValueError:
-            latency_ms = None
-        return cls(
-            vcpus=int(vcpus or 0),
-            io_profile=profile if profile in IO_PROFILES else None,
-            latency_sensitive=sensitive in _TRUE,
-            latency_ms=latency_ms if latency_ms and latency_ms > 0 else None,
-            dedicated=str(specs.get(CPU_POLICY, '')).strip().lower() ==
-            'dedicated')
+    @classmethod
+    def from_flavor_specs(cls, vcpus, specs):
+        """Build from a ``flavor.FlavorSpecs``."""
+        return cls(vcpus=int(vcpus or 0), io_profile=specs.io_profile,
+                   latency_sensitive=specs.latency_sensitive,
+                   latency_ms=specs.latency_ms, dedicated=specs.dedicated)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +118,7 @@ def pending_note(pending):
 # io_vcpus(r) := r.vcpus if r.io_profile in {io, mixed} else 0
 def request_io_vcpus(request):
     """vCPUs of the request that count as I/O-intensive."""
-    if request.io_profile in STRENGTH_PER_VCPU:
+    if flavor.IO_STRENGTH_PER_VCPU.get(request.io_profile, 0.0) > 0:
         return request.vcpus
     return 0
 
@@ -149,9 +130,11 @@ def needs_report(request):
 
 
 # strength(r) := r.vcpus * {io: 1.0, mixed: 0.5, cpu/None: 0}[r.io_profile]
+#                (flavor.IO_STRENGTH_PER_VCPU)
 def request_io_strength(request):
     """Estimated I/O strength the request adds to a host."""
-    return request.vcpus * STRENGTH_PER_VCPU.get(request.io_profile, 0.0)
+    return request.vcpus * flavor.IO_STRENGTH_PER_VCPU.get(
+        request.io_profile, 0.0)
 
 
 # density(h, r) := (h.io_vcpus + pending.io_vcpus + io_vcpus(r)) / h.pcpus

@@ -22,12 +22,15 @@ Requirements:
     The iosched package installed in nova-api's environment (the entry
     point is read when ``nova.api.validation.extra_specs.validators`` is
     first imported, i.e. when nova-api starts). The table of keys and
-    accepted values is ``nova_plugin.extra_specs.SPECS``.
+    accepted values is ``iosched.contract.flavor.SPECS``.
 
 Limitations:
     Below microversion 2.86 Nova validates nothing: any value is stored and
-    the scheduler reads an invalid one as unset. Flavors set before the
-    validators were installed are not re-checked.
+    every reader (scheduler, agent, Placement sizing) reads an invalid one
+    as unset (``iosched.contract.flavor.read``). Flavors set before the
+    validators were installed are not re-checked. Nova checks only the
+    namespaces it knows: ``IOSCHED:latency_ms`` (any case but ``iosched``)
+    is stored, and ignored by every reader.
 
 Spec URL:
     docs/nova.md, section "Flavor extra specs".
@@ -39,7 +42,7 @@ import typing as ty
 from nova.api.validation.extra_specs import base
 from nova import exception
 
-from nova_plugin import extra_specs
+from iosched.contract import flavor
 
 
 @dataclasses.dataclass
@@ -48,7 +51,7 @@ class IoschedValidator(base.ExtraSpecValidator):
 
     Nova's own messages do not name the key nor, for integers and
     booleans, what is accepted; ``validate`` therefore runs
-    ``extra_specs.check`` and raises its message.
+    ``flavor.check`` and raises its message.
     """
 
     check: ty.Callable = None
@@ -61,29 +64,40 @@ class IoschedValidator(base.ExtraSpecValidator):
                 'Validation failed; %s.' % (err,))
 
 
+# Nova's description of a value, by kind of the contract's table (Nova
+# documents the validators with it; the check is always flavor's).
+def nova_value(kind):
+    if isinstance(kind, flavor.Choice):
+        return {'type': str, 'enum': list(kind.choices)}
+    if isinstance(kind, flavor.Boolean):
+        return {'type': bool}
+    if isinstance(kind, flavor.Integer):
+        return {'type': int, 'min': kind.minimum, 'max': kind.maximum}
+    raise TypeError('no Nova value type for %r' % (kind,))
+
+
 def _for_spec(spec):
     return IoschedValidator(
         name=spec.key,
         description=spec.description,
-        value=dict(spec.kind.nova_value(),
-                   description=spec.kind.accepted()),
+        value=dict(nova_value(spec.kind), description=spec.kind.accepted()),
         check=lambda name, value: spec.check(value))
 
 
 # Nova looks a key up by name first, then tries every validator's name
 # pattern; this one matches any other iosched:* key. Delegating to
-# extra_specs.check keeps it right even when Nova tries it before a row's
-# own validator.
+# flavor.check keeps it right even when Nova tries it before a row's own
+# validator.
 UNKNOWN_KEY = IoschedValidator(
-    name=extra_specs.PREFIX + '{key}',
+    name=flavor.PREFIX + '{key}',
     description=('Any other key in the %s namespace is rejected with the '
-                 'list of accepted keys.' % extra_specs.NAMESPACE),
+                 'list of accepted keys.' % flavor.NAMESPACE),
     value={'type': str, 'description': 'none: the key is unknown'},
     parameters=[{'name': 'key', 'pattern': r'.+',
                  'description': 'an unknown iosched key'}],
-    check=extra_specs.check)
+    check=flavor.check)
 
-EXTRA_SPEC_VALIDATORS = [_for_spec(spec) for spec in extra_specs.SPECS]
+EXTRA_SPEC_VALIDATORS = [_for_spec(spec) for spec in flavor.SPECS]
 EXTRA_SPEC_VALIDATORS.append(UNKNOWN_KEY)
 
 

@@ -178,8 +178,8 @@ def balance_move(entries, pcpus, instances, ts, recent_moves, params,
             head, len(recent), params.max_moves_per_minute)
     cands = [e for e in entries if e.pcpu == s and 0 < e.ivcredit < gap / 2
              and e.instance_uuid not in exclude
-             and str(getattr(instances.get(e.instance_uuid), 'extra_specs',
-                             {}).get('hw:cpu_policy', '')) != 'dedicated']
+             and not getattr(instances.get(e.instance_uuid), 'dedicated',
+                             False)]
     if not cands:
         return None, recent, '%s: no I/O vCPU with IVCredit < %.3g' % (
             head, gap / 2)

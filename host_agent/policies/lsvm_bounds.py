@@ -9,20 +9,20 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pure: an LSVM vCPU's worst-case wait, per mechanism, and the shares.
+"""Pure: the agent's side of the LSVM bound, and its SCHED_DEADLINE sizing.
 
-The vSlicer policy (``vslicer.py``) chooses the microslice T_m with these
-rules and reports the bound; the Nova ``LsvmFilter``
-(``nova_plugin/lsvm_rule.py``) redoes them from the HostReport for one
-more VM. ``tests/unit/nova_plugin/test_lsvm_rule.py`` checks that both
-agree; change them together.
+The bound itself (W, T_m's budget, ``W + (k - 1) * T_m``, the shares) is
+``iosched.contract.lsvm``, which the Nova ``LsvmFilter``
+(``nova_plugin/lsvm_rule.py``) applies too; ``slicing()`` gives it the
+vSlicer policy's parameters. What only the agent does is here: the runtime,
+deadline and period of an LSVM's SCHED_DEADLINE reservations.
 
-Standard library and ``host_agent.model`` only; no I/O, no clock.
+Standard library and ``iosched.contract`` only; no I/O, no clock.
 """
 
 import math
 
-from host_agent import model
+from iosched.contract import lsvm
 
 # The kernel's SCHED_DEADLINE period range (sched_deadline_period_min_us /
 # _max_us defaults).
@@ -31,74 +31,15 @@ DL_PERIOD_MAX_US = 4194304
 MIN_RUNTIME_US = 2          # the kernel needs >= 1024 ns (sched.check_deadline)
 
 
-# W(T_m): how long a woken LSVM vCPU may wait before it first runs.
-#   slice, wakeup_preemption:  max(T_m, W_meas)   (EEVDF PREEMPT_SHORT; the
-#                              measured wake-up term when it is longer)
-#   slice, round robin:        max(T_NLSVM, W_meas)
-#   weight, deadline:          W_meas, the self-test's p99 under the
-#                              mechanism (it preempts at wake-up whatever
-#                              the slices); T_m when not measured (0)
-# worst(k, T_m) = W(T_m) + (k - 1) * T_m   (k LSVM vCPUs per pCPU; vSlicer's
-#                 crest T_NLSVM + (m - 1) * T_m is the round-robin case)
-def wait_us(t_m_us, params, mechanism=model.MECH_SLICE, measured_us=0.0):
-    """W for a microslice ``t_m_us`` (see the rule above)."""
-    if mechanism == model.MECH_SLICE:
-        base = t_m_us if params.wakeup_preemption else params.nlsvm_slice_us
-        return max(base, measured_us)
-    return measured_us if measured_us > 0 else t_m_us
-
-
-def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
-                  measured_us=0.0, term_us=None):
-    """W + (k - 1) * T_m in microseconds (``term_us`` instead of T_m in the
-    second term: a deadline host's largest runtime)."""
-    term = t_m_us if term_us is None else max(t_m_us, term_us)
-    return wait_us(t_m_us, params, mechanism, measured_us) + (k - 1) * term
-
-
-# Largest T_m keeping worst(k, T_m) <= L (may be below min_slice, or
-# negative when W alone exceeds L):
-#   W grows with T_m (slice with wakeup_preemption; weight/deadline not
-#   measured):  min(L / k, (L - W_meas) / (k - 1)); L / k when k = 1
-#   W fixed (round robin: T_NLSVM or W_meas; weight/deadline measured):
-#               (L - W_fixed) / (k - 1), unbounded when k = 1
-def budget_us(lat_ms, k, params, mechanism=model.MECH_SLICE,
-              measured_us=0.0):
-    lat_us = lat_ms * 1000.0
-    grows = ((mechanism == model.MECH_SLICE and params.wakeup_preemption)
-             or (mechanism != model.MECH_SLICE and measured_us <= 0))
-    if grows:
-        if k <= 1:
-            return lat_us
-        return min(lat_us / k, (lat_us - measured_us) / (k - 1))
-    fixed = (max(params.nlsvm_slice_us, measured_us)
-             if mechanism == model.MECH_SLICE else measured_us)
-    if k <= 1:
-        return float('inf')
-    return (lat_us - fixed) / (k - 1)
-
-
-def formula(params, mechanism=model.MECH_SLICE, measured_us=0.0):
-    """The worst-case rule in words, for reasons and notes."""
-    if mechanism == model.MECH_SLICE:
-        wait = 'T_m' if params.wakeup_preemption else 'T_NLSVM'
-    else:
-        wait = 'T_m'
-    if measured_us > 0:
-        wait = ('max(%s,W=%dus)' % (wait, measured_us)
-                if mechanism == model.MECH_SLICE else 'W=%dus' % measured_us)
-    return '%s+(k-1)*T_m' % wait
-
-
-# Fair share of one vCPU when N vCPUs float over P pCPUs with equal
-# weights: min(1, P / N). A SCHED_DEADLINE reservation is capped lower
-# (deadline_max_share): it is not work-conserving.
-def fair_share(pcpus, vcpus):
-    return min(1.0, float(max(1, pcpus)) / max(1, vcpus))
-
-
-def deadline_share(pcpus, vcpus, max_share):
-    return min(max_share, fair_share(pcpus, vcpus))
+def slicing(params, mechanism=lsvm.MECH_SLICE, measured_us=0.0):
+    """The contract's ``lsvm.Slicing`` of vSlicer ``params`` under
+    ``mechanism`` with its measured wake-up p99 (0: not measured)."""
+    return lsvm.Slicing(
+        mechanism=mechanism, measured_us=measured_us,
+        nlsvm_slice_us=params.nlsvm_slice_us,
+        wakeup_preemption=params.wakeup_preemption,
+        max_slice_us=params.lsvm_max_slice_us,
+        min_slice_us=params.min_slice_us)
 
 
 # Runtime of an LSVM vCPU's SCHED_DEADLINE reservation: it must cover the

@@ -15,18 +15,21 @@ The vSlicer policy (``vslicer.plan_slices``) decides which LSVMs get which
 mechanism and with which T_m; this module admits SCHED_DEADLINE
 reservations within the host's bandwidth and builds the knob actions of
 each mechanism (affinity, reservations, release, VM weight and cap). The
-rules (shares, runtimes, periods) are in ``lsvm_bounds``.
+rules are in ``iosched.contract.lsvm`` (shares, admission) and
+``lsvm_bounds`` (runtimes, periods).
 
-Standard library and ``host_agent.model`` only; no I/O, no clock.
+Standard library, ``host_agent.model`` and ``iosched.contract`` only; no
+I/O, no clock.
 """
 
 from host_agent import model
 from host_agent.policies import lsvm_bounds
+from iosched.contract import lsvm
 
 
 def dedicated(inst):
     """Nova pins hw:cpu_policy=dedicated vCPUs itself; never re-pin them."""
-    return str(inst.extra_specs.get('hw:cpu_policy', '')) == 'dedicated'
+    return inst.dedicated
 
 
 def latency_ms(inst, params):
@@ -37,7 +40,7 @@ def latency_ms(inst, params):
 # Deadline admission (the kernel's own test, done first so that nothing is
 # half-applied): LSVMs, strictest iosched:latency_ms first (ties: uuid),
 # each reserving u_i = v_i * s (its fair share, lsvm_bounds.reservation),
-# are admitted while
+# are admitted while (lsvm.admits)
 #   reserved + u_i <= dl_bw_limit - dl_bw_foreign
 # and never when the root domain is unknown or the flavor is dedicated
 # (Nova pins those to single pCPUs, which the kernel refuses). The others
@@ -57,7 +60,7 @@ def admit_deadline(instances, share, sched, params):
         elif dedicated(inst):
             refused[inst.uuid] = ('hw:cpu_policy=dedicated pins it narrower '
                                   'than its root domain')
-        elif reserved + need > room + 1e-9:
+        elif not lsvm.admits(reserved + need, room):
             refused[inst.uuid] = (
                 'deadline admission: %.3g + %.3g CPUs > limit %.3g - '
                 'foreign %.3g' % (reserved, need, sched.dl_bw_limit,
@@ -113,7 +116,7 @@ def release_deadline(inst, why):
 
 
 def weight_actions(inst, pcpus, vcpus, params):
-    cap = round(inst.vcpus * lsvm_bounds.fair_share(pcpus, vcpus), 4)
+    cap = round(inst.vcpus * lsvm.fair_share(pcpus, vcpus), 4)
     return [
         model.Action(kind=model.ACTION_VM_WEIGHT, instance_uuid=inst.uuid,
                      target='', value=params.lsvm_weight,

@@ -46,7 +46,6 @@ deadline and weight mechanisms' actions in ``lsvm_mechanisms``.
 """
 
 import dataclasses
-import math
 import typing
 
 from host_agent import model
@@ -54,6 +53,7 @@ from host_agent.policies import base
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import lsvm_mechanisms
 from host_agent.policies import vslicer_bound
+from iosched.contract import lsvm
 
 # Same string as host_agent.actuators.linux_knobs.ACTION_EMULATOR_SLICE
 # (policies import no actuator); drivers without it skip the action.
@@ -149,7 +149,7 @@ class Turn:
 #   M   = the mechanism in force (snapshot.sched: the self-test's choice),
 #         W_M its measured p99 wake-up latency (0: not measured)
 #   T_m,i = clamp(min(lsvm_max_slice, budget_M(L_i, k)), min_slice, 100 ms)
-#   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (lsvm_bounds)
+#   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (iosched.contract.lsvm)
 #   slice:    LSVM vCPUs and main loop get T_m,i, other vCPUs T_NLSVM
 #   deadline: LSVMs admitted (admit_deadline) get SCHED_DEADLINE: vCPUs
 #             runtime T_m,i, I/O threads io_thread_runtime, period so that
@@ -206,8 +206,8 @@ def _host(instances, pcpus, params, sched, bursts):
     m = sum(i.vcpus for i in instances if i.latency_sensitive)
     n_all = sum(i.vcpus for i in instances)
     host = Host(sched=sched, bursts=bursts, mech=mech, n_pcpus=n_pcpus,
-                m=m, n_all=n_all, k=max(1, math.ceil(m / n_pcpus)),
-                share=lsvm_bounds.deadline_share(
+                m=m, n_all=n_all, k=lsvm.per_pcpu(m, n_pcpus),
+                share=lsvm.deadline_share(
                     n_pcpus, n_all, params.deadline_max_share))
     if mech == model.MECH_DEADLINE:
         admitted, dl_refused, _ = lsvm_mechanisms.admit_deadline(
@@ -246,6 +246,7 @@ def _lsvm_turn(inst, host, params):
     term_us = slice_us         # the (k - 1) term: T_m, or Q
     bound = vslicer_bound.worst_case_us(host.k, slice_us, params, mech,
                                         w_us) / 1000.0
+    sl = lsvm_bounds.slicing(params, mech, w_us)
     turn = Turn(slice_us=slice_us, rule='vslicer.lsvm_microslice',
                 bound_ms=bound, reason=(
                     'LSVM (%s): L=%.3gms, m=%d LSVM vCPUs on %d pCPUs '
@@ -253,9 +254,8 @@ def _lsvm_turn(inst, host, params):
                     '%.3gms' % (
                         mech, lat_ms, host.m, host.n_pcpus, host.k,
                         params.lsvm_max_slice_us, '%dus' % vslicer_bound
-                        .finite(lsvm_bounds.budget_us(lat_ms, host.k, params,
-                                                      mech, w_us)),
-                        slice_us, lsvm_bounds.formula(params, mech, w_us),
+                        .finite(lsvm.budget_us(lat_ms, host.k, sl)),
+                        slice_us, lsvm.formula(sl),
                         bound)))
     if mech == model.MECH_DEADLINE:
         want, term_us = _deadline_turn(turn, inst, lat_ms, w_us, host,
@@ -271,7 +271,8 @@ def _lsvm_turn(inst, host, params):
                 inst, host.n_pcpus, host.n_all, params))
         if params.pin_lsvms and not lsvm_mechanisms.dedicated(inst):
             want = _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params)
-    if want < params.min_slice_us or turn.bound_ms > lat_ms + 1e-9:
+    if (want < params.min_slice_us
+            or not lsvm.holds(turn.bound_ms * 1000.0, lat_ms)):
         turn.notes.append(vslicer_bound.refusal(
             inst, lat_ms, want, term_us, host.k, params, mech, w_us))
         turn.refused = True
@@ -297,8 +298,8 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
         '%dus)=%dus, bound W+(k-1)*max Q=%dus+%dx%dus=%.3gms' % (
             lat_ms, host.m, host.n_pcpus, host.k, host.dl_t_m,
             params.deadline_burst_headroom, burst, runtime,
-            lsvm_bounds.wait_us(host.dl_t_m, params, model.MECH_DEADLINE,
-                                w_us),
+            lsvm.wait_us(host.dl_t_m, lsvm_bounds.slicing(
+                params, model.MECH_DEADLINE, w_us)),
             host.k - 1, host.dl_term, turn.bound_ms))
     dl_actions, used = lsvm_mechanisms.deadline_actions(
         inst, runtime, lat_ms, host.share, host.sched, params, turn.reason)
@@ -315,8 +316,8 @@ def _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params):
     where = {lv: pp for pp in host.pcpus for lv in pp.lsvm_vcpus}
     mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
     turn.bound_ms = max(pp.bound_ms for pp in mine)
-    want = min(lsvm_bounds.budget_us(lat_ms, pp.m, params, mech, w_us)
-               for pp in mine)
+    sl = lsvm_bounds.slicing(params, mech, w_us)
+    want = min(lsvm.budget_us(lat_ms, pp.m, sl) for pp in mine)
     for v, pp in enumerate(mine):
         turn.vcpu_slices[v] = pp.microslice_us
         turn.actions.append(model.Action(

@@ -25,9 +25,8 @@ import dataclasses
 from host_agent import model
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import lsvm_mechanisms
+from iosched.contract import lsvm
 
-KERNEL_MIN_SLICE_US = 100
-KERNEL_MAX_SLICE_US = 100000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,31 +41,26 @@ class PcpuPlan:
     holds: bool                # bound <= every L_i here, m <= max
 
 
-def _clamp(v, lo, hi):
-    return max(lo, min(hi, v))
-
-
-# Worst-case scheduling latency and T_m's budget: lsvm_bounds (shared
-# with the Nova LsvmFilter's rule). With the slice mechanism and nothing
+# Worst-case scheduling latency and T_m's budget: iosched.contract.lsvm
+# (shared with the Nova LsvmFilter's rule). With the slice mechanism and nothing
 # measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
 # worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
 def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
                   measured_us=0.0, term_us=None):
-    """W + (k - 1) * T_m in microseconds (lsvm_bounds.worst_case_us)."""
-    return lsvm_bounds.worst_case_us(k, t_m_us, params, mechanism,
-                                     measured_us, term_us)
+    """W + (k - 1) * T_m in microseconds (lsvm.worst_case_us)."""
+    return lsvm.worst_case_us(k, t_m_us, lsvm_bounds.slicing(
+        params, mechanism, measured_us), term_us)
 
 
 def microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
                measured_us=0.0):
     """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs.
 
-    T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms).
+    T_m = clamp(min(lsvm_max_slice, budget(L, k)), min_slice, 100 ms)
+    (lsvm.microslice_us).
     """
-    want = min(params.lsvm_max_slice_us, lsvm_bounds.budget_us(
-        lat_ms, k, params, mechanism, measured_us))
-    return int(_clamp(want, max(params.min_slice_us, KERNEL_MIN_SLICE_US),
-                      KERNEL_MAX_SLICE_US)), want
+    return lsvm.microslice_us(lat_ms, k, lsvm_bounds.slicing(
+        params, mechanism, measured_us))
 
 
 # Per-pCPU planning (vSlicer's per-core parameters, Eqs. 2.1-2.12, on
@@ -77,8 +71,8 @@ def microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
 # assumes one latency target per core; with mixed targets the strictest
 # wins, digest 001 6.1.4):
 #   T_m,p = clamp(min(lsvm_max_slice, budget(min_i L_i, m_p)), min_slice,
-#                 100 ms)   (lsvm_bounds.budget_us for the mechanism)
-#   bound_p = W + (m_p - 1) * T_m,p  (lsvm_bounds.worst_case_us; vSlicer's
+#                 100 ms)   (lsvm.budget_us for the mechanism)
+#   bound_p = W + (m_p - 1) * T_m,p  (lsvm.worst_case_us; vSlicer's
 #   (m-1) T_m <= T_l counted per core)
 #   holds_p = bound_p <= L_i for every LSVM i on p and m_p <= max_lsvm.
 # vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
@@ -110,13 +104,14 @@ def plan_pcpus(instances, pcpus, params, mechanism=model.MECH_SLICE,
         out.append(PcpuPlan(
             p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
             t_m, bound,
-            bound <= lat + 1e-9 and m_p <= params.max_lsvm_per_pcpu))
+            lsvm.holds(bound * 1000.0, lat)
+            and m_p <= params.max_lsvm_per_pcpu))
     return tuple(out)
 
 
 def finite(us):
     """A microsecond figure for %d (an unbounded budget shows as 100 ms)."""
-    return min(us, KERNEL_MAX_SLICE_US)
+    return min(us, lsvm.KERNEL_MAX_SLICE_US)
 
 
 def refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
@@ -130,7 +125,8 @@ def refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
             'iosched:latency_ms' % (
                 inst.uuid, lat_ms, k, finite(want), params.min_slice_us,
                 slice_us,
-                lsvm_bounds.formula(params, mechanism, measured_us),
+                lsvm.formula(lsvm_bounds.slicing(params, mechanism,
+                                                 measured_us)),
                 worst_case_us(k, slice_us, params, mechanism,
                               measured_us) / 1000.0, lat_ms, mechanism,
                 params.nlsvm_slice_us, params.wakeup_preemption))

@@ -41,11 +41,11 @@ import dataclasses
 
 from host_agent import model
 from host_agent.policies import base
+from iosched.contract import lsvm
 
 # Same strings as host_agent.actuators (policies import no actuator).
 ACTION_EMULATOR_SLICE = 'emulator_slice'
 ACTION_EMULATOR_PIN = 'emulator_pin'
-KERNEL_MIN_SLICE_US = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,17 +63,9 @@ class TurboState:
     turbo_instances: tuple     # uuids whose I/O threads run on turbo pCPUs
 
 
+# turbo(i) := latency_sensitive or iosched:turbo (iosched.contract.flavor)
 def is_turbo(inst):
-    specs = inst.extra_specs or {}
-    # the spellings the Nova API accepts (nova_plugin.extra_specs Boolean)
-    return inst.latency_sensitive or str(
-        specs.get('iosched:turbo', '')).strip().lower() in (
-            'true', '1', 'yes', 'on')
-
-
-def _dedicated(inst):
-    return str((inst.extra_specs or {}).get('hw:cpu_policy', '')) == \
-        'dedicated'
+    return inst.latency_sensitive or inst.flavor_specs.turbo
 
 
 # Control law (per host, every tick; P = the host's pCPUs):
@@ -98,7 +90,7 @@ def plan_turbo(instances, pcpus, params):
         note = ('vturbo off: turbo_pcpus %s must be a proper subset of this '
                 'host\'s pCPUs %s' % (list(params.turbo_pcpus), list(host)))
         return (), (note,), TurboState((), host, ())
-    slice_us = max(KERNEL_MIN_SLICE_US, params.turbo_slice_us)
+    slice_us = max(lsvm.KERNEL_MIN_SLICE_US, params.turbo_slice_us)
     actions = []
     chosen = []
     for inst in sorted(instances, key=lambda i: i.uuid):
@@ -116,7 +108,7 @@ def plan_turbo(instances, pcpus, params):
                 kind=ACTION_EMULATOR_SLICE, instance_uuid=inst.uuid,
                 target='', value=slice_us, rule='vturbo.io_thread_slice',
                 reason='turbo quantum %dus on turbo pCPUs' % slice_us))
-        if params.pin_regular_vcpus and not _dedicated(inst):
+        if params.pin_regular_vcpus and not inst.dedicated:
             for v in range(inst.vcpus):
                 actions.append(model.Action(
                     kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,

@@ -132,6 +132,7 @@ import json
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
 
+
 VERSION = '1.4'
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).

@@ -22,10 +22,11 @@ assembles them into the ``HostReport``. Standard library only.
 
 import dataclasses
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload_check
 
-MECHANISMS = ('deadline', 'weight', 'slice')
-PROBE_CASES = ('stock',) + MECHANISMS
+# The self-test's rows: no mechanism ('stock'), then each mechanism.
+PROBE_CASES = ('stock',) + lsvm_bound.MECHANISMS
 KLASSES = ('io', 'cpu', 'mixed', 'idle')
 HEALTH_STATES = ('ok', 'degraded', 'error')
 
@@ -143,8 +144,8 @@ class LsvmState:
         kw = dict(
             mechanism=get(data, 'mechanism', path, str,
                           default=d.mechanism,
-                          check=lambda v: v in MECHANISMS,
-                          accepted=' | '.join(MECHANISMS)),
+                          check=lambda v: v in lsvm_bound.MECHANISMS,
+                          accepted=' | '.join(lsvm_bound.MECHANISMS)),
             wakeup_latency_us=get(data, 'wakeup_latency_us', path, float,
                                   default=0.0, check=nonneg,
                                   accepted='microseconds >= 0'),

@@ -44,9 +44,8 @@ from host_agent import model
 from host_agent import plugins
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
+from iosched.contract import flavor as flavor_contract
 from iosched.demo import placement
-from nova_plugin import extra_specs
-from nova_plugin import scoring
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -218,9 +217,9 @@ class Cloud(object):
             vcpus=server.flavor.vcpus,
             extra_specs=dict(server.flavor.extra_specs), disks=disks))
         if self.store is not None:
-            req = server.flavor.extra_specs
-            io = extra_specs.read(req, scoring.IO_PROFILE) in ('io', 'mixed')
-            lsvm = bool(extra_specs.read(req, scoring.LATENCY_SENSITIVE))
+            req = flavor_contract.read(server.flavor.extra_specs)
+            io = req.has_io_vcpus
+            lsvm = req.latency_sensitive
             self.store.note_placement(
                 decision.host, io_vcpus=server.flavor.vcpus if io else 0,
                 lsvm_vcpus=server.flavor.vcpus if lsvm else 0,

@@ -17,10 +17,9 @@ agent's and the scheduler's own; a figure of no sample is 0.0 here.
 """
 
 from host_agent import model
+from iosched.contract import flavor as flavor_contract
 from iosched.contract import qos_keys
 from iosched.contract import stats
-from nova_plugin import extra_specs
-from nova_plugin import scoring
 
 IO = (model.KLASS_IO, model.KLASS_MIXED)
 
@@ -104,8 +103,7 @@ def _server_row(cloud, server, klass, t0, t1, totals):
                for i in range(server.flavor.vcpus)]
     row['klass'] = [c[0] for c in classes]
     row['io_strength'] = [round(c[1], 3) for c in classes]
-    lsvm = bool(extra_specs.read(server.flavor.extra_specs,
-                                 scoring.LATENCY_SENSITIVE))
+    lsvm = flavor_contract.read(server.flavor.extra_specs).latency_sensitive
     row['lsvm'] = lsvm
     if kind == 'request_response':
         lat = sim.request_latencies_us(uuid, since_us=t0_us)

@@ -13,7 +13,7 @@
 a YAML/JSON file (``{"guests": [{"name": ..., "mode": ..., ...}]}``).
 
 Each mode has a default flavor with the iosched extra specs the agent
-reads (``host_agent.model.SPEC_*`` keys); a spec may override the flavor
+reads (``iosched.contract.flavor`` keys); a spec may override the flavor
 name, its extra specs, memory, disk size and the guest program's options.
 """
 

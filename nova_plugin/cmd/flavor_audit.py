@@ -12,8 +12,10 @@
 """``iosched-placement --check-flavors``: the audit's rows and fixes (pure).
 
 Turns Nova's flavors into one row per flavor that concerns iosched (an
-``iosched:*`` spec, or a ``CUSTOM_IOSCHED_*`` resource that would claim
-capacity): what ``placement_resources.check()`` finds and the exact
+``iosched:*`` spec, one in another case such as ``IOSCHED:latency_ms``, or a
+``CUSTOM_IOSCHED_*`` resource that would claim capacity): a value every
+reader ignores (``iosched.contract.flavor``), what
+``placement_resources.check()`` finds and the exact
 ``openstack flavor set`` / ``openstack flavor unset`` commands that make
 it right. No I/O, no clock: the command reads the flavors and prints.
 """
@@ -21,7 +23,7 @@ it right. No I/O, no clock: the command reads the flavors and prints.
 import dataclasses
 import shlex
 
-from nova_plugin import extra_specs
+from iosched.contract import flavor as flavor_contract
 from nova_plugin import placement_resources as pr
 
 CLASSES = pr.RESOURCE_CLASSES
@@ -61,10 +63,11 @@ class Row:
             'fix': list(self.fix)}
 
 
-# A key concerns iosched: iosched:* or resources<group>:CUSTOM_IOSCHED_*
+# A key concerns iosched: iosched:* in any case, or
+# resources<group>:CUSTOM_IOSCHED_*
 def concerns(spec_key):
     spec_key = str(spec_key)
-    if extra_specs.in_namespace(spec_key):
+    if flavor_contract.looks_like_namespace(spec_key):
         return True
     group, sep, rc = spec_key.partition(':')
     return bool(sep) and group.startswith('resources') and rc in CLASSES
@@ -126,7 +129,7 @@ def text(rows, listed, lsvm_vcpu_share):
     for row in rows:
         specs = ', '.join('%s=%s' % (k, v)
                           for k, v in sorted(row.flavor.specs.items())
-                          if extra_specs.in_namespace(k))
+                          if flavor_contract.looks_like_namespace(k))
         head = '%s (%s%s)' % (row.flavor.name,
                               _plural(row.flavor.vcpus, 'vCPU'),
                               ', ' + specs if specs else '')

@@ -32,6 +32,7 @@ import time
 
 from oslo_config import cfg
 
+from iosched.contract import flavor as flavor_contract
 from nova_plugin.cmd import clip
 from nova_plugin.cmd import flavor_audit
 from nova_plugin.cmd import placement_format as fmt
@@ -238,12 +239,10 @@ def read_request(args):
         vcpus = args.vcpus
         specs = sources.parse_properties(args.property)
         source = '--vcpus %d' % vcpus
-    profile = specs.get(scoring.IO_PROFILE)
-    if (profile is not None and
-            str(profile).strip().lower() not in scoring.IO_PROFILES):
-        raise BadInput('%s=%s: accepted: %s (the scheduler would read it as '
-                       'unset)' % (scoring.IO_PROFILE, profile,
-                                   ' | '.join(scoring.IO_PROFILES)))
+    try:
+        flavor_contract.check_specs(specs)
+    except flavor_contract.InvalidExtraSpec as e:
+        raise BadInput('%s (the scheduler would read it as unset)' % e)
     if not args.slo_iops >= 0 or args.slo_iops == float('inf'):
         raise BadInput('--slo-iops %s: accepted: a finite number of IOPS '
                        '>= 0' % args.slo_iops)

@@ -29,6 +29,7 @@ of each scheduler worker (placements since a host's last report).
 
 import dataclasses
 
+from iosched.contract import lsvm as lsvm_bound
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
 from nova_plugin import slo_rule
@@ -149,7 +150,7 @@ def lsvm_host(report):
            'probes': [{'mechanism': p.mechanism, 'ok': p.ok,
                        'p50_us': p.p50_us, 'p99_us': p.p99_us,
                        'error': p.error} for p in lsvm.probes]}
-    if lsvm.mechanism == lsvm_rule.MECH_DEADLINE:
+    if lsvm.mechanism == lsvm_bound.MECH_DEADLINE:
         out.update(deadline_max_share=lsvm.deadline_max_share,
                    dl_bw_limit=lsvm.dl_bw_limit,
                    dl_bw_foreign=lsvm.dl_bw_foreign,

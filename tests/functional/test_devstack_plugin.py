@@ -430,7 +430,7 @@ def test_disabled_agent(tmp_path):
 
 
 def test_examples_and_optional_agent_features(tmp_path):
-    from nova_plugin import extra_specs
+    from iosched.contract import flavor
     ds = Devstack(tmp_path, IOSCHED_CREATE_EXAMPLES='True',
                   IOSCHED_LSVM_TRAIT='yes', IOSCHED_AGENT_CINDER='True')
     ds.stack()
@@ -447,9 +447,7 @@ def test_examples_and_optional_agent_features(tmp_path):
             props.setdefault(call[-1], {}).update(
                 kv.split('=', 1) for kv in args[1::2])
     for name, specs in props.items():
-        for key, value in specs.items():
-            if extra_specs.in_namespace(key):
-                extra_specs.check(key, value)   # what nova-api accepts
+        flavor.check_specs(specs)       # what nova-api accepts
     assert props['lsvm.small']['trait:CUSTOM_IOSCHED_LSVM'] == 'required'
     assert props['lsvm.small']['iosched:latency_sensitive'] == 'true'
     assert props['io.medium'] == {'iosched:io_profile': 'io'}

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from oslo_utils.fixture import uuidsentinel as uuids
 
 from iosched.contract import payload_sections
+from iosched.contract import lsvm as lsvm_bound
 from nova import objects
 from nova.scheduler import filters
 from nova import test
@@ -183,7 +184,7 @@ HOST = st.fixed_dictionaries({
     'io_strength_total': st.sampled_from([0.0, 0.4, 1.0, 2.0, 5.5]),
     'lsvm_count': st.integers(0, 12),
     'nlsvm_vcpus': st.integers(0, 16),
-    'mechanism': st.sampled_from(lsvm_rule.MECHANISMS),
+    'mechanism': st.sampled_from(lsvm_bound.MECHANISMS),
     'wakeup_latency_us': st.sampled_from([0.0, 13.0, 63.0, 4000.0]),
     'min_latency_ms': st.sampled_from([0.0, 2.0, 5.0]),
     'capacity_iops': st.sampled_from([0.0, 1000.0, 5000.0]),

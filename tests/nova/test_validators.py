@@ -13,7 +13,7 @@
 
 * ``LoaderTestCase``: Nova's own loader (stevedore group
   ``nova.api.extra_spec_validators``) finds the ``iosched`` entry point and
-  registers every key of ``nova_plugin.extra_specs.SPECS``.
+  registers every key of ``iosched.contract.flavor.SPECS``.
 * ``RegistryTestCase``: every row of the table of
   tests/unit/nova_plugin/test_extra_specs_table.py through
   ``nova.api.validation.extra_specs.validators.validate``, the function the
@@ -32,7 +32,7 @@ from nova.tests.functional.api import client as api_client
 from nova.tests.functional import integrated_helpers
 from stevedore import extension
 
-from nova_plugin import extra_specs
+from iosched.contract import flavor
 from nova_plugin import scoring
 from nova_plugin import validators
 from tests.unit.nova_plugin import test_extra_specs_table as table
@@ -51,7 +51,7 @@ class LoaderTestCase(test.NoDBTestCase):
     def test_nova_registered_every_key_and_the_namespace(self):
         # Filled by nova's load_validators() when the module was imported.
         self.assertIn('iosched', nova_validators.NAMESPACES)
-        for spec in extra_specs.SPECS:
+        for spec in flavor.SPECS:
             self.assertIs(
                 validators.IoschedValidator,
                 type(nova_validators.VALIDATORS[spec.key]), spec.key)
@@ -179,7 +179,8 @@ class ApiV286TestCase(_ApiTestCase):
             with self.subTest(key=key, value=value):
                 self._post({key: value})
                 stored = self.admin_api.get_extra_specs(self.flavor_id)
-                self.assertEqual(want, extra_specs.read(stored, key))
+                self.assertEqual(want, getattr(flavor.read(stored),
+                                               flavor.BY_KEY[key].field))
 
     def test_json_number_latency(self):
         self._post({'iosched:latency_ms': 5})
@@ -213,6 +214,21 @@ class ApiV286TestCase(_ApiTestCase):
                                 'iosched:latency_ms': '20000'})
         self.assertIn("'iosched:latency_ms'", msg)
         self.assertEqual({}, self.admin_api.get_extra_specs(self.flavor_id))
+
+    def test_a_miscased_namespace_is_stored_and_read_by_no_one(self):
+        # Nova checks only the namespaces it knows: 'IOSCHED' is not one.
+        # Every reader ignores the key (keys are case-sensitive), with a
+        # warning (iosched.contract.flavor, decision "Keys are exact").
+        specs = {'IOSCHED:latency_sensitive': 'true'}
+        self._post(specs)
+        stored = self.admin_api.get_extra_specs(self.flavor_id)
+        self.assertEqual(specs, stored)
+        reading = flavor.read(stored)
+        self.assertFalse(reading.latency_sensitive)
+        self.assertEqual(['IOSCHED:latency_sensitive'],
+                         [i.key for i in reading.ignored])
+        self.assertIn("accepted: 'iosched:latency_sensitive'",
+                      str(reading.ignored[0].error))
 
     def test_put_one_key(self):
         key = 'iosched:latency_sensitive'

@@ -48,6 +48,10 @@ GOOD = [
      {'iosched:latency_sensitive': 'true', BW_KEY: '500'}),
     (None, 2, 0.5, {}),
     ({'hw:cpu_policy': 'dedicated'}, 8, 0.5, {'hw:cpu_policy': 'dedicated'}),
+    # a key the sizing does not read: Nova's validator refuses it (2.86)
+    ({'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '0'}, 2,
+     0.5, {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '0',
+           BW_KEY: '1000'}),
 ]
 
 
@@ -66,6 +70,9 @@ BAD = [
      'it would ask 0 milli-CPUs'),
     ({'iosched:io_profile': 'disk'}, 2, 0.5,
      "invalid value 'disk' for flavor extra spec 'iosched:io_profile'"),
+    # Nova stores it; every reader ignores it: the LSVM would get no BW
+    ({'IOSCHED:latency_sensitive': 'true'}, 2, 0.5,
+     "keys are case-sensitive, accepted: 'iosched:latency_sensitive'"),
     (['iosched:io_profile'], 2, 0.5, 'extra_specs must be a mapping'),
 ]
 

@@ -11,6 +11,8 @@
 # under the License.
 """Table-driven tests of the vSlicer-on-EEVDF policy (pure)."""
 
+import dataclasses
+
 import pytest
 
 from host_agent import model
@@ -50,18 +52,19 @@ CASES = [
      [inst('l', lsvm=True, latency_ms=2), inst('c', 2)], (0, 1),
      {('l', '0'): 1000, ('c', '0'): 12000, ('c', '1'): 12000},
      (1, 5, 1.0), 0),
-    ('tight bound: L=0.5ms, k=1: T_m = 500',
-     [inst('l', lsvm=True, latency_ms=0.5)], (0, 1, 2, 3),
-     {('l', '0'): 500}, (1, 11, 0.5), 0),
-    ('5 LSVM vCPUs on 2 pCPUs: k=3, L=1.5ms: T_m = 500',
-     [inst('l1', 2, True, 1.5), inst('l2', 3, True, 1.5)], (0, 1),
-     {('l1', '0'): 500, ('l1', '1'): 500, ('l2', '0'): 500,
-      ('l2', '1'): 500, ('l2', '2'): 500}, (5, 1, 1.5), 0),
+    # (iosched:latency_ms is whole milliseconds, iosched.contract.flavor)
+    ('tight bound: L=1ms, k=2: T_m = 500',
+     [inst('l', 2, lsvm=True, latency_ms=1)], (0,),
+     {('l', '0'): 500, ('l', '1'): 500}, (2, 1, 1.0), 0),
+    ('5 LSVM vCPUs on 2 pCPUs: k=3, L=1ms: T_m = int(1000/3) = 333',
+     [inst('l1', 2, True, 1), inst('l2', 3, True, 1)], (0, 1),
+     {('l1', '0'): 333, ('l1', '1'): 333, ('l2', '0'): 333,
+      ('l2', '1'): 333, ('l2', '2'): 333}, (5, 1, 0.999), 0),
     ('default latency when the flavor has none',
      [inst('l', lsvm=True)], (0,), {('l', '0'): 1000}, (1, 2, 1.0), 0),
-    ('impossible bound: L=0.1ms with k=2 -> min slice and a refusal',
-     [inst('l', 2, True, 0.1)], (0,), {('l', '0'): 100, ('l', '1'): 100},
-     (2, 1, 0.2), 1),
+    ('impossible bound: L=1ms with k=11 -> min slice and a refusal',
+     [inst('l', 11, True, 1)], (0,),
+     {('l', str(v)): 100 for v in range(11)}, (11, 0, 1.1), 1),
 ]
 
 
@@ -90,9 +93,11 @@ def test_bound_never_exceeds_latency_when_feasible():
     for m in range(1, 10):
         for n_pcpus in (1, 2, 4):
             for lat in (0.5, 1, 2, 5, 20):
-                insts = [inst('l%d' % i, 1, True, lat) for i in range(m)]
-                _, notes, st = vslicer.plan_slices(insts,
-                                                   tuple(range(n_pcpus)), P)
+                # L by the policy's default (a flavor's is whole ms)
+                params = dataclasses.replace(P, default_latency_ms=lat)
+                insts = [inst('l%d' % i, 1, True) for i in range(m)]
+                _, notes, st = vslicer.plan_slices(
+                    insts, tuple(range(n_pcpus)), params)
                 if not notes:
                     assert st.latency_bound_ms <= lat + 1e-9
 
@@ -125,11 +130,11 @@ PIN_CASES = [
      {('b', '0'): 500, ('c', '0'): 500, ('a', '0'): 1000,
       ('n', '0'): 12000, ('n', '1'): 12000},
      [(0, 2, 500, 1.0, True), (1, 1, 1000, 1.0, True)], ()),
-    ('4 LSVMs L=0.15ms on 1 pCPU: T_m=100us, bound 0.4ms > L: refused',
-     [inst('l%d' % i, 1, True, 0.15) for i in range(4)], (0,),
-     {('l%d' % i, '0'): (0,) for i in range(4)},
-     {('l%d' % i, '0'): 100 for i in range(4)},
-     [(0, 4, 100, 0.4, False)], ('l0', 'l1', 'l2', 'l3')),
+    ('11 LSVMs L=1ms on 1 pCPU: T_m=100us, bound 1.1ms > L: refused',
+     [inst('l%02d' % i, 1, True, 1) for i in range(11)], (0,),
+     {('l%02d' % i, '0'): (0,) for i in range(11)},
+     {('l%02d' % i, '0'): 100 for i in range(11)},
+     [(0, 11, 100, 1.1, False)], tuple('l%02d' % i for i in range(11))),
     ('a 2-vCPU LSVM is split over 2 pCPUs',
      [inst('l', 2, True, 2)], (0, 1),
      {('l', '0'): (0,), ('l', '1'): (1,)},
@@ -176,11 +181,12 @@ RR_CASES = [
      [inst('l', 1, True, 2)], (0,), 1000, 3.0, ('l',)),
     ('k=3, L=5ms: (5000-3000)/2 = 1000us, bound 3 + 2*1 = 5ms',
      [inst('l', 3, True, 5)], (0,), 1000, 5.0, ()),
-    ('k=2, L=3.5ms: (3500-3000)/1 = 500us, bound 3 + 0.5 = 3.5ms',
-     [inst('a', 1, True, 3.5), inst('b', 1, True, 3.5)], (0,), 500, 3.5,
-     ()),
-    ('k=2, L=3.05ms: budget 50us < 100us minimum: refused, bound 3.1ms',
-     [inst('l', 2, True, 3.05)], (0,), 100, 3.1, ('l',)),
+    ('k=3, L=4ms: (4000-3000)/2 = 500us, bound 3 + 2*0.5 = 4ms',
+     [inst('a', 1, True, 4), inst('b', 1, True, 4), inst('d', 1, True, 4)],
+     (0,), 500, 4.0, ()),
+    ('k=12, L=4ms: budget 1000/11 = 91us < 100us minimum: refused, '
+     'bound 3 + 11*0.1 = 4.1ms',
+     [inst('l', 12, True, 4)], (0,), 100, 4.1, ('l',)),
 ]
 
 

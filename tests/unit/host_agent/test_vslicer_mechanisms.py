@@ -9,10 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table-driven tests of the LSVM mechanisms: bounds, shares, deadline
-reservations and admission, the weight boost and cap (pure)."""
-
-import math
+"""Table-driven tests of the LSVM mechanisms: deadline reservations and
+admission, the weight boost and cap (pure). The bound and the shares they
+use: tests/unit/contract/test_lsvm.py."""
 
 import pytest
 
@@ -42,52 +41,6 @@ def sched(mech, p99=0.0, cpus=(0, 1), limit=1.9, foreign=0.0, probes=()):
     return model.HostSched(mechanism=mech, wakeup_p99_us=p99, dl_cpus=cpus,
                            dl_bw_limit=limit, dl_bw_foreign=foreign,
                            probes=probes)
-
-
-# name, params, mechanism, measured us, k, T_m, want W, want worst
-WAITS = [
-    ('slice, preemption, unmeasured: W = T_m', P, S, 0, 2, 800, 800, 1600),
-    ('slice, preemption, tick measured: W = 4 ms', P, S, 4000, 1, 1000,
-     4000, 4000),
-    ('slice, round robin: W = T_NLSVM', RR, S, 0, 2, 500, 3000, 3500),
-    ('slice, round robin, measured above T_NLSVM', RR, S, 5000, 1, 500,
-     5000, 5000),
-    ('deadline measured 13 us', P, D, 13, 3, 500, 13, 1013),
-    ('weight measured 63 us', P, W, 63, 1, 1000, 63, 63),
-    ('deadline not measured: W = T_m', P, D, 0, 2, 700, 700, 1400),
-]
-
-
-@pytest.mark.parametrize('name,params,mech,meas,k,t_m,wait,worst', WAITS,
-                         ids=[w[0] for w in WAITS])
-def test_wait_and_worst(name, params, mech, meas, k, t_m, wait, worst):
-    assert lsvm_bounds.wait_us(t_m, params, mech, meas) == wait
-    assert lsvm_bounds.worst_case_us(k, t_m, params, mech, meas) == worst
-
-
-# name, params, mechanism, measured, L ms, k, want budget us
-BUDGETS = [
-    ('slice preemption, k=1: L', P, S, 0, 2, 1, 2000),
-    ('slice preemption, k=2: L/2', P, S, 0, 2, 2, 1000),
-    ('slice preemption, W_meas=1500, k=2: (L-W)/(k-1)', P, S, 1500, 2, 2,
-     500),
-    ('slice round robin, k=1: inf', RR, S, 0, 5, 1, math.inf),
-    ('slice round robin, k=3: (L-T_NLSVM)/2', RR, S, 0, 5, 3, 1000),
-    ('deadline measured, k=1: inf', P, D, 13, 2, 1, math.inf),
-    ('deadline measured, k=3: (L-W)/2', P, D, 20, 2, 3, 990),
-    ('weight unmeasured, k=2: L/2', P, W, 0, 2, 2, 1000),
-]
-
-
-@pytest.mark.parametrize('name,params,mech,meas,lat,k,want', BUDGETS,
-                         ids=[b[0] for b in BUDGETS])
-def test_budget_is_the_largest_t_m_within_the_bound(name, params, mech,
-                                                    meas, lat, k, want):
-    got = lsvm_bounds.budget_us(lat, k, params, mech, meas)
-    assert got == pytest.approx(want)
-    if math.isfinite(got) and got > 0:
-        worst = lsvm_bounds.worst_case_us(k, got, params, mech, meas)
-        assert worst <= lat * 1000 + 1e-6
 
 
 # name, vcpus, T_m, L ms, share, io us, want (vCPU, io) reservations

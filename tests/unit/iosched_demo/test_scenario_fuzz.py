@@ -32,9 +32,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 import yaml
 
+from iosched.contract import flavor
 from iosched.contract import slo as slo_mod
 from iosched.demo import scenario
-from nova_plugin import extra_specs
 from tests import fixtures
 from tests.unit.iosched_demo import test_scenario
 from tests.unit import input_fuzz as fz
@@ -122,9 +122,7 @@ def _usable(sc):
     for text in sc.volume_types.values():
         slo_mod.parse(text)
     for f in sc.flavors.values():
-        for k, v in f.extra_specs.items():
-            if extra_specs.in_namespace(k):
-                extra_specs.check(k, v)
+        flavor.check_specs(f.extra_specs)
     for s in sc.servers:
         assert s.flavor.name in sc.flavors
         assert not s.volume_type or s.volume_type in sc.volume_types

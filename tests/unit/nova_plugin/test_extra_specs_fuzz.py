@@ -12,15 +12,18 @@
 
 """Fuzzing the ``iosched:*`` flavor extra specs (issue 15, bad input).
 
-Three readers see a flavor's extra specs: the Nova API validators (strict,
-``extra_specs.check``), the scheduler (``scoring.Request``, tolerant, then
-``lsvm_rule`` and ``scoring``) and the host agent (``model.InstanceInfo``,
-vSlicer's ``lsvm_mechanisms.latency_ms``, vTurbo). Properties: the strict
-reader raises only ``InvalidExtraSpec`` (or ``ValueError`` outside the
-namespace) naming the key, the value (shortened) and what is accepted;
-every value it accepts means the same to the scheduler and to the agent;
-the tolerant readers never raise on anything and never yield NaN, infinite
-or non-positive bounds. Examples: ``IOSCHED_INPUT_FUZZ_EXAMPLES``.
+Readers of a flavor's extra specs: the Nova API validators (strict,
+``iosched.contract.flavor.check``), the scheduler (``scoring.Request``,
+then ``lsvm_rule`` and ``scoring``) and the host agent
+(``model.InstanceInfo``, vSlicer's ``lsvm_mechanisms.latency_ms``, vTurbo),
+the last two through ``flavor.read``. Properties: the strict reader raises
+only ``InvalidExtraSpec`` (or ``ValueError`` outside the namespace) naming
+the key, the value (shortened) and what is accepted; every value it accepts
+means the same to the scheduler and to the agent; the tolerant readers
+never raise on anything and never yield NaN, infinite or non-positive
+bounds. (That every value, accepted or not, means the same to every reader:
+tests/unit/contract/test_flavor.py.) Examples:
+``IOSCHED_INPUT_FUZZ_EXAMPLES``.
 """
 
 import math
@@ -31,16 +34,16 @@ from hypothesis import strategies as st
 from host_agent import model
 from host_agent.policies import lsvm_mechanisms
 from host_agent.policies import vturbo
-from nova_plugin import extra_specs
+from iosched.contract import flavor
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
 
-KEYS = tuple(extra_specs.BY_KEY)
+KEYS = tuple(flavor.BY_KEY)
 # Near-miss spellings of every accepted value, and numbers that break
 # parsers.
-WORDS = (extra_specs.TRUE_SPELLINGS + extra_specs.FALSE_SPELLINGS
+WORDS = (flavor.TRUE_SPELLINGS + flavor.FALSE_SPELLINGS
          + ('io', 'cpu', 'mixed', 'IO', ' Mixed ', 't', 'f', 'y', 'n',
             'TRUE ', 'On', 'oN', '\ttrue\n', 'yes!', 'disk'))
 values = st.one_of(st.sampled_from(WORDS), fz.numbers_text, fz.junk_text,
@@ -56,13 +59,13 @@ keys = st.one_of(st.sampled_from(KEYS + ('iosched:turbo',)),
 @given(keys, values)
 def test_strict_check_accepts_or_names_key_value_and_accepted(key, value):
     try:
-        extra_specs.check(key, value)
-    except extra_specs.InvalidExtraSpec as e:
+        flavor.check(key, value)
+    except flavor.InvalidExtraSpec as e:
         assert (e.key, e.value) == (key, value)
         fz.check_message(str(e), ["'%s'" % key[:80]],
                          ('accepted: ', 'accepted keys: '))
     except ValueError as e:         # a key outside the namespace
-        assert not extra_specs.in_namespace(key)
+        assert not flavor.in_namespace(key)
         fz.check_message(str(e), [key[:80]], ("'iosched:'",))
 
 
@@ -75,21 +78,21 @@ def _agent(specs):
 def test_an_accepted_value_means_the_same_to_scheduler_and_agent(key,
                                                                  value):
     try:
-        want = extra_specs.check(key, value)
-    except extra_specs.InvalidExtraSpec:
+        want = flavor.check(key, value)
+    except flavor.InvalidExtraSpec:
         return
     # nova-api stores every value as a string
     specs = {key: str(value).lower() if isinstance(value, bool)
              else str(value)}
     request = scoring.Request.from_extra_specs(2, specs)
     inst = _agent(specs)
-    if key == extra_specs.LATENCY_SENSITIVE:
+    if key == flavor.LATENCY_SENSITIVE:
         assert request.latency_sensitive is want
         assert inst.latency_sensitive is want
-    elif key == extra_specs.LATENCY_MS:
+    elif key == flavor.LATENCY_MS:
         assert request.latency_ms == want
         assert inst.latency_ms == want
-    elif key == extra_specs.TURBO:
+    elif key == flavor.TURBO:
         assert vturbo.is_turbo(inst) is want
     else:
         assert request.io_profile == want
@@ -102,11 +105,10 @@ def test_tolerant_readers_never_raise(specs, vcpus):
     for k in KEYS:      # nearly every example carries the three keys
         if k not in specs:
             specs[k] = None
-    for k in KEYS:
-        extra_specs.read(specs, k)
+    flavor.read(specs)
     request = scoring.Request.from_extra_specs(vcpus, specs)
     assert request.latency_ms is None or request.latency_ms > 0
-    assert request.io_profile in scoring.IO_PROFILES + (None,)
+    assert request.io_profile in flavor.IO_PROFILES + (None,)
     # the scheduler's LSVM rule over a host that has room
     report = reports.report(pcpus=4, lsvm=reports.lsvm(pcpus=4))
     ok, reason, _ = lsvm_rule.check(report, None, request)

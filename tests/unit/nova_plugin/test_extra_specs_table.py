@@ -9,17 +9,21 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.extra_specs, and its agreement with scoring.
+"""Table tests of the strict reading the Nova API validators apply.
 
-``GOOD`` and ``BAD`` are also the rows of tests/nova/test_validators.py,
-which runs them through Nova's validator registry and API. The agreement
-tests hold the rule "a value the API accepts is read the same way by the
-scheduler" (``scoring.Request.from_extra_specs``).
+``iosched.contract.flavor.check`` (one ``iosched:*`` key). ``GOOD`` and
+``BAD`` are also the rows of tests/nova/test_validators.py, which runs them
+through Nova's validator registry and API. The rule "a value the API
+accepts means the same to the scheduler, the agent and Placement sizing,
+and a value it refuses is unset for all of them" is
+tests/unit/contract/test_flavor.py.
 """
 
 import pytest
 
-from nova_plugin import extra_specs
+from host_agent import model
+from iosched.contract import flavor
+from nova_plugin import placement_resources
 from nova_plugin import scoring
 
 IO = 'iosched:io_profile'
@@ -90,38 +94,62 @@ UNKNOWN = [
 ACCEPTED_KEYS = ('iosched:io_profile, iosched:latency_ms, '
                  'iosched:latency_sensitive, iosched:turbo')
 
-# How scoring.Request exposes each key. Every row of extra_specs.SPECS must
-# be listed here or in NOT_READ_BY_SCORING (decide when adding a key).
-SCORING_FIELD = {IO: 'io_profile', LS: 'latency_sensitive', MS: 'latency_ms'}
-NOT_READ_BY_SCORING = {'iosched:turbo'}   # the agent's vturbo reads it
-# What scoring.Request holds when the key is unset.
-SCORING_UNSET = {IO: None, LS: False, MS: None}
+# What each reader holds for each key (the FlavorSpecs field). Every row
+# of flavor.SPECS is listed (decide when adding a key).
+FIELD = {IO: 'io_profile', LS: 'latency_sensitive', MS: 'latency_ms',
+         'iosched:turbo': 'turbo'}
+UNSET = {IO: None, LS: False, MS: None, 'iosched:turbo': False}
+
+
+def _readers(key, value):
+    """{reader: what it holds for ``key``} when the flavor has key=value."""
+    specs = {key: value}
+    request = scoring.Request.from_extra_specs(2, specs)
+    inst = model.InstanceInfo(uuid='u', name='d', vcpus=2, extra_specs=specs)
+    placement = placement_resources.resources_for(2, specs)
+    out = {'contract': getattr(flavor.read(specs), FIELD[key])}
+    if key in (IO, LS, MS):
+        out['scheduler'] = getattr(request, FIELD[key])
+    if key in (LS, MS, 'iosched:turbo'):
+        out['agent'] = getattr(inst, FIELD[key])
+    if key == IO:
+        out['placement'] = (placement.get(
+            placement_resources.key(placement_resources.IO_VCPU)) == '2')
+        out['contract'] = flavor.read(specs).has_io_vcpus
+        out['scheduler'] = scoring.request_io_vcpus(request) == 2
+    if key == LS:
+        out['placement'] = placement_resources.key(
+            placement_resources.LSVM_BW) in placement
+    return out
 
 
 @pytest.mark.parametrize('key, value, want', GOOD)
 def test_check_accepts(key, value, want):
-    assert extra_specs.check(key, value) == want
-    assert extra_specs.read({key: value}, key) == want
+    assert flavor.check(key, value) == want
+    assert getattr(flavor.read({key: value}), FIELD[key]) == want
+    assert flavor.read({key: value}).ignored == ()
 
 
 @pytest.mark.parametrize('key, value, accepted', BAD)
 def test_check_rejects_with_the_key_value_and_what_is_accepted(
         key, value, accepted):
-    with pytest.raises(extra_specs.InvalidExtraSpec) as info:
-        extra_specs.check(key, value)
+    with pytest.raises(flavor.InvalidExtraSpec) as info:
+        flavor.check(key, value)
     err = info.value
     assert (err.key, err.value) == (key, value)
     msg = str(err)
     assert "'%s'" % key in msg
     assert repr(value) in msg
     assert accepted in msg
-    assert extra_specs.read({key: value}, key) is None
+    reading = flavor.read({key: value})
+    assert getattr(reading, FIELD[key]) == UNSET[key]
+    assert [(i.key, str(i.error)) for i in reading.ignored] == [(key, msg)]
 
 
 @pytest.mark.parametrize('key, value', UNKNOWN)
 def test_check_rejects_an_unknown_key_listing_the_known_ones(key, value):
-    with pytest.raises(extra_specs.UnknownExtraSpec) as info:
-        extra_specs.check(key, value)
+    with pytest.raises(flavor.UnknownExtraSpec) as info:
+        flavor.check(key, value)
     msg = str(info.value)
     assert "'%s'" % key in msg
     assert repr(value) in msg
@@ -131,35 +159,39 @@ def test_check_rejects_an_unknown_key_listing_the_known_ones(key, value):
 @pytest.mark.parametrize('key', ['hw:cpu_policy', 'io_profile', 'iosched'])
 def test_check_refuses_a_key_outside_the_namespace(key):
     with pytest.raises(ValueError, match='is not an .iosched:. flavor'):
-        extra_specs.check(key, 'io')
+        flavor.check(key, 'io')
 
 
 @pytest.mark.parametrize('specs', [None, {}, {'hw:cpu_policy': 'shared'}])
-def test_read_unset_is_none(specs):
-    assert extra_specs.read(specs, IO) is None
+def test_read_unset_is_unset(specs):
+    reading = flavor.read(specs)
+    assert reading.io_profile is None and not reading.latency_sensitive
+    assert reading.ignored == ()
 
 
-def test_the_table_keys_are_the_ones_scoring_reads():
-    assert extra_specs.IO_PROFILE == scoring.IO_PROFILE
-    assert extra_specs.LATENCY_SENSITIVE == scoring.LATENCY_SENSITIVE
-    assert extra_specs.LATENCY_MS == scoring.LATENCY_MS
-    assert (extra_specs.BY_KEY[IO].kind.choices
-            == tuple(scoring.IO_PROFILES))
-    assert set(extra_specs.BY_KEY) == (set(SCORING_FIELD)
-                                       | NOT_READ_BY_SCORING)
-    assert [s.key for s in extra_specs.SPECS] == list(extra_specs.BY_KEY)
-    assert all(extra_specs.in_namespace(k) for k in extra_specs.BY_KEY)
+def test_the_table_is_the_one_every_reader_reads():
+    assert set(flavor.BY_KEY) == set(FIELD)
+    assert [s.key for s in flavor.SPECS] == list(flavor.BY_KEY)
+    assert all(flavor.in_namespace(k) for k in flavor.BY_KEY)
+    assert flavor.BY_KEY[IO].kind.choices == flavor.IO_PROFILES
+    assert set(flavor.IO_STRENGTH_PER_VCPU) == set(flavor.IO_PROFILES)
+    fields = {f.name for f in flavor.FlavorSpecs.__dataclass_fields__
+              .values()}
+    assert {s.field for s in flavor.READ.values()} <= fields
 
 
 @pytest.mark.parametrize('key, value, want', GOOD)
-def test_the_scheduler_reads_an_accepted_value_the_same_way(key, value,
-                                                             want):
-    request = scoring.Request.from_extra_specs(2, {key: value})
-    assert getattr(request, SCORING_FIELD[key]) == want
+def test_every_reader_reads_an_accepted_value_the_same_way(key, value,
+                                                            want):
+    got = _readers(key, value)
+    if key == IO:
+        want = flavor.IO_STRENGTH_PER_VCPU[want] > 0
+    assert set(got.values()) == {want}, got
 
 
 # Every spelling Nova's own booleans accept (oslo_utils.strutils), in three
-# cases and padded: those the validator accepts read the same in scoring.
+# cases and padded: the validator refuses only the one-letter forms, and
+# every reader reads each the way the validator does (unset when refused).
 _NOVA_BOOLS = ('1', 't', 'true', 'on', 'y', 'yes',
                '0', 'f', 'false', 'off', 'n', 'no')
 
@@ -167,27 +199,21 @@ _NOVA_BOOLS = ('1', 't', 'true', 'on', 'y', 'yes',
 @pytest.mark.parametrize('value', [
     form for word in _NOVA_BOOLS
     for form in (word, word.upper(), word.capitalize(), ' %s ' % word)])
-def test_boolean_spellings_agree_with_scoring(value):
+def test_boolean_spellings_agree_with_every_reader(value):
     try:
-        parsed = extra_specs.check(LS, value)
-    except extra_specs.InvalidExtraSpec:
-        # rejected: only the one-letter forms, whose reading differs
+        parsed = flavor.check(LS, value)
+    except flavor.InvalidExtraSpec:
         assert value.strip().lower() in ('t', 'f', 'y', 'n')
-        return
-    assert scoring.Request.from_extra_specs(
-        1, {LS: value}).latency_sensitive is parsed
+        parsed = False
+    assert set(_readers(LS, value).values()) == {parsed}
 
 
 @pytest.mark.parametrize('key, value, accepted', BAD)
-def test_a_rejected_value_is_unset_or_out_of_bounds_for_scoring(
-        key, value, accepted):
-    # Not a rule of the validator, a record of what the scheduler does with
-    # a bad value stored before the validators (or below microversion 2.86).
-    request = scoring.Request.from_extra_specs(2, {key: value})
-    got = getattr(request, SCORING_FIELD[key])
-    if (key, value) in ((MS, '+3'), (MS, '1_000'), (MS, '10001'),
-                        (MS, '\u0663')):
-        # int() in scoring reads these; the validator is stricter.
-        assert got == int(value)
-    else:
-        assert got == SCORING_UNSET[key]
+def test_a_rejected_value_is_unset_for_every_reader(key, value, accepted):
+    # Values stored before the validators (or below microversion 2.86):
+    # before issue 24 the scheduler read '+3', '1_000', '10001', '\u0663'
+    # with int() and the agent '2.5' as 2.5 ms; now no reader does.
+    want = UNSET[key]
+    if key == IO:
+        want = False
+    assert set(_readers(key, value).values()) == {want}

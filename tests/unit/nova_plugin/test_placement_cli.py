@@ -368,7 +368,8 @@ BAD_INPUT = [
     (['--vcpus', '2', '--property', 'iosched:io_profile'],
      "--property 'iosched:io_profile': accepted: KEY=VALUE"),
     (['--vcpus', '2', '--property', 'iosched:io_profile=disk'],
-     'iosched:io_profile=disk: accepted: io | cpu | mixed'),
+     "invalid value 'disk' for flavor extra spec 'iosched:io_profile': "
+     'accepted: one of io, cpu, mixed'),
     (['--vcpus', '2', '--flavor', 'io.medium'],
      'give either --flavor NAME or --vcpus N'),
     (['--vcpus', '2', '--slo-iops', '-5'],

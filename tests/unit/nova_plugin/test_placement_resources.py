@@ -18,7 +18,7 @@ accepts every derived key).
 
 import pytest
 
-from nova_plugin import extra_specs
+from iosched.contract import flavor
 from nova_plugin import placement_resources as pr
 
 IO = 'iosched:io_profile'
@@ -76,13 +76,22 @@ def test_bad_arguments(vcpus, share, fragment):
     assert fragment in str(err.value)
 
 
-@pytest.mark.parametrize('specs,fragment', [
-    ({IO: 'disk'}, "'iosched:io_profile': accepted: one of io, cpu, mixed"),
-    ({LS: 't'}, "'iosched:latency_sensitive': accepted: true"),
+# A value the Nova API refuses sizes as unset, as the scheduler and the
+# agent read it (issue 24: it raised here, while they read it as unset);
+# check() refuses it, saying what is accepted.
+@pytest.mark.parametrize('specs,sized,fragment', [
+    ({IO: 'disk'}, {}, "'iosched:io_profile': accepted: one of io, cpu, "
+     "mixed"),
+    ({LS: 't'}, {}, "'iosched:latency_sensitive': accepted: true"),
+    ({LS: 'true', IO: 'disk'}, {BW_KEY: '1000'}, "'iosched:io_profile'"),
+    ({'IOSCHED:latency_sensitive': 'true'}, {},
+     "keys are case-sensitive, accepted: 'iosched:latency_sensitive'"),
 ])
-def test_bad_iosched_value_is_refused(specs, fragment):
-    with pytest.raises(extra_specs.InvalidExtraSpec) as err:
-        pr.resources_for(2, specs)
+def test_bad_iosched_value_sizes_as_unset_and_check_refuses_it(
+        specs, sized, fragment):
+    assert pr.resources_for(2, specs) == sized
+    with pytest.raises(flavor.InvalidExtraSpec) as err:
+        pr.check(2, specs)
     assert fragment in str(err.value)
 
 

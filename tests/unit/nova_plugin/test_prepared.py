@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import pytest
 
 from iosched.contract import payload_sections
+from iosched.contract import lsvm as lsvm_bound
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import lsvm_rule
@@ -36,7 +37,7 @@ from tests.unit.nova_plugin import reports
 
 EXAMPLES = int(os.environ.get('IOSCHED_PREPARED_EXAMPLES', '300'))
 
-MECHS = st.sampled_from(lsvm_rule.MECHANISMS + ('bogus',))
+MECHS = st.sampled_from(lsvm_bound.MECHANISMS + ('bogus',))
 
 
 @st.composite

@@ -19,14 +19,16 @@ on the control host, beside openstacksdk): ``resources:CUSTOM_IOSCHED_IO_VCPU``
 = vcpus for ``iosched:io_profile`` io or mixed, ``resources:
 CUSTOM_IOSCHED_LSVM_BW`` = vcpus x round(1000 x lsvm_vcpu_share) for
 ``iosched:latency_sensitive`` true; a stale amount of either is replaced or
-dropped, ``resources:CUSTOM_IOSCHED_SLO_IOPS`` is kept as given. A bad
-``iosched:*`` value fails the task with what is accepted.
+dropped, ``resources:CUSTOM_IOSCHED_SLO_IOPS`` is kept as given. A value
+of ``iosched:io_profile`` or ``iosched:latency_sensitive`` that every reader
+would ignore (``placement_resources.check_sizing``: a bad value, or the key
+in another case) fails the task with what is accepted; the other keys are
+left to Nova's validators (microversion 2.86).
 """
 
 from ansible.errors import AnsibleFilterError
 
 try:
-    from nova_plugin import extra_specs as _extra_specs
     from nova_plugin import placement_resources as _resources
 except ImportError as exc:      # reported when the filter is used
     _resources = None
@@ -65,10 +67,12 @@ def iosched_flavor_resources(specs, vcpus, lsvm_vcpu_share=0.5):
         raise AnsibleFilterError(
             'iosched_flavor_resources: extra_specs must be a mapping, got '
             '%r' % (specs,))
+    vcpus, share = _int('vcpus', vcpus), _share(lsvm_vcpu_share)
     try:
-        return _resources.with_resources(
-            _int('vcpus', vcpus), dict(specs), _share(lsvm_vcpu_share))
-    except (ValueError, _extra_specs.InvalidExtraSpec) as exc:
+        resources = _resources.with_resources(vcpus, dict(specs), share)
+        _resources.check_sizing(specs)
+        return resources
+    except ValueError as exc:       # InvalidExtraSpec is one
         raise AnsibleFilterError('iosched_flavor_resources: %s' % exc)
 
 
