@@ -35,6 +35,7 @@ from host_agent import model
 from host_agent.policies import lsvm_mechanisms
 from host_agent.policies import vslicer
 from host_agent.policies import vturbo
+from host_agent import policy_params
 from iosched.contract import flavor
 from iosched.contract import flavor_warnings
 from nova_plugin import lsvm_rule
@@ -45,7 +46,7 @@ from tests.unit.nova_plugin import reports
 
 IO, LS, MS, TU, CP = (flavor.IO_PROFILE, flavor.LATENCY_SENSITIVE,
                       flavor.LATENCY_MS, flavor.TURBO, flavor.CPU_POLICY)
-PARAMS = vslicer.Params()                   # default_latency_ms 2.0
+PARAMS = policy_params.params_for('vslicer')   # default_latency_ms 2.0
 REPORT = reports.report(pcpus=4, lsvm=reports.lsvm(pcpus=4))
 IO_VCPU_KEY = pr.key(pr.IO_VCPU)
 LSVM_BW_KEY = pr.key(pr.LSVM_BW)
