@@ -12,8 +12,8 @@
 """Thread and cgroup knobs of the Linux host: EEVDF slice, SCHED_DEADLINE,
 cgroup CPU weight and cap of vCPUs and of whole VMs.
 
-``LinuxKnobs`` has the knob half of the driver interface (``knobs``,
-``read_knob``, ``write_knob``) for:
+``LinuxKnobs`` is a ``knob_set.KnobWriter`` (``knobs``, ``read_knob``,
+``write_knob``) for:
 
 ======================  ================================================
 kind (target)           value
@@ -78,6 +78,7 @@ import os
 
 from oslo_log import log as logging
 
+from host_agent.actuators import knob_set
 from host_agent.drivers import base as driver_base
 from host_agent import linux
 from host_agent.linux import cgroups
@@ -107,7 +108,7 @@ _CGROUP_KINDS = (_WEIGHT, ACTION_VCPU_CAP, _VM_WEIGHT, _VM_CAP)
 _VM_KINDS = (ACTION_EMULATOR_SLICE, _IO_DL, _VM_WEIGHT, _VM_CAP)
 
 
-class LinuxKnobs(object):
+class LinuxKnobs(knob_set.KnobWriter):
     """Knobs of vCPU threads and their cgroups on this host."""
 
     def __init__(self, conf, resolver, hierarchy=None):
