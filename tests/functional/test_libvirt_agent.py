@@ -46,6 +46,7 @@ from host_agent import assembly
 from host_agent.drivers.libvirt import driver as lv_driver
 from host_agent.linux import cgroups
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from host_agent.policies import vslicer
 from host_agent import privsep
@@ -257,9 +258,9 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
         assert os.sched_getaffinity(tid) == set(state.cpus)
         for t in io_tids:          # the emulator pin moved the I/O threads
             assert os.sched_getaffinity(t) == set(state.cpus), (t, io)
-        assert sched.get_deadline_us(tid) == vcpu_res
+        assert sched_deadline.get_deadline_us(tid) == vcpu_res
         for t in io_tids:
-            assert sched.get_deadline_us(t) == io_res, (t, io)
+            assert sched_deadline.get_deadline_us(t) == io_res, (t, io)
         assert knobs.read_knob(model.ACTION_VCPU_DEADLINE, lsvm.uuid,
                                '0') == vcpu_res
         assert knobs.read_knob(model.ACTION_IO_DEADLINE, lsvm.uuid,
@@ -277,8 +278,8 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
     finally:
         restored = act.restore_all()
     assert restored == 4
-    assert sched.get_deadline_us(tid) is None
-    assert all(sched.get_deadline_us(t) is None for t in io_tids)
+    assert sched_deadline.get_deadline_us(tid) is None
+    assert all(sched_deadline.get_deadline_us(t) is None for t in io_tids)
     assert dom.vcpuPinInfo(0)[0] == one               # re-pinned
     assert dom.emulatorPinInfo(0) == one
     pinned = {i for i, on in enumerate(one) if on}
@@ -360,10 +361,10 @@ def _lsvm_changed(mechanism, tid, driver=None, uuid=None):
     """Whether the LSVM holds what ``mechanism`` sets (vCPU thread, or for
     weight its VM-level cgroup)."""
     if mechanism == 'deadline':
-        return sched.get_deadline_us(tid) is not None
+        return sched_deadline.get_deadline_us(tid) is not None
     if mechanism == 'weight':
         return _vm_weight(driver, uuid) == 10000
-    return (sched.get_deadline_us(tid) is None
+    return (sched_deadline.get_deadline_us(tid) is None
             and sched.get_slice_us(tid) == 1000)
 
 
@@ -375,7 +376,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     tid = driver.vcpu_tid(uuid, 0)
     before = sched.get_slice_us(tid)
     weight_before = _vm_weight(driver, uuid)
-    assert sched.get_deadline_us(tid) is None
+    assert sched_deadline.get_deadline_us(tid) is None
     journal = tmp_path / 'journal.jsonl'
     conf = tmp_path / 'agent.conf'
     log = tmp_path / 'agent.log'
@@ -417,7 +418,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
         proc.wait(timeout=60)
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
-    assert sched.get_deadline_us(tid) is None     # SIGTERM restored all
+    assert sched_deadline.get_deadline_us(tid) is None     # SIGTERM restored all
     assert sched.get_slice_us(tid) == before
     assert _vm_weight(driver, uuid) == weight_before
     # ... and removed its trace instance (no fd leaked into privsep).
