@@ -32,6 +32,7 @@ import pytest
 
 from iosched.contract import slo as slo_mod
 from cinder_qos import translate
+from host_agent.actuators import journal as journal_mod
 from host_agent import assembly
 from host_agent import metrics
 from host_agent import model
