@@ -86,9 +86,15 @@ setuptools.setup(
         'nova.api.extra_spec_validators': [
             'iosched = nova_plugin.validators',
         ],
+        # Drivers only read; each one's knob set (the writer of that kind
+        # of host) is registered under the same name in ...knobs.
         'iosched.host_agent.drivers': [
-            'simulated = host_agent.drivers.simulated:SimulatedDriver',
+            'simulated = iosched.simdriver.driver:SimulatedDriver',
             'libvirt = host_agent.drivers.libvirt.driver:LibvirtDriver',
+        ],
+        'iosched.host_agent.knobs': [
+            'simulated = iosched.simdriver.knobs:SimulatedKnobs',
+            'libvirt = host_agent.actuators.host_knobs:HostKnobs',
         ],
         'iosched.host_agent.policies': [
             'vslicer = host_agent.policies.vslicer:VSlicerPolicy',

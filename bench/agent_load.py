@@ -108,17 +108,15 @@ def agent_bytes(agent, exclude):
 
 
 def build(vcpus, pcpus):
-    from host_agent import agent as agent_mod
-    from host_agent.actuators import driver as driver_act
-    from host_agent.actuators import journal as journal_mod
-    from host_agent.drivers import simulated
+    from host_agent import assembly
     from host_agent import model
     from host_agent import plugins
+    from iosched.simdriver import driver as sim_driver
     from iosched.simulator import host as sim_host
     from iosched.simulator import spec as sim_spec
     sim = sim_host.SimHost(sim_spec.HostSpec(name='load', pcpus=pcpus,
                                              default_slice_us=3000), seed=15)
-    driver = simulated.SimulatedDriver(sim)
+    driver = sim_driver.SimulatedDriver(sim)
     lsvm = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '4',
             'iosched:io_profile': 'io'}
     for i in range(vcpus // 4):
@@ -135,13 +133,8 @@ def build(vcpus, pcpus):
     names = [n for n in ('vslicer', 'isacs', 'slo', 'ibalancer')
              if n in plugins.policy_names()] if hasattr(
                  plugins, 'policy_names') else ['vslicer', 'isacs', 'slo']
-    conf.set_override('policies', names, 'host_agent')
-    try:
-        policies = plugins.load_policies(conf)
-    finally:
-        conf.clear_override('policies', 'host_agent')
-    actuator = driver_act.DriverActuator(driver, journal_mod.Journal(None))
-    agent = agent_mod.Agent(conf, driver, policies, actuator)
+    agent = assembly.build_agent(conf, driver, journal_path='',
+                                 policies=plugins.load_policies(conf, names))
     return sim, agent, names
 
 

@@ -48,15 +48,13 @@ from prometheus_client import exposition  # noqa: E402
 
 from iosched.contract import slo as slo_mod  # noqa: E402
 from cinder_qos import translate  # noqa: E402
-from host_agent.actuators import driver as driver_act  # noqa: E402
-from host_agent.actuators import journal as journal_mod  # noqa: E402
-from host_agent import agent as agent_mod  # noqa: E402
+from host_agent import assembly  # noqa: E402
 from host_agent.conf import opts  # noqa: E402
-from host_agent.drivers import simulated  # noqa: E402
 from host_agent import metrics  # noqa: E402
 from host_agent import model  # noqa: E402
 from host_agent.policies import slo  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
+from iosched.simdriver import driver as sim_driver  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec as S  # noqa: E402
 
@@ -76,7 +74,7 @@ def _host(vcpus, seed=7):
     sim = sim_host.SimHost(S.HostSpec(
         name='bench', pcpus=max(2, vcpus // 8), default_slice_us=3000,
         disk=S.DiskSpec(service_us=500, parallelism=8)), seed=seed)
-    drv = simulated.SimulatedDriver(sim)
+    drv = sim_driver.SimulatedDriver(sim)
     for i in range(max(1, vcpus // 4)):
         uuid = 'vm-%d' % i
         first = (S.RequestResponse(rate_per_s=200, burst_us=200) if i % 3 == 0
@@ -111,10 +109,10 @@ class _Reporter(object):
 
 
 def _agent(conf, drv, journal_path):
-    return agent_mod.Agent(
-        conf, drv, [vslicer.VSlicerPolicy(conf), slo.SloPolicy(conf)],
-        driver_act.DriverActuator(drv, journal_mod.Journal(journal_path)),
-        reporter=_Reporter())
+    return assembly.build_agent(
+        conf, drv, policies=[vslicer.VSlicerPolicy(conf),
+                             slo.SloPolicy(conf)],
+        journal_path=journal_path, reporter=_Reporter())
 
 
 def measure(vcpus, ticks, scrapes, workdir):

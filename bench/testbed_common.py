@@ -349,22 +349,14 @@ class AgentThread:
         self._th = None
 
     def __enter__(self):
-        from host_agent.actuators import driver as driver_act
-        from host_agent.actuators import host_knobs
-        from host_agent.actuators import journal as journal_mod
-        from host_agent import agent as agent_mod
-        from host_agent import plugins
+        from host_agent import assembly
         from host_agent import privsep
         privsep.ensure_started(self.conf)
         if self.driver is None:
             self.driver = ScopedDriver.for_prefix(self.conf, self.prefix)
-        policies = (self._policies if self._policies is not None
-                    else plugins.load_policies(self.conf))
-        self.agent = agent_mod.Agent(
-            self.conf, self.driver, policies,
-            driver_act.DriverActuator(
-                host_knobs.knobs_for(self.conf, self.driver),
-                journal_mod.Journal()))
+        self.agent = assembly.build_agent(
+            self.conf, self.driver, policies=self._policies,
+            journal_path='')
         self._th = threading.Thread(target=self._loop, daemon=True,
                                     name='agent-' + self.prefix)
         self._th.start()

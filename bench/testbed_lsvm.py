@@ -52,10 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm_report as report  # noqa: E402
-from host_agent.actuators import driver as driver_act  # noqa: E402
-from host_agent.actuators import host_knobs  # noqa: E402
-from host_agent.actuators import journal as journal_mod  # noqa: E402
-from host_agent import agent as agent_mod  # noqa: E402
+from host_agent import assembly  # noqa: E402
 from host_agent import conf as agent_conf  # noqa: E402
 from host_agent import lsvm_mechanism  # noqa: E402
 from host_agent import model  # noqa: E402
@@ -101,11 +98,10 @@ class AgentRun(object):
     """The host agent with one mechanism, ticking in a thread."""
 
     def __init__(self, driver, sched, cpu):
-        self.agent = agent_mod.Agent(
-            CONF, driver, [vslicer.VSlicerPolicy(CONF)],
-            driver_act.DriverActuator(host_knobs.knobs_for(CONF, driver),
-                                      journal_mod.Journal()))
-        self.agent.host_sched = sched
+        # The mechanism under test is fixed (host_sched), not resolved.
+        self.agent = assembly.build_agent(
+            CONF, driver, policies=[vslicer.VSlicerPolicy(CONF)],
+            journal_path='', host_sched=sched)
         self.cpu = cpu
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)

@@ -11,6 +11,9 @@
 # under the License.
 """The agent: one tick = measure -> decide -> act -> (every N ticks) report.
 
+Built by ``host_agent.assembly.build_agent`` (the command, the demo, the
+benches and the tests); the constructor takes the parts ready-made.
+
 ``run()`` is wait + ``tick()``; a tick never raises: a bad VM is logged and
 skipped, a failing policy is skipped, a failing report is retried next
 time, and the host's regulation goes on. ``stop()`` restores every knob the
@@ -61,7 +64,7 @@ def merge_plans(plans):
 class Agent(object):
 
     def __init__(self, conf, driver, policies, actuator, reporter=None,
-                 collectors=None):
+                 collectors=None, host_sched=None):
         self.conf = conf
         self.driver = driver
         self.policies = list(policies)
@@ -90,9 +93,11 @@ class Agent(object):
         # host_agent.metrics.AgentMetrics when [metrics] is on: told the
         # duration of every tick (tick_done never raises).
         self.observer = None
-        # The LSVM mechanism in force (resolved by start(); until then, or
-        # without a vSlicer policy: slices, not measured).
-        self.host_sched = model.HostSched()
+        # The LSVM mechanism in force: the one given, else resolved by
+        # start() (until then, or without a vSlicer policy: slices, not
+        # measured).
+        self.host_sched = host_sched or model.HostSched()
+        self._resolve_sched = host_sched is None
 
     @property
     def report_interval(self):
@@ -114,7 +119,8 @@ class Agent(object):
             if restored:
                 LOG.warning('restored %d knobs left by a previous run',
                             restored)
-        if any(p.name == 'vslicer' for p in self.policies):
+        if self._resolve_sched and any(p.name == 'vslicer'
+                                       for p in self.policies):
             # The wake-up self-test runs once, before any knob is ours.
             self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
 
@@ -274,11 +280,10 @@ class Agent(object):
         if held is not None and (model.ACTION_DISK_IOTUNE, uuid,
                                  target) in held():
             return None
-        # The actuator's view of the knobs (host_knobs on libvirt hosts,
-        # where the driver itself reads none).
-        knobs = getattr(self.actuator, 'driver', self.driver)
+        # Read through the actuator's knob set: drivers read no knobs.
         try:
-            live = knobs.read_knob(model.ACTION_DISK_IOTUNE, uuid, target)
+            live = self.actuator.read_knob(model.ACTION_DISK_IOTUNE, uuid,
+                                           target)
         except Exception as e:  # a disk we cannot read is left alone
             LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)
             return None

@@ -9,16 +9,19 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Load drivers, policies and actuators by name through stevedore.
+"""Load drivers, knob sets, policies and actuators by name (stevedore).
 
-Namespaces (setup.py entry points): ``iosched.host_agent.drivers``,
-``iosched.host_agent.policies``, ``iosched.host_agent.actuators``.
+Namespaces (setup.py entry points): ``iosched.host_agent.drivers``
+(``[host_agent] driver``), ``iosched.host_agent.knobs`` (the knob set of
+each driver, under the driver's ``name``), ``iosched.host_agent.policies``
+and ``iosched.host_agent.actuators``.
 """
 
 from stevedore import driver as sd_driver
 from stevedore import exception as sd_exc
 
 DRIVERS = 'iosched.host_agent.drivers'
+KNOBS = 'iosched.host_agent.knobs'
 POLICIES = 'iosched.host_agent.policies'
 ACTUATORS = 'iosched.host_agent.actuators'
 
@@ -38,10 +41,23 @@ def load_class(namespace, name):
     return mgr.driver
 
 
-def load_policies(conf):
-    return [load_class(POLICIES, name)(conf)
-            for name in conf.host_agent.policies]
+def load_policies(conf, names=None):
+    """The policies ``names`` (default ``[host_agent] policies``), in
+    order, each built from ``conf``."""
+    if names is None:
+        names = conf.host_agent.policies
+    return [load_class(POLICIES, name)(conf) for name in names]
 
 
-def load_actuator(conf, name, driver, journal):
-    return load_class(ACTUATORS, name)(driver, journal)
+def knobs_class(driver_name):
+    """The ``knob_set.KnobSet`` class registered for a driver's name."""
+    return load_class(KNOBS, driver_name)
+
+
+def load_knobs(conf, driver):
+    """The knob set that writes the host ``driver`` reads."""
+    return knobs_class(driver.name).for_driver(conf, driver)
+
+
+def load_actuator(conf, name, knobs, journal):
+    return load_class(ACTUATORS, name)(knobs, journal)

@@ -21,6 +21,9 @@ so nothing generic lands in Nova's site-packages:
   flavor vocabulary, SLO units and keys, the LSVM bound, ISACS's equations,
   percentiles). It imports none of the others.
 * iosched.simulator: the discrete-event model of a virtualized host.
+* iosched.simdriver: the simulator behind the host agent's driver and
+  knob-set interfaces (entry points ``simulated``), so that the agent
+  imports nothing of the simulator.
 * iosched.demo: the embedded default (``iosched-demo``).
 * iosched.iotrace: seed 004's I/O analysis tool (``iosched-iotrace``).
 * iosched.testbed: tiny TCG guests for real-VM tests (``iosched-testbed``).

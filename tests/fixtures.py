@@ -20,13 +20,12 @@ import uuid as uuid_mod
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent import conf as agent_conf
-from host_agent.drivers import simulated
-from host_agent.drivers import simulated_daemon
 from host_agent.policies import vslicer
+from iosched.simdriver import daemon as sim_daemon
+from iosched.simdriver import driver as sim_driver
+from iosched.simdriver import knobs as sim_knobs
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 
@@ -35,7 +34,7 @@ CONF = agent_conf.CONF
 # see [host_agent] report_every_ticks); tests that need another interval
 # override it.
 CONF.set_default('report_every_ticks', 1, 'host_agent')
-LSVM_SPECS = simulated_daemon.LSVM_SPECS
+LSVM_SPECS = sim_daemon.LSVM_SPECS
 
 
 def require(component, available, why):
@@ -94,16 +93,25 @@ def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):
     sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=pcpus,
                                              default_slice_us=3000),
                            seed=seed)
-    driver = simulated_daemon.add_example_vms(
-        sim, simulated.SimulatedDriver(sim))
+    driver = sim_daemon.add_example_vms(
+        sim, sim_driver.SimulatedDriver(sim))
     return sim, driver
 
 
-def make_agent(driver, reporter=None, journal_path=None):
-    actuator = driver_act.DriverActuator(driver,
-                                         journal_mod.Journal(journal_path))
-    return agent_mod.Agent(CONF, driver, [vslicer.VSlicerPolicy(CONF)],
-                           actuator, reporter=reporter)
+def sim_knobs_of(driver):
+    """The knob set over a simulated driver's host: what a test reads
+    (or sets) knobs through, as the agent's actuator does."""
+    return sim_knobs.SimulatedKnobs(driver)
+
+
+def make_agent(driver, reporter=None, journal_path=None, policies=None):
+    """An agent over ``driver`` on ``CONF`` (policies: vSlicer unless
+    given), journal in memory unless ``journal_path``."""
+    if policies is None:
+        policies = [vslicer.VSlicerPolicy(CONF)]
+    return assembly.build_agent(CONF, driver, policies=policies,
+                                journal_path=journal_path or '',
+                                reporter=reporter)
 
 
 def run_ticks(sim, agent, ticks, tick_us=1_000_000):
@@ -135,7 +143,7 @@ def use_driver_in_main(driver):
     from host_agent.cmd import agent as cmd
 
     class Driver(object):
-        writes_itself = True
+        name = driver.name       # its knob set is the one for that name
 
         @staticmethod
         def from_conf(conf):

@@ -45,14 +45,12 @@ import statistics
 from oslo_log import log as logging
 
 from bench.reproduce import harness
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent import conf as agent_conf
-from host_agent.drivers import simulated
 from host_agent import model
 from host_agent import plugins
 from iosched.contract import stats
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
 from iosched.simulator import spec_paper
@@ -68,11 +66,10 @@ def _agent(sim, infos, policy_names):
     at their defaults, as the embedded default runs them)."""
     logging.getLogger('host_agent').logger.setLevel(logging.ERROR)
     conf = agent_conf.CONF
-    drv = simulated.SimulatedDriver(sim, {i.uuid: i for i in infos})
-    act = driver_act.DriverActuator(drv, journal_mod.Journal())
-    policies = [plugins.load_class(plugins.POLICIES, n)(conf)
-                for n in policy_names]
-    return agent_mod.Agent(conf, drv, policies, act)
+    drv = sim_driver.SimulatedDriver(sim, {i.uuid: i for i in infos})
+    return assembly.build_agent(
+        conf, drv, journal_path='',
+        policies=plugins.load_policies(conf, policy_names))
 
 
 def _run(sim, agent, until_us):

@@ -25,6 +25,11 @@ class Actuator(metaclass=abc.ABCMeta):
     def restore_all(self):
         """Put every changed knob back; return how many were restored."""
 
+    def read_knob(self, kind, instance_uuid, target):
+        """A knob's live value as this actuator's knob set reads it, or
+        None when it reads none (a dry run)."""
+        return None
+
     def forget_instances(self, uuids):
         """Instances that are gone: nothing of theirs to restore."""
 

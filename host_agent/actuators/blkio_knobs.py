@@ -36,6 +36,7 @@ Reads return the written shape, so the journal restores what it read.
 import os
 import re
 
+from host_agent.actuators import knob_set
 from host_agent.actuators import libvirt_knobs
 from host_agent.drivers import base
 from host_agent import paths
@@ -77,7 +78,7 @@ def slice_idle_path(sys_root, dev):
                            'slice_idle_us')
 
 
-class BlkioKnobs(object):
+class BlkioKnobs(knob_set.KnobWriter):
     """read/write of the kinds above; ``driver.domain(uuid)`` resolves
     VMs (the libvirt driver)."""
 

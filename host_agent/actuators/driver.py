@@ -9,7 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Apply plans through the driver's knobs, journaled and idempotent.
+"""Apply plans through the host's knob set, journaled and idempotent.
+
+``DriverActuator(knobs, journal)`` writes through a ``knob_set.KnobSet``
+(the real host's ``HostKnobs`` or the simulator's knob set), never
+through the driver, which only reads.
 
 For every action: skip it when the knob already has the value (cached last
 write, so an unchanged plan costs no reads); otherwise read the current
@@ -33,8 +37,8 @@ LOG = logging.getLogger(__name__)
 class DriverActuator(base.Actuator):
     name = 'driver'
 
-    def __init__(self, driver, journal=None):
-        self.driver = driver
+    def __init__(self, knobs, journal=None):
+        self.knobs = knobs
         self.journal = journal if journal is not None else journal_mod.Journal()
         self._written = {}    # key -> value we last wrote
         self.book = decisions_mod.DecisionBook()
@@ -42,8 +46,7 @@ class DriverActuator(base.Actuator):
         self.errors = []
         # The held-knobs marker (held_marker): kinds whose originals are
         # also kept in the domain, and what each domain's marker says.
-        kinds = getattr(driver, 'marked_kinds', None)
-        self._marked_kinds = frozenset(kinds() if kinds else ())
+        self._marked_kinds = frozenset(knobs.marked_kinds())
         self._marks = {}      # uuid -> {(kind, target): original} written
 
     def recover(self):
@@ -56,11 +59,11 @@ class DriverActuator(base.Actuator):
 
     def apply(self, plan, ts):
         self.errors = []
-        knobs = set(self.driver.knobs())
+        kinds = set(self.knobs.knobs())
         changes = []
         for action in plan.actions:
             key = action.key
-            if action.kind not in knobs:
+            if action.kind not in kinds:
                 self.book.note(action, plan.policy, ts, before=None,
                                applied=False,
                                error='no %s knob on this host' % action.kind)
@@ -73,9 +76,9 @@ class DriverActuator(base.Actuator):
                 continue
             before = None
             try:
-                before = self.driver.read_knob(action.kind,
-                                               action.instance_uuid,
-                                               action.target)
+                before = self.knobs.read_knob(action.kind,
+                                              action.instance_uuid,
+                                              action.target)
                 if before == action.value:
                     self._written[key] = action.value
                     self.book.note(action, plan.policy, ts, before=before)
@@ -85,8 +88,8 @@ class DriverActuator(base.Actuator):
                     target=action.target, before=before, after=action.value,
                     rule=action.rule, ts=ts, reason=action.reason)
                 self.journal.record(change)
-                self.driver.write_knob(action.kind, action.instance_uuid,
-                                       action.target, action.value)
+                self.knobs.write_knob(action.kind, action.instance_uuid,
+                                      action.target, action.value)
             except driver_base.DriverError as e:
                 # Retried every tick; said once per knob and error.
                 log = LOG.debug if self._failed.get(key) == str(e) else \
@@ -123,8 +126,8 @@ class DriverActuator(base.Actuator):
             return
         before = pending[key]
         try:
-            self.driver.write_knob(action.kind, action.instance_uuid,
-                                   action.target, before)
+            self.knobs.write_knob(action.kind, action.instance_uuid,
+                                  action.target, before)
         except driver_base.DriverError as e:
             LOG.warning('cannot restore %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
                         {'k': action.kind, 'u': action.instance_uuid,
@@ -155,11 +158,11 @@ class DriverActuator(base.Actuator):
                                   'rule': action.rule, 'why': action.reason})
             return True
         try:
-            before = self.driver.read_knob(action.kind, action.instance_uuid,
-                                           action.target)
+            before = self.knobs.read_knob(action.kind, action.instance_uuid,
+                                          action.target)
             if before != action.value:
-                self.driver.write_knob(action.kind, action.instance_uuid,
-                                       action.target, action.value)
+                self.knobs.write_knob(action.kind, action.instance_uuid,
+                                      action.target, action.value)
         except driver_base.DriverError as e:
             LOG.warning('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
                         {'k': action.kind, 'u': action.instance_uuid,
@@ -194,7 +197,7 @@ class DriverActuator(base.Actuator):
         for key, before in reversed(list(self.journal.pending().items())):
             kind, uuid, target = key
             try:
-                self.driver.write_knob(kind, uuid, target, before)
+                self.knobs.write_knob(kind, uuid, target, before)
             except driver_base.DriverError as e:
                 if self._instance_gone(uuid):
                     LOG.info('not restoring %(k)s %(u)s/%(t)s: the instance '
@@ -230,7 +233,7 @@ class DriverActuator(base.Actuator):
         if self._marks.get(uuid) == held:
             return
         try:
-            self.driver.mark_held(uuid, held)
+            self.knobs.mark_held(uuid, held)
         except driver_base.DriverError as e:
             LOG.warning('%s: the journal still holds them', e)
             return
@@ -241,11 +244,10 @@ class DriverActuator(base.Actuator):
         marker records that this journal does not hold (the domain was
         live-migrated here, or this host's agent lost its journal): no
         decision here explains those values. Returns how many."""
-        read = getattr(self.driver, 'read_held', None)
-        if read is None or not self._marked_kinds:
+        if not self._marked_kinds:
             return 0
         try:
-            found = read(uuid)
+            found = self.knobs.read_held(uuid)
         except driver_base.DriverError as e:
             LOG.warning('%s', e)
             return 0
@@ -258,7 +260,7 @@ class DriverActuator(base.Actuator):
             if (kind, uuid, target) in pending:
                 continue            # ours: the journal restores it
             try:
-                self.driver.write_knob(kind, uuid, target, original)
+                self.knobs.write_knob(kind, uuid, target, original)
             except driver_base.DriverError as e:
                 failed += 1
                 LOG.warning('cannot put back %(k)s %(u)s/%(t)s = %(v)s '
@@ -279,9 +281,12 @@ class DriverActuator(base.Actuator):
 
     def _instance_gone(self, uuid):
         try:
-            return uuid not in {i.uuid for i in self.driver.list_instances()}
+            return not self.knobs.running(uuid)
         except Exception:
             return False
+
+    def read_knob(self, kind, instance_uuid, target):
+        return self.knobs.read_knob(kind, instance_uuid, target)
 
     def decisions(self):
         return self.book.latest()

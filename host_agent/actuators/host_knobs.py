@@ -11,24 +11,30 @@
 # under the License.
 """All knobs of a real compute node, behind one read/write interface.
 
-``HostKnobs(conf, driver)`` routes each action kind to the writer that
-owns it: the Linux knobs (EEVDF slice via ``sched_setattr``, cgroup weight
-and cap; privileged writes through privsep) and the libvirt knobs (vCPU
-pinning, live iotune, interface bandwidth, schedinfo) and the block I/O
-knobs (a VM's BFQ weight, a device's scheduler). The journaled
-``DriverActuator`` drives it exactly as it drives the simulator.
+``HostKnobs(conf, driver)`` is the ``knob_set.KnobSet`` of the libvirt
+driver (entry point ``iosched.host_agent.knobs: libvirt``). It routes each
+action kind to the writer that owns it: the Linux knobs (EEVDF slice via
+``sched_setattr``, cgroup weight and cap; privileged writes through
+privsep) and the libvirt knobs (vCPU pinning, live iotune, interface
+bandwidth, schedinfo) and the block I/O knobs (a VM's BFQ weight, a
+device's scheduler). The driver only reads: it resolves instances to
+domains, threads and cgroups for these writers. The journaled
+``DriverActuator`` drives it exactly as it drives the simulator's
+knob set.
 """
 
 from host_agent.actuators import blkio_knobs
+from host_agent.actuators import knob_set
 from host_agent.actuators import libvirt_knobs
 from host_agent.actuators import linux_knobs
 from host_agent.drivers import base
+from host_agent import privsep
 
 
-class HostKnobs(object):
+class HostKnobs(knob_set.KnobSet):
 
     def __init__(self, conf, driver, linux=None, virt=None, blkio=None):
-        self.driver = driver
+        super().__init__(driver)
         self._by_kind = {}
         self._virt = virt or libvirt_knobs.LibvirtKnobs(driver)
         for writer in (self._virt,
@@ -37,6 +43,16 @@ class HostKnobs(object):
                            conf))):
             for kind in writer.knobs():
                 self._by_kind[kind] = writer
+
+    @classmethod
+    def prepare(cls, conf):
+        """Fork the privileged daemon (privsep) before the driver opens
+        connections and trace files, so that it inherits none of them."""
+        privsep.ensure_started(conf)
+
+    @classmethod
+    def for_driver(cls, conf, driver):
+        return cls(conf, driver)
 
     def knobs(self):
         return tuple(self._by_kind)
@@ -56,22 +72,16 @@ class HostKnobs(object):
         return self._writer(kind).write_knob(kind, instance_uuid, target,
                                              value)
 
-    def list_instances(self):
-        return self.driver.list_instances()
-
     # The held-knobs marker in the domain (actuators/held_marker.py).
     def marked_kinds(self):
         """The kinds whose originals travel in the domain's metadata."""
-        if getattr(self._virt, 'mark_held', None) is None:
-            return ()
-        return tuple(self._virt.knobs())
+        return tuple(self._virt.marked_kinds())
 
     def mark_held(self, uuid, held):
         return self._virt.mark_held(uuid, held)
 
     def read_held(self, uuid):
-        read = getattr(self._virt, 'read_held', None)
-        return read(uuid) if read is not None else None
+        return self._virt.read_held(uuid)
 
 
 def _sys_root(conf):
@@ -79,11 +89,3 @@ def _sys_root(conf):
         return conf.host_paths.sys_root
     except Exception:        # a test's bare conf
         return '/sys'
-
-
-def knobs_for(conf, driver):
-    """What the actuator writes through: the driver itself when it owns
-    its knobs (the simulator), else the host's real knobs."""
-    if getattr(driver, 'writes_itself', True):
-        return driver
-    return HostKnobs(conf, driver)

@@ -33,6 +33,7 @@ destination's agent (``held_marker``).
 
 from host_agent.actuators import held_marker
 from host_agent.actuators import journal as journal_mod
+from host_agent.actuators import knob_set
 from host_agent.drivers import base
 from iosched.contract import qos_keys
 
@@ -80,13 +81,17 @@ def _tap_qdiscs(tap):
             if line.startswith('qdisc ')]
 
 
-class LibvirtKnobs(object):
+class LibvirtKnobs(knob_set.KnobWriter):
     """read/write of the kinds above on domains the driver resolves."""
 
     def __init__(self, driver):
         self.driver = driver
 
     def knobs(self):
+        return KINDS
+
+    def marked_kinds(self):
+        """All of them: a live migration carries them to another host."""
         return KINDS
 
     def _live(self):

@@ -12,8 +12,8 @@
 """Thread and cgroup knobs of the Linux host: EEVDF slice, SCHED_DEADLINE,
 cgroup CPU weight and cap of vCPUs and of whole VMs.
 
-``LinuxKnobs`` has the knob half of the driver interface (``knobs``,
-``read_knob``, ``write_knob``) for:
+``LinuxKnobs`` is a ``knob_set.KnobWriter`` (``knobs``, ``read_knob``,
+``write_knob``) for:
 
 ======================  ================================================
 kind (target)           value
@@ -22,7 +22,7 @@ kind (target)           value
 ``emulator_slice``      the same for the QEMU main-loop thread
 (``''``)
 ``vcpu_deadline``       {'runtime_us', 'deadline_us', 'period_us'} (ints,
-(vCPU)                  ``sched.check_deadline``): the vCPU thread's
+(vCPU)                  ``sched_deadline.check_deadline``): the vCPU thread's
                         SCHED_DEADLINE reservation, with reset-on-fork;
                         None: SCHED_OTHER (nice 0, default slice)
 ``io_thread_deadline``  the same for every I/O-path thread of the VM
@@ -78,12 +78,14 @@ import os
 
 from oslo_log import log as logging
 
+from host_agent.actuators import knob_set
 from host_agent.drivers import base as driver_base
 from host_agent import linux
 from host_agent.linux import cgroups
 import host_agent.linux.privileged
 from host_agent import privsep
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from host_agent import paths
 
@@ -107,7 +109,7 @@ _CGROUP_KINDS = (_WEIGHT, ACTION_VCPU_CAP, _VM_WEIGHT, _VM_CAP)
 _VM_KINDS = (ACTION_EMULATOR_SLICE, _IO_DL, _VM_WEIGHT, _VM_CAP)
 
 
-class LinuxKnobs(object):
+class LinuxKnobs(knob_set.KnobWriter):
     """Knobs of vCPU threads and their cgroups on this host."""
 
     def __init__(self, conf, resolver, hierarchy=None):
@@ -148,10 +150,10 @@ class LinuxKnobs(object):
                 return sched.get_slice_us(self._emulator_tid(instance_uuid),
                                           self.proc_root)
             if kind == _VCPU_DL:
-                return sched.get_deadline_us(self._tid(instance_uuid,
+                return sched_deadline.get_deadline_us(self._tid(instance_uuid,
                                                        target))
             if kind == _IO_DL:
-                return sched.get_deadline_us(
+                return sched_deadline.get_deadline_us(
                     self._emulator_tid(instance_uuid))
             if kind in (_WEIGHT, _VM_WEIGHT):
                 return cgroups.read_weight(
@@ -210,7 +212,7 @@ class LinuxKnobs(object):
     # -- SCHED_DEADLINE ----------------------------------------------------
     def _set_deadline(self, tid, value):
         """One thread to ``value``; no call when it already has it."""
-        current = sched.get_deadline_us(tid)
+        current = sched_deadline.get_deadline_us(tid)
         if current == value:
             return
         if value is None:
@@ -228,7 +230,7 @@ class LinuxKnobs(object):
         done = []
         for name, tid in tids:
             try:
-                before = sched.get_deadline_us(tid)
+                before = sched_deadline.get_deadline_us(tid)
                 if before == value:
                     continue
                 self._set_deadline(tid, value)
@@ -269,7 +271,7 @@ class LinuxKnobs(object):
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             ints[key] = v
-        sched.check_deadline(*(ints[k] for k in model.DEADLINE_KEYS))
+        sched_deadline.check_deadline(*(ints[k] for k in model.DEADLINE_KEYS))
         return ints
 
     # -- helpers -----------------------------------------------------------

@@ -26,7 +26,7 @@ LOG = logging.getLogger(__name__)
 class NoopActuator(base.Actuator):
     name = 'noop'
 
-    def __init__(self, driver=None, journal=None):
+    def __init__(self, knobs=None, journal=None):
         self.book = decisions_mod.DecisionBook()
 
     def apply(self, plan, ts):

@@ -26,9 +26,7 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from host_agent.actuators import host_knobs
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.cmd import clip
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
@@ -37,7 +35,6 @@ from host_agent import placement_base
 from host_agent import placement_inventory
 from host_agent import placement_trait
 from host_agent import plugins
-from host_agent import privsep
 from host_agent.reporter import messaging
 from host_agent.reporter import resync
 from host_agent.reporter import rpcapi
@@ -45,16 +42,6 @@ from host_agent.reporter import sender as report_sender
 
 LOG = logging.getLogger(__name__)
 CONF = agent_conf.CONF
-
-
-def build_agent(conf, driver, reporter=None):
-    """An Agent wired from configuration around an existing driver."""
-    journal = journal_mod.Journal(conf.host_agent.journal_path or None)
-    actuator = plugins.load_actuator(conf, conf.host_agent.actuator,
-                                     host_knobs.knobs_for(conf, driver),
-                                     journal)
-    return agent_mod.Agent(conf, driver, plugins.load_policies(conf),
-                           actuator, reporter=reporter)
 
 
 def build_reporter(conf):
@@ -82,6 +69,22 @@ def check_report_key(key):
             '`iosched-report-key --host NAME` prints; got %d characters'
             % len(key))
     return key
+
+
+def _open_host(conf):
+    """The driver ``[host_agent] driver`` names and the knob set
+    registered for it. The knob set prepares the host first (the libvirt
+    host's forks the privileged daemon before the driver opens
+    connections and trace files, so that it inherits none of them)."""
+    driver_cls = plugins.load_class(plugins.DRIVERS, conf.host_agent.driver)
+    knobs_cls = plugins.knobs_class(driver_cls.name)
+    knobs_cls.prepare(conf)
+    driver = driver_cls.from_conf(conf)
+    try:
+        return driver, knobs_cls.for_driver(conf, driver)
+    except Exception:
+        driver.close()
+        raise
 
 
 def _configure(argv):
@@ -114,19 +117,14 @@ def main(argv=None):
         LOG.error('cannot start: %s', e)
         return 2
     try:
-        driver_cls = plugins.load_class(plugins.DRIVERS,
-                                        CONF.host_agent.driver)
-        if not getattr(driver_cls, 'writes_itself', True):
-            # Fork the privileged daemon before opening connections and
-            # trace files, so that it inherits none of them.
-            privsep.ensure_started(CONF)
-        driver = driver_cls.from_conf(CONF)
+        driver, knobs = _open_host(CONF)
     except (plugins.PluginError, NotImplementedError, ValueError,
             driver_base.DriverError) as e:
         LOG.error('cannot start the %s driver: %s', CONF.host_agent.driver,
                   e)
         return 2
-    agent = build_agent(CONF, driver, build_reporter(CONF))
+    agent = assembly.build_agent(CONF, driver, knobs=knobs,
+                                 reporter=build_reporter(CONF))
     # Re-send the latest report when a scheduler worker starts (resync).
     resync_service = (resync.start_from_conf(
         CONF, agent, messaging.get_transport(

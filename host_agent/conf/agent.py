@@ -117,7 +117,7 @@ How plans are applied.
 
 Possible values:
 
-* ``driver``: write through the driver's knobs, journaled.
+* ``driver``: write through the host's knob set, journaled.
 * ``noop``: dry run: log the plan, write nothing.
 """),
     cfg.StrOpt('journal_path', default='/var/lib/iosched/journal.jsonl',

@@ -13,7 +13,8 @@
 
 ``host_agent/placement_inventory.py`` keeps a child resource provider of
 this host's compute node (``<compute node>:iosched``) with inventories of
-the custom resource classes iosched's filters count. The credentials are
+the custom resource classes iosched's filters count, sized by
+``host_agent/placement_sizing.py`` from these options. The credentials are
 ``[placement]``'s (``host_agent/conf/placement.py``).
 """
 

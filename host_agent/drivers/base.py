@@ -9,39 +9,51 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The driver interface: how the agent sees and touches a hypervisor.
+"""The driver interface: how the agent reads a hypervisor (read only).
 
-A driver answers three kinds of questions, and only a driver talks to the
+A driver answers three kinds of questions, and only a driver reads the
 hypervisor (libvirt, procfs, cgroups, or the simulator):
 
 * inventory: ``host_name``, ``pcpus``, ``list_instances``;
 * counters: ``vcpu_samples`` and ``disk_samples`` return cumulative raw
   counters (collectors turn two of them into rates);
-* knobs: ``read_knob`` / ``write_knob`` for the action kinds in
-  ``host_agent.model.ACTION_KINDS`` that ``knobs()`` lists. Only actuators
-  call ``write_knob``.
+* clock: ``now()`` is the driver's clock in seconds: wall clock on a
+  real host, simulated time in the simulator, so the same agent code
+  runs on both.
 
-Optional, for the LSVM mechanisms (``[host_agent_policy.vslicer]
-mechanism``; the agent falls back to ``slice`` unmeasured without them):
+Drivers write nothing. The knobs are written by the host's knob set
+(``host_agent.actuators.knob_set.KnobSet``), registered under the
+driver's ``name`` in the ``iosched.host_agent.knobs`` namespace; the
+driver resolves instances for it (threads, cgroups, domains).
 
-* ``wakeup_probe(cases, wakes=300, hogs_per_cpu=2, lsvm_weight=10000)``
+Optional probes, looked up by the parts that use them:
+
+* for the LSVM mechanisms (``[host_agent_policy.vslicer] mechanism``; the
+  agent falls back to ``slice`` unmeasured without them):
+  ``wakeup_probe(cases, wakes=300, hogs_per_cpu=2, lsvm_weight=10000)``
   runs the wake-up self-test (a sleeper among busy loops, no VM) for each
   case in ``cases`` (``model.PROBE_STOCK`` and/or ``model.MECHANISMS``)
   and returns a tuple of ``model.WakeupProbe`` in the same order; a case
   the kernel refuses is a row with ``ok=False`` and its ``error``;
-* ``deadline_state()`` returns ``model.DeadlineState`` (root-domain CPUs,
+  ``deadline_state()`` returns ``model.DeadlineState`` (root-domain CPUs,
   the kernel's SCHED_DEADLINE limit there, bandwidth held by threads that
-  are not VMs' and by VMs' threads).
+  are not VMs' and by VMs' threads);
+* ``block_devices()``: ``model.BlockDevice`` per host device under the
+  guests' disks (the vaio policy's input);
+* ``disk_capacity_iops()``: the disk's capacity when the driver knows it
+  (``[host_agent] disk_capacity_iops`` wins).
 
-``now()`` is the driver's clock in seconds: wall clock on a real host,
-simulated time in the simulator, so the same agent code runs on both.
+Implementations: ``host_agent.drivers.libvirt`` (real guests) and
+``iosched.simdriver`` (the simulator), both found through the
+``iosched.host_agent.drivers`` entry point namespace.
 """
 
 import abc
 
 
 class DriverError(Exception):
-    """A driver could not read or write something; the message says what."""
+    """A driver could not read something, or a knob writer could not
+    write it; the message says what."""
 
 
 class Driver(metaclass=abc.ABCMeta):
@@ -70,18 +82,6 @@ class Driver(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def disk_samples(self, instance):
         """List of ``model.DiskSample`` for one instance, one per disk."""
-
-    @abc.abstractmethod
-    def knobs(self):
-        """The action kinds this driver can read and write."""
-
-    @abc.abstractmethod
-    def read_knob(self, kind, instance_uuid, target):
-        """Current value of a knob (the form ``write_knob`` accepts)."""
-
-    @abc.abstractmethod
-    def write_knob(self, kind, instance_uuid, target, value):
-        """Set a knob. Raise DriverError on failure."""
 
     def close(self):
         """Release connections. Default: nothing to release."""

@@ -38,7 +38,7 @@ Two ways to ``foreign``, best first:
 ``debugfs``  the kernel's own sum, ``dl_bw->total_bw`` of the root domain
              in ``<sys_root>/kernel/debug/sched/debug`` (root only), minus
              ``reserved``. Exact: servers, every pid namespace, and
-             bandwidth the kernel leaked (see ``sched.set_fair``), which
+             bandwidth the kernel leaked (see ``sched_deadline.set_fair``), which
              it refuses admission on all the same.
 ``scan``     every thread's reservation by ``sched_getattr`` (the
              parameters are not in procfs; ``stat`` field 41 has the
@@ -69,6 +69,7 @@ import re
 from host_agent import linux
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from host_agent import paths
 
@@ -212,7 +213,7 @@ def scan(proc_root, pids=(), everything=False, getattr=None, by_stat=None):
 
     ``getattr(tid)`` returns the reservation dict, None for a fair-class
     thread, or raises LinuxKnobError (a real-time thread, a thread that
-    exited): ``sched.get_deadline_us`` by default, which needs
+    exited): ``sched_deadline.get_deadline_us`` by default, which needs
     ``proc_root`` to be the agent's own pid namespace (LinuxKnobError
     otherwise). ``by_stat``: first read each thread's policy from its
     ``stat`` and ask ``getattr`` only for deadline threads; by default
@@ -229,7 +230,7 @@ def scan(proc_root, pids=(), everything=False, getattr=None, by_stat=None):
                 'the procfs of the agent\'s pid namespace, whose thread ids '
                 'sched_getattr takes (run the agent in the host\'s pid '
                 'namespace)' % proc_root, errno_mod.EXDEV)
-        getattr = sched.get_deadline_us
+        getattr = sched_deadline.get_deadline_us
     if by_stat is None:
         by_stat = not same_ns
     ours_pids = set(int(p) for p in pids)

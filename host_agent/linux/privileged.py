@@ -18,7 +18,7 @@ daemon must not trust its caller:
   fair-class thread (never an RT or deadline one). The worst a rogue
   caller can do is change some thread's slice inside the kernel's range.
 * ``set_deadline(tid, runtime_us, deadline_us, period_us)``: a
-  SCHED_DEADLINE reservation (``sched.check_deadline``: ints, runtime >=
+  SCHED_DEADLINE reservation (``sched_deadline.check_deadline``: ints, runtime >=
   2 us, runtime <= deadline <= period, period 100..4194304 us) on a
   fair-class or deadline thread, never a real-time one, always with
   SCHED_FLAG_RESET_ON_FORK. The worst a rogue caller can do is reserve
@@ -50,6 +50,7 @@ from host_agent import linux
 from host_agent.linux import cgroups
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import paths
 from host_agent import privsep
 
@@ -127,7 +128,7 @@ def set_slice(tid, slice_us):
 @privsep.sys_admin_pctxt.entrypoint
 def set_deadline(tid, runtime_us, deadline_us, period_us):
     """SCHED_DEADLINE reservation of a fair-class or deadline thread."""
-    sched.set_deadline_us(tid, runtime_us, deadline_us, period_us)
+    sched_deadline.set_deadline_us(tid, runtime_us, deadline_us, period_us)
 
 
 def check_fair(tid):
@@ -149,7 +150,7 @@ def set_fair(tid):
     """A SCHED_DEADLINE thread back to SCHED_OTHER (nice 0, default
     slice); refuses any other thread."""
     check_fair(tid)
-    sched.set_fair(tid)
+    sched_deadline.set_fair(tid)
 
 
 @privsep.sys_admin_pctxt.entrypoint

@@ -11,12 +11,14 @@
 # under the License.
 """One run of a scenario on a simulated cloud, stock or with iosched.
 
-Each compute host is a ``iosched.simulator.host.SimHost``. With iosched, each host
-runs the real agent (collectors, the scenario's policies: vSlicer then
-ISACS by default, journaled actuator) over
-``SimulatedDriver``; agents report over oslo.messaging (``fake:/`` in the
-process, or a ``rabbit://`` URL) to the real Nova plugin endpoint, whose
-store feeds the real filter and weigher inside Nova's handlers. Stock runs
+Each compute host is a ``iosched.simulator.host.SimHost``. With iosched,
+each host runs the real agent (collectors, the scenario's policies:
+vSlicer then ISACS by default, journaled actuator), built by
+``host_agent.assembly`` over ``iosched.simdriver``'s ``SimulatedDriver``
+and the simulator's knob set; agents report over oslo.messaging
+(``fake:/`` in the process, or a ``rabbit://`` URL) to the real Nova
+plugin endpoint, whose store feeds the real filter and weigher inside
+Nova's handlers. Stock runs
 the same requests with Nova's default filters/weighers and no agent; a
 read-only collector still measures its vCPUs so both sides are reported
 the same way.
@@ -34,18 +36,16 @@ from oslo_log import log as logging
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 from cinder_qos import translate
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.collectors import vcpu_io_strength
 from host_agent import conf as agent_conf
-from host_agent.drivers import simulated
 from host_agent import model
 from host_agent import plugins
 from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 from iosched.contract import flavor as flavor_contract
 from iosched.demo import placement
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -105,7 +105,7 @@ class Cloud(object):
                                        parallelism=h.disk_parallelism)),
                 seed=host_seed(scenario.seed, h.name))
             self.sims[h.name] = sim
-            self.drivers[h.name] = simulated.SimulatedDriver(sim)
+            self.drivers[h.name] = sim_driver.SimulatedDriver(sim)
             self.observers[h.name] = vcpu_io_strength.VcpuIoStrengthCollector(
                 CONF)
         self.store = None
@@ -129,11 +129,9 @@ class Cloud(object):
             host='demo-scheduler-%s' % uuid_mod.uuid4().hex[:8])
         reporter = rpcapi.ReportAPI(transport, CONF.reporter.topic)
         for name, drv in self.drivers.items():
-            actuator = driver_act.DriverActuator(drv, journal_mod.Journal())
-            policies = [plugins.load_class(plugins.POLICIES, p)(CONF)
-                        for p in self.sc.policies]
-            self.agents[name] = agent_mod.Agent(
-                CONF, drv, policies, actuator, reporter=reporter)
+            self.agents[name] = assembly.build_agent(
+                CONF, drv, reporter=reporter, journal_path='',
+                policies=plugins.load_policies(CONF, self.sc.policies))
             self.agents[name].start()
 
     def close(self):

@@ -11,7 +11,7 @@
 # under the License.
 """iosched host simulator: a deterministic discrete-event model of one host.
 
-Drives the host agent (``host_agent.drivers.simulated``) and the demo with
+Drives the host agent (through ``iosched.simdriver``) and the demo with
 what a real KVM host exposes and the knobs the agent turns. Standard
 library only; time is integer microseconds; all randomness is seeded.
 

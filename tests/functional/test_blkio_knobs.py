@@ -28,6 +28,7 @@ import pytest
 from host_agent.actuators import blkio_knobs
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod
+from host_agent.actuators import knob_set
 from host_agent.drivers.libvirt import block_devices
 from host_agent import model
 from host_agent.policies import vaio
@@ -68,11 +69,19 @@ def loop(tmp_path):
         subprocess.run(['losetup', '-d', dev], check=False)
 
 
-class Knobs(object):
+class Knobs(knob_set.KnobSet):
     """The actuator's view: only the block I/O knobs, real sysfs."""
 
     def __init__(self):
+        super().__init__(driver=None)
         self.w = blkio_knobs.BlkioKnobs(driver=None, sys_root='/sys')
+
+    @classmethod
+    def for_driver(cls, conf, driver):
+        return cls()
+
+    def running(self, uuid):
+        return False
 
     def knobs(self):
         return self.w.knobs()
@@ -82,9 +91,6 @@ class Knobs(object):
 
     def write_knob(self, *a):
         return self.w.write_knob(*a)
-
-    def list_instances(self):
-        return []
 
 
 def test_switch_tune_and_restore_a_real_device(loop):

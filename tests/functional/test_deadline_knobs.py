@@ -18,7 +18,7 @@ cgroup v1 ``cpu`` group, busy or asleep, gets a reservation of 1 ms every
 reset-on-fork flag), seen by the admission figures
 (``host_agent.linux.deadline``), refused when pinned to one CPU, and
 ended by None without leaving bandwidth behind in the kernel (the 6.18
-leak ``sched.set_fair`` works around). The group gets the VM-level weight
+leak ``sched_deadline.set_fair`` works around). The group gets the VM-level weight
 and a 25 % cap.
 
 Needs root, a cgroup v1 ``cpu`` hierarchy at /sys/fs/cgroup/cpu and two
@@ -41,6 +41,7 @@ from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
 from host_agent.linux import deadline
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from tests import fixtures
 from tests.functional import test_linux_knobs as tlk
@@ -108,8 +109,8 @@ def child_group(tmp_path):
     finally:
         for child in children:
             try:       # no reservation outlives the test, nor leaks
-                if sched.get_deadline_us(child.pid) is not None:
-                    sched.set_fair(child.pid)
+                if sched_deadline.get_deadline_us(child.pid) is not None:
+                    sched_deadline.set_fair(child.pid)
             except Exception:
                 pass
             child.kill()

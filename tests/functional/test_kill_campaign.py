@@ -37,7 +37,9 @@ import time
 import types
 
 from host_agent.actuators import journal as journal_mod
-from host_agent.drivers import simulated_daemon
+from iosched.simdriver import daemon as sim_daemon
+from iosched.simdriver import knobs as sim_knobs
+from iosched.simdriver import state_file
 
 AGENT = os.path.join(os.path.dirname(sys.executable), 'io-host-agent')
 KILLS = int(os.environ.get('IOSCHED_KILLS', '20'))
@@ -54,8 +56,8 @@ def _defaults(keys):
     """Each knob's value on a fresh simulated host (its original)."""
     conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
         host=HOST, simulated_state_file=''))
-    driver = simulated_daemon.build(conf)
-    return {k: _canon(driver.read_knob(*k)) for k in keys}
+    knobs = sim_knobs.SimulatedKnobs(sim_daemon.build(conf))
+    return {k: _canon(knobs.read_knob(*k)) for k in keys}
 
 
 def _journaled_targets(path):
@@ -84,7 +86,7 @@ def _journaled_targets(path):
 
 
 def _third_values(state_path, journal_path):
-    state = simulated_daemon.load_state(state_path)
+    state = state_file.load(state_path)
     defaults = _defaults(state)
     targets = _journaled_targets(journal_path)
     wrong = []

@@ -42,10 +42,11 @@ from host_agent.actuators import driver as driver_act
 from host_agent.actuators import host_knobs
 from host_agent.actuators import journal as journal_mod
 from host_agent.actuators import linux_knobs
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.drivers.libvirt import driver as lv_driver
 from host_agent.linux import cgroups
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from host_agent.policies import vslicer
 from host_agent import privsep
@@ -257,9 +258,9 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
         assert os.sched_getaffinity(tid) == set(state.cpus)
         for t in io_tids:          # the emulator pin moved the I/O threads
             assert os.sched_getaffinity(t) == set(state.cpus), (t, io)
-        assert sched.get_deadline_us(tid) == vcpu_res
+        assert sched_deadline.get_deadline_us(tid) == vcpu_res
         for t in io_tids:
-            assert sched.get_deadline_us(t) == io_res, (t, io)
+            assert sched_deadline.get_deadline_us(t) == io_res, (t, io)
         assert knobs.read_knob(model.ACTION_VCPU_DEADLINE, lsvm.uuid,
                                '0') == vcpu_res
         assert knobs.read_knob(model.ACTION_IO_DEADLINE, lsvm.uuid,
@@ -277,8 +278,8 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
     finally:
         restored = act.restore_all()
     assert restored == 4
-    assert sched.get_deadline_us(tid) is None
-    assert all(sched.get_deadline_us(t) is None for t in io_tids)
+    assert sched_deadline.get_deadline_us(tid) is None
+    assert all(sched_deadline.get_deadline_us(t) is None for t in io_tids)
     assert dom.vcpuPinInfo(0)[0] == one               # re-pinned
     assert dom.emulatorPinInfo(0) == one
     pinned = {i for i, on in enumerate(one) if on}
@@ -329,10 +330,9 @@ def test_interface_bandwidth_applied_or_cleanly_refused(guests, driver):
 
 
 def test_agent_ticks_on_real_guests_and_restores(guests, driver):
-    agent = agent_mod.Agent(
-        CONF, driver, [vslicer.VSlicerPolicy(CONF)],
-        driver_act.DriverActuator(host_knobs.knobs_for(CONF, driver),
-                                  journal_mod.Journal()))
+    agent = assembly.build_agent(CONF, driver,
+                                 policies=[vslicer.VSlicerPolicy(CONF)],
+                                 journal_path='')
     insts = _by_name(driver)
     tid = driver.vcpu_tid(insts['lsvm'].uuid, 0)
     emu = driver.io_threads(insts['lsvm'].uuid)['emulator']
@@ -361,10 +361,10 @@ def _lsvm_changed(mechanism, tid, driver=None, uuid=None):
     """Whether the LSVM holds what ``mechanism`` sets (vCPU thread, or for
     weight its VM-level cgroup)."""
     if mechanism == 'deadline':
-        return sched.get_deadline_us(tid) is not None
+        return sched_deadline.get_deadline_us(tid) is not None
     if mechanism == 'weight':
         return _vm_weight(driver, uuid) == 10000
-    return (sched.get_deadline_us(tid) is None
+    return (sched_deadline.get_deadline_us(tid) is None
             and sched.get_slice_us(tid) == 1000)
 
 
@@ -376,7 +376,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     tid = driver.vcpu_tid(uuid, 0)
     before = sched.get_slice_us(tid)
     weight_before = _vm_weight(driver, uuid)
-    assert sched.get_deadline_us(tid) is None
+    assert sched_deadline.get_deadline_us(tid) is None
     journal = tmp_path / 'journal.jsonl'
     conf = tmp_path / 'agent.conf'
     log = tmp_path / 'agent.log'
@@ -418,7 +418,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
         proc.wait(timeout=60)
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
-    assert sched.get_deadline_us(tid) is None     # SIGTERM restored all
+    assert sched_deadline.get_deadline_us(tid) is None     # SIGTERM restored all
     assert sched.get_slice_us(tid) == before
     assert _vm_weight(driver, uuid) == weight_before
     # ... and removed its trace instance (no fd leaked into privsep).
@@ -474,7 +474,7 @@ def test_sigkill_campaign_on_real_guests(guests, driver, tmp_path):
         'policies = vslicer,isacs\njournal_path = %s\n' % journal +
         '[reporter]\nenabled = false\n[metrics]\nenabled = false\n')
     _by_name(driver)                  # discovery: threads of each vCPU
-    knobs = host_knobs.knobs_for(CONF, driver)
+    knobs = host_knobs.HostKnobs(CONF, driver)
     cmd = [AGENT, '--config-file', str(conf)]
     originals, mid, checked = {}, 0, 0
 
@@ -605,7 +605,7 @@ def test_libvirtd_restart_under_the_agent(guests, driver, tmp_path):
         fresh = lv_driver.LibvirtDriver.from_conf(CONF)
         try:
             fresh.list_instances()
-            knobs = host_knobs.knobs_for(CONF, fresh)
+            knobs = host_knobs.HostKnobs(CONF, fresh)
             now = _journal_allowed(journal)
             assert set(held) <= set(now)      # nothing restored or lost
             for key, (original, allowed) in now.items():
@@ -629,7 +629,7 @@ def test_libvirtd_restart_under_the_agent(guests, driver, tmp_path):
     fresh = lv_driver.LibvirtDriver.from_conf(CONF)
     try:
         fresh.list_instances()
-        knobs = host_knobs.knobs_for(CONF, fresh)
+        knobs = host_knobs.HostKnobs(CONF, fresh)
         for key, (original, _) in held.items():
             assert _canon(knobs.read_knob(*key)) == original, key
     finally:
@@ -686,7 +686,7 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
         lsvm_tid = driver.vcpu_tid(insts['lsvm'].uuid, 0)
         dom = driver.domain(uuid)
         default = sched.get_slice_us(driver.vcpu_tid(uuid, 0))
-        knobs = host_knobs.knobs_for(CONF, driver)
+        knobs = host_knobs.HostKnobs(CONF, driver)
         if where == 'collect':
             seen = _Destroying(driver, 'vcpu_samples', uuid, dom)
             writer = knobs
@@ -695,9 +695,9 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
             writer = _Destroying(knobs, 'write_knob', uuid, dom)
         proxy = seen if where == 'collect' else writer
         path = str(tmp_path / 'journal.jsonl')
-        agent = agent_mod.Agent(
-            CONF, seen, [vslicer.VSlicerPolicy(CONF)],
-            driver_act.DriverActuator(writer, journal_mod.Journal(path)))
+        agent = assembly.build_agent(
+            CONF, seen, policies=[vslicer.VSlicerPolicy(CONF)],
+            knobs=writer, journal_path=path)
         key = (model.ACTION_VCPU_SLICE, uuid, '0')
         if where == 'act':
             proxy.armed = True            # its first write: the microslice
@@ -778,11 +778,9 @@ def test_knobs_that_travel_with_a_migrated_domain_are_put_back(guests,
     # The destination: another host name, its own (empty) journal.
     CONF.set_override('host', 'destination', 'host_agent')
     try:
-        dest = agent_mod.Agent(
-            CONF, driver, [],
-            driver_act.DriverActuator(
-                host_knobs.HostKnobs(CONF, driver),
-                journal_mod.Journal(str(tmp_path / 'dest.jsonl'))))
+        dest = assembly.build_agent(
+            CONF, driver, policies=[],
+            journal_path=str(tmp_path / 'dest.jsonl'))
         dest.tick()
     finally:
         CONF.clear_override('host', 'host_agent')

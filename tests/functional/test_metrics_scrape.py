@@ -32,10 +32,8 @@ import pytest
 
 from iosched.contract import slo as slo_mod
 from cinder_qos import translate
-from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
-from host_agent.drivers import simulated
+from host_agent import assembly
 from host_agent import metrics
 from host_agent import model
 from host_agent.policies import slo
@@ -44,6 +42,7 @@ from host_agent.reporter import messaging
 from host_agent.reporter import rpcapi
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
 from tests import fixtures
@@ -77,7 +76,7 @@ def served(tmp_path):
     sim = sim_host.SimHost(S.HostSpec(
         name='compute-m', pcpus=2, default_slice_us=3000,
         disk=S.DiskSpec(service_us=1000, parallelism=4)), seed=7)
-    drv = simulated.SimulatedDriver(sim)
+    drv = sim_driver.SimulatedDriver(sim)
     vms = [('lsvm-1', S.RequestResponse(rate_per_s=300, burst_us=200),
             fixtures.LSVM_SPECS, ''),
            ('db', S.DiskClosedLoop(outstanding=4), {}, 'vol-db'),
@@ -91,10 +90,9 @@ def served(tmp_path):
             disks=(model.DiskInfo('vda', serial),) if serial else ()))
     path = str(tmp_path / 'journal.jsonl')
     reporter = Reporter()
-    agent = agent_mod.Agent(
-        CONF, drv, [vslicer.VSlicerPolicy(CONF), slo.SloPolicy(CONF)],
-        driver_act.DriverActuator(drv, journal_mod.Journal(path)),
-        reporter=reporter)
+    agent = assembly.build_agent(
+        CONF, drv, policies=[vslicer.VSlicerPolicy(CONF), slo.SloPolicy(CONF)],
+        journal_path=path, reporter=reporter)
     exporter = metrics.start_from_conf(CONF, agent)
     try:
         agent.start()

@@ -73,6 +73,7 @@ from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory
+from host_agent import placement_sizing
 from nova_plugin import explain
 from nova_plugin import inflight
 from nova_plugin import placement_resources
@@ -342,7 +343,7 @@ class RaceCase(integrated_helpers.ProviderUsageBaseTestCase):
     def publish_inventory(self):
         """Each host's agent publishes ``<node>:iosched`` (one sync)."""
         conf = self.agent_conf()
-        options = placement_inventory.Options.from_conf(conf.io_inventory)
+        options = placement_sizing.Options.from_conf(conf.io_inventory)
         self.children = {}
         for host in self.host_names:
             publisher = placement_inventory.InventoryPublisher(

@@ -12,7 +12,7 @@
 """The operator guide's path end to end (docs/operator.md sections 3c, 5).
 
 Real pieces: four ``io-host-agent`` processes (``driver = simulated``, the
-wall-clock simulated host of ``host_agent.drivers.simulated_daemon``,
+wall-clock simulated host of ``iosched.simdriver.daemon``,
 instead of libvirt) whose host-agent.conf is section 3c's ``ini`` block,
 read from docs/operator.md and edited as an operator would (only the values
 after ``key =`` change, so a trailing comment oslo.config would take as

@@ -28,6 +28,7 @@ allocation are reserved, so the slots left are the ones really free.
 from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory as pi
+from host_agent import placement_sizing as ps
 from iosched.contract import payload
 from iosched.contract import payload_sections
 from tests.nova import plugin_state
@@ -67,14 +68,14 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             self, {'io_inventory': {'publish': 'true'}})
         self.publisher = pi.InventoryPublisher(
             lambda: pi.PlacementInventories(pi.placement_adapter(conf)),
-            'host1', options=pi.Options.from_conf(conf.io_inventory))
+            'host1', options=ps.Options.from_conf(conf.io_inventory))
         self.io_flavor = self._create_flavor(
             name='io.small', memory_mb=512, vcpu=2, disk=1, ephemeral=0,
-            extra_spec={'resources:' + pi.IO_VCPU: '2',
-                        'resources:' + pi.LSVM_BW: '1000'})
+            extra_spec={'resources:' + ps.IO_VCPU: '2',
+                        'resources:' + ps.LSVM_BW: '1000'})
         self.slo_flavor = self._create_flavor(
             name='slo.small', memory_mb=512, vcpu=1, disk=1, ephemeral=0,
-            extra_spec={'resources:' + pi.SLO_IOPS: '1000'})
+            extra_spec={'resources:' + ps.SLO_IOPS: '1000'})
 
     def _publish(self, report):
         self.publisher.want_from_report(report)
@@ -93,9 +94,9 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(self.rp1, child['parent_provider_uuid'])
         self.assertEqual(self.rp1, child['root_provider_uuid'])
         inv = self._get_provider_inventory(child['uuid'])
-        self.assertEqual({pi.IO_VCPU: (4, 0), pi.LSVM_BW: (6000, 0),
-                          pi.SLO_IOPS: (5000, 0)}, _totals(inv))
-        self.assertEqual(pi.inventory(6000), inv[pi.LSVM_BW])
+        self.assertEqual({ps.IO_VCPU: (4, 0), ps.LSVM_BW: (6000, 0),
+                          ps.SLO_IOPS: (5000, 0)}, _totals(inv))
+        self.assertEqual(ps.inventory(6000), inv[ps.LSVM_BW])
 
         # Only host1 has the classes: the servers go there, and their
         # allocations are split between the compute node and the child.
@@ -108,12 +109,12 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         allocations = {
             s['id']: _resources(self._get_allocations_by_server_uuid(s['id']))
             for s in (io, slo)}
-        self.assertEqual({pi.IO_VCPU: 2, pi.LSVM_BW: 1000},
+        self.assertEqual({ps.IO_VCPU: 2, ps.LSVM_BW: 1000},
                          allocations[io['id']][child['uuid']])
-        self.assertEqual({pi.SLO_IOPS: 1000},
+        self.assertEqual({ps.SLO_IOPS: 1000},
                          allocations[slo['id']][child['uuid']])
-        self.assertEqual({pi.IO_VCPU: 2, pi.LSVM_BW: 1000,
-                          pi.SLO_IOPS: 1000},
+        self.assertEqual({ps.IO_VCPU: 2, ps.LSVM_BW: 1000,
+                          ps.SLO_IOPS: 1000},
                          self._get_provider_usages(child['uuid']))
 
         # Nova's resource tracker periodic, then a restart of host1's
@@ -143,7 +144,7 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._run_periodics()
         self.assertEqual(
             (8000, 0),
-            _totals(self._get_provider_inventory(child['uuid']))[pi.SLO_IOPS])
+            _totals(self._get_provider_inventory(child['uuid']))[ps.SLO_IOPS])
         self.assertEqual(allocations[slo['id']], _resources(
             self._get_allocations_by_server_uuid(slo['id'])))
 
@@ -156,11 +157,11 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
         # The capacity is unknown again: SLO_IOPS must go, but slo uses it.
         self._publish(_report(capacity_iops=0.0))
-        self.assertEqual([pi.SLO_IOPS], self.publisher.last_outcome.held)
+        self.assertEqual([ps.SLO_IOPS], self.publisher.last_outcome.held)
         inv = self._get_provider_inventory(child)
         self.assertEqual((5000, 5000),
-                         _totals(inv)[pi.SLO_IOPS])
-        self.assertEqual({pi.SLO_IOPS: 1000},
+                         _totals(inv)[ps.SLO_IOPS])
+        self.assertEqual({ps.SLO_IOPS: 1000},
                          self._get_allocations_by_server_uuid(
                              slo['id'])[child]['resources'])
         full = self._create_server(name='no-room',
@@ -168,12 +169,12 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                    networks='none', expected_state='ERROR')
         self.assertIn('No valid host', full['fault']['message'])
         self._publish(_report(capacity_iops=0.0))   # recheck: still held
-        self.assertIn(pi.SLO_IOPS, self._get_provider_inventory(child))
+        self.assertIn(ps.SLO_IOPS, self._get_provider_inventory(child))
 
         # The server is deleted: the next recheck deletes the class.
         self._delete_server(slo)
         self._publish(_report(capacity_iops=0.0))
-        self.assertEqual({pi.IO_VCPU: (4, 0), pi.LSVM_BW: (6000, 0)},
+        self.assertEqual({ps.IO_VCPU: (4, 0), ps.LSVM_BW: (6000, 0)},
                          _totals(self._get_provider_inventory(child)))
         self.assertEqual([], self.publisher.last_outcome.held)
 
@@ -189,10 +190,10 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                   networks='none', az='nova:host1')
         self.assertEqual('host1', old['OS-EXT-SRV-ATTR:host'])
         self.assertEqual(0, self._get_provider_usages(child).get(
-            pi.IO_VCPU, 0))                     # no slot held
+            ps.IO_VCPU, 0))                     # no slot held
         self._publish(_report(io_vcpus=2))
-        self.assertEqual({pi.IO_VCPU: (4, 2), pi.LSVM_BW: (6000, 0),
-                          pi.SLO_IOPS: (5000, 0)},
+        self.assertEqual({ps.IO_VCPU: (4, 2), ps.LSVM_BW: (6000, 0),
+                          ps.SLO_IOPS: (5000, 0)},
                          _totals(self._get_provider_inventory(child)))
 
         # The 2 slots left take one io.small (which claims them), and the
@@ -204,9 +205,9 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         changes = self.publisher.state.changes
         self._publish(_report(io_vcpus=4))
         self.assertEqual(changes, self.publisher.state.changes)
-        self.assertEqual(2, self._get_provider_usages(child)[pi.IO_VCPU])
+        self.assertEqual(2, self._get_provider_usages(child)[ps.IO_VCPU])
         self.assertEqual((4, 2), _totals(
-            self._get_provider_inventory(child))[pi.IO_VCPU])
+            self._get_provider_inventory(child))[ps.IO_VCPU])
 
         # Without the reserve another io.small would fit (4 slots, 2 used);
         # with it the host is full: NoValidHost.
@@ -218,7 +219,7 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self._delete_server(old)
         self._publish(_report(io_vcpus=2))
         self.assertEqual((4, 0), _totals(
-            self._get_provider_inventory(child))[pi.IO_VCPU])
+            self._get_provider_inventory(child))[ps.IO_VCPU])
         again = self._create_server(name='room', flavor_id=self.io_flavor,
                                     networks='none')
         self.assertEqual('host1', again['OS-EXT-SRV-ATTR:host'])
@@ -245,7 +246,7 @@ class IoInventoryTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(
             rp3, self._get_resource_provider_by_uuid(child)[
                 'parent_provider_uuid'])
-        self.assertEqual({pi.IO_VCPU: (2, 0)},
+        self.assertEqual({ps.IO_VCPU: (2, 0)},
                          _totals(self._get_provider_inventory(child)))
 
     def test_deleting_the_compute_service_deletes_the_child_too(self):

@@ -28,13 +28,14 @@ lands only where both are, until the bandwidth is used up.
 from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory
+from host_agent import placement_sizing
 from host_agent import placement_trait
 from iosched.contract import payload
 from iosched.contract import payload_sections
 from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'
-LSVM_BW = placement_inventory.LSVM_BW
+LSVM_BW = placement_sizing.LSVM_BW
 
 
 class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
@@ -139,12 +140,12 @@ class LsvmTraitTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             inv = placement_inventory.InventoryPublisher(
                 lambda: placement_inventory.PlacementInventories(
                     placement_inventory.placement_adapter(self.conf)), host)
-            inv.want(placement_inventory.wanted_inventories(
+            inv.want(placement_sizing.wanted_inventories(
                 payload.HostReport(
                     host=host, ts=1.0, seq=1, report_interval=1.0,
                     pcpus=pcpus,
                     lsvm=payload_sections.LsvmState(max_per_pcpu=3)),
-                placement_inventory.Options())[0])
+                placement_sizing.Options())[0])
             self.assertTrue(inv.sync(), inv.state.last_error)
             inventories[host] = inv.state.wanted
         self.assertEqual(1500, inventories['host1'][LSVM_BW]['total'])

@@ -257,7 +257,12 @@ class Env(object):
         real_load = plugins.load_class
 
         class FakeDriver(object):
-            writes_itself = True
+            # also what load_class returns for its knob set
+            name = 'simulated'
+
+            @classmethod
+            def prepare(cls, conf):
+                pass
 
             @classmethod
             def from_conf(cls, conf):

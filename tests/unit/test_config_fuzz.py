@@ -221,9 +221,7 @@ def test_option_values_accepted_together_run_every_policy(values):
 
 
 def _run_every_policy(values):
-    from host_agent.actuators import driver as driver_act
-    from host_agent.actuators import journal as journal_mod
-    from host_agent import agent as agent_mod
+    from host_agent import assembly
     from tests import fixtures
     conf = cfg.ConfigOpts()
     _register(conf)
@@ -234,9 +232,7 @@ def _run_every_policy(values):
         plugins_names('iosched.host_agent.policies')), 'host_agent')
     conf.set_override('report_every_ticks', 1, 'host_agent')
     sim, driver = fixtures.sim_host_with_vms()
-    agent = agent_mod.Agent(
-        conf, driver, plugins.load_policies(conf),
-        driver_act.DriverActuator(driver, journal_mod.Journal(None)))
+    agent = assembly.build_agent(conf, driver, journal_path='')
     fixtures.run_ticks(sim, agent, 3)
     agent.stop()
     return list(agent.last_report.health.errors)

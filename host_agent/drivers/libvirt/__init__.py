@@ -16,6 +16,9 @@
 * ``threads``: vCPU and emulator thread ids from procfs (read only);
 * ``tracing``: exact I/O event timestamps from the ``sched:sched_wakeup``
   tracepoint on the vCPU threads;
+* ``resolve``: instance -> domain, QEMU pid, thread ids, cgroups (what
+  the knob writers ask);
+* ``lsvm_probes``: deadline admission and the wake-up self-test;
 * ``driver``: ``LibvirtDriver``, the ``host_agent.drivers.base.Driver``.
 
 ``libvirt`` is imported optionally: without libvirt-python, building the

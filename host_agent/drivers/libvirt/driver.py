@@ -17,10 +17,13 @@ domain id: Nova metadata, extra specs, disks, NICs), ``getAllDomainStats``
 procfs counters (schedstat run/wait, voluntary context switches, last CPU)
 plus, when tracefs is available, the exact wake-up timestamps.
 
-Writes do not happen here: ``host_agent.actuators.host_knobs`` applies
+Writes do not happen here: ``host_agent.actuators.host_knobs`` (the knob
+set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
 knobs (sched_setattr and cgroups through privsep, libvirt for pinning,
 iotune, interface bandwidth and schedinfo). This driver also resolves
-instance/vCPU to thread ids and cgroups for them.
+instance/vCPU to thread ids, cgroups and domains for them. The LSVM
+mechanisms' probes (deadline admission, wake-up self-test) are in
+``lsvm_probes``.
 
 Configuration::
 
@@ -32,7 +35,6 @@ Configuration::
     proc_root = /proc
 """
 
-import dataclasses
 import socket
 import time
 
@@ -41,12 +43,11 @@ from oslo_log import log as logging
 from host_agent.drivers import base
 from host_agent.drivers.libvirt import block_devices
 from host_agent.drivers.libvirt import domain_xml
+from host_agent.drivers.libvirt import lsvm_probes
 from host_agent.drivers.libvirt import qemu_histograms
+from host_agent.drivers.libvirt import resolve
 from host_agent.drivers.libvirt import threads
 from host_agent.drivers.libvirt import tracing
-from host_agent import linux
-from host_agent.linux import cgroups
-from host_agent.linux import deadline
 from host_agent import model
 from host_agent import paths
 
@@ -64,9 +65,8 @@ def parse_cpu_list(text):
     return domain_xml.parse_cpuset(text.strip())
 
 
-class LibvirtDriver(base.Driver):
+class LibvirtDriver(resolve.Resolution, base.Driver):
     name = 'libvirt'
-    writes_itself = False
 
     def __init__(self, conf, conn):
         self.conf = conf
@@ -79,7 +79,7 @@ class LibvirtDriver(base.Driver):
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [ts_ns]
-        self._hierarchy = None
+        self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
         self._hists = {}      # uuid -> {target: cumulative bins}
         self.histograms = (qemu_histograms.Histograms()
@@ -308,95 +308,18 @@ class LibvirtDriver(base.Driver):
         """The raw getAllDomainStats of the last tick (vcpu.N.delay...)."""
         return dict(self._stats.get(uuid, {}))
 
-    # -- resolution for the knobs ----------------------------------------
-    def domain(self, uuid):
-        try:
-            return self._info[uuid][3]
-        except KeyError:
-            raise base.DriverError('instance %s is not running here' % uuid)
-
-    def parsed(self, uuid):
-        try:
-            return self._info[uuid][0]
-        except KeyError:
-            raise base.DriverError('instance %s is not running here' % uuid)
-
-    def qemu_pid(self, uuid):
-        try:
-            return self._info[uuid][1]
-        except KeyError:
-            raise base.DriverError('instance %s is not running here' % uuid)
-
-    def _cgroups(self, uuid):
-        return cgroups.domain_cgroups(self.proc_root, self.qemu_pid(uuid),
-                                      self._hier())
-
-    def vcpu_cgroup(self, uuid, vcpu):
-        """The vCPU's cgroup in the cpu hierarchy (for LinuxKnobs)."""
-        return self._cgroups(uuid).vcpu(int(vcpu))
-
-    def vcpu_cgroup_stats(self, uuid, vcpu):
-        """cpu.stat of the vCPU's cgroup: nr_periods, nr_throttled, ..."""
-        try:
-            return cgroups.read_cpu_stat(self._hier(),
-                                         self.vcpu_cgroup(uuid, vcpu))
-        except (OSError, ValueError) as e:
-            raise base.DriverError('cannot read cpu.stat of %s vCPU %s: %s'
-                                   % (uuid, vcpu, e))
-
-    def _hier(self):
-        if self._hierarchy is None:
-            self._hierarchy = cgroups.probe(self.conf.host_paths.cgroup_root)
-        return self._hierarchy
-
-    def vm_cgroup(self, uuid):
-        return self._cgroups(uuid).vm
-
-    def io_threads(self, uuid):
-        """The emulator (main loop) and I/O thread ids of an instance."""
-        try:
-            return threads.io_threads(self.proc_root, self.qemu_pid(uuid))
-        except threads.ThreadError as e:
-            raise base.DriverError(str(e))
-
-    def vcpu_tid(self, uuid, vcpu):
-        try:
-            return self._info[uuid][2][int(vcpu)]
-        except (KeyError, ValueError):
-            raise base.DriverError('no thread for vCPU %s of %s'
-                                   % (vcpu, uuid))
-
-    # -- SCHED_DEADLINE admission (mechanism = deadline) -----------------
+    # -- the LSVM mechanisms' probes (lsvm_probes) -------------------------
     def deadline_state(self):
-        """``model.DeadlineState``: the root domain's CPUs and limit, the
-        bandwidth the VMs' QEMU threads hold (``reserved``) and everything
-        else (``foreign``), from ``host_agent.linux.deadline`` over the
+        """``model.DeadlineState`` of this host (``lsvm_probes``), over the
         QEMU processes of the running domains (read now: the agent asks
         before its first tick too)."""
-        p = self.conf.host_paths
-        pids = self._qemu_pids()
-        try:
-            measured = deadline.measure(p.proc_root, p.sys_root, pids,
-                                        cgroup_root=p.cgroup_root)
-        except (linux.LinuxKnobError, OSError, ValueError,
-                paths.UnsafePath) as e:
-            raise base.DriverError('cannot read the deadline admission '
-                                   'figures: %s' % e)
+        pids = self._qemu_pids()       # reconnects when libvirtd restarted
         try:
             host_cpus = self.conn.getCPUMap(0)[0]
         except libvirt.libvirtError:
             host_cpus = None
-        if host_cpus is not None and (
-                set(measured.state.cpus) == set(range(host_cpus))):
-            measured = measured._replace(state=dataclasses.replace(
-                measured.state, all_cpus=True))
-        for warning in measured.warnings:
-            if warning not in self._dl_warned:
-                self._dl_warned.add(warning)
-                LOG.warning('deadline admission: %s', warning)
-        LOG.debug('deadline admission (%(s)s): %(st)s',
-                  {'s': measured.source, 'st': measured.state})
-        return measured.state
+        return lsvm_probes.deadline_state(self.conf, pids, host_cpus,
+                                          self._dl_warned)
 
     def _qemu_pids(self):
         pids = set()
@@ -407,36 +330,13 @@ class LibvirtDriver(base.Driver):
                 LOG.debug('deadline admission: %s', e)
         return sorted(pids)
 
-    # -- the wake-up self-test (mechanism = auto) -------------------------
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
                      lsvm_weight=10000):
-        """The wake-up self-test over ``pcpus()``, in the privsep daemon
-        (``host_agent.linux.privileged_probe``): a tuple of
-        ``model.WakeupProbe``, one per case in order. Loads every guest
-        pCPU for a few seconds; DriverError when it cannot run."""
-        # NOTE(iosched): imported here: the privsep client (oslo.privsep)
-        # is needed only by agents that run the self-test.
-        from host_agent import linux
-        from host_agent.linux import privileged_probe
-        try:
-            return privileged_probe.probe(self.conf, cases, self.pcpus(),
-                                          wakes=wakes,
-                                          hogs_per_cpu=hogs_per_cpu,
-                                          lsvm_weight=lsvm_weight)
-        except (linux.LinuxKnobError, OSError, ValueError) as e:
-            raise base.DriverError('wake-up self-test failed: %s' % e)
-
-    # -- knobs: applied by host_agent.actuators.host_knobs -----------------
-    def knobs(self):
-        return ()
-
-    def read_knob(self, kind, instance_uuid, target):
-        raise base.DriverError('the libvirt driver reads no knobs itself; '
-                               'use host_agent.actuators.host_knobs')
-
-    def write_knob(self, kind, instance_uuid, target, value):
-        raise base.DriverError('the libvirt driver writes nothing; '
-                               'use host_agent.actuators.host_knobs')
+        """The wake-up self-test over ``pcpus()`` (``lsvm_probes``)."""
+        return lsvm_probes.wakeup_probe(self.conf, self.pcpus, cases,
+                                        wakes=wakes,
+                                        hogs_per_cpu=hogs_per_cpu,
+                                        lsvm_weight=lsvm_weight)
 
     def close(self):
         if self.tracer is not None:

@@ -17,39 +17,29 @@ import json
 import pytest
 
 from host_agent.actuators import driver as driver_act
+from host_agent.actuators import knob_set
 from host_agent.actuators import journal as journal_mod
 from host_agent.actuators import noop
 from host_agent.drivers import base
 from host_agent import model
 
 
-class DictDriver(base.Driver):
-    """A driver over a dict of knobs: the smallest real Driver."""
-    name = 'dict'
+class DictKnobs(knob_set.KnobSet):
+    """A knob set over a dict of knobs: the smallest real KnobSet."""
 
     def __init__(self, knobs, instances=('u1',), fail=()):
+        super().__init__(driver=None)
         self.values = dict(knobs)
         self.writes = []
         self.instances = list(instances)
         self.fail = set(fail)
 
-    def host_name(self):
-        return 'h'
+    @classmethod
+    def for_driver(cls, conf, driver):
+        return cls({})
 
-    def pcpus(self):
-        return (0, 1)
-
-    def now(self):
-        return 0.0
-
-    def list_instances(self):
-        return [model.InstanceInfo(uuid=u, name=u) for u in self.instances]
-
-    def vcpu_samples(self, instance):
-        return []
-
-    def disk_samples(self, instance):
-        return []
+    def running(self, uuid):
+        return uuid in self.instances
 
     def knobs(self):
         return (model.ACTION_VCPU_SLICE, model.ACTION_VCPU_PIN)
@@ -80,7 +70,7 @@ def plan(*actions):
 
 
 def test_apply_is_idempotent_and_journaled():
-    d = DictDriver({(SLICE, 'u1', '0'): 3000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000})
     a = driver_act.DriverActuator(d)
     changes = a.apply(plan(act(SLICE, 'u1', '0', 1000)), ts=1.0)
     assert [(c.before, c.after) for c in changes] == [(3000, 1000)]
@@ -90,14 +80,14 @@ def test_apply_is_idempotent_and_journaled():
 
 
 def test_value_already_there_is_not_written_or_journaled():
-    d = DictDriver({(SLICE, 'u1', '0'): 1000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 1000})
     a = driver_act.DriverActuator(d)
     assert a.apply(plan(act(SLICE, 'u1', '0', 1000)), ts=1.0) == []
     assert d.writes == [] and a.journal.pending() == {}
 
 
 def test_restore_puts_first_value_back():
-    d = DictDriver({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '0'): None})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '0'): None})
     a = driver_act.DriverActuator(d)
     a.apply(plan(act(SLICE, 'u1', '0', 1000), act(PIN, 'u1', '0', (1,))), 1)
     a.apply(plan(act(SLICE, 'u1', '0', 500)), 2)
@@ -107,7 +97,7 @@ def test_restore_puts_first_value_back():
 
 
 def test_failed_write_does_not_stop_the_others():
-    d = DictDriver({(SLICE, 'bad', '0'): 3000, (SLICE, 'u1', '0'): 3000},
+    d = DictKnobs({(SLICE, 'bad', '0'): 3000, (SLICE, 'u1', '0'): 3000},
                    instances=('bad', 'u1'), fail=('bad',))
     a = driver_act.DriverActuator(d)
     changes = a.apply(plan(act(SLICE, 'bad', '0', 1),
@@ -117,7 +107,7 @@ def test_failed_write_does_not_stop_the_others():
 
 
 def test_unsupported_knob_is_skipped():
-    d = DictDriver({})
+    d = DictKnobs({})
     a = driver_act.DriverActuator(d)
     assert a.apply(plan(act(model.ACTION_DISK_IOTUNE, 'u1', 'vda', {})),
                    1) == []
@@ -125,7 +115,7 @@ def test_unsupported_knob_is_skipped():
 
 def test_crash_recovery_from_the_journal_file(tmp_path):
     path = str(tmp_path / 'journal.jsonl')
-    d = DictDriver({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '1'): None})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '1'): None})
     a = driver_act.DriverActuator(d, journal_mod.Journal(path))
     a.apply(plan(act(SLICE, 'u1', '0', 1000), act(PIN, 'u1', '1', (0, 1))),
             1)
@@ -143,7 +133,7 @@ def test_crash_recovery_from_the_journal_file(tmp_path):
 
 def test_restore_of_a_vanished_instance_is_dropped(tmp_path):
     path = str(tmp_path / 'j.jsonl')
-    d = DictDriver({(SLICE, 'u1', '0'): 3000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000})
     a = driver_act.DriverActuator(d, journal_mod.Journal(path))
     a.apply(plan(act(SLICE, 'u1', '0', 1000)), 1)
     del d.values[(SLICE, 'u1', '0')]
@@ -154,7 +144,7 @@ def test_restore_of_a_vanished_instance_is_dropped(tmp_path):
 
 def test_restore_failure_of_a_live_instance_is_kept(tmp_path):
     path = str(tmp_path / 'j.jsonl')
-    d = DictDriver({(SLICE, 'u1', '0'): 3000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000})
     a = driver_act.DriverActuator(d, journal_mod.Journal(path))
     a.apply(plan(act(SLICE, 'u1', '0', 1000)), 1)
     d.fail.add('u1')
@@ -163,7 +153,7 @@ def test_restore_failure_of_a_live_instance_is_kept(tmp_path):
 
 
 def test_forget_instances_drops_their_journal_entries():
-    d = DictDriver({(SLICE, 'u1', '0'): 3000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000})
     a = driver_act.DriverActuator(d)
     a.apply(plan(act(SLICE, 'u1', '0', 1000)), 1)
     a.forget_instances({'u1'})
@@ -171,7 +161,7 @@ def test_forget_instances_drops_their_journal_entries():
 
 
 def test_noop_writes_nothing():
-    d = DictDriver({(SLICE, 'u1', '0'): 3000})
+    d = DictKnobs({(SLICE, 'u1', '0'): 3000})
     n = noop.NoopActuator(d)
     assert n.apply(plan(act(SLICE, 'u1', '0', 1000)), 1) == []
     assert d.writes == [] and n.restore_all() == 0
@@ -181,7 +171,7 @@ def test_noop_writes_nothing():
 @pytest.mark.parametrize('pin', [(0, 1), None])
 def test_pin_round_trips_through_json(tmp_path, pin):
     path = str(tmp_path / 'j.jsonl')
-    d = DictDriver({(PIN, 'u1', '0'): pin})
+    d = DictKnobs({(PIN, 'u1', '0'): pin})
     a = driver_act.DriverActuator(d, journal_mod.Journal(path))
     a.apply(plan(act(PIN, 'u1', '0', (1,))), 1)
     a.journal.close()

@@ -99,7 +99,6 @@ class _Broken(object):
 def test_one_bad_vm_is_skipped_and_the_others_regulated(host):
     sim, driver = host
     agent = fixtures.make_agent(_Broken(driver, bad_uuid='cpu-1'))
-    agent.actuator.driver = driver
     fixtures.run_ticks(sim, agent, 3)
     assert sim.get_vcpu_slice('lsvm-1', 0) == 1000
     report = agent.last_report
@@ -209,7 +208,6 @@ def test_a_driver_outage_keeps_the_knobs_and_is_said_once(host, caplog):
     sim, driver = host
     broken = _Outage(driver)
     agent = fixtures.make_agent(broken)
-    agent.actuator.driver = driver
     fixtures.run_ticks(sim, agent, 2)
     held = dict(agent.actuator.journal.pending())
     assert held and sim.get_vcpu_slice('lsvm-1', 0) == 1000
@@ -251,7 +249,6 @@ def test_an_instance_in_a_new_process_starts_from_its_defaults(host):
     sim, driver = host
     wrapped = _Restarted(driver)
     agent = fixtures.make_agent(wrapped)
-    agent.actuator.driver = driver
     fixtures.run_ticks(sim, agent, 2)
     key = (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')
     assert key in agent.actuator.journal.pending()

@@ -48,7 +48,7 @@ def test_decision_is_frozen_with_key_and_status():
 
 
 def _actuator(value=3000, fail=()):
-    d = ta.DictDriver({KEY: value}, fail=fail)
+    d = ta.DictKnobs({KEY: value}, fail=fail)
     return d, driver_act.DriverActuator(d)
 
 

@@ -14,9 +14,9 @@ the driver's model, else 0 (unknown)."""
 
 import pytest
 
-from host_agent.drivers import simulated
 from host_agent.reporter import build
 from iosched.contract import payload
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from tests import fixtures
@@ -46,7 +46,7 @@ def test_choose_disk_capacity(configured, from_driver, want):
 ], ids=['default', 'per-byte', 'slow'])
 def test_simulated_driver_tells_the_model_capacity(disk, want):
     sim = sim_host.SimHost(sim_spec.HostSpec(name='h', pcpus=1, disk=disk))
-    driver = simulated.SimulatedDriver(sim)
+    driver = sim_driver.SimulatedDriver(sim)
     assert driver.disk_capacity_iops() == pytest.approx(want, rel=1e-12)
 
 
@@ -85,7 +85,7 @@ def test_agent_reports_the_model_then_the_option(capacity_option):
 def test_agent_without_a_driver_capacity_reports_unknown():
     sim, driver = fixtures.sim_host_with_vms()
 
-    class NoModel(simulated.SimulatedDriver):
+    class NoModel(sim_driver.SimulatedDriver):
         disk_capacity_iops = None       # as the libvirt driver: no method
 
     agent = fixtures.make_agent(NoModel(sim, driver._instances))

@@ -22,15 +22,14 @@ import statistics
 from oslo_config import cfg
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
 from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.cmd import explain
 from host_agent.conf import opts
-from host_agent.drivers import simulated
 from host_agent import model
 from host_agent.policies import compose
 from host_agent.policies import ibalancer
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
 
@@ -52,7 +51,7 @@ def _run(tmp_path, with_policy, seconds=30, measure_from=10):
     host = sim_host.SimHost(S.HostSpec(
         name='h', pcpus=2, disk=S.DiskSpec(service_us=400, parallelism=2)),
         seed=3)
-    drv = simulated.SimulatedDriver(host)
+    drv = sim_driver.SimulatedDriver(host)
     for uuid, pcpu in zip(VMS, (0, 0, 1, 1)):
         host.add_vm(S.VmSpec(uuid=uuid, name=uuid, vcpus=(
             S.DiskClosedLoop(outstanding=4, cpu_per_io_us=150),),
@@ -64,8 +63,7 @@ def _run(tmp_path, with_policy, seconds=30, measure_from=10):
     host.add_vm(S.VmSpec(uuid='hog', name='hog', vcpus=(S.CpuBound(),)))
     host.set_vcpu_affinity('hog', 0, (0,))
     policies = [ibalancer.IBalancerPolicy(conf)] if with_policy else []
-    ag = agent_mod.Agent(conf, drv, policies, driver_act.DriverActuator(
-        drv, journal_mod.Journal(conf.host_agent.journal_path)))
+    ag = assembly.build_agent(conf, drv, policies=policies)
     ag.start()
 
     def done():

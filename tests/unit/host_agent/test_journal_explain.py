@@ -31,7 +31,7 @@ def _lines(path):
 
 def test_reason_round_trips_through_the_journal(tmp_path):
     path = str(tmp_path / 'j.jsonl')
-    d = ta.DictDriver({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '0'): None})
+    d = ta.DictKnobs({(SLICE, 'u1', '0'): 3000, (PIN, 'u1', '0'): None})
     a = driver_act.DriverActuator(d, journal_mod.Journal(path))
     a.apply(ta.plan(model.Action(SLICE, 'u1', '0', 1000, 'vslicer.x',
                                  'L=2ms, k=1'),

@@ -37,6 +37,7 @@ from host_agent.conf import io_inventory as io_inventory_conf
 from host_agent.conf import placement as placement_conf
 from host_agent import placement_base
 from host_agent import placement_inventory as pi
+from host_agent import placement_sizing as ps
 from iosched.contract import payload
 from iosched.contract import payload_sections
 from tests import fixtures
@@ -46,7 +47,7 @@ from tests.unit.host_agent.test_placement_trait import Resp
 
 RP = 'rp-uuid-1'
 CHILD = 'host1:iosched'
-INV = pi.inventory
+INV = ps.inventory
 
 
 
@@ -174,48 +175,48 @@ def publisher(fake, compute='host1', **kw):
 
 # -- the pure core -----------------------------------------------------------
 
-D = pi.Options()
+D = ps.Options()
 
 
 @pytest.mark.parametrize('rep, options, wanted, warned', [
     # slice: 4 pCPUs x 3 x 500; capacity unknown: no SLO class
-    (report(), D, {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(6000)}, []),
+    (report(), D, {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(6000)}, []),
     (report(mechanism='weight', max_per_pcpu=2, capacity_iops=1234.5),
-     pi.Options(slo_capacity_fraction=0.8, lsvm_vcpu_share=0.25),
-     {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(4 * 2 * 250),
-      pi.SLO_IOPS: INV(987)}, []),
+     ps.Options(slo_capacity_fraction=0.8, lsvm_vcpu_share=0.25),
+     {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(4 * 2 * 250),
+      ps.SLO_IOPS: INV(987)}, []),
     # deadline: dl_bw_limit 0.95 x 4 CPUs -> 3800 (not 3799), foreign
     # 0.1501 -> 151 reserved, plus the configured 49
     (report(mechanism='deadline', dl_bw_limit=3.8, dl_bw_foreign=0.1501),
-     pi.Options(reserved_lsvm_bw=49),
-     {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(3800, 200)}, []),
+     ps.Options(reserved_lsvm_bw=49),
+     {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(3800, 200)}, []),
     (report(mechanism='deadline', dl_bw_limit=0.95),
-     D, {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(950)}, []),
+     D, {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(950)}, []),
     # no LSVM support: no LSVM class, whatever the mechanism
     (report(supported=False, mechanism='deadline', dl_bw_limit=3.0,
             capacity_iops=100.0),
-     D, {pi.IO_VCPU: INV(4), pi.SLO_IOPS: INV(100)}, []),
-    (report(pcpus=3), pi.Options(max_io_vcpus_per_pcpu=1.5,
+     D, {ps.IO_VCPU: INV(4), ps.SLO_IOPS: INV(100)}, []),
+    (report(pcpus=3), ps.Options(max_io_vcpus_per_pcpu=1.5,
                                  reserved_io_vcpus=2),
-     {pi.IO_VCPU: INV(4, 2), pi.LSVM_BW: INV(4500)}, []),
+     {ps.IO_VCPU: INV(4, 2), ps.LSVM_BW: INV(4500)}, []),
     # total below 1: left out, with a warning
-    (report(), pi.Options(max_io_vcpus_per_pcpu=0.0),
-     {pi.LSVM_BW: INV(6000)}, [pi.IO_VCPU + ' left out: total 0']),
+    (report(), ps.Options(max_io_vcpus_per_pcpu=0.0),
+     {ps.LSVM_BW: INV(6000)}, [ps.IO_VCPU + ' left out: total 0']),
     (report(mechanism='deadline', dl_bw_limit=0.0), D,
-     {pi.IO_VCPU: INV(4)}, [pi.LSVM_BW + ' left out: total 0']),
-    (report(capacity_iops=10.0), pi.Options(slo_capacity_fraction=0.05),
-     {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(6000)},
-     [pi.SLO_IOPS + ' left out: total 0']),
+     {ps.IO_VCPU: INV(4)}, [ps.LSVM_BW + ' left out: total 0']),
+    (report(capacity_iops=10.0), ps.Options(slo_capacity_fraction=0.05),
+     {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(6000)},
+     [ps.SLO_IOPS + ' left out: total 0']),
     # reserved above total: cut, with a warning
-    (report(capacity_iops=500.0), pi.Options(reserved_slo_iops=800),
-     {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(6000), pi.SLO_IOPS: INV(500, 500)},
-     [pi.SLO_IOPS + ' reserved 800 cut to the total 500']),
+    (report(capacity_iops=500.0), ps.Options(reserved_slo_iops=800),
+     {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(6000), ps.SLO_IOPS: INV(500, 500)},
+     [ps.SLO_IOPS + ' reserved 800 cut to the total 500']),
     (report(mechanism='deadline', dl_bw_limit=1.0, dl_bw_foreign=1.2), D,
-     {pi.IO_VCPU: INV(4), pi.LSVM_BW: INV(1000, 1000)},
-     [pi.LSVM_BW + ' reserved 1200 cut to the total 1000']),
+     {ps.IO_VCPU: INV(4), ps.LSVM_BW: INV(1000, 1000)},
+     [ps.LSVM_BW + ' reserved 1200 cut to the total 1000']),
 ])
 def test_wanted_inventories(rep, options, wanted, warned):
-    got, warnings = pi.wanted_inventories(rep, options)
+    got, warnings = ps.wanted_inventories(rep, options)
     assert got == wanted
     assert len(warnings) == len(warned)
     for warning, start in zip(warnings, warned):
@@ -228,7 +229,7 @@ def test_an_unknown_mechanism_is_named():
         pcpus=2, disk=types.SimpleNamespace(capacity_iops=0),
         lsvm=types.SimpleNamespace(supported=True, mechanism='rt'))
     with pytest.raises(ValueError, match="'rt': accepted are deadline"):
-        pi.wanted_inventories(rep, D)
+        ps.wanted_inventories(rep, D)
 
 
 @pytest.mark.parametrize('kw, text', [
@@ -243,11 +244,11 @@ def test_an_unknown_mechanism_is_named():
 ])
 def test_options_refuse_bad_values(kw, text):
     with pytest.raises(ValueError, match=r'\[io_inventory\]') as e:
-        pi.Options(**kw)
+        ps.Options(**kw)
     assert text in str(e.value)
 
 
-A, B, C = pi.IO_VCPU, pi.LSVM_BW, pi.SLO_IOPS
+A, B, C = ps.IO_VCPU, ps.LSVM_BW, ps.SLO_IOPS
 
 
 def placed(inv, **extra):
@@ -272,7 +273,7 @@ def placed(inv, **extra):
     ({A: placed(INV(4))}, {}, {}, {}, []),       # nothing left to offer
 ])
 def test_plan_inventories(current, usages, wanted, new, held):
-    assert pi.plan_inventories(current, usages, wanted) == (new, held)
+    assert ps.plan_inventories(current, usages, wanted) == (new, held)
 
 
 @pytest.mark.parametrize('inventories, io_vcpus, usage, reserved, warned', [
@@ -289,7 +290,7 @@ def test_plan_inventories(current, usages, wanted, new, held):
     ({A: INV(4, 1)}, None, 0, 1, ''),                   # option off
 ])
 def test_reserve_unclaimed(inventories, io_vcpus, usage, reserved, warned):
-    got, warnings = pi.reserve_unclaimed(inventories, io_vcpus, usage)
+    got, warnings = ps.reserve_unclaimed(inventories, io_vcpus, usage)
     assert got == dict(inventories, **{A: dict(inventories[A],
                                                reserved=reserved)})
     assert [w[:len(warned)] for w in warnings] == ([warned] if warned
@@ -298,17 +299,17 @@ def test_reserve_unclaimed(inventories, io_vcpus, usage, reserved, warned):
 
 
 def test_reserve_unclaimed_without_the_class():
-    assert pi.reserve_unclaimed({B: INV(6000)}, 2, 0) == ({B: INV(6000)},
+    assert ps.reserve_unclaimed({B: INV(6000)}, 2, 0) == ({B: INV(6000)},
                                                            ())
 
 
 def test_describe_change():
-    assert pi.describe_change(
+    assert ps.describe_change(
         {A: INV(4), B: INV(6000), C: INV(9)},
         {A: INV(8), B: INV(6000), C: INV(9, 9)}) == [
         'CUSTOM_IOSCHED_IO_VCPU total 4->8 reserved 0->0',
         'CUSTOM_IOSCHED_SLO_IOPS total 9->9 reserved 0->9']
-    assert pi.describe_change({A: INV(4)}, {B: INV(1, 1)}) == [
+    assert ps.describe_change({A: INV(4)}, {B: INV(1, 1)}) == [
         'CUSTOM_IOSCHED_IO_VCPU removed',
         'CUSTOM_IOSCHED_LSVM_BW total 1 reserved 1 (new)']
 
@@ -317,7 +318,7 @@ def test_describe_change():
 
 def test_creates_the_child_the_classes_and_the_inventories():
     fake = FakeInventoryPlacement()
-    wanted, _ = pi.wanted_inventories(report(capacity_iops=100.0), D)
+    wanted, _ = ps.wanted_inventories(report(capacity_iops=100.0), D)
     out = pi.set_inventories(pi.PlacementInventories(fake), 'host1', wanted)
     child = fake.child_uuid()
     assert out.changed and out.held == [] and out.before == {}
@@ -439,7 +440,7 @@ def test_sync_waits_for_the_compute_node_then_publishes(caplog):
 
 def test_warnings_of_the_sizing_are_logged_once_per_change(caplog):
     pub = publisher(FakeInventoryPlacement(),
-                    options=pi.Options(reserved_io_vcpus=10))
+                    options=ps.Options(reserved_io_vcpus=10))
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger=pi.__name__):
         for _ in range(3):                       # three ticks, same report
@@ -478,14 +479,14 @@ def test_a_held_class_is_a_warning_and_rechecks_are_read_only(caplog):
 
 def test_unclaimed_io_vcpus_are_reserved_and_settle(caplog):
     fake = FakeInventoryPlacement()
-    pub = publisher(fake, options=pi.Options(reserved_io_vcpus=1))
+    pub = publisher(fake, options=ps.Options(reserved_io_vcpus=1))
     pub.want_from_report(report(pcpus=8))
     assert pub.sync()
     child = fake.child_uuid()
     assert fake.inventories[child][A] == INV(8, 1)
     n = len(fake.writes())
     # an unclaimed 2-vCPU VM turns I/O-bound: a change, synced at once
-    assert pub.want_from_report(report(pcpus=8, io_vcpus=2)) == pi.Wanted(
+    assert pub.want_from_report(report(pcpus=8, io_vcpus=2)) == ps.Wanted(
         {A: INV(8, 1), B: INV(8 * 3 * 500)}, 2)
     assert pub._delay() == 0
     caplog.clear()
@@ -526,7 +527,7 @@ def test_unclaimed_io_vcpus_are_reserved_and_settle(caplog):
 
 def test_reserve_unclaimed_io_vcpus_off_reads_no_usages():
     fake = FakeInventoryPlacement()
-    pub = publisher(fake, options=pi.Options(
+    pub = publisher(fake, options=ps.Options(
         reserve_unclaimed_io_vcpus=False))
     assert pub.want_from_report(report(io_vcpus=3)).io_vcpus is None
     assert pub.sync()
@@ -570,8 +571,8 @@ def test_the_real_agent_on_a_simulated_host_wants_inventories():
                                 with_publisher(None, pub))
     fixtures.run_ticks(sim, agent, 2)
     rep = agent.last_report
-    assert pub.state.wanted == pi.Wanted(
-        pi.wanted_inventories(rep, D)[0], rep.io_vcpus)
+    assert pub.state.wanted == ps.Wanted(
+        ps.wanted_inventories(rep, D)[0], rep.io_vcpus)
     assert pub.state.wanted.inventories[A] == INV(rep.pcpus)
     assert fake.calls == []                               # no HTTP on tick
     assert pub.sync()
@@ -617,7 +618,7 @@ def test_start_from_conf_names_the_compute_node(tmp_path, opts, name):
     pub = pi.start_from_conf(conf, 'compute-7')
     pub.stop()
     assert pub.provider_name == name and pub.child_name == name + ':iosched'
-    assert pub.options == pi.Options(reserved_slo_iops=7,
+    assert pub.options == ps.Options(reserved_slo_iops=7,
                                      reserve_unclaimed_io_vcpus=False)
     assert pub.recheck_interval == 42.0
 
@@ -661,7 +662,7 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
         m.put(rps + '/child-1/inventories', json={})
         pub = pi.InventoryPublisher(
             lambda: pi.PlacementInventories(pi.placement_adapter(conf)),
-            'host1', options=pi.Options(max_io_vcpus_per_pcpu=0.5))
+            'host1', options=ps.Options(max_io_vcpus_per_pcpu=0.5))
         pub.want_from_report(report(supported=False, io_vcpus=1))
         assert pub.sync(), pub.state.last_error
         history = m.request_history

@@ -21,14 +21,12 @@ import pytest
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 from cinder_qos import translate
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.conf import opts
-from host_agent.drivers import simulated
 from host_agent import model
 from host_agent.policies import slo
 from host_agent.policies import slo_window
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
 
@@ -58,7 +56,7 @@ def _agent(tmp_path):
     host = sim_host.SimHost(S.HostSpec(
         name='h', pcpus=2, disk=S.DiskSpec(service_us=1000, parallelism=4)),
         seed=7)
-    drv = simulated.SimulatedDriver(host)
+    drv = sim_driver.SimulatedDriver(host)
     for uuid, serial, wl in (
             ('db', 'vol-db', S.DiskClosedLoop(outstanding=4)),
             ('nb', 'vol-nb', S.DiskClosedLoop(outstanding=32,
@@ -75,9 +73,7 @@ def _agent(tmp_path):
 
 
 def _new_agent(conf, drv):
-    journal = journal_mod.Journal(conf.host_agent.journal_path)
-    return agent_mod.Agent(conf, drv, [slo.SloPolicy(conf)],
-                           driver_act.DriverActuator(drv, journal))
+    return assembly.build_agent(conf, drv, policies=[slo.SloPolicy(conf)])
 
 
 def _run(ag, host, seconds):

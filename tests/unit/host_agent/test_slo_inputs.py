@@ -124,7 +124,7 @@ def test_resolver_bad_slo_means_no_slo_and_driver_qos_is_used():
 
 def test_original_value_action_restores_and_retires_the_journal_entry():
     io = model.ACTION_DISK_IOTUNE
-    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
     act = driver_act.DriverActuator(drv)
     act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 50})), 1.0)
@@ -162,7 +162,7 @@ def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
     from host_agent.actuators import journal as journal_mod
     io = model.ACTION_DISK_IOTUNE
     path = str(tmp_path / 'j.jsonl')
-    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
     act = driver_act.DriverActuator(drv, journal_mod.Journal(path))
     act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 50})), 1.0)
@@ -177,7 +177,7 @@ def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
 
 def test_rebase_of_a_free_knob_writes_it():
     io = model.ACTION_DISK_IOTUNE
-    drv = ta.DictDriver({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
+    drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
     act = driver_act.DriverActuator(drv)
     assert act.rebase(ta.act(io, 'u1', 'vda', {'total_iops_sec': 800}),

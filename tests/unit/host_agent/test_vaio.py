@@ -21,9 +21,7 @@ import os
 import pytest
 
 from host_agent.actuators import blkio_knobs
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import agent as agent_mod
+from host_agent import assembly
 from host_agent.cmd import explain
 from host_agent.conf import CONF
 from host_agent.drivers import base as driver_base
@@ -297,9 +295,10 @@ def test_explained_in_log_report_and_iosched_explain(tmp_path, caplog,
     CONF.set_override('weight', 200, 'host_agent_policy.vaio')
     CONF.set_override('min_vms', 1, 'host_agent_policy.vaio')
     path = str(tmp_path / 'journal.jsonl')
-    agent = agent_mod.Agent(
-        CONF, driver, [vaio.VaioPolicy(CONF)],
-        driver_act.DriverActuator(driver, journal_mod.Journal(path)))
+    agent = assembly.build_agent(CONF, driver,
+                                 policies=[vaio.VaioPolicy(CONF)],
+                                 journal_path=path)
+    knobs = fixtures.sim_knobs_of(sdriver)
     try:
         with caplog.at_level(logging.INFO):
             fixtures.run_ticks(sim, agent, 3)
@@ -309,7 +308,7 @@ def test_explained_in_log_report_and_iosched_explain(tmp_path, caplog,
     uuids = sorted({u for d in driver.block_devices() for u, _ in d.disks})
     assert uuids == ['db-1']
     for u in uuids:
-        assert sdriver.read_knob('vm_io_weight', u, '') == 200
+        assert knobs.read_knob('vm_io_weight', u, '') == 200
     # the log: knob, before -> after, rule and inputs
     line = [r.getMessage() for r in caplog.records
             if 'vm_io_weight' in r.getMessage()][0]
@@ -335,14 +334,12 @@ def test_explained_in_log_report_and_iosched_explain(tmp_path, caplog,
     # stop: restored
     assert agent.shutdown() == len(uuids)
     for u in uuids:
-        assert sdriver.read_knob('vm_io_weight', u, '') == 100
+        assert knobs.read_knob('vm_io_weight', u, '') == 100
 
 
 def test_simulated_fifo_device_gets_a_note_not_weights(caplog):
     sim, driver = fixtures.sim_host_with_vms()
-    agent = agent_mod.Agent(
-        CONF, driver, [vaio.VaioPolicy(CONF)],
-        driver_act.DriverActuator(driver, journal_mod.Journal()))
+    agent = fixtures.make_agent(driver, policies=[vaio.VaioPolicy(CONF)])
     CONF.set_override('min_vms', 1, 'host_agent_policy.vaio')
     try:
         with caplog.at_level(logging.WARNING):

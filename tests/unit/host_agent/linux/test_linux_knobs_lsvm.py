@@ -24,6 +24,7 @@ from host_agent.actuators import linux_knobs
 from host_agent.drivers import base as driver_base
 from host_agent import linux
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 from tests.unit.host_agent.linux import test_linux_knobs as base_tests
 
@@ -73,7 +74,7 @@ class FakeSched(object):
         self.attrs[tid] = attr
 
     def reservation(self, tid):
-        return sched.get_deadline_us(tid)
+        return sched_deadline.get_deadline_us(tid)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 
 from host_agent import linux
 from host_agent.linux import sched
+from host_agent.linux import sched_deadline
 from host_agent import model
 
 DL = sched.SCHED_DEADLINE
@@ -25,7 +26,7 @@ ROF = sched.SCHED_FLAG_RESET_ON_FORK
 
 
 def test_keys_match_the_model():
-    assert sched.DEADLINE_KEYS == model.DEADLINE_KEYS
+    assert sched_deadline.DEADLINE_KEYS == model.DEADLINE_KEYS
 
 
 @pytest.mark.parametrize('r,d,p', [
@@ -33,7 +34,7 @@ def test_keys_match_the_model():
     (100, 100, 100), (2, 4194304, 4194304), (4194304, 4194304, 4194304),
 ])
 def test_check_deadline_accepts(r, d, p):
-    assert sched.check_deadline(r, d, p) == (r, d, p)
+    assert sched_deadline.check_deadline(r, d, p) == (r, d, p)
 
 
 @pytest.mark.parametrize('r,d,p,words', [
@@ -51,7 +52,7 @@ def test_check_deadline_accepts(r, d, p):
 ])
 def test_check_deadline_refuses(r, d, p, words):
     with pytest.raises(linux.LinuxKnobError) as exc:
-        sched.check_deadline(r, d, p)
+        sched_deadline.check_deadline(r, d, p)
     assert words in str(exc.value), str(exc.value)
     assert exc.value.errno == errno.EINVAL
 
@@ -88,15 +89,15 @@ def dl_attr(r, d, p, flags=ROF):
 def test_set_deadline_from_fair_always_resets_on_fork(monkeypatch):
     fake = FakeSyscalls(monkeypatch, sched.make_attr(nice=5,
                                                      runtime=300000))
-    sched.set_deadline_us(4250, 1000, 2000, 4000)
+    sched_deadline.set_deadline_us(4250, 1000, 2000, 4000)
     assert fake.calls == [dl_attr(1000, 2000, 4000)]
-    assert sched.get_deadline_us(4250) == {
+    assert sched_deadline.get_deadline_us(4250) == {
         'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 4000}
 
 
 def test_set_deadline_changes_a_reservation(monkeypatch):
     fake = FakeSyscalls(monkeypatch, dl_attr(1000, 2000, 4000, flags=0))
-    sched.set_deadline_us(4250, 300, 1000, 3000)
+    sched_deadline.set_deadline_us(4250, 300, 1000, 3000)
     assert fake.calls == [dl_attr(300, 1000, 3000)]
 
 
@@ -105,49 +106,49 @@ def test_rt_threads_are_not_ours(monkeypatch, policy):
     fake = FakeSyscalls(monkeypatch, sched.make_attr(policy=policy,
                                                      priority=50))
     with pytest.raises(linux.LinuxKnobError, match='real-time policy'):
-        sched.set_deadline_us(4250, 1000, 2000, 4000)
+        sched_deadline.set_deadline_us(4250, 1000, 2000, 4000)
     with pytest.raises(linux.LinuxKnobError, match='real-time policy'):
-        sched.set_fair(4250)
+        sched_deadline.set_fair(4250)
     with pytest.raises(linux.LinuxKnobError, match='not a reservation'):
-        sched.get_deadline_us(4250)
+        sched_deadline.get_deadline_us(4250)
     assert fake.calls == []
 
 
 def test_set_deadline_checks_before_any_call(monkeypatch):
     fake = FakeSyscalls(monkeypatch, sched.make_attr())
     with pytest.raises(linux.LinuxKnobError, match='does not hold'):
-        sched.set_deadline_us(4250, 3000, 2000, 4000)
+        sched_deadline.set_deadline_us(4250, 3000, 2000, 4000)
     with pytest.raises(linux.LinuxKnobError, match='thread id'):
-        sched.set_deadline_us(0, 1000, 2000, 4000)
+        sched_deadline.set_deadline_us(0, 1000, 2000, 4000)
     assert fake.calls == []
 
 
 def test_set_fair_from_deadline_releases_bandwidth_first(monkeypatch):
     fake = FakeSyscalls(monkeypatch, dl_attr(1000, 2000, 4000))
-    sched.set_fair(4250)
+    sched_deadline.set_fair(4250)
     zero, fair = fake.calls
     # a zero-bandwidth reservation (1024 << 20 / 4.19 s = 0) ...
     assert zero.policy == DL and zero.runtime == 1024
-    assert zero.deadline == zero.period == sched.DL_PERIOD_MAX_US * 1000
+    assert zero.deadline == zero.period == sched_deadline.DL_PERIOD_MAX_US * 1000
     assert (zero.runtime << 20) // zero.period == 0
     # ... then SCHED_OTHER, nice 0, default slice, reset-on-fork kept
     assert fair == sched.make_attr(policy=sched.SCHED_OTHER, flags=ROF)
-    assert sched.get_deadline_us(4250) is None
+    assert sched_deadline.get_deadline_us(4250) is None
 
 
 def test_set_fair_keeps_reset_on_fork_as_it_was(monkeypatch):
     fake = FakeSyscalls(monkeypatch, sched.make_attr(
         policy=sched.SCHED_BATCH, flags=0x20, nice=7, runtime=300000))
-    sched.set_fair(4250)
+    sched_deadline.set_fair(4250)
     assert fake.calls == [sched.make_attr(policy=sched.SCHED_OTHER)]
 
 
 def test_set_fair_with_a_lowered_period_max(monkeypatch):
     fake = FakeSyscalls(monkeypatch, dl_attr(1000, 2000, 4000),
                         fail={(DL, 1024): errno.EINVAL})
-    sched.set_fair(4250)
+    sched_deadline.set_fair(4250)
     tried_max, zero, fair = fake.calls
-    assert tried_max.period == sched.DL_PERIOD_MAX_US * 1000
+    assert tried_max.period == sched_deadline.DL_PERIOD_MAX_US * 1000
     assert zero.runtime == 1024 and zero.period == 4000000
     assert fair.policy == sched.SCHED_OTHER
 
@@ -155,9 +156,9 @@ def test_set_fair_with_a_lowered_period_max(monkeypatch):
 def test_set_fair_switches_even_when_the_release_is_refused(monkeypatch):
     fake = FakeSyscalls(monkeypatch, dl_attr(1000, 2000, 4000),
                         fail={(DL, 1024): errno.EBUSY})
-    sched.set_fair(4250)
+    sched_deadline.set_fair(4250)
     assert [a.policy for a in fake.calls] == [DL, sched.SCHED_OTHER]
-    assert sched.get_deadline_us(4250) is None
+    assert sched_deadline.get_deadline_us(4250) is None
 
 
 def test_set_slice_refuses_deadline_threads(monkeypatch):
@@ -172,7 +173,7 @@ def test_set_slice_refuses_deadline_threads(monkeypatch):
 def test_get_deadline_with_period_zero_means_deadline(monkeypatch):
     FakeSyscalls(monkeypatch, sched.make_attr(policy=DL, runtime=500000,
                                               deadline=2000000))
-    assert sched.get_deadline_us(1) == {
+    assert sched_deadline.get_deadline_us(1) == {
         'runtime_us': 500, 'deadline_us': 2000, 'period_us': 2000}
 
 
@@ -187,7 +188,7 @@ def test_kernel_errors_carry_a_hint(monkeypatch, err, words):
                         lambda tid: sched.make_attr())
     monkeypatch.setattr(sched, '_syscall', lambda index, *a: (-1, err))
     with pytest.raises(linux.LinuxKnobError) as exc:
-        sched.set_deadline_us(4250, 1000, 2000, 4000)
+        sched_deadline.set_deadline_us(4250, 1000, 2000, 4000)
     text = str(exc.value)
     assert words in text, text
     assert 'tid 4250' in text and '1000/2000/4000 us' in text

@@ -363,4 +363,4 @@ def test_only_the_driver_and_the_cli_import_the_probe_entrypoint():
                     set(_imported(path)):
                 users.append(os.path.relpath(path, root))
     assert sorted(users) == ['host_agent/cmd/wakeup_probe.py',
-                             'host_agent/drivers/libvirt/driver.py']
+                             'host_agent/drivers/libvirt/lsvm_probes.py']

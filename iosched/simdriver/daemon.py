@@ -24,25 +24,17 @@ plus the simulated time, so reports carry real timestamps.
 What it is for: running the real daemon (its configuration, reporter,
 resync server, journal, SIGTERM restore) where there is no hypervisor:
 CI of the Ansible roles and the service unit, ``iosched-status`` tests.
-Nothing on the host changes; knobs are the simulator's.
-
-Knobs that outlive the agent (``[host_agent] simulated_state_file``): on
-a real host a killed agent leaves its cgroup files, thread attributes and
-libvirt settings as they were. With a state file, every knob write is
-saved there (JSON, written to a temporary file and renamed, so a kill
-leaves the old or the new content, never half of it) and the next
-process's simulated host starts from the saved values. The fault tests
-kill agents with SIGKILL against it (``tests/functional/test_kill_campaign.py``).
+Nothing on the host changes; knobs are the simulator's
+(``iosched.simdriver.knobs``, which also keeps them in
+``[host_agent] simulated_state_file`` so that they outlive the agent).
 """
 
-import json
-import os
 import socket
 import time
 import zlib
 
-from host_agent.drivers import simulated
 from host_agent import model
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 
@@ -52,65 +44,14 @@ LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
               'iosched:io_profile': 'io'}
 
 
-# kinds whose values are tuples in the driver and lists in JSON
-_TUPLE_KINDS = (model.ACTION_VCPU_PIN, 'emulator_pin')
-
-
-def _state_key(kind, uuid, target):
-    return json.dumps([kind, uuid, target])
-
-
-def load_state(path):
-    """{(kind, uuid, target): value} saved in ``path`` ({} if none)."""
-    try:
-        with open(path, encoding='utf-8') as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise ValueError('simulated_state_file %s is not a state file '
-                         'this agent wrote: %s' % (path, e))
-    state = {}
-    for key, value in data.items():
-        kind, uuid, target = json.loads(key)
-        if kind in _TUPLE_KINDS and isinstance(value, list):
-            value = tuple(value)
-        state[(kind, uuid, target)] = value
-    return state
-
-
-class WallClockSimulatedDriver(simulated.SimulatedDriver):
+class WallClockSimulatedDriver(sim_driver.SimulatedDriver):
     """A SimulatedDriver whose simulated time keeps up with the wall clock."""
 
-    def __init__(self, sim, instances=None, clock=time.time,
-                 state_path=None):
+    def __init__(self, sim, instances=None, clock=time.time):
         super().__init__(sim, instances)
         self._clock = clock
         self._epoch = clock() - sim.now_us / 1e6
-        self.state_path = state_path or None
-        self._state = {}
         self._trimmed_at_us = sim.now_us
-
-    def restore_state(self):
-        """Apply the saved knob values (a new process on the same host)."""
-        if self.state_path is None:
-            return 0
-        self._state = load_state(self.state_path)
-        for (kind, uuid, target), value in self._state.items():
-            super().write_knob(kind, uuid, target, value)
-        return len(self._state)
-
-    def write_knob(self, kind, instance_uuid, target, value):
-        super().write_knob(kind, instance_uuid, target, value)
-        if self.state_path is None:
-            return
-        self._state[(kind, instance_uuid, target)] = value
-        data = {_state_key(*k): (list(v) if isinstance(v, tuple) else v)
-                for k, v in self._state.items()}
-        tmp = '%s.tmp' % self.state_path
-        with open(tmp, 'w', encoding='utf-8') as fh:
-            json.dump(data, fh, sort_keys=True)
-        os.replace(tmp, self.state_path)
 
     def now(self):
         return self._epoch + self.sim.now_us / 1e6
@@ -154,11 +95,7 @@ def build(conf, clock=time.time):
     sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=2,
                                              default_slice_us=3000),
                            seed=zlib.crc32(name.encode('utf-8')) & 0xffff)
-    driver = add_example_vms(sim, WallClockSimulatedDriver(
-        sim, clock=clock,
-        state_path=getattr(conf.host_agent, 'simulated_state_file', '')))
-    driver.restore_state()
-    return driver
+    return add_example_vms(sim, WallClockSimulatedDriver(sim, clock=clock))
 
 
 def add_example_vms(sim, driver):

@@ -9,14 +9,18 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""SimulatedDriver's LSVM knobs (deadline, VM weight, VM cap), its wake-up
-self-test and its deadline admission figures."""
+"""iosched.simdriver: SimulatedKnobs' LSVM knobs (deadline, VM weight, VM
+cap, I/O weight), SimulatedDriver's wake-up self-test and deadline
+admission figures, the knob state file and the wall-clock daemon host."""
 
 import pytest
 
 from host_agent.drivers import base
-from host_agent.drivers import simulated
 from host_agent import model
+from iosched.simdriver import daemon as sim_daemon
+from iosched.simdriver import driver as sim_driver
+from iosched.simdriver import knobs as sim_knobs
+from iosched.simdriver import state_file
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -33,34 +37,46 @@ def driver_for(kernel=None, scheduler=None, pcpus=2, slice_us=1400):
         name='h', pcpus=pcpus, default_slice_us=slice_us,
         scheduler=scheduler, **kw))
     sim.add_vm(sim_spec.VmSpec(uuid='u', name='u', disks=()))
-    return simulated.SimulatedDriver(sim)
+    return sim_driver.SimulatedDriver(sim)
+
+
+def knobs_for(**kw):
+    return sim_knobs.SimulatedKnobs(driver_for(**kw))
 
 
 def test_knobs_list_what_the_model_supports():
     _, d = fixtures.sim_host_with_vms()
-    assert d.knobs() == simulated.SimulatedDriver.KINDS
-    assert set(d.knobs()) == {
+    k = sim_knobs.SimulatedKnobs(d)
+    assert k.knobs() == sim_knobs.SimulatedKnobs.KINDS
+    assert set(k.knobs()) == {
         model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
         model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
         model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
-        model.ACTION_VM_CAP, simulated.VM_IO_WEIGHT}
+        model.ACTION_VM_CAP, sim_knobs.VM_IO_WEIGHT}
     # no I/O or emulator threads in the simulator
-    assert model.ACTION_IO_DEADLINE not in d.knobs()
-    assert model.ACTION_EMULATOR_PIN not in d.knobs()
-    xen_d = driver_for(scheduler=xen.CreditSpec())
-    assert model.ACTION_VCPU_DEADLINE not in xen_d.knobs()
-    assert model.ACTION_VM_CAP not in xen_d.knobs()
-    assert model.ACTION_VM_WEIGHT in xen_d.knobs()
+    assert model.ACTION_IO_DEADLINE not in k.knobs()
+    assert model.ACTION_EMULATOR_PIN not in k.knobs()
+    xen_k = knobs_for(scheduler=xen.CreditSpec())
+    assert model.ACTION_VCPU_DEADLINE not in xen_k.knobs()
+    assert model.ACTION_VM_CAP not in xen_k.knobs()
+    assert model.ACTION_VM_WEIGHT in xen_k.knobs()
+
+
+def test_the_driver_only_reads():
+    """Drivers have no knob methods: the knob set is the writer."""
+    d = driver_for()
+    for name in ('knobs', 'read_knob', 'write_knob'):
+        assert not hasattr(d, name), name
 
 
 @pytest.mark.parametrize('kind,target,default,value', [
     (model.ACTION_VCPU_DEADLINE, '0', None, DL),
     (model.ACTION_VM_WEIGHT, '', 100, 10000),
     (model.ACTION_VM_CAP, '', None, 0.25),
-    (simulated.VM_IO_WEIGHT, '', 100, 500),
+    (sim_knobs.VM_IO_WEIGHT, '', 100, 500),
 ])
 def test_new_knobs_round_trip_and_restore(kind, target, default, value):
-    d = driver_for()
+    d = knobs_for()
     assert d.read_knob(kind, 'u', target) == default
     d.write_knob(kind, 'u', target, value)
     assert d.read_knob(kind, 'u', target) == value
@@ -81,7 +97,7 @@ def test_new_knobs_round_trip_and_restore(kind, target, default, value):
     (model.ACTION_EMULATOR_PIN, '', None, 'unknown knob'),
 ])
 def test_bad_writes_are_driver_errors(kind, target, value, needle):
-    d = driver_for()
+    d = knobs_for()
     with pytest.raises(base.DriverError) as err:
         d.write_knob(kind, 'u', target, value)
     assert needle in str(err.value)
@@ -89,12 +105,13 @@ def test_bad_writes_are_driver_errors(kind, target, value, needle):
 
 def test_deadline_refused_on_a_pinned_vcpu_and_admission_state():
     d = driver_for()
-    d.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
+    k = sim_knobs.SimulatedKnobs(d)
+    k.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
     with pytest.raises(base.DriverError) as err:
-        d.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+        k.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
     assert 'EPERM' in str(err.value)
-    d.write_knob(model.ACTION_VCPU_PIN, 'u', '0', None)
-    d.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+    k.write_knob(model.ACTION_VCPU_PIN, 'u', '0', None)
+    k.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
     assert d.deadline_state() == model.DeadlineState(
         cpus=(0, 1), limit=pytest.approx(1.9), foreign=0.0,
         reserved=pytest.approx(0.15), all_cpus=True)
@@ -151,17 +168,48 @@ def test_the_wall_clock_daemon_keeps_a_window_of_simulator_records():
     # a daemon runs for hours: the simulator's per-request records must
     # not grow with it (issue 15's load run found 0.5 MiB/s at 200 vCPUs)
     import types
-    from host_agent.drivers import simulated_daemon
     now = [1000.0]
     conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
         host='window', simulated_state_file=''))
-    driver = simulated_daemon.build(conf, clock=lambda: now[0])
+    driver = sim_daemon.build(conf, clock=lambda: now[0])
     for _ in range(50):
         now[0] += 2.0
         driver.list_instances()
     sim_now = driver.sim.now_us
     assert sim_now >= 99_000_000
     kept = driver.sim.disk_completions_us('db-1', 'vda')
-    window = simulated_daemon.KEEP_RESULTS_US
+    window = sim_daemon.KEEP_RESULTS_US
     assert kept and min(kept) >= sim_now - window - window // 6 - (
-        simulated_daemon.MAX_STEP_S * 1_000_000)
+        sim_daemon.MAX_STEP_S * 1_000_000)
+
+
+def test_io_weights_belong_to_the_simulated_host():
+    """Two knob sets over one SimHost (an agent and the next one, or a
+    test reading what the agent wrote) see the same vm_io_weight, as
+    two processes see one real host's cgroup files."""
+    d = driver_for()
+    sim_knobs.SimulatedKnobs(d).write_knob(sim_knobs.VM_IO_WEIGHT, 'u', '',
+                                           300)
+    assert sim_knobs.SimulatedKnobs(d).read_knob(
+        sim_knobs.VM_IO_WEIGHT, 'u', '') == 300
+    assert knobs_for().read_knob(sim_knobs.VM_IO_WEIGHT, 'u', '') == 100
+
+
+def test_the_state_file_outlives_the_knob_set(tmp_path):
+    import types
+    path = str(tmp_path / 'state.json')
+    conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
+        host='h', simulated_state_file=path))
+    first = sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())
+    first.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
+    first.write_knob(model.ACTION_VCPU_SLICE, 'u', '0', 700)
+    assert state_file.load(path) == {
+        (model.ACTION_VCPU_PIN, 'u', '0'): (1,),
+        (model.ACTION_VCPU_SLICE, 'u', '0'): 700}
+    # a new process: a fresh simulated host, the saved values put back
+    second = sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())
+    assert second.read_knob(model.ACTION_VCPU_PIN, 'u', '0') == (1,)
+    assert second.read_knob(model.ACTION_VCPU_SLICE, 'u', '0') == 700
+    (tmp_path / 'state.json').write_text('{not json')
+    with pytest.raises(ValueError, match='not a state file'):
+        sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())
