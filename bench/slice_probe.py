@@ -56,7 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from host_agent import linux  # noqa: E402
 from host_agent.linux import wakeup_probe as wp  # noqa: E402
 from host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
-from host_agent import model  # noqa: E402
+from iosched.contract import lsvm as lsvm_bound
 
 LB = 'cpuset.sched_load_balance'
 
@@ -142,32 +142,32 @@ def plan_rows(cpus, pin_cpu, cpuset_root, machine, touch_machine):
     """[(name, case, kwargs for measure, partition kwargs or None)]."""
     others = [c for c in cpus if c != pin_cpu]
     rows = [
-        ('stock', model.PROBE_STOCK, {}, None),
-        ('deadline (a) affinity all CPUs', model.MECH_DEADLINE, {}, None),
-        ('weight', model.MECH_WEIGHT, {}, None),
-        ('slice 1000 us', model.MECH_SLICE, {'slice_us': 1000}, None),
-        ('slice 200 us', model.MECH_SLICE, {'slice_us': 200}, None),
-        ('slice 100 us', model.MECH_SLICE, {'slice_us': 100}, None),
+        ('stock', lsvm_bound.PROBE_STOCK, {}, None),
+        ('deadline (a) affinity all CPUs', lsvm_bound.MECH_DEADLINE, {}, None),
+        ('weight', lsvm_bound.MECH_WEIGHT, {}, None),
+        ('slice 1000 us', lsvm_bound.MECH_SLICE, {'slice_us': 1000}, None),
+        ('slice 200 us', lsvm_bound.MECH_SLICE, {'slice_us': 200}, None),
+        ('slice 100 us', lsvm_bound.MECH_SLICE, {'slice_us': 100}, None),
         ('deadline (c) pinned to CPU %d, no partition' % pin_cpu,
-         model.MECH_DEADLINE, {'affinity': [pin_cpu]}, None),
+         lsvm_bound.MECH_DEADLINE, {'affinity': [pin_cpu]}, None),
     ]
     if cpuset_root and others:
         if machine:
             rows.append(('deadline (b) pinned, partition, libvirt machine '
-                         'cpuset as is', model.MECH_DEADLINE,
+                         'cpuset as is', lsvm_bound.MECH_DEADLINE,
                          {'affinity': [pin_cpu]}, {}))
             if touch_machine:
                 rows.append(('deadline (b) pinned, partition, machine '
-                             'load balancing off', model.MECH_DEADLINE,
+                             'load balancing off', lsvm_bound.MECH_DEADLINE,
                              {'affinity': [pin_cpu]},
                              {'touch_machine': True}))
                 rows.append(('deadline (b) pinned, partition nested in '
-                             'machine', model.MECH_DEADLINE,
+                             'machine', lsvm_bound.MECH_DEADLINE,
                              {'affinity': [pin_cpu]},
                              {'touch_machine': True, 'nest_in': machine}))
         else:
             rows.append(('deadline (b) pinned, exclusive partition',
-                         model.MECH_DEADLINE, {'affinity': [pin_cpu]}, {}))
+                         lsvm_bound.MECH_DEADLINE, {'affinity': [pin_cpu]}, {}))
     return rows
 
 
@@ -195,7 +195,7 @@ def run_round(args, cpus, rows, order, cpuset_root, notes, pooled):
                     args.period_us, args.work_us, args.wakes) as s:
         s.spawn_sleepers(1)
         s.start()
-        r, samples = s.measure_samples(model.PROBE_STOCK)
+        r, samples = s.measure_samples(lsvm_bound.PROBE_STOCK)
         pooled['idle (no busy loops)']['rounds'].append(r)
         pooled['idle (no busy loops)']['samples'].extend(samples)
 
@@ -259,7 +259,7 @@ def main(argv=None):
     start = time.monotonic()
     online = wp.online_cpus()
     cpus = wp.parse_cpu_list(args.cpus) if args.cpus else online
-    wp.check_args(list(wp.CASES), cpus, args.wakes, args.hogs_per_cpu,
+    wp.check_args(list(lsvm_bound.PROBE_CASES), cpus, args.wakes, args.hogs_per_cpu,
                   args.lsvm_weight, online, args.period_us, args.work_us)
     pin = cpus[-1] if args.pin_cpu is None else args.pin_cpu
     cpuset_root = os.path.join(args.cgroup_root, 'cpuset')

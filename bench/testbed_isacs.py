@@ -58,6 +58,7 @@ from host_agent.policies import base  # noqa: E402
 from host_agent.policies import isacs  # noqa: E402
 from host_agent import policy_params  # noqa: E402
 from host_agent import privsep  # noqa: E402
+from iosched.contract import knob_kinds
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-isx-'
@@ -81,7 +82,7 @@ class FixedSlices(base.Policy):
             short = inst.name[len(PREFIX):]
             if short in self.slices:
                 actions.append(model.Action(
-                    kind=model.ACTION_VCPU_SLICE, instance_uuid=uuid,
+                    kind=knob_kinds.VCPU_SLICE, instance_uuid=uuid,
                     target='0', value=self.slices[short],
                     rule='bench.forced_slice',
                     reason='ISACS slice forced by the benchmark'))

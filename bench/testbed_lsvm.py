@@ -58,6 +58,7 @@ from host_agent import lsvm_mechanism  # noqa: E402
 from host_agent import model  # noqa: E402
 from host_agent.policies import vslicer  # noqa: E402
 from host_agent import privsep  # noqa: E402
+from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-lsvm-'
@@ -179,10 +180,10 @@ def main(argv=None):
     if args.quick:
         args.rounds, args.seconds, args.cpu_bound_seconds = 2, 5, 2
     mechs = [m for m in args.mechanisms.split(',') if m]
-    bad = [m for m in mechs if m not in model.MECHANISMS]
+    bad = [m for m in mechs if m not in lsvm_bound.MECHANISMS]
     if bad:
         p.error('unknown mechanism(s) %s; accepted: %s' % (
-            ','.join(bad), ','.join(model.MECHANISMS)))
+            ','.join(bad), ','.join(lsvm_bound.MECHANISMS)))
     CONF([], project='iosched', default_config_files=[])
     CONF.set_override('journal_path', '', 'host_agent')
     # The measuring client shares the other pCPU with busy loops: nice -20
@@ -214,7 +215,7 @@ def main(argv=None):
         driver.list_instances()
         t0 = time.monotonic()
         probes = tuple(driver.wakeup_probe(
-            (model.PROBE_STOCK,) + model.MECHANISMS))
+            lsvm_bound.PROBE_CASES))
         selftest_s = time.monotonic() - t0
         auto = lsvm_mechanism.choose(
             model.MECH_AUTO, probes,

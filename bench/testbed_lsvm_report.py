@@ -13,7 +13,7 @@
 targets and print the table (``bench/testbed_lsvm.py``; the rounds are
 pooled by ``bench.testbed_common.pool``)."""
 
-from host_agent import model
+from iosched.contract import knob_kinds
 
 # Issue 10's targets (benchmarks, not timed tests).
 P99_OVER_IDLE_MAX = 1.5
@@ -82,11 +82,11 @@ def share_limit(decisions, uuid):
     for d in decisions.values():
         if d.instance_uuid != uuid:
             continue
-        if d.kind == model.ACTION_VCPU_DEADLINE and d.target == '0' and (
+        if d.kind == knob_kinds.VCPU_DEADLINE and d.target == '0' and (
                 isinstance(d.after, dict)):
             return round(d.after['runtime_us'] / d.after['period_us'], 4)
     for d in decisions.values():
-        if d.instance_uuid == uuid and d.kind == model.ACTION_VM_CAP:
+        if d.instance_uuid == uuid and d.kind == knob_kinds.VM_CAP:
             return d.after
     return None
 

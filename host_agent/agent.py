@@ -37,6 +37,7 @@ from host_agent import model
 from host_agent.policies import compose
 from host_agent.reporter import build
 from host_agent import volume_slo
+from iosched.contract import knob_kinds
 
 LOG = logging.getLogger(__name__)
 RULE_RETUNE = 'slo.retune'
@@ -266,7 +267,7 @@ class Agent(object):
                     why = ('its type, QoS spec or size changed while '
                            'attached')
                 rebase(model.Action(
-                    kind=model.ACTION_DISK_IOTUNE, instance_uuid=inst.uuid,
+                    kind=knob_kinds.DISK_IOTUNE, instance_uuid=inst.uuid,
                     target=disk.target, value=want, rule=RULE_RETUNE,
                     reason='volume %s: QoS limits now %s (were %s): %s' % (
                         disk.serial, want, prev, why)), 'slo',
@@ -277,12 +278,12 @@ class Agent(object):
         when they cannot be read or a policy of ours holds the knob."""
         held = getattr(getattr(self.actuator, 'journal', None), 'pending',
                        None)
-        if held is not None and (model.ACTION_DISK_IOTUNE, uuid,
+        if held is not None and (knob_kinds.DISK_IOTUNE, uuid,
                                  target) in held():
             return None
         # Read through the actuator's knob set: drivers read no knobs.
         try:
-            live = self.actuator.read_knob(model.ACTION_DISK_IOTUNE, uuid,
+            live = self.actuator.read_knob(knob_kinds.DISK_IOTUNE, uuid,
                                            target)
         except Exception as e:  # a disk we cannot read is left alone
             LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)

@@ -23,6 +23,7 @@ import time
 from oslo_log import log as logging
 
 from host_agent import model
+from iosched.contract import lsvm as lsvm_bound
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +33,8 @@ LOG = logging.getLogger(__name__)
 # (QEMU threads outside the reservations, runtime throttling of TCG
 # bursts), slices no gain. Deadline stays the choice where the weight row
 # misses the target (its p99 is the steadier one beside busy VMs).
-AUTO_ORDER = (model.MECH_WEIGHT, model.MECH_DEADLINE, model.MECH_SLICE)
+AUTO_ORDER = (lsvm_bound.MECH_WEIGHT, lsvm_bound.MECH_DEADLINE,
+              lsvm_bound.MECH_SLICE)
 
 
 # choose(wanted, rows, target):
@@ -54,7 +56,7 @@ def choose(wanted, probes, target_us):
         row = rows.get(wanted)
         if row is None or row.ok:
             return wanted, measured_p99(wanted), ''
-        return (model.MECH_SLICE, measured_p99(model.MECH_SLICE),
+        return (lsvm_bound.MECH_SLICE, measured_p99(lsvm_bound.MECH_SLICE),
                 'mechanism=%s refused by this host (%s); using slice'
                 % (wanted, row.error or 'failed'))
     usable = [m for m in AUTO_ORDER if m in rows and rows[m].ok]
@@ -67,13 +69,14 @@ def choose(wanted, probes, target_us):
         return best, measured_p99(best), (
             'no mechanism meets selftest_target_us=%d (best: %s, p99 %dus)'
             % (target_us, best, rows[best].p99_us))
-    return model.MECH_SLICE, 0.0, ('no mechanism could be measured on this '
-                                   'host; using slice, not measured')
+    return lsvm_bound.MECH_SLICE, 0.0, (
+        'no mechanism could be measured on this host; using slice, not '
+        'measured')
 
 
 def format_table(probes):
     """The self-test rows as log lines, with the ratio to stock."""
-    stock = next((r for r in probes if r.mechanism == model.PROBE_STOCK
+    stock = next((r for r in probes if r.mechanism == lsvm_bound.PROBE_STOCK
                   and r.ok and r.p99_us > 0), None)
     lines = ['%-9s %-3s %9s %9s %9s  %s' % ('case', 'ok', 'p50 us',
                                             'p99 us', 'p99/stock', 'error')]
@@ -88,8 +91,8 @@ def format_table(probes):
 
 def _cases(wanted):
     if wanted == model.MECH_AUTO:
-        return (model.PROBE_STOCK,) + model.MECHANISMS
-    return (model.PROBE_STOCK, wanted)
+        return (lsvm_bound.PROBE_STOCK,) + lsvm_bound.MECHANISMS
+    return (lsvm_bound.PROBE_STOCK, wanted)
 
 
 def resolve(conf, driver):
@@ -127,7 +130,7 @@ def resolve(conf, driver):
 
 def refresh_deadline(sched, driver):
     """``sched`` with the driver's current deadline admission figures."""
-    if sched.mechanism != model.MECH_DEADLINE:
+    if sched.mechanism != lsvm_bound.MECH_DEADLINE:
         return sched
     read = getattr(driver, 'deadline_state', None)
     if read is None:

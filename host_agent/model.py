@@ -36,6 +36,7 @@ from iosched.contract import flavor as flavor_contract
 from iosched.contract import flavor_warnings
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
+from iosched.contract import lsvm as lsvm_bound
 
 # vCPU classes, shared with the HostReport payload.
 KLASS_IO = 'io'
@@ -182,21 +183,16 @@ class DiskRates:
         return max(self.iops, self.bytes_per_s / float(ref_io_bytes))
 
 
-# How a host shortens an LSVM's wait for a CPU ([host_agent_policy.vslicer]
-# mechanism; docs/architecture.md section 4):
-MECH_DEADLINE = 'deadline'   # SCHED_DEADLINE reservations (sched_setattr)
-MECH_WEIGHT = 'weight'       # VM-level cgroup weight boost + CFS quota cap
-MECH_SLICE = 'slice'         # EEVDF custom slice (sched_runtime)
-MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
-MECH_AUTO = 'auto'           # chosen at agent start by the wake-up self-test
-# The self-test's reference row: no mechanism, stock SCHED_OTHER.
-PROBE_STOCK = 'stock'
+# [host_agent_policy.vslicer] mechanism = auto: chosen at agent start by
+# the wake-up self-test among contract.lsvm.MECHANISMS (docs/architecture.md
+# section 4).
+MECH_AUTO = 'auto'
 
 
 @dataclasses.dataclass(frozen=True)
 class WakeupProbe:
     """One row of the wake-up self-test: a sleeper among busy loops."""
-    mechanism: str                   # PROBE_STOCK or one of MECHANISMS
+    mechanism: str                   # contract.lsvm.PROBE_CASES
     ok: bool                         # the kernel accepted the mechanism
     p50_us: float = 0.0              # wake lateness percentiles, us
     p99_us: float = 0.0
@@ -225,7 +221,7 @@ class HostSched:
     on a real host, the simulator's probe on a simulated one) and read by
     the pure vSlicer policy from every snapshot.
     """
-    mechanism: str = MECH_SLICE      # the one in force (never 'auto')
+    mechanism: str = lsvm_bound.MECH_SLICE  # in force (never 'auto')
     wakeup_p99_us: float = 0.0       # measured p99 wake-up latency under
                                      # ``mechanism``; 0 = not measured
     # SCHED_DEADLINE admission: CPUs of the root domain LSVM threads span
@@ -268,32 +264,7 @@ class HostSnapshot:
     block_devices: tuple = ()
 
 
-# Action kinds: what an actuator knows how to change.
-ACTION_VCPU_SLICE = 'vcpu_slice'     # value: slice in us (EEVDF request)
-ACTION_VCPU_WEIGHT = 'vcpu_weight'   # value: weight (cgroup v2 scale)
-ACTION_VCPU_PIN = 'vcpu_pin'         # value: tuple of pCPU ids or None
-ACTION_DISK_IOTUNE = 'disk_iotune'   # value: dict of iotune keys
-# SCHED_DEADLINE reservation of a vCPU thread (target: vCPU index) or of
-# every I/O-path thread of the VM (target '': QEMU main loop, iothreads,
-# vhost): value {'runtime_us', 'deadline_us', 'period_us'} (ints), or None
-# = back to SCHED_OTHER (nice 0, default slice).
-ACTION_VCPU_DEADLINE = 'vcpu_deadline'
-ACTION_IO_DEADLINE = 'io_thread_deadline'
-# The VM-level cgroup (libvirt's machine/<vm> group, which holds its
-# vCPU, emulator and iothread groups), target '': weight as cgroup v2
-# cpu.weight 1..10000 (v1 cpu.shares x 100/1024), cap as a fraction of
-# one CPU (float) or None = unlimited.
-ACTION_VM_WEIGHT = 'vm_weight'
-ACTION_VM_CAP = 'vm_cap'
-# The emulator (main loop) threads' pCPUs, target '': tuple or None = all.
-ACTION_EMULATOR_PIN = 'emulator_pin'
-ACTION_KINDS = (ACTION_VCPU_SLICE, ACTION_VCPU_WEIGHT, ACTION_VCPU_PIN,
-                ACTION_DISK_IOTUNE, ACTION_VCPU_DEADLINE, ACTION_IO_DEADLINE,
-                ACTION_VM_WEIGHT, ACTION_VM_CAP, ACTION_EMULATOR_PIN)
-DEADLINE_KEYS = ('runtime_us', 'deadline_us', 'period_us')
-# An action value meaning "back to what the knob held before the agent
-# first changed it" (the journaled original); the actuator resolves it.
-ORIGINAL = 'original'
+# Action kinds, their targets and values: iosched.contract.knob_kinds.
 
 
 @dataclasses.dataclass(frozen=True)

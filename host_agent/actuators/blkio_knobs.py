@@ -40,14 +40,13 @@ from host_agent.actuators import knob_set
 from host_agent.actuators import libvirt_knobs
 from host_agent.drivers import base
 from host_agent import paths
+from iosched.contract import knob_kinds
 
 # The libvirt module as the libvirt knobs import it (None without it).
 libvirt = libvirt_knobs.libvirt
 
-VM_IO_WEIGHT = 'vm_io_weight'
-BLOCK_SCHEDULER = 'block_scheduler'
-BFQ_SLICE_IDLE = 'bfq_slice_idle'
-KINDS = (VM_IO_WEIGHT, BLOCK_SCHEDULER, BFQ_SLICE_IDLE)
+KINDS = (knob_kinds.VM_IO_WEIGHT, knob_kinds.BLOCK_SCHEDULER,
+         knob_kinds.BFQ_SLICE_IDLE)
 SLICE_IDLE_MAX_US = 1000000
 WEIGHT_RANGE = (100, 1000)
 DEV_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.!-]{0,63}$')
@@ -90,7 +89,7 @@ class BlkioKnobs(knob_set.KnobWriter):
         return KINDS
 
     def read_knob(self, kind, uuid, target):
-        if kind == VM_IO_WEIGHT:
+        if kind == knob_kinds.VM_IO_WEIGHT:
             self._vm_target(target)
             dom = self.driver.domain(uuid)
             try:
@@ -102,14 +101,14 @@ class BlkioKnobs(knob_set.KnobWriter):
                 raise base.DriverError('libvirt reports no blkio weight for '
                                        '%s (no blkio/io controller?)' % uuid)
             return int(got['weight'])
-        if kind == BLOCK_SCHEDULER:
+        if kind == knob_kinds.BLOCK_SCHEDULER:
             path = scheduler_path(self.sys_root, target)
             try:
                 with open(path) as fh:
                     return parse_scheduler(fh.read())[0]
             except OSError as e:
                 raise base.DriverError('cannot read %s: %s' % (path, e))
-        if kind == BFQ_SLICE_IDLE:
+        if kind == knob_kinds.BFQ_SLICE_IDLE:
             path = slice_idle_path(self.sys_root, target)
             try:
                 with open(path) as fh:
@@ -121,7 +120,7 @@ class BlkioKnobs(knob_set.KnobWriter):
                                % (kind, ', '.join(KINDS)))
 
     def write_knob(self, kind, uuid, target, value):
-        if kind == VM_IO_WEIGHT:
+        if kind == knob_kinds.VM_IO_WEIGHT:
             self._vm_target(target)
             lo, hi = WEIGHT_RANGE
             if (isinstance(value, bool) or not isinstance(value, int)
@@ -136,7 +135,7 @@ class BlkioKnobs(knob_set.KnobWriter):
                 raise base.DriverError('cannot set the blkio weight of %s '
                                        'to %d: %s' % (uuid, value, e))
             return
-        if kind == BLOCK_SCHEDULER:
+        if kind == knob_kinds.BLOCK_SCHEDULER:
             path = scheduler_path(self.sys_root, target)
             if not isinstance(value, str) or not DEV_RE.match(value):
                 raise base.DriverError('scheduler %r for %s: want a name '
@@ -155,7 +154,7 @@ class BlkioKnobs(knob_set.KnobWriter):
                     path, value, e, ' (needs root)'
                     if not os.access(path, os.W_OK) else ''))
             return
-        if kind == BFQ_SLICE_IDLE:
+        if kind == knob_kinds.BFQ_SLICE_IDLE:
             path = slice_idle_path(self.sys_root, target)
             if (isinstance(value, bool) or not isinstance(value, int)
                     or not 0 <= value <= SLICE_IDLE_MAX_US):

@@ -30,6 +30,7 @@ from host_agent.actuators import decisions as decisions_mod
 from host_agent.actuators import journal as journal_mod
 from host_agent.drivers import base as driver_base
 from host_agent import model
+from iosched.contract import knob_kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class DriverActuator(base.Actuator):
                                applied=False,
                                error='no %s knob on this host' % action.kind)
                 continue
-            if action.value == model.ORIGINAL:
+            if action.value == knob_kinds.ORIGINAL:
                 self._back_to_original(action, plan.policy, ts)
                 continue
             if self._written.get(key, object()) == action.value:
@@ -117,7 +118,7 @@ class DriverActuator(base.Actuator):
         return changes
 
     def _back_to_original(self, action, policy, ts):
-        """``model.ORIGINAL``: write the journaled original back and retire
+        """``knob_kinds.ORIGINAL``: write the journaled original back and retire
         the entry; nothing when the agent never changed the knob."""
         key = action.key
         pending = self.journal.pending()

@@ -44,6 +44,8 @@ import time
 
 from oslo_log import log as logging
 
+from iosched.contract import knob_kinds
+
 LOG = logging.getLogger(__name__)
 
 
@@ -56,7 +58,7 @@ def _jsonable(value):
 def _from_json(kind, value):
     # Pins travel as lists in JSON; drivers take tuples. Deadline
     # reservations ({'runtime_us', ...}) and iotune dicts stay dicts.
-    if kind in ('vcpu_pin', 'emulator_pin') and isinstance(value, list):
+    if kind in knob_kinds.PIN_KINDS and isinstance(value, list):
         return tuple(value)
     return value
 

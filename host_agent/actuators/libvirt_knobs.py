@@ -36,23 +36,19 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.actuators import knob_set
 from host_agent.drivers import base
 from iosched.contract import qos_keys
+from iosched.contract import knob_kinds
 
 try:
     import libvirt
 except ImportError:
     libvirt = None
 
-VCPU_PIN = 'vcpu_pin'
-DISK_IOTUNE = 'disk_iotune'
-IFACE_BANDWIDTH = 'iface_bandwidth'
-VM_SCHED = 'vm_sched'
 # The QEMU emulator (main loop) threads' pCPUs, target '': vTurbo's host
 # half pins LSVMs' I/O threads to a turbo pCPU (virDomainPinEmulator).
-EMULATOR_PIN = 'emulator_pin'
-KINDS = (VCPU_PIN, DISK_IOTUNE, IFACE_BANDWIDTH, VM_SCHED, EMULATOR_PIN)
+KINDS = (knob_kinds.VCPU_PIN, knob_kinds.DISK_IOTUNE,
+         knob_kinds.IFACE_BANDWIDTH, knob_kinds.VM_SCHED,
+         knob_kinds.EMULATOR_PIN)
 
-IFACE_KEYS = ('inbound.average', 'outbound.average')
-SCHED_KEYS = ('cpu_shares', 'vcpu_period', 'vcpu_quota')
 
 
 def _cpumap(pcpus, ncpus):
@@ -138,20 +134,21 @@ class LibvirtKnobs(knob_set.KnobWriter):
     def read_knob(self, kind, uuid, target):
         dom = self.driver.domain(uuid)
         try:
-            if kind == VCPU_PIN:
+            if kind == knob_kinds.VCPU_PIN:
                 info = dom.vcpuPinInfo(self._live())
                 return _from_cpumap(info[int(target)])
-            if kind == DISK_IOTUNE:
+            if kind == knob_kinds.DISK_IOTUNE:
                 got = dom.blockIoTune(target, self._live())
                 return {k: int(got[k]) for k in qos_keys.FRONTEND_KEYS
                         if int(got.get(k, 0))}
-            if kind == IFACE_BANDWIDTH:
+            if kind == knob_kinds.IFACE_BANDWIDTH:
                 got = dom.interfaceParameters(target, self._live())
-                return {k: int(got.get(k, 0)) for k in IFACE_KEYS}
-            if kind == VM_SCHED:
+                return {k: int(got.get(k, 0)) for k in knob_kinds.IFACE_KEYS}
+            if kind == knob_kinds.VM_SCHED:
                 got = dom.schedulerParametersFlags(self._live())
-                return {k: int(got[k]) for k in SCHED_KEYS if k in got}
-            if kind == EMULATOR_PIN:
+                return {k: int(got[k]) for k in knob_kinds.SCHED_KEYS
+                        if k in got}
+            if kind == knob_kinds.EMULATOR_PIN:
                 return _from_cpumap(dom.emulatorPinInfo(self._live()))
         except (libvirt.libvirtError, IndexError, ValueError) as e:
             raise base.DriverError('cannot read %s of %s/%s: %s'
@@ -198,7 +195,7 @@ class LibvirtKnobs(knob_set.KnobWriter):
         privileged.set_affinity(tid, cpus)
 
     def _set_bandwidth(self, dom, uuid, target, value):
-        params = {k: int(value.get(k, 0)) for k in IFACE_KEYS}
+        params = {k: int(value.get(k, 0)) for k in knob_kinds.IFACE_KEYS}
         before = dom.interfaceParameters(target, self._live())
         try:
             dom.setInterfaceParameters(target, params, self._live())
@@ -209,7 +206,8 @@ class LibvirtKnobs(knob_set.KnobWriter):
             # is half-applied, then report the failure.
             try:
                 dom.setInterfaceParameters(
-                    target, {k: int(before.get(k, 0)) for k in IFACE_KEYS},
+                    target, {k: int(before.get(k, 0))
+                             for k in knob_kinds.IFACE_KEYS},
                     self._live())
             except libvirt.libvirtError:
                 pass
@@ -223,12 +221,12 @@ class LibvirtKnobs(knob_set.KnobWriter):
     def write_knob(self, kind, uuid, target, value):
         dom = self.driver.domain(uuid)
         try:
-            if kind == VCPU_PIN:
+            if kind == knob_kinds.VCPU_PIN:
                 ncpus = len(dom.vcpuPinInfo(self._live())[0])
                 dom.pinVcpuFlags(int(target), _cpumap(value, ncpus),
                                  self._live())
                 return
-            if kind == DISK_IOTUNE:
+            if kind == knob_kinds.DISK_IOTUNE:
                 unknown = set(value) - set(qos_keys.FRONTEND_KEYS)
                 if unknown:
                     raise base.DriverError(
@@ -240,14 +238,14 @@ class LibvirtKnobs(knob_set.KnobWriter):
                           for k in qos_keys.FRONTEND_KEYS}
                 dom.setBlockIoTune(target, params, self._live())
                 return
-            if kind == IFACE_BANDWIDTH:
+            if kind == knob_kinds.IFACE_BANDWIDTH:
                 return self._set_bandwidth(dom, uuid, target, value)
-            if kind == VM_SCHED:
+            if kind == knob_kinds.VM_SCHED:
                 params = {k: int(v) for k, v in value.items()
-                          if k in SCHED_KEYS}
+                          if k in knob_kinds.SCHED_KEYS}
                 dom.setSchedulerParametersFlags(params, self._live())
                 return
-            if kind == EMULATOR_PIN:
+            if kind == knob_kinds.EMULATOR_PIN:
                 return self._pin_emulator(dom, uuid, value)
         except libvirt.libvirtError as e:
             raise base.DriverError('cannot set %s of %s/%s to %r: %s'

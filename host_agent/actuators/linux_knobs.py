@@ -86,27 +86,20 @@ import host_agent.linux.privileged
 from host_agent import privsep
 from host_agent.linux import sched
 from host_agent.linux import sched_deadline
-from host_agent import model
 from host_agent import paths
+from iosched.contract import knob_kinds
 
 LOG = logging.getLogger(__name__)
 
-# NOTE(iosched): not in host_agent.model's ACTION_KINDS (the policies that
-# emit them name the same strings); ACTION_VM_CAP there is the VM level.
-ACTION_VCPU_CAP = 'vcpu_cap'      # value: fraction of one CPU, None = none
-# The QEMU main-loop (emulator) thread's EEVDF slice, target '': it carries
-# an instance's device emulation (virtio notifications, chardevs).
-ACTION_EMULATOR_SLICE = 'emulator_slice'
-
-_SLICE = model.ACTION_VCPU_SLICE
-_WEIGHT = model.ACTION_VCPU_WEIGHT
-_VCPU_DL = model.ACTION_VCPU_DEADLINE
-_IO_DL = model.ACTION_IO_DEADLINE
-_VM_WEIGHT = model.ACTION_VM_WEIGHT
-_VM_CAP = model.ACTION_VM_CAP
-_THREAD_KINDS = (_SLICE, ACTION_EMULATOR_SLICE, _VCPU_DL, _IO_DL)
-_CGROUP_KINDS = (_WEIGHT, ACTION_VCPU_CAP, _VM_WEIGHT, _VM_CAP)
-_VM_KINDS = (ACTION_EMULATOR_SLICE, _IO_DL, _VM_WEIGHT, _VM_CAP)
+_SLICE = knob_kinds.VCPU_SLICE
+_WEIGHT = knob_kinds.VCPU_WEIGHT
+_VCPU_DL = knob_kinds.VCPU_DEADLINE
+_IO_DL = knob_kinds.IO_DEADLINE
+_VM_WEIGHT = knob_kinds.VM_WEIGHT
+_VM_CAP = knob_kinds.VM_CAP
+_THREAD_KINDS = (_SLICE, knob_kinds.EMULATOR_SLICE, _VCPU_DL, _IO_DL)
+_CGROUP_KINDS = (_WEIGHT, knob_kinds.VCPU_CAP, _VM_WEIGHT, _VM_CAP)
+_VM_KINDS = (knob_kinds.EMULATOR_SLICE, _IO_DL, _VM_WEIGHT, _VM_CAP)
 
 
 class LinuxKnobs(knob_set.KnobWriter):
@@ -146,7 +139,7 @@ class LinuxKnobs(knob_set.KnobWriter):
             if kind == _SLICE:
                 return sched.get_slice_us(self._tid(instance_uuid, target),
                                           self.proc_root)
-            if kind == ACTION_EMULATOR_SLICE:
+            if kind == knob_kinds.EMULATOR_SLICE:
                 return sched.get_slice_us(self._emulator_tid(instance_uuid),
                                           self.proc_root)
             if kind == _VCPU_DL:
@@ -158,7 +151,7 @@ class LinuxKnobs(knob_set.KnobWriter):
             if kind in (_WEIGHT, _VM_WEIGHT):
                 return cgroups.read_weight(
                     self._hier(kind), self._cg(kind, instance_uuid, target))
-            if kind in (ACTION_VCPU_CAP, _VM_CAP):
+            if kind in (knob_kinds.VCPU_CAP, _VM_CAP):
                 quota, period = cgroups.read_cap(
                     self._hier(kind), self._cg(kind, instance_uuid, target))
                 return cgroups.cap_fraction(quota, period)
@@ -172,7 +165,7 @@ class LinuxKnobs(knob_set.KnobWriter):
         try:
             if kind in _VM_KINDS:
                 self._vm_target(target)
-            if kind in (_SLICE, ACTION_EMULATOR_SLICE):
+            if kind in (_SLICE, knob_kinds.EMULATOR_SLICE):
                 tid = (self._tid(instance_uuid, target) if kind == _SLICE
                        else self._emulator_tid(instance_uuid))
                 self._privileged('set_slice',
@@ -191,7 +184,7 @@ class LinuxKnobs(knob_set.KnobWriter):
                 writes = cgroups.plan_weight(
                     self._hier(kind), self._cg(kind, instance_uuid, target),
                     self._weight(value))
-            elif kind in (ACTION_VCPU_CAP, _VM_CAP):
+            elif kind in (knob_kinds.VCPU_CAP, _VM_CAP):
                 cg = self._cg(kind, instance_uuid, target)
                 hier = self._hier(kind)
                 _, period = cgroups.read_cap(hier, cg)
@@ -261,17 +254,18 @@ class LinuxKnobs(knob_set.KnobWriter):
         if value is None:
             return None
         if not isinstance(value, dict) or set(value) != set(
-                model.DEADLINE_KEYS):
+                knob_kinds.DEADLINE_KEYS):
             raise linux.LinuxKnobError(
                 'deadline value %r is not None or a dict of exactly %s'
-                % (value, ', '.join(model.DEADLINE_KEYS)))
+                % (value, ', '.join(knob_kinds.DEADLINE_KEYS)))
         ints = {}
-        for key in model.DEADLINE_KEYS:
+        for key in knob_kinds.DEADLINE_KEYS:
             v = value[key]
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             ints[key] = v
-        sched_deadline.check_deadline(*(ints[k] for k in model.DEADLINE_KEYS))
+        sched_deadline.check_deadline(
+            *(ints[k] for k in knob_kinds.DEADLINE_KEYS))
         return ints
 
     # -- helpers -----------------------------------------------------------

@@ -35,6 +35,7 @@ from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
 from host_agent.linux import wakeup_probe
 from host_agent.linux import wakeup_probe_rows
+from iosched.contract import lsvm as lsvm_bound
 
 PROG = 'iosched-wakeup-probe'
 EXIT_FAILED = 1
@@ -98,10 +99,10 @@ def parser():
     p.add_argument('--config-dir', action='append', default=[],
                    metavar='DIR',
                    help='a directory of *.conf files, as for io-host-agent')
-    p.add_argument('--cases', default=','.join(wakeup_probe.CASES),
+    p.add_argument('--cases', default=','.join(lsvm_bound.PROBE_CASES),
                    metavar='LIST',
                    help='comma-separated cases, in order (default: %s)'
-                        % ','.join(wakeup_probe.CASES))
+                        % ','.join(lsvm_bound.PROBE_CASES))
     p.add_argument('--wakes', type=str, default=None, metavar='N',
                    help='wake-ups per case, %d..%d (default: '
                         'selftest_wakes, 300)' % (wakeup_probe.WAKES_MIN,

@@ -69,11 +69,10 @@ from host_agent.linux import sched
 from host_agent.linux import wakeup_probe_groups as probe_groups
 from host_agent.linux import wakeup_probe_rows as rows
 from host_agent.linux import wakeup_sleeper
-from host_agent import model
+from iosched.contract import lsvm as lsvm_bound
 
 LOG = logging.getLogger(__name__)
 
-CASES = (model.PROBE_STOCK,) + model.MECHANISMS
 SCHED_DEADLINE = 6
 DL_RUNTIME_US = 300
 DL_DEADLINE_US = 1000
@@ -110,11 +109,12 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
         raise ProbeArgError('cases %r is not a list of names' % (cases,),
                             errno_mod.EINVAL)
     cases = tuple(cases)
-    bad = [c for c in cases if c not in CASES]
+    bad = [c for c in cases if c not in lsvm_bound.PROBE_CASES]
     if not cases or bad:
         raise ProbeArgError('cases %r: %s; accepted: one or more of %s'
                             % (list(cases), 'unknown %r' % bad if bad
-                               else 'empty', ', '.join(CASES)),
+                               else 'empty',
+                               ', '.join(lsvm_bound.PROBE_CASES)),
                             errno_mod.EINVAL)
     if len(set(cases)) != len(cases):
         raise ProbeArgError('cases %r name a case twice' % (list(cases),),
@@ -138,7 +138,7 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
         if not _is_int(value) or not lo <= value <= hi:
             raise ProbeArgError('%s %r is not an int in %d..%d'
                                 % (name, value, lo, hi), errno_mod.EINVAL)
-    if model.MECH_DEADLINE in cases and period_us < DL_DEADLINE_US:
+    if lsvm_bound.MECH_DEADLINE in cases and period_us < DL_DEADLINE_US:
         raise ProbeArgError('period_us %d is shorter than the deadline case'
                             "'s %d us deadline" % (period_us,
                                                    DL_DEADLINE_US),
@@ -257,7 +257,7 @@ class Session(object):
         return self.cg.error
 
     def _prepare(self, case, pid, slice_us, dl):
-        if case == model.MECH_WEIGHT:
+        if case == lsvm_bound.MECH_WEIGHT:
             if self.plan is None:
                 raise linux.LinuxKnobError(self.cg_error)
             for relpath, value in self.plan.lsvm_writes:
@@ -268,9 +268,9 @@ class Session(object):
         if self.plan is not None:
             self.cg.move('%s/%s' % (self.plan.parent,
                                     probe_groups.SLEEPER_CG), pid)
-        if case == model.MECH_SLICE:
+        if case == lsvm_bound.MECH_SLICE:
             sched.set_slice_us(pid, slice_us)
-        elif case == model.MECH_DEADLINE:
+        elif case == lsvm_bound.MECH_DEADLINE:
             runtime, deadline, period = dl or (
                 DL_RUNTIME_US, DL_DEADLINE_US, self.period_us)
             sched.sched_setattr(pid, sched.make_attr(

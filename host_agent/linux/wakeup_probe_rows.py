@@ -21,6 +21,7 @@ import os
 
 from host_agent import model
 from iosched.contract import stats
+from iosched.contract import lsvm as lsvm_bound
 
 
 def row(case, lateness_us):
@@ -51,7 +52,7 @@ def error_text(exc):
 def ratios(rows):
     """{case: (p50 / stock p50, p99 / stock p99)} for the ok rows; empty
     when there is no ok stock row."""
-    stock = [r for r in rows if r.mechanism == model.PROBE_STOCK and r.ok]
+    stock = [r for r in rows if r.mechanism == lsvm_bound.PROBE_STOCK and r.ok]
     if not stock:
         return {}
     s = stock[0]

@@ -16,12 +16,13 @@ act on the same disk in one tick, the agent keeps one action: the cap
 with fewer 16 KiB operations per second (total_iops_sec x size_iops_sec /
 16 KiB), whose rule it keeps; its reason names both policies' rules and
 reasons, so the explanation says why the other cap did not apply. A cap
-beats a release (``model.ORIGINAL``): one policy letting go must not undo
+beats a release (``knob_kinds.ORIGINAL``): one policy letting go must not undo
 the other's cap. Other kinds: the later action wins (the agent's order).
 """
 
 from host_agent import model
 from iosched.contract import slo
+from iosched.contract import knob_kinds
 
 INF = float('inf')
 
@@ -42,10 +43,10 @@ def ref_ops(value):
 def combine(earlier, later):
     """The action the agent applies when ``earlier`` and ``later`` act on
     the same knob (same key)."""
-    if later.kind != model.ACTION_DISK_IOTUNE or earlier.rule == later.rule:
+    if later.kind != knob_kinds.DISK_IOTUNE or earlier.rule == later.rule:
         return later
-    a_orig = earlier.value == model.ORIGINAL
-    b_orig = later.value == model.ORIGINAL
+    a_orig = earlier.value == knob_kinds.ORIGINAL
+    b_orig = later.value == knob_kinds.ORIGINAL
     if a_orig and b_orig:
         return later
     if a_orig or b_orig:

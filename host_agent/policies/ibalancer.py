@@ -46,6 +46,7 @@ from host_agent import model
 from host_agent.policies import base
 from host_agent.policies import ibalancer_disks
 from host_agent.policies import ibalancer_equations as eq
+from iosched.contract import knob_kinds
 
 RULE_CAP = 'ibalancer.cap'
 RULE_HOLD = 'ibalancer.hold'
@@ -283,7 +284,7 @@ def _cap_vm(uuid, mine, d_n, drv, tick, fractions, params):
             cap = held
         tick.caps[key] = cap
         out.append(model.Action(
-            kind=model.ACTION_DISK_IOTUNE, instance_uuid=uuid,
+            kind=knob_kinds.DISK_IOTUNE, instance_uuid=uuid,
             target=disk.target, value=ibalancer_disks.iotune(disk, cap),
             rule=RULE_CAP,
             reason='D/n %.1f%% > beta %g%%, DRV %.0fus; %s; VM '
@@ -305,8 +306,8 @@ def _release_untargeted(actions, tick):
     for key in sorted(set(tick.caps) - done):
         used = tick.disks.get(key, (None, 0.0))[1]
         out.append(model.Action(
-            kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-            target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
+            kind=knob_kinds.DISK_IOTUNE, instance_uuid=key[0],
+            target=key[1], value=knob_kinds.ORIGINAL, rule=RULE_RELEASE,
             reason='%s > beta; not a target this period (no delay): cap '
                    '%.0f ops/s removed (used %.0f), original iotune back'
                    % (tick.head, tick.caps.pop(key), used)))
@@ -337,15 +338,15 @@ def _give_back(caps, disks, done, params, why):
         if disk is None or used < 0.9 * held:
             del caps[key]
             out.append(model.Action(
-                kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
-                target=key[1], value=model.ORIGINAL, rule=RULE_RELEASE,
+                kind=knob_kinds.DISK_IOTUNE, instance_uuid=key[0],
+                target=key[1], value=knob_kinds.ORIGINAL, rule=RULE_RELEASE,
                 reason='%s; disk used %.0f < 0.9 x cap %.0f ops/s: original '
                        'iotune back' % (why, used, held)))
             continue
         cap = held * (1 + params.increase)
         caps[key] = cap
         out.append(model.Action(
-            kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+            kind=knob_kinds.DISK_IOTUNE, instance_uuid=key[0],
             target=key[1], value=ibalancer_disks.iotune(disk, cap),
             rule=RULE_HOLD,
             reason='%s; give back: cap %.0f -> %.0f ops/s (x%.2f), used %.0f'
@@ -360,7 +361,7 @@ def _holds(snapshot, caps, disks, done, why):
             continue
         disk, used = disks[key]
         out.append(model.Action(
-            kind=model.ACTION_DISK_IOTUNE, instance_uuid=key[0],
+            kind=knob_kinds.DISK_IOTUNE, instance_uuid=key[0],
             target=key[1], value=ibalancer_disks.iotune(disk, caps[key]),
             rule=RULE_HOLD,
             reason='%s: cap %.0f ops/s held (used %.0f)' % (why, caps[key],

@@ -37,6 +37,7 @@ import dataclasses
 from host_agent import model
 from host_agent.policies import base
 from iosched.contract import isacs as isacs_eqs
+from iosched.contract import knob_kinds
 
 KERNEL_MIN_SLICE_US = 100
 KERNEL_MAX_SLICE_US = 100000
@@ -192,7 +193,7 @@ def balance_move(entries, pcpus, instances, ts, recent_moves, params,
                   params.balance_hysteresis_rel, load_s, need, m.ivcredit,
                   gap / 2, s, d, load_s - m.ivcredit, load_d + m.ivcredit,
                   len(recent) + 1, params.max_moves_per_minute))
-    action = model.Action(kind=model.ACTION_VCPU_PIN,
+    action = model.Action(kind=knob_kinds.VCPU_PIN,
                           instance_uuid=m.instance_uuid, target=str(m.vcpu),
                           value=(d,), rule='isacs.io_balance', reason=reason)
     return action, recent + (ts,), reason
@@ -241,8 +242,8 @@ def plan_isacs(snapshot, params, state=State()):
                 'CVCredit 0 (no CPU used)' if e.boost_group else
                 'not in the CPU-BOOST group', e.slice_us))
         for kind, value, r, why in (
-                (model.ACTION_VCPU_SLICE, e.slice_us, rule, reason),
-                (model.ACTION_VCPU_WEIGHT, params.vcpu_weight,
+                (knob_kinds.VCPU_SLICE, e.slice_us, rule, reason),
+                (knob_kinds.VCPU_WEIGHT, params.vcpu_weight,
                  'isacs.equal_weight',
                  'credit concealing: equal weight %d, order not share'
                  % params.vcpu_weight)):

@@ -25,6 +25,7 @@ I/O, no clock.
 from host_agent import model
 from host_agent.policies import lsvm_bounds
 from iosched.contract import lsvm
+from iosched.contract import knob_kinds
 
 
 def dedicated(inst):
@@ -83,19 +84,19 @@ def deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
                      io_res['runtime_us']))
     pin_why = ('SCHED_DEADLINE needs the thread\'s affinity to cover its '
                'root domain, CPUs %s' % (sorted(sched.dl_cpus),))
-    out = [model.Action(kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
+    out = [model.Action(kind=knob_kinds.VCPU_PIN, instance_uuid=inst.uuid,
                         target=str(v), value=cpus,
                         rule='vslicer.lsvm_dl_affinity', reason=pin_why)
            for v in range(inst.vcpus)]
-    out.append(model.Action(kind=model.ACTION_EMULATOR_PIN,
+    out.append(model.Action(kind=knob_kinds.EMULATOR_PIN,
                             instance_uuid=inst.uuid, target='', value=cpus,
                             rule='vslicer.lsvm_dl_affinity', reason=pin_why))
-    out.extend(model.Action(kind=model.ACTION_VCPU_DEADLINE,
+    out.extend(model.Action(kind=knob_kinds.VCPU_DEADLINE,
                             instance_uuid=inst.uuid, target=str(v),
                             value=dict(vcpu_res),
                             rule='vslicer.lsvm_deadline', reason=why)
                for v in range(inst.vcpus))
-    out.append(model.Action(kind=model.ACTION_IO_DEADLINE,
+    out.append(model.Action(kind=knob_kinds.IO_DEADLINE,
                             instance_uuid=inst.uuid, target='',
                             value=dict(io_res),
                             rule='vslicer.lsvm_io_deadline', reason=why))
@@ -105,11 +106,11 @@ def deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
 
 def release_deadline(inst, why):
     """A refused LSVM's threads back to the fair class."""
-    out = [model.Action(kind=model.ACTION_VCPU_DEADLINE,
+    out = [model.Action(kind=knob_kinds.VCPU_DEADLINE,
                         instance_uuid=inst.uuid, target=str(v), value=None,
                         rule='vslicer.lsvm_dl_release', reason=why)
            for v in range(inst.vcpus)]
-    out.append(model.Action(kind=model.ACTION_IO_DEADLINE,
+    out.append(model.Action(kind=knob_kinds.IO_DEADLINE,
                             instance_uuid=inst.uuid, target='', value=None,
                             rule='vslicer.lsvm_dl_release', reason=why))
     return out
@@ -118,12 +119,12 @@ def release_deadline(inst, why):
 def weight_actions(inst, pcpus, vcpus, params):
     cap = round(inst.vcpus * lsvm.fair_share(pcpus, vcpus), 4)
     return [
-        model.Action(kind=model.ACTION_VM_WEIGHT, instance_uuid=inst.uuid,
+        model.Action(kind=knob_kinds.VM_WEIGHT, instance_uuid=inst.uuid,
                      target='', value=params.lsvm_weight,
                      rule='vslicer.lsvm_vm_weight',
                      reason='LSVM: VM-level weight %d (default 100) so that '
                      'it wins the CPU when it wakes' % params.lsvm_weight),
-        model.Action(kind=model.ACTION_VM_CAP, instance_uuid=inst.uuid,
+        model.Action(kind=knob_kinds.VM_CAP, instance_uuid=inst.uuid,
                      target='', value=cap, rule='vslicer.lsvm_vm_cap',
                      reason='the weight buys no extra CPU: capped at its '
                      'fair share %d vCPU(s) x min(1, %d pCPUs / %d vCPUs) = '

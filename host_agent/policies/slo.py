@@ -52,6 +52,7 @@ from host_agent.policies import base
 from host_agent.policies import slo_caps
 from host_agent.policies import slo_window
 from iosched.contract import slo as slo_contract
+from iosched.contract import knob_kinds
 
 RULE_HOLD = 'slo.hold_back'
 RULE_RELEASE = 'slo.release'
@@ -326,15 +327,15 @@ def _cap_action(snapshot, v, cap, allowance, n, why):
         who = 'beats its SLO (%s): cap %.0f = its floor' % (
             slo_window.describe(v), cap)
     return model.Action(
-        kind=model.ACTION_DISK_IOTUNE, instance_uuid=v.instance_uuid,
+        kind=knob_kinds.DISK_IOTUNE, instance_uuid=v.instance_uuid,
         target=v.target, value=slo_caps.iotune(snapshot, v, cap),
         rule=RULE_HOLD, reason='%s; %s' % (who, why))
 
 
 def _restore(v, why):
     return model.Action(
-        kind=model.ACTION_DISK_IOTUNE, instance_uuid=v.instance_uuid,
-        target=v.target, value=model.ORIGINAL, rule=RULE_RELEASE,
+        kind=knob_kinds.DISK_IOTUNE, instance_uuid=v.instance_uuid,
+        target=v.target, value=knob_kinds.ORIGINAL, rule=RULE_RELEASE,
         reason='original iotune back: %s' % why)
 
 

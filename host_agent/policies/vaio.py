@@ -42,12 +42,8 @@ import dataclasses
 
 from host_agent import model
 from host_agent.policies import base
+from iosched.contract import knob_kinds
 
-# Same strings as host_agent.actuators.blkio_knobs (policies import no
-# actuator).
-ACTION_VM_IO_WEIGHT = 'vm_io_weight'
-ACTION_BLOCK_SCHEDULER = 'block_scheduler'
-ACTION_BFQ_SLICE_IDLE = 'bfq_slice_idle'
 BFQ = 'bfq'
 RULE_WEIGHT = 'vaio.equal_weight'
 RULE_SCHEDULER = 'vaio.scheduler'
@@ -106,7 +102,7 @@ def plan_vaio(instances, devices, params):
         if sched != BFQ:
             if params.switch_scheduler and BFQ in dev.schedulers:
                 actions.append(model.Action(
-                    kind=ACTION_BLOCK_SCHEDULER, instance_uuid='',
+                    kind=knob_kinds.BLOCK_SCHEDULER, instance_uuid='',
                     target=dev.name, value=BFQ, rule=RULE_SCHEDULER,
                     reason='device %s (%s) holds disks of %d VMs and runs '
                            '%s, which has no per-VM groups; '
@@ -127,7 +123,7 @@ def plan_vaio(instances, devices, params):
                 continue
         if params.bfq_slice_idle_us >= 0:
             actions.append(model.Action(
-                kind=ACTION_BFQ_SLICE_IDLE, instance_uuid='',
+                kind=knob_kinds.BFQ_SLICE_IDLE, instance_uuid='',
                 target=dev.name, value=params.bfq_slice_idle_us,
                 rule=RULE_SLICE_IDLE,
                 reason='device %s shared by %d VMs on bfq; '
@@ -139,12 +135,13 @@ def plan_vaio(instances, devices, params):
         on = weighted.get(inst.uuid)
         if on is None:
             actions.append(model.Action(
-                kind=ACTION_VM_IO_WEIGHT, instance_uuid=inst.uuid, target='',
-                value=model.ORIGINAL, rule=RULE_RELEASE,
+                kind=knob_kinds.VM_IO_WEIGHT, instance_uuid=inst.uuid,
+                target='',
+                value=knob_kinds.ORIGINAL, rule=RULE_RELEASE,
                 reason='no shared BFQ device under its disks any more'))
             continue
         actions.append(model.Action(
-            kind=ACTION_VM_IO_WEIGHT, instance_uuid=inst.uuid, target='',
+            kind=knob_kinds.VM_IO_WEIGHT, instance_uuid=inst.uuid, target='',
             value=params.weight, rule=RULE_WEIGHT,
             reason='; '.join(
                 'device %s: %d VMs, scheduler %s%s' % (

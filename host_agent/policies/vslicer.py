@@ -54,10 +54,8 @@ from host_agent.policies import lsvm_bounds
 from host_agent.policies import lsvm_mechanisms
 from host_agent.policies import vslicer_bound
 from iosched.contract import lsvm
+from iosched.contract import knob_kinds
 
-# Same string as host_agent.actuators.linux_knobs.ACTION_EMULATOR_SLICE
-# (policies import no actuator); drivers without it skip the action.
-ACTION_EMULATOR_SLICE = 'emulator_slice'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +93,7 @@ class LsvmState:
     min_latency_ms: float = 0.0  # strictest L_i of the host's LSVMs, 0: none
     nlsvm_vcpus: int = 0       # vCPUs of the other VMs (n)
     params: object = None      # the Params planned with (for the report)
-    mechanism: str = model.MECH_SLICE
+    mechanism: str = lsvm.MECH_SLICE
     wakeup_us: float = 0.0     # measured wake-up term W under it (0: none)
     dl_bw_limit: float = 0.0   # deadline: the kernel's limit, CPUs
     dl_bw_foreign: float = 0.0  # held by threads that are not VMs'
@@ -189,7 +187,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                         rule='vslicer.nlsvm_slice',
                         reason='not latency-sensitive: T_NLSVM=%dus'
                         % params.nlsvm_slice_us,
-                        set_slices=host.mech == model.MECH_SLICE)
+                        set_slices=host.mech == lsvm.MECH_SLICE)
         actions.extend(_turn_actions(inst, turn, params))
         notes.extend(turn.notes)
     return tuple(actions), tuple(notes), _lsvm_state(
@@ -200,8 +198,8 @@ def _host(instances, pcpus, params, sched, bursts):
     """The Host: mechanism, m, k, the deadline admission (one T_m for
     every reservation, from the strictest admitted LSVM; runtimes Q_i =
     max(T_m, burst term_i); dl_term = max_i Q_i) and the per-pCPU plan."""
-    mech = (sched.mechanism if sched.mechanism in model.MECHANISMS
-            else model.MECH_SLICE)
+    mech = (sched.mechanism if sched.mechanism in lsvm.MECHANISMS
+            else lsvm.MECH_SLICE)
     n_pcpus = max(1, len(pcpus))
     m = sum(i.vcpus for i in instances if i.latency_sensitive)
     n_all = sum(i.vcpus for i in instances)
@@ -209,24 +207,24 @@ def _host(instances, pcpus, params, sched, bursts):
                 m=m, n_all=n_all, k=lsvm.per_pcpu(m, n_pcpus),
                 share=lsvm.deadline_share(
                     n_pcpus, n_all, params.deadline_max_share))
-    if mech == model.MECH_DEADLINE:
+    if mech == lsvm.MECH_DEADLINE:
         admitted, dl_refused, _ = lsvm_mechanisms.admit_deadline(
             instances, host.share, sched, params)
         host = dataclasses.replace(host, admitted=frozenset(admitted),
                                    dl_refused=dl_refused)
     if host.admitted:
-        w_dl = vslicer_bound.measured_us(sched, model.MECH_DEADLINE)
+        w_dl = vslicer_bound.measured_us(sched, lsvm.MECH_DEADLINE)
         strictest = min(lsvm_mechanisms.latency_ms(i, params)
                         for i in instances if i.uuid in host.admitted)
         dl_t_m, dl_want = vslicer_bound.microslice(
-            strictest, host.k, params, model.MECH_DEADLINE, w_dl)
+            strictest, host.k, params, lsvm.MECH_DEADLINE, w_dl)
         dl_runtime = max(lsvm_bounds.burst_runtime_us(
             bursts.get(u, 0.0), params.deadline_burst_headroom,
             params.deadline_max_runtime_us) for u in host.admitted)
         host = dataclasses.replace(host, dl_t_m=dl_t_m, dl_want=dl_want,
                                    dl_runtime=dl_runtime,
                                    dl_term=max(dl_t_m, dl_runtime))
-    pin_mech = model.MECH_SLICE if mech == model.MECH_DEADLINE else mech
+    pin_mech = lsvm.MECH_SLICE if mech == lsvm.MECH_DEADLINE else mech
     return dataclasses.replace(host, pcpus=vslicer_bound.plan_pcpus(
         instances, pcpus, params, pin_mech,
         vslicer_bound.measured_us(sched, pin_mech)))
@@ -238,8 +236,8 @@ def _lsvm_turn(inst, host, params):
     pin_lsvms; its bound refused when it cannot hold."""
     lat_ms = lsvm_mechanisms.latency_ms(inst, params)
     mech = host.mech
-    if mech == model.MECH_DEADLINE and inst.uuid not in host.admitted:
-        mech = model.MECH_SLICE
+    if mech == lsvm.MECH_DEADLINE and inst.uuid not in host.admitted:
+        mech = lsvm.MECH_SLICE
     w_us = vslicer_bound.measured_us(host.sched, mech)
     slice_us, want = vslicer_bound.microslice(lat_ms, host.k, params, mech,
                                               w_us)
@@ -257,16 +255,16 @@ def _lsvm_turn(inst, host, params):
                         .finite(lsvm.budget_us(lat_ms, host.k, sl)),
                         slice_us, lsvm.formula(sl),
                         bound)))
-    if mech == model.MECH_DEADLINE:
+    if mech == lsvm.MECH_DEADLINE:
         want, term_us = _deadline_turn(turn, inst, lat_ms, w_us, host,
                                        params)
     else:
-        if host.mech == model.MECH_DEADLINE:
+        if host.mech == lsvm.MECH_DEADLINE:
             why = host.dl_refused.get(inst.uuid, 'not admitted')
             turn.notes.append('LSVM %s gets no SCHED_DEADLINE reservation:'
                               ' %s; slices instead' % (inst.uuid, why))
             turn.actions.extend(lsvm_mechanisms.release_deadline(inst, why))
-        if mech == model.MECH_WEIGHT:
+        if mech == lsvm.MECH_WEIGHT:
             turn.actions.extend(lsvm_mechanisms.weight_actions(
                 inst, host.n_pcpus, host.n_all, params))
         if params.pin_lsvms and not lsvm_mechanisms.dedicated(inst):
@@ -290,7 +288,7 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
         host.dl_t_m, burst, params.deadline_burst_headroom,
         params.deadline_max_runtime_us)
     turn.bound_ms = vslicer_bound.worst_case_us(
-        host.k, host.dl_t_m, params, model.MECH_DEADLINE, w_us,
+        host.k, host.dl_t_m, params, lsvm.MECH_DEADLINE, w_us,
         host.dl_term) / 1000.0
     turn.reason = (
         'LSVM (deadline): L=%.3gms, m=%d LSVM vCPUs on %d pCPUs (k=%d): '
@@ -299,7 +297,7 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
             lat_ms, host.m, host.n_pcpus, host.k, host.dl_t_m,
             params.deadline_burst_headroom, burst, runtime,
             lsvm.wait_us(host.dl_t_m, lsvm_bounds.slicing(
-                params, model.MECH_DEADLINE, w_us)),
+                params, lsvm.MECH_DEADLINE, w_us)),
             host.k - 1, host.dl_term, turn.bound_ms))
     dl_actions, used = lsvm_mechanisms.deadline_actions(
         inst, runtime, lat_ms, host.share, host.sched, params, turn.reason)
@@ -321,7 +319,7 @@ def _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params):
     for v, pp in enumerate(mine):
         turn.vcpu_slices[v] = pp.microslice_us
         turn.actions.append(model.Action(
-            kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
+            kind=knob_kinds.VCPU_PIN, instance_uuid=inst.uuid,
             target=str(v), value=(pp.pcpu,), rule='vslicer.lsvm_pcpu',
             reason='per-pCPU plan: pCPU%d has m=%d LSVM vCPUs, n=%.3g '
             'others; T_m=%dus, bound %.3gms%s' % (
@@ -342,19 +340,19 @@ def _turn_actions(inst, turn, params):
         # (virtio notifications, chardevs) gets the microslice too, so
         # its I/O is not queued behind CPU-bound threads either.
         actions.append(model.Action(
-            kind=ACTION_EMULATOR_SLICE, instance_uuid=inst.uuid,
+            kind=knob_kinds.EMULATOR_SLICE, instance_uuid=inst.uuid,
             target='', value=turn.slice_us, rule='vslicer.lsvm_io_thread',
             reason='LSVM I/O thread gets T_m=%dus like its vCPUs'
             % turn.slice_us))
     for vcpu in range(inst.vcpus):
         if turn.set_slices:
             actions.append(model.Action(
-                kind=model.ACTION_VCPU_SLICE, instance_uuid=inst.uuid,
+                kind=knob_kinds.VCPU_SLICE, instance_uuid=inst.uuid,
                 target=str(vcpu),
                 value=turn.vcpu_slices.get(vcpu, turn.slice_us),
                 rule=turn.rule, reason=turn.reason))
         actions.append(model.Action(
-            kind=model.ACTION_VCPU_WEIGHT, instance_uuid=inst.uuid,
+            kind=knob_kinds.VCPU_WEIGHT, instance_uuid=inst.uuid,
             target=str(vcpu), value=params.vcpu_weight,
             rule='vslicer.equal_weight',
             reason='equal weights: no VM gets extra share'))
@@ -364,7 +362,7 @@ def _turn_actions(inst, turn, params):
 def _lsvm_state(instances, host, params, bound, refused, reserved):
     """The LsvmState the report carries."""
     sched, mech, deadline = host.sched, host.mech, (
-        host.mech == model.MECH_DEADLINE)
+        host.mech == lsvm.MECH_DEADLINE)
     lats = [lsvm_mechanisms.latency_ms(i, params) for i in instances
             if i.latency_sensitive and i.vcpus]
     return LsvmState(

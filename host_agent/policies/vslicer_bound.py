@@ -22,7 +22,6 @@ a host with them. Pure; ``params`` is the vSlicer policy's ``Params``.
 
 import dataclasses
 
-from host_agent import model
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import lsvm_mechanisms
 from iosched.contract import lsvm
@@ -45,14 +44,14 @@ class PcpuPlan:
 # (shared with the Nova LsvmFilter's rule). With the slice mechanism and nothing
 # measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
 # worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
-def worst_case_us(k, t_m_us, params, mechanism=model.MECH_SLICE,
+def worst_case_us(k, t_m_us, params, mechanism=lsvm.MECH_SLICE,
                   measured_us=0.0, term_us=None):
     """W + (k - 1) * T_m in microseconds (lsvm.worst_case_us)."""
     return lsvm.worst_case_us(k, t_m_us, lsvm_bounds.slicing(
         params, mechanism, measured_us), term_us)
 
 
-def microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
+def microslice(lat_ms, k, params, mechanism=lsvm.MECH_SLICE,
                measured_us=0.0):
     """(T_m, wanted T_m) for latency lat_ms shared by k LSVM vCPUs.
 
@@ -78,7 +77,7 @@ def microslice(lat_ms, k, params, mechanism=model.MECH_SLICE,
 # vSlicer's preconditions (>= 1 NLSVM, >= 3 VMs per core) are Xen's
 # round-robin needs; EEVDF serves a core of only LSVMs fine, so they are
 # not required here.
-def plan_pcpus(instances, pcpus, params, mechanism=model.MECH_SLICE,
+def plan_pcpus(instances, pcpus, params, mechanism=lsvm.MECH_SLICE,
                measured_us=0.0):
     """Return a tuple of PcpuPlan, one per pCPU. Pure."""
     ids = tuple(sorted(pcpus)) or (0,)

@@ -42,10 +42,8 @@ import dataclasses
 from host_agent import model
 from host_agent.policies import base
 from iosched.contract import lsvm
+from iosched.contract import knob_kinds
 
-# Same strings as host_agent.actuators (policies import no actuator).
-ACTION_EMULATOR_SLICE = 'emulator_slice'
-ACTION_EMULATOR_PIN = 'emulator_pin'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,16 +100,17 @@ def plan_turbo(instances, pcpus, params):
                        else 'iosched:turbo=true', list(turbo),
                        sum(1 for i in instances if is_turbo(i))))
             actions.append(model.Action(
-                kind=ACTION_EMULATOR_PIN, instance_uuid=inst.uuid, target='',
+                kind=knob_kinds.EMULATOR_PIN, instance_uuid=inst.uuid,
+                target='',
                 value=turbo, rule='vturbo.io_thread_pin', reason=why))
             actions.append(model.Action(
-                kind=ACTION_EMULATOR_SLICE, instance_uuid=inst.uuid,
+                kind=knob_kinds.EMULATOR_SLICE, instance_uuid=inst.uuid,
                 target='', value=slice_us, rule='vturbo.io_thread_slice',
                 reason='turbo quantum %dus on turbo pCPUs' % slice_us))
         if params.pin_regular_vcpus and not inst.dedicated:
             for v in range(inst.vcpus):
                 actions.append(model.Action(
-                    kind=model.ACTION_VCPU_PIN, instance_uuid=inst.uuid,
+                    kind=knob_kinds.VCPU_PIN, instance_uuid=inst.uuid,
                     target=str(v), value=regular,
                     rule='vturbo.regular_pool',
                     reason='guest vCPUs stay off turbo pCPUs %s: regular '

@@ -18,6 +18,7 @@ from host_agent import model
 from iosched.contract import payload
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
+from iosched.contract import lsvm as lsvm_bound
 
 IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
 MAX_REASON_CHARS = 300
@@ -86,7 +87,7 @@ def lsvm_payload(lsvm):
         capacity=lsvm.capacity, latency_bound_ms=lsvm.latency_bound_ms,
         min_latency_ms=float(getattr(lsvm, 'min_latency_ms', 0.0)),
         nlsvm_vcpus=getattr(lsvm, 'nlsvm_vcpus', None),
-        mechanism=getattr(lsvm, 'mechanism', model.MECH_SLICE),
+        mechanism=getattr(lsvm, 'mechanism', lsvm_bound.MECH_SLICE),
         wakeup_latency_us=float(getattr(lsvm, 'wakeup_us', 0.0)),
         dl_bw_limit=float(getattr(lsvm, 'dl_bw_limit', 0.0)),
         dl_bw_foreign=float(getattr(lsvm, 'dl_bw_foreign', 0.0)),

@@ -45,6 +45,10 @@ MECH_DEADLINE = 'deadline'   # SCHED_DEADLINE reservations (sched_setattr)
 MECH_WEIGHT = 'weight'       # VM-level cgroup weight boost + CFS quota cap
 MECH_SLICE = 'slice'         # EEVDF custom slice (sched_runtime)
 MECHANISMS = (MECH_DEADLINE, MECH_WEIGHT, MECH_SLICE)
+# The wake-up self-test's rows (the report's lsvm.probes): the reference
+# row with no mechanism (stock SCHED_OTHER), then each mechanism.
+PROBE_STOCK = 'stock'
+PROBE_CASES = (PROBE_STOCK,) + MECHANISMS
 
 # The kernel's range of a custom slice (sched_runtime), as applied to T_m.
 KERNEL_MIN_SLICE_US = 100

@@ -25,8 +25,6 @@ import dataclasses
 from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload_check
 
-# The self-test's rows: no mechanism ('stock'), then each mechanism.
-PROBE_CASES = ('stock',) + lsvm_bound.MECHANISMS
 KLASSES = ('io', 'cpu', 'mixed', 'idle')
 HEALTH_STATES = ('ok', 'degraded', 'error')
 
@@ -87,8 +85,8 @@ class ProbeEntry:
         nonneg = payload_check.nonneg
         return cls(
             mechanism=get(data, 'mechanism', path, str,
-                          check=lambda v: v in PROBE_CASES,
-                          accepted=' | '.join(PROBE_CASES)),
+                          check=lambda v: v in lsvm_bound.PROBE_CASES,
+                          accepted=' | '.join(lsvm_bound.PROBE_CASES)),
             ok=get(data, 'ok', path, bool),
             p50_us=get(data, 'p50_us', path, float, default=0.0,
                        check=nonneg, accepted='microseconds >= 0'),

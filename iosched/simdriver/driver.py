@@ -33,6 +33,7 @@ whatever their VM).
 from host_agent.drivers import base
 from host_agent import model
 from iosched.contract import slo
+from iosched.contract import lsvm as lsvm_bound
 from iosched.simulator import probe as sim_probe
 
 # The model device's name and scheduler.
@@ -138,15 +139,15 @@ class SimulatedDriver(base.Driver):
         """The wake-up self-test (``iosched.simulator.probe``) in a fresh
         simulated host with this host's pCPUs, slices and kernel model: a
         tuple of ``model.WakeupProbe``, one per case in order
-        (``model.PROBE_STOCK`` and ``model.MECHANISMS``; the deadline
+        (``contract.lsvm.PROBE_CASES``; the deadline
         case's period is the self-test's 2 ms). Deterministic; it does not
         touch this host's VMs or clock. Cost: about 3 ms of CPU per case on
         a 2-pCPU host at the defaults (simulating 0.6 s each)."""
-        bad = [c for c in cases if c not in sim_probe.CASES]
+        bad = [c for c in cases if c not in lsvm_bound.PROBE_CASES]
         if bad:
             raise base.DriverError(
                 'wakeup_probe: unknown case(s) %s; accepted: %s'
-                % (', '.join(map(repr, bad)), ', '.join(sim_probe.CASES)))
+                % (', '.join(map(repr, bad)), ', '.join(lsvm_bound.PROBE_CASES)))
         try:
             rows = sim_probe.wakeup_probe(
                 self.sim.spec, tuple(cases), wakes=int(wakes),

@@ -37,13 +37,11 @@ new process's simulated host.
 
 import weakref
 
-from host_agent.actuators import blkio_knobs
 from host_agent.actuators import knob_set
 from host_agent.drivers import base
-from host_agent import model
 from iosched.simdriver import state_file
+from iosched.contract import knob_kinds
 
-VM_IO_WEIGHT = blkio_knobs.VM_IO_WEIGHT
 DEFAULT_IO_WEIGHT = 100
 # SimHost -> {uuid: vm_io_weight}: the simulator models no per-VM I/O
 # weight, so the host's values are kept here, beside it.
@@ -53,13 +51,13 @@ _IO_WEIGHTS = weakref.WeakKeyDictionary()
 class SimulatedKnobs(knob_set.KnobSet):
     """read/write of the simulated host ``driver.sim``."""
 
-    KINDS = (model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
-             model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
-             model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
-             model.ACTION_VM_CAP, VM_IO_WEIGHT)
+    KINDS = (knob_kinds.VCPU_SLICE, knob_kinds.VCPU_WEIGHT,
+             knob_kinds.VCPU_PIN, knob_kinds.DISK_IOTUNE,
+             knob_kinds.VCPU_DEADLINE, knob_kinds.VM_WEIGHT,
+             knob_kinds.VM_CAP, knob_kinds.VM_IO_WEIGHT)
     # kinds only some scheduler models have -> their name in sched.knobs
-    _NEEDS = {model.ACTION_VCPU_DEADLINE: 'deadline',
-              model.ACTION_VM_CAP: 'cap'}
+    _NEEDS = {knob_kinds.VCPU_DEADLINE: 'deadline',
+              knob_kinds.VM_CAP: 'cap'}
 
     def __init__(self, driver, state_path=None):
         super().__init__(driver)
@@ -84,22 +82,22 @@ class SimulatedKnobs(knob_set.KnobSet):
     def read_knob(self, kind, instance_uuid, target):
         sim = self.sim
         try:
-            if kind == model.ACTION_VCPU_SLICE:
+            if kind == knob_kinds.VCPU_SLICE:
                 return sim.get_vcpu_slice(instance_uuid, int(target))
-            if kind == model.ACTION_VCPU_WEIGHT:
+            if kind == knob_kinds.VCPU_WEIGHT:
                 return sim.get_vcpu_weight(instance_uuid, int(target))
-            if kind == model.ACTION_VCPU_PIN:
+            if kind == knob_kinds.VCPU_PIN:
                 pcpus = sim.get_vcpu_affinity(instance_uuid, int(target))
                 return None if pcpus is None else tuple(pcpus)
-            if kind == model.ACTION_DISK_IOTUNE:
+            if kind == knob_kinds.DISK_IOTUNE:
                 return dict(sim.get_disk_iotune(instance_uuid, target))
-            if kind == model.ACTION_VCPU_DEADLINE:
+            if kind == knob_kinds.VCPU_DEADLINE:
                 return sim.get_vcpu_deadline(instance_uuid, int(target))
-            if kind == model.ACTION_VM_WEIGHT:
+            if kind == knob_kinds.VM_WEIGHT:
                 return sim.get_vm_weight(instance_uuid)
-            if kind == model.ACTION_VM_CAP:
+            if kind == knob_kinds.VM_CAP:
                 return sim.get_vm_cap(instance_uuid)
-            if kind == VM_IO_WEIGHT:
+            if kind == knob_kinds.VM_IO_WEIGHT:
                 self._vm(instance_uuid)
                 return self._io_weights().get(instance_uuid,
                                               DEFAULT_IO_WEIGHT)
@@ -117,27 +115,27 @@ class SimulatedKnobs(knob_set.KnobSet):
     def _write(self, kind, instance_uuid, target, value):
         sim = self.sim
         try:
-            if kind == model.ACTION_VCPU_SLICE:
+            if kind == knob_kinds.VCPU_SLICE:
                 return sim.set_vcpu_slice(instance_uuid, int(target),
                                           int(value))
-            if kind == model.ACTION_VCPU_WEIGHT:
+            if kind == knob_kinds.VCPU_WEIGHT:
                 return sim.set_vcpu_weight(instance_uuid, int(target),
                                            int(value))
-            if kind == model.ACTION_VCPU_PIN:
+            if kind == knob_kinds.VCPU_PIN:
                 return sim.set_vcpu_affinity(
                     instance_uuid, int(target),
                     None if value is None else tuple(value))
-            if kind == model.ACTION_DISK_IOTUNE:
+            if kind == knob_kinds.DISK_IOTUNE:
                 return sim.set_disk_iotune(instance_uuid, target,
                                            dict(value))
-            if kind == model.ACTION_VCPU_DEADLINE:
+            if kind == knob_kinds.VCPU_DEADLINE:
                 return sim.set_vcpu_deadline(instance_uuid, int(target),
                                              value)
-            if kind == model.ACTION_VM_WEIGHT:
+            if kind == knob_kinds.VM_WEIGHT:
                 return sim.set_vm_weight(instance_uuid, int(value))
-            if kind == model.ACTION_VM_CAP:
+            if kind == knob_kinds.VM_CAP:
                 return sim.set_vm_cap(instance_uuid, value)
-            if kind == VM_IO_WEIGHT:
+            if kind == knob_kinds.VM_IO_WEIGHT:
                 return self._set_io_weight(instance_uuid, value)
         except (ValueError, TypeError) as e:
             raise base.DriverError(str(e))

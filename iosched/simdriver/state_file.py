@@ -23,10 +23,7 @@ SIGKILL against it (``tests/functional/test_kill_campaign.py``).
 import json
 import os
 
-from host_agent import model
-
-# kinds whose values are tuples in the knob set and lists in JSON
-_TUPLE_KINDS = (model.ACTION_VCPU_PIN, model.ACTION_EMULATOR_PIN)
+from iosched.contract import knob_kinds
 
 
 def _key(kind, uuid, target):
@@ -46,7 +43,7 @@ def load(path):
     state = {}
     for key, value in data.items():
         kind, uuid, target = json.loads(key)
-        if kind in _TUPLE_KINDS and isinstance(value, list):
+        if kind in knob_kinds.PIN_KINDS and isinstance(value, list):
             value = tuple(value)
         state[(kind, uuid, target)] = value
     return state

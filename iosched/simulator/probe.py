@@ -37,15 +37,11 @@ refuses is a row with ``ok`` False and the error. Rows are dicts
 Cost: a few ms of CPU per case (0.6 s simulated at the defaults).
 """
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import stats
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec
 
-STOCK = 'stock'
-DEADLINE = 'deadline'
-WEIGHT = 'weight'
-SLICE = 'slice'
-CASES = (STOCK, DEADLINE, WEIGHT, SLICE)
 DL_RUNTIME_US = 300
 DL_DEADLINE_US = 1000
 SLICE_US = 100
@@ -56,9 +52,9 @@ ROW_KEYS = ('mechanism', 'ok', 'p50_us', 'p99_us', 'samples', 'error')
 def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
              period_us=2000, work_us=50, timer_slack_us=0, seed=0):
     """One row: lateness p50/p99 of the sleeper under ``case``."""
-    if case not in CASES:
+    if case not in lsvm_bound.PROBE_CASES:
         raise ValueError('case: %r is invalid; accepted: one of %s'
-                         % (case, ', '.join(CASES)))
+                         % (case, ', '.join(lsvm_bound.PROBE_CASES)))
     probe_spec = spec.HostSpec(
         name='%s-probe' % host_spec.name, pcpus=host_spec.pcpus,
         default_slice_us=host_spec.default_slice_us,
@@ -78,14 +74,14 @@ def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
                                              timer_slack_us=timer_slack_us),),
                          disks=()))
     try:
-        if case == DEADLINE:
+        if case == lsvm_bound.MECH_DEADLINE:
             h.set_vcpu_deadline('sleeper', 0, {
                 'runtime_us': DL_RUNTIME_US, 'deadline_us': DL_DEADLINE_US,
                 'period_us': period_us})
-        elif case == WEIGHT:
+        elif case == lsvm_bound.MECH_WEIGHT:
             h.set_vm_weight('sleeper', lsvm_weight)
             h.set_vm_cap('sleeper', 1.0 / (hogs_per_cpu + 1))
-        elif case == SLICE:
+        elif case == lsvm_bound.MECH_SLICE:
             h.set_vcpu_slice('sleeper', 0, SLICE_US)
     except ValueError as e:
         return dict(mechanism=case, ok=False, p50_us=0.0, p99_us=0.0,
@@ -106,7 +102,7 @@ def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
                 error='')
 
 
-def wakeup_probe(host_spec, cases=CASES, wakes=300, hogs_per_cpu=2,
+def wakeup_probe(host_spec, cases=lsvm_bound.PROBE_CASES, wakes=300, hogs_per_cpu=2,
                  lsvm_weight=10000, period_us=2000, work_us=50,
                  timer_slack_us=0, seed=0):
     """Rows (dicts, ``ROW_KEYS``) for ``cases``, in their order."""

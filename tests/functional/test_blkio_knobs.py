@@ -33,6 +33,7 @@ from host_agent.drivers.libvirt import block_devices
 from host_agent import model
 from host_agent.policies import vaio
 from host_agent import policy_params
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 
@@ -105,7 +106,7 @@ def test_switch_tune_and_restore_a_real_device(loop):
     actions, notes, _ = vaio.plan_vaio(insts, [found], params)
     act = driver_act.DriverActuator(Knobs(), journal_mod.Journal())
     plan = model.Plan('vaio', actions=tuple(
-        a for a in actions if a.kind != vaio.ACTION_VM_IO_WEIGHT))
+        a for a in actions if a.kind != knob_kinds.VM_IO_WEIGHT))
     act.apply(plan, 1.0)
     assert act.errors == []
     (after,) = block_devices.resolve([('a', 'vda', dev)])
@@ -113,9 +114,9 @@ def test_switch_tune_and_restore_a_real_device(loop):
     with open('/sys/block/%s/queue/iosched/slice_idle_us' % name) as fh:
         assert int(fh.read()) == 0
     held = act.decisions()
-    assert held[(vaio.ACTION_BFQ_SLICE_IDLE, '', name)].before == 8000
+    assert held[(knob_kinds.BFQ_SLICE_IDLE, '', name)].before == 8000
     if original != 'bfq':
-        d = held[(vaio.ACTION_BLOCK_SCHEDULER, '', name)]
+        d = held[(knob_kinds.BLOCK_SCHEDULER, '', name)]
         assert (d.before, d.after, d.rule) == (original, 'bfq',
                                                vaio.RULE_SCHEDULER)
     assert act.restore_all() == (2 if original != 'bfq' else 1)

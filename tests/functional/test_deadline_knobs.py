@@ -42,13 +42,13 @@ from host_agent.drivers import base as driver_base
 from host_agent.linux import deadline
 from host_agent.linux import sched
 from host_agent.linux import sched_deadline
-from host_agent import model
+from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.functional import test_linux_knobs as tlk
 
 CONF = agent_conf.CONF
 UUID = tlk.UUID
-VCPU_DL = model.ACTION_VCPU_DEADLINE
+VCPU_DL = knob_kinds.VCPU_DEADLINE
 QUARTER = {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 4000}
 DEBUG = '/sys/kernel/debug/sched/debug'
 # Busy (or asleep, argv[1] == 'sleep') as nobody; SIGUSR1 starts a thread
@@ -235,22 +235,22 @@ def test_vm_weight_and_cap_on_a_real_group(child_group):
     child = start('busy')
     knobs = linux_knobs.LinuxKnobs(CONF, Resolver(child.pid, cgroup))
     group = os.path.join(tlk.CPU_ROOT, cgroup)
-    assert knobs.read_knob(model.ACTION_VM_WEIGHT, UUID, '') == 100
-    knobs.write_knob(model.ACTION_VM_WEIGHT, UUID, '', 10000)
+    assert knobs.read_knob(knob_kinds.VM_WEIGHT, UUID, '') == 100
+    knobs.write_knob(knob_kinds.VM_WEIGHT, UUID, '', 10000)
     with open(os.path.join(group, 'cpu.shares')) as fh:
         assert fh.read().strip() == '102400'
-    assert knobs.read_knob(model.ACTION_VM_WEIGHT, UUID, '') == 10000
-    knobs.write_knob(model.ACTION_VM_CAP, UUID, '', 0.25)
+    assert knobs.read_knob(knob_kinds.VM_WEIGHT, UUID, '') == 10000
+    knobs.write_knob(knob_kinds.VM_CAP, UUID, '', 0.25)
     with open(os.path.join(group, 'cpu.cfs_quota_us')) as fh:
         assert fh.read().strip() == '25000'
-    assert knobs.read_knob(model.ACTION_VM_CAP, UUID, '') == 0.25
+    assert knobs.read_knob(knob_kinds.VM_CAP, UUID, '') == 0.25
     time.sleep(0.2)
     capped = tlk._cpu_share(child.pid, 1.5)
     sys.stderr.write('busy child at VM weight 10000 and a 25 %% VM cap: '
                      '%.1f %%\n' % (capped * 100))
     assert 0.15 <= capped <= 0.40, capped
-    knobs.write_knob(model.ACTION_VM_CAP, UUID, '', None)
-    knobs.write_knob(model.ACTION_VM_WEIGHT, UUID, '', 100)
+    knobs.write_knob(knob_kinds.VM_CAP, UUID, '', None)
+    knobs.write_knob(knob_kinds.VM_WEIGHT, UUID, '', 100)
     with open(os.path.join(group, 'cpu.cfs_quota_us')) as fh:
         assert fh.read().strip() == '-1'
     with open(os.path.join(group, 'cpu.shares')) as fh:

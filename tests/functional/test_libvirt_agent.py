@@ -41,7 +41,6 @@ import pytest
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import host_knobs
 from host_agent.actuators import journal as journal_mod
-from host_agent.actuators import linux_knobs
 from host_agent import assembly
 from host_agent.drivers.libvirt import driver as lv_driver
 from host_agent.linux import cgroups
@@ -50,6 +49,7 @@ from host_agent.linux import sched_deadline
 from host_agent import model
 from host_agent.policies import vslicer
 from host_agent import privsep
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 CONF = fixtures.CONF
@@ -161,11 +161,11 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
         return model.Action(kind, uuid, target, value, 'test', 'test')
 
     plan = model.Plan('test', actions=(
-        a(model.ACTION_VCPU_SLICE, cpu.uuid, '0', 700),
-        a(model.ACTION_VCPU_WEIGHT, cpu.uuid, '0', 50),
-        a(linux_knobs.ACTION_VCPU_CAP, cpu.uuid, '0', 0.5),
-        a(model.ACTION_VCPU_PIN, cpu.uuid, '0', (0,)),
-        a(model.ACTION_DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 50}),
+        a(knob_kinds.VCPU_SLICE, cpu.uuid, '0', 700),
+        a(knob_kinds.VCPU_WEIGHT, cpu.uuid, '0', 50),
+        a(knob_kinds.VCPU_CAP, cpu.uuid, '0', 0.5),
+        a(knob_kinds.VCPU_PIN, cpu.uuid, '0', (0,)),
+        a(knob_kinds.DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 50}),
         a('vm_sched', lsvm.uuid, '', {'cpu_shares': 512}),
         a('emulator_pin', lsvm.uuid, '', (1,)),
     ))
@@ -232,10 +232,10 @@ def test_deadline_on_a_real_guest(guests, driver):
         return model.Action(kind, lsvm.uuid, target, value, 'test', 'test')
 
     plan = model.Plan('test', actions=(
-        a(model.ACTION_VCPU_PIN, '0', state.cpus),
-        a(model.ACTION_EMULATOR_PIN, '', state.cpus),
-        a(model.ACTION_VCPU_DEADLINE, '0', vcpu_res),
-        a(model.ACTION_IO_DEADLINE, '', io_res)))
+        a(knob_kinds.VCPU_PIN, '0', state.cpus),
+        a(knob_kinds.EMULATOR_PIN, '', state.cpus),
+        a(knob_kinds.VCPU_DEADLINE, '0', vcpu_res),
+        a(knob_kinds.IO_DEADLINE, '', io_res)))
     try:
         _reserve_and_restore(guests, driver, knobs, act, plan, state,
                              vcpu_res, io_res, one)
@@ -261,9 +261,9 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
         assert sched_deadline.get_deadline_us(tid) == vcpu_res
         for t in io_tids:
             assert sched_deadline.get_deadline_us(t) == io_res, (t, io)
-        assert knobs.read_knob(model.ACTION_VCPU_DEADLINE, lsvm.uuid,
+        assert knobs.read_knob(knob_kinds.VCPU_DEADLINE, lsvm.uuid,
                                '0') == vcpu_res
-        assert knobs.read_knob(model.ACTION_IO_DEADLINE, lsvm.uuid,
+        assert knobs.read_knob(knob_kinds.IO_DEADLINE, lsvm.uuid,
                                '') == io_res
         # The guest still answers, and the admission figures count it.
         rtts = guests['lsvm'].rr(50, rate_per_s=100, burst_us=100)
@@ -698,7 +698,7 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
         agent = assembly.build_agent(
             CONF, seen, policies=[vslicer.VSlicerPolicy(CONF)],
             knobs=writer, journal_path=path)
-        key = (model.ACTION_VCPU_SLICE, uuid, '0')
+        key = (knob_kinds.VCPU_SLICE, uuid, '0')
         if where == 'act':
             proxy.armed = True            # its first write: the microslice
         else:
@@ -767,9 +767,9 @@ def test_knobs_that_travel_with_a_migrated_domain_are_put_back(guests,
         host_knobs.HostKnobs(CONF, driver),
         journal_mod.Journal(str(tmp_path / 'source.jsonl')))
     source.apply(model.Plan('test', actions=(
-        a(model.ACTION_VCPU_PIN, cpu.uuid, '0', (0,)),
+        a(knob_kinds.VCPU_PIN, cpu.uuid, '0', (0,)),
         a('vm_sched', cpu.uuid, '', {'cpu_shares': 300}),
-        a(model.ACTION_DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 70}),
+        a(knob_kinds.DISK_IOTUNE, db.uuid, 'vda', {'total_iops_sec': 70}),
     )), time.time())
     assert source.errors == []
     assert cdom.schedulerParameters()['cpu_shares'] == 300

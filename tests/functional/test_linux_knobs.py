@@ -33,8 +33,8 @@ from host_agent.actuators import linux_knobs
 from host_agent import conf as agent_conf
 from host_agent.drivers import base as driver_base
 from host_agent.linux import sched
-from host_agent import model
 from host_agent import privsep
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 CONF = agent_conf.CONF
@@ -147,21 +147,21 @@ def test_knobs_through_the_real_daemon(busy_child_in_cgroup, tmp_path):
     pid, cgroup = busy_child_in_cgroup
     knobs = linux_knobs.LinuxKnobs(CONF, Resolver(pid, cgroup))
     assert knobs.hierarchy.version == 'v1'
-    assert knobs.knobs() == (model.ACTION_VCPU_SLICE,
-                             linux_knobs.ACTION_EMULATOR_SLICE,
-                             model.ACTION_VCPU_DEADLINE,
-                             model.ACTION_IO_DEADLINE,
-                             model.ACTION_VCPU_WEIGHT,
-                             linux_knobs.ACTION_VCPU_CAP,
-                             model.ACTION_VM_WEIGHT, model.ACTION_VM_CAP)
-    slice_kind = model.ACTION_VCPU_SLICE
+    assert knobs.knobs() == (knob_kinds.VCPU_SLICE,
+                             knob_kinds.EMULATOR_SLICE,
+                             knob_kinds.VCPU_DEADLINE,
+                             knob_kinds.IO_DEADLINE,
+                             knob_kinds.VCPU_WEIGHT,
+                             knob_kinds.VCPU_CAP,
+                             knob_kinds.VM_WEIGHT, knob_kinds.VM_CAP)
+    slice_kind = knob_kinds.VCPU_SLICE
 
     # 1. A daemon without capabilities: uid 0 still writes the root-owned
     #    cgroup files (no CAP_DAC_OVERRIDE needed), but cannot change the
     #    slice of nobody's thread: CAP_SYS_NICE is the one needed.
     marker = _start_daemon(tmp_path, 'nocaps.conf',
                            '[%s]\ncapabilities =\n' % SECTION)
-    knobs.write_knob(model.ACTION_VCPU_WEIGHT, UUID, '0', 150)
+    knobs.write_knob(knob_kinds.VCPU_WEIGHT, UUID, '0', 150)
     assert _daemon_caps(marker) == 0
     with pytest.raises(driver_base.DriverError) as exc:
         knobs.write_knob(slice_kind, UUID, '0', 300)
@@ -179,23 +179,23 @@ def test_knobs_through_the_real_daemon(busy_child_in_cgroup, tmp_path):
     assert sched.get_slice_us(pid) == original
 
     # 3. Weight: v2 scale in, cpu.shares on disk.
-    knobs.write_knob(model.ACTION_VCPU_WEIGHT, UUID, '0', 200)
+    knobs.write_knob(knob_kinds.VCPU_WEIGHT, UUID, '0', 200)
     with open(os.path.join(CPU_ROOT, cgroup, 'cpu.shares')) as fh:
         assert fh.read().strip() == '2048'
-    assert knobs.read_knob(model.ACTION_VCPU_WEIGHT, UUID, '0') == 200
+    assert knobs.read_knob(knob_kinds.VCPU_WEIGHT, UUID, '0') == 200
 
     # 4. Cap: 25 % of a CPU holds a busy loop near 25 %.
     uncapped = _cpu_share(pid, 1.0)
-    knobs.write_knob(linux_knobs.ACTION_VCPU_CAP, UUID, '0', 0.25)
+    knobs.write_knob(knob_kinds.VCPU_CAP, UUID, '0', 0.25)
     with open(os.path.join(CPU_ROOT, cgroup, 'cpu.cfs_quota_us')) as fh:
         assert fh.read().strip() == '25000'
-    assert knobs.read_knob(linux_knobs.ACTION_VCPU_CAP, UUID, '0') == 0.25
+    assert knobs.read_knob(knob_kinds.VCPU_CAP, UUID, '0') == 0.25
     time.sleep(0.2)                 # let the current period run out
     capped = _cpu_share(pid, 2.0)
     sys.stderr.write('busy child: %.1f %% uncapped, %.1f %% with a 25 %% '
                      'cap\n' % (uncapped * 100, capped * 100))
     assert 0.15 <= capped <= 0.40, capped
-    knobs.write_knob(linux_knobs.ACTION_VCPU_CAP, UUID, '0', None)
+    knobs.write_knob(knob_kinds.VCPU_CAP, UUID, '0', None)
     with open(os.path.join(CPU_ROOT, cgroup, 'cpu.cfs_quota_us')) as fh:
         assert fh.read().strip() == '-1'
-    assert knobs.read_knob(linux_knobs.ACTION_VCPU_CAP, UUID, '0') is None
+    assert knobs.read_knob(knob_kinds.VCPU_CAP, UUID, '0') is None

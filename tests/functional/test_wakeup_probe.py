@@ -35,10 +35,9 @@ from host_agent import conf as agent_conf
 from host_agent.linux import cgroups
 from host_agent.linux import cpus as cpulist
 from host_agent.linux import privileged_probe
-from host_agent.linux import wakeup_probe as wp
 from host_agent.linux import wakeup_probe_groups as groups
-from host_agent import model
 from host_agent import privsep
+from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 CONF = agent_conf.CONF
@@ -130,24 +129,24 @@ def test_self_test_through_the_real_daemon(daemon):
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        rows = privileged_probe.probe(daemon, wp.CASES, cpus, wakes=60,
+        rows = privileged_probe.probe(daemon, lsvm_bound.PROBE_CASES, cpus, wakes=60,
                                       hogs_per_cpu=1)
     finally:
         done.set()
         watcher.join()
 
-    assert [r.mechanism for r in rows] == list(wp.CASES)
+    assert [r.mechanism for r in rows] == list(lsvm_bound.PROBE_CASES)
     by = {r.mechanism: r for r in rows}
-    for case in (model.PROBE_STOCK, model.MECH_DEADLINE):
+    for case in (lsvm_bound.PROBE_STOCK, lsvm_bound.MECH_DEADLINE):
         assert by[case].ok, by[case].error
     for r in rows:
         # (a starved case stops early and reports fewer wakes)
         assert (r.ok and 0 < r.samples <= 60 and r.p50_us <= r.p99_us) or (
             not r.ok and r.error), r
-    if not by[model.MECH_WEIGHT].ok:
+    if not by[lsvm_bound.MECH_WEIGHT].ok:
         # A v1 root is mode 0555: without libvirt's machine group the
         # daemon (no CAP_DAC_OVERRIDE) cannot create the test's group.
-        assert 'CAP_DAC_OVERRIDE' in by[model.MECH_WEIGHT].error
+        assert 'CAP_DAC_OVERRIDE' in by[lsvm_bound.MECH_WEIGHT].error
 
     # The children ran as uid 0 but with no_new_privs: no capability
     # beyond the daemon's CAP_SYS_NICE.
@@ -167,7 +166,7 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     fixtures.require('root + cgroups', ok, why)
     code = ('import sys\nfrom host_agent.linux import wakeup_probe as wp\n'
             'from host_agent.linux import cpus as cpulist\n'
-            'wp.run(wp.CASES, cpulist.online_cpus(), wakes=5000, '
+            'wp.run(lsvm_bound.PROBE_CASES, cpulist.online_cpus(), wakes=5000, '
             'hogs_per_cpu=1)\n')
     proc = subprocess.Popen([sys.executable, '-c', code],
                             cwd=os.path.dirname(os.path.dirname(

@@ -31,6 +31,7 @@ from host_agent.policies import ibalancer
 from iosched.contract import slo
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod
+from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 
@@ -98,7 +99,7 @@ def test_cap_written_to_live_iotune_explained_and_restored(bed):
     caps = [d for d in decisions.values() if d.rule == ibalancer.RULE_CAP]
     assert caps, decisions
     d = caps[0]
-    assert d.kind == model.ACTION_DISK_IOTUNE and d.applied and not d.error
+    assert d.kind == knob_kinds.DISK_IOTUNE and d.applied and not d.error
     for word in ('D/n', 'EN ', 'EI ', 'VR/PR', 'delay', "r'/r"):
         assert word in d.reason, (word, d.reason)
     assert at.errors == []

@@ -29,11 +29,11 @@ import os
 import pytest
 
 from bench import testbed_common as tc
-from host_agent import model
 from host_agent.policies import isacs
 from host_agent.policies import vturbo
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed as testbed_mod
+from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 
@@ -103,7 +103,7 @@ def test_isacs_agent_applies_and_restores_slices(guests):
         seen = {names[v.instance_uuid] for v in at.agent.last_snapshot.vcpus}
     assert seen == set(guests)            # this prefix's guests, no other
     slices = {names[a.instance_uuid]: a.value for a in plan.actions
-              if a.kind == model.ACTION_VCPU_SLICE}
+              if a.kind == knob_kinds.VCPU_SLICE}
     # LSVMs are vSlicer's (leave_lsvms): ISACS slices the other two.
     assert set(slices) == {'hyb', 'cpu1'}
     for name, value in slices.items():

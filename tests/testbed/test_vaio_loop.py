@@ -36,6 +36,7 @@ from host_agent.drivers.libvirt import threads
 from host_agent.policies import vaio
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod
+from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 
@@ -118,16 +119,16 @@ def test_agent_sets_weights_and_bfq_then_restores(bed):
     assert during == {'a': 300, 'b': 300} == during_lv
     by_uuid = {g.uuid: n for n, g in guests.items()}
     weights = {by_uuid[k[1]]: d for k, d in decisions.items()
-               if k[0] == vaio.ACTION_VM_IO_WEIGHT}
+               if k[0] == knob_kinds.VM_IO_WEIGHT}
     assert set(weights) == {'a', 'b'}
     for d in weights.values():
         assert (d.before, d.after, d.rule) == (100, 300, vaio.RULE_WEIGHT)
         assert os.path.basename(disk.loop) in d.reason and 'bfq' in d.reason
     dev = os.path.basename(disk.loop)
     if stock != 'bfq':
-        d = decisions[(vaio.ACTION_BLOCK_SCHEDULER, '', dev)]
+        d = decisions[(knob_kinds.BLOCK_SCHEDULER, '', dev)]
         assert (d.before, d.after) == (stock, 'bfq')
-    assert decisions[(vaio.ACTION_BFQ_SLICE_IDLE, '', dev)].after == 0
+    assert decisions[(knob_kinds.BFQ_SLICE_IDLE, '', dev)].after == 0
     assert state.shared[0][0] == dev and len(state.shared[0][2]) == 2
     # stopped: restored
     assert at.restored == 3 + (stock != 'bfq')

@@ -27,6 +27,7 @@ from host_agent import metrics
 from host_agent import model
 from host_agent.policies import slo_window
 from iosched.contract import slo as slo_contract
+from iosched.contract import knob_kinds
 
 
 def scrape(registry):
@@ -101,8 +102,8 @@ def decision(kind, uuid, target, rule, applied=True, error=''):
                           error=error)
 
 
-SLICE = model.ACTION_VCPU_SLICE
-IOTUNE = model.ACTION_DISK_IOTUNE
+SLICE = knob_kinds.VCPU_SLICE
+IOTUNE = knob_kinds.DISK_IOTUNE
 
 # (name, agent state, {(sample, labels): value}, samples that must be absent)
 SCRAPE_ROWS = [

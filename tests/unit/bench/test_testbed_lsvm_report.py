@@ -14,6 +14,7 @@
 from bench import testbed_common
 from bench import testbed_lsvm_report as rep
 from host_agent import model
+from iosched.contract import knob_kinds
 
 
 def phase(rtts, shares, burn):
@@ -63,10 +64,10 @@ def test_table_names_every_phase_and_target():
 
 
 def test_share_limit_from_decisions():
-    d = model.Decision(model.ACTION_VCPU_DEADLINE, 'u', '0', None,
+    d = model.Decision(knob_kinds.VCPU_DEADLINE, 'u', '0', None,
                        {'runtime_us': 1000, 'deadline_us': 2000,
                         'period_us': 4000}, 'r', '', 1.0)
     assert rep.share_limit({d.key: d}, 'u') == 0.25
-    c = model.Decision(model.ACTION_VM_CAP, 'u', '', None, 0.5, 'r', '', 1.0)
+    c = model.Decision(knob_kinds.VM_CAP, 'u', '', None, 0.5, 'r', '', 1.0)
     assert rep.share_limit({c.key: c}, 'u') == 0.5
     assert rep.share_limit({}, 'u') is None

@@ -38,9 +38,11 @@ from host_agent.policies import vturbo
 from host_agent import policy_params
 from iosched.contract import flavor
 from iosched.contract import flavor_warnings
+from iosched.contract import lsvm as lsvm_bound
 from nova_plugin import lsvm_rule
 from nova_plugin import placement_resources as pr
 from nova_plugin import request_spec
+from iosched.contract import knob_kinds
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
 
@@ -157,7 +159,7 @@ def test_every_reader_reads_a_stored_value_the_same_way(specs, want,
 def test_the_agent_reserves_for_2_5_what_it_reserves_for_unset():
     """Issue 24: '2.5' made the agent reserve 1500/6250 us instead of
     1000/5000 (as for the default L=2)."""
-    sched = model.HostSched(mechanism=model.MECH_DEADLINE,
+    sched = model.HostSched(mechanism=lsvm_bound.MECH_DEADLINE,
                             wakeup_p99_us=13.0, dl_cpus=(0, 1),
                             dl_bw_limit=1.9)
 
@@ -170,7 +172,7 @@ def test_the_agent_reserves_for_2_5_what_it_reserves_for_unset():
                  for i in range(3)]
         actions, _, _ = vslicer.plan_slices(lsvms, (0, 1), PARAMS, sched)
         return [a.value for a in actions
-                if a.kind == model.ACTION_VCPU_DEADLINE]
+                if a.kind == knob_kinds.VCPU_DEADLINE]
 
     assert reservation('2.5') == reservation(None) == reservation('2')
 

@@ -22,6 +22,7 @@ from host_agent.actuators import journal as journal_mod
 from host_agent.actuators import noop
 from host_agent.drivers import base
 from host_agent import model
+from iosched.contract import knob_kinds
 
 
 class DictKnobs(knob_set.KnobSet):
@@ -42,7 +43,7 @@ class DictKnobs(knob_set.KnobSet):
         return uuid in self.instances
 
     def knobs(self):
-        return (model.ACTION_VCPU_SLICE, model.ACTION_VCPU_PIN)
+        return (knob_kinds.VCPU_SLICE, knob_kinds.VCPU_PIN)
 
     def read_knob(self, kind, uuid, target):
         if (kind, uuid, target) not in self.values:
@@ -61,8 +62,8 @@ def act(kind, uuid, target, value):
                         value=value, rule='test', reason='because')
 
 
-SLICE = model.ACTION_VCPU_SLICE
-PIN = model.ACTION_VCPU_PIN
+SLICE = knob_kinds.VCPU_SLICE
+PIN = knob_kinds.VCPU_PIN
 
 
 def plan(*actions):
@@ -109,7 +110,7 @@ def test_failed_write_does_not_stop_the_others():
 def test_unsupported_knob_is_skipped():
     d = DictKnobs({})
     a = driver_act.DriverActuator(d)
-    assert a.apply(plan(act(model.ACTION_DISK_IOTUNE, 'u1', 'vda', {})),
+    assert a.apply(plan(act(knob_kinds.DISK_IOTUNE, 'u1', 'vda', {})),
                    1) == []
 
 

@@ -15,6 +15,7 @@ never raises whatever fails underneath."""
 import pytest
 
 from host_agent import model
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 
@@ -43,7 +44,7 @@ def test_ticks_measure_decide_act_and_report(host):
     assert report.health.status == 'ok'
     # Every change is explained: rule + reason, before and after.
     decision = agent.actuator.decisions()[
-        (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')]
+        (knob_kinds.VCPU_SLICE, 'lsvm-1', '0')]
     assert decision.rule == 'vslicer.lsvm_microslice'
     assert 'T_m' in decision.reason and decision.before == 3000
     assert (decision.after, decision.applied) == (1000, True)
@@ -250,7 +251,7 @@ def test_an_instance_in_a_new_process_starts_from_its_defaults(host):
     wrapped = _Restarted(driver)
     agent = fixtures.make_agent(wrapped)
     fixtures.run_ticks(sim, agent, 2)
-    key = (model.ACTION_VCPU_SLICE, 'lsvm-1', '0')
+    key = (knob_kinds.VCPU_SLICE, 'lsvm-1', '0')
     assert key in agent.actuator.journal.pending()
     # A hard reboot: the new process's thread starts at the default; the
     # old entry is retired, not restored onto the new process, and the

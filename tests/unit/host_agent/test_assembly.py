@@ -34,6 +34,7 @@ from host_agent.policies import vslicer
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import driver as sim_driver
 from iosched.simdriver import knobs as sim_knobs
+from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 CONF = fixtures.CONF
@@ -152,7 +153,7 @@ def test_start_resolves_the_mechanism_unless_one_is_given():
     assert resolved.host_sched == model.HostSched()
     resolved.start()
     assert resolved.host_sched != model.HostSched()     # measured
-    given = model.HostSched(mechanism=model.MECH_WEIGHT)
+    given = model.HostSched(mechanism=lsvm_bound.MECH_WEIGHT)
     fixed = assembly.build_agent(CONF, driver, journal_path='',
                                  policies=[vslicer.VSlicerPolicy(CONF)],
                                  host_sched=given)

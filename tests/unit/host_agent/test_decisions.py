@@ -20,9 +20,10 @@ from host_agent.actuators import decisions
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import noop
 from host_agent import model
+from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
-SLICE = model.ACTION_VCPU_SLICE
+SLICE = knob_kinds.VCPU_SLICE
 KEY = (SLICE, 'u1', '0')
 
 

@@ -23,6 +23,7 @@ from host_agent.actuators import held_marker
 from host_agent.actuators import journal as journal_mod
 from host_agent.drivers import base
 from host_agent import model
+from iosched.contract import knob_kinds
 
 
 @pytest.mark.parametrize('held', [
@@ -104,7 +105,7 @@ def test_the_marker_follows_the_journal():
     act.apply(_plan(('vm_sched', 'vm1', '', {'cpu_shares': 9})), 3.0)
     assert set(knobs.markers['vm1'][1]) == {('vcpu_pin', '0'),
                                             ('vm_sched', '')}
-    act.apply(_plan(('vcpu_pin', 'vm1', '0', model.ORIGINAL)), 4.0)
+    act.apply(_plan(('vcpu_pin', 'vm1', '0', knob_kinds.ORIGINAL)), 4.0)
     assert set(knobs.markers['vm1'][1]) == {('vm_sched', '')}
     act.restore_all()
     assert 'vm1' not in knobs.markers

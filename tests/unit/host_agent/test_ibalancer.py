@@ -20,6 +20,7 @@ from host_agent.policies import ibalancer as ib
 from host_agent.policies import ibalancer_equations as eq
 from host_agent import policy_params
 from iosched.contract import slo as slo_contract
+from iosched.contract import knob_kinds
 
 P = policy_params.params_for('ibalancer')
 
@@ -237,8 +238,8 @@ def test_a_capped_vm_that_is_no_longer_a_target_is_released():
                'd': (2800, 850.0)}
     p = ib.plan_ibalancer(snap(flipped), P, st)
     got = {a.instance_uuid: (a.rule, a.value) for a in p.actions}
-    assert got['a'] == (ib.RULE_RELEASE, model.ORIGINAL)
-    assert got['b'] == (ib.RULE_RELEASE, model.ORIGINAL)
+    assert got['a'] == (ib.RULE_RELEASE, knob_kinds.ORIGINAL)
+    assert got['b'] == (ib.RULE_RELEASE, knob_kinds.ORIGINAL)
     assert got['c'][0] == got['d'][0] == ib.RULE_CAP
     assert set(p.state.caps) == {('c', 'vda'),
                                                     ('d', 'vda')}
@@ -268,7 +269,7 @@ def test_termination_gives_back_then_releases_every_cap():
     low = {'a': (1000, 100.0), 'b': (1000, 100.0), 'c': (1000, 100.0),
            'd': (1000, 100.0)}
     p = ib.plan_ibalancer(snap(low), P, st)
-    assert caps(p) == {'a': model.ORIGINAL, 'b': model.ORIGINAL}
+    assert caps(p) == {'a': knob_kinds.ORIGINAL, 'b': knob_kinds.ORIGINAL}
     assert {a.rule for a in p.actions} == {ib.RULE_RELEASE}
     assert p.state.caps == {}
     assert not p.state.triggered

@@ -32,6 +32,7 @@ from host_agent.policies import ibalancer
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
+from iosched.contract import knob_kinds
 
 VMS = ('a', 'b', 'c', 'd')
 
@@ -135,7 +136,7 @@ def _cap(rule, iops, size=None, reason='why'):
     value = {'total_iops_sec': iops}
     if size:
         value['size_iops_sec'] = size
-    return model.Action(model.ACTION_DISK_IOTUNE, 'u', 'vda', value, rule,
+    return model.Action(knob_kinds.DISK_IOTUNE, 'u', 'vda', value, rule,
                         reason)
 
 
@@ -150,9 +151,9 @@ def _cap(rule, iops, size=None, reason='why'):
      'slo.hold_back'),
     # a release never undoes the other policy's cap
     (_cap('slo.hold_back', 100), model.Action(
-        model.ACTION_DISK_IOTUNE, 'u', 'vda', model.ORIGINAL,
+        knob_kinds.DISK_IOTUNE, 'u', 'vda', knob_kinds.ORIGINAL,
         'ibalancer.release', 'calm'), 'slo.hold_back'),
-    (model.Action(model.ACTION_DISK_IOTUNE, 'u', 'vda', model.ORIGINAL,
+    (model.Action(knob_kinds.DISK_IOTUNE, 'u', 'vda', knob_kinds.ORIGINAL,
                   'slo.release', 'met'), _cap('ibalancer.cap', 90),
      'ibalancer.cap'),
 ])
@@ -169,8 +170,8 @@ def test_two_iotune_caps_compose_tighter_wins_both_explained(first, second,
 
 
 def test_other_kinds_keep_later_wins():
-    a = model.Action(model.ACTION_VCPU_SLICE, 'u', '0', 1000, 'x.a', 'a')
-    b = model.Action(model.ACTION_VCPU_SLICE, 'u', '0', 3000, 'y.b', 'b')
+    a = model.Action(knob_kinds.VCPU_SLICE, 'u', '0', 1000, 'x.a', 'a')
+    b = model.Action(knob_kinds.VCPU_SLICE, 'u', '0', 3000, 'y.b', 'b')
     assert compose.combine(a, b) is b
     assert agent_mod.merge_plans([model.Plan('x', (a,)),
                                   model.Plan('y', (b,))]).actions == (b,)

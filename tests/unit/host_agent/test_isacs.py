@@ -25,6 +25,7 @@ from host_agent.conf import isacs as isacs_conf
 from host_agent import model
 from host_agent.policies import isacs
 from host_agent import policy_params
+from iosched.contract import knob_kinds
 
 # base 3000, cpu 6000, alpha 2 (the options' defaults)
 P = policy_params.params_for('isacs', min_io_slice_us=250)
@@ -97,7 +98,7 @@ HOST_CASES = [
                          ids=[c[0] for c in HOST_CASES])
 def test_host_plan(name, vcpus, params, want):
     plan = isacs.plan_isacs(snap(vcpus), params)
-    slices = by_kind(plan, model.ACTION_VCPU_SLICE)
+    slices = by_kind(plan, knob_kinds.VCPU_SLICE)
     assert {u: slices[(u, '0')] for u in want} == \
         {u: w[0] for u, w in want.items()}
     facts = {e.instance_uuid: e for e in plan.facts['isacs'].vcpus}
@@ -106,11 +107,11 @@ def test_host_plan(name, vcpus, params, want):
     assert {u: facts[u].boost_group for u in want} == \
         {u: w[2] for u, w in want.items()}
     # Credit concealing: equal weights everywhere; everything explained.
-    assert set(by_kind(plan, model.ACTION_VCPU_WEIGHT).values()) == {100}
-    assert len(by_kind(plan, model.ACTION_VCPU_WEIGHT)) == len(vcpus)
+    assert set(by_kind(plan, knob_kinds.VCPU_WEIGHT).values()) == {100}
+    assert len(by_kind(plan, knob_kinds.VCPU_WEIGHT)) == len(vcpus)
     assert all(a.rule.startswith('isacs.') and a.reason
                for a in plan.actions)
-    assert not by_kind(plan, model.ACTION_VCPU_PIN)   # balance off
+    assert not by_kind(plan, knob_kinds.VCPU_PIN)   # balance off
 
 
 # ---- Algorithm 2 --------------------------------------------------------
@@ -153,20 +154,20 @@ def test_balance(name, vcpus, pcpus, recent, specs, params, want):
     state = isacs.State(recent_moves=recent)
     plan = isacs.plan_isacs(snap(vcpus, pcpus, 1000.0, specs), params,
                             state)
-    assert by_kind(plan, model.ACTION_VCPU_PIN) == want
+    assert by_kind(plan, knob_kinds.VCPU_PIN) == want
     kept = tuple(t for t in recent if t > 940.0)
     new_state = plan.state
     assert new_state.recent_moves == (kept + (1000.0,) if want else kept)
     assert len(new_state.recent_moves) <= max(
         params.max_moves_per_minute, len(kept))
-    pins = [a for a in plan.actions if a.kind == model.ACTION_VCPU_PIN]
+    pins = [a for a in plan.actions if a.kind == knob_kinds.VCPU_PIN]
     assert all(a.rule == 'isacs.io_balance' and 'gap' in a.reason
                and 'after' in a.reason for a in pins)
 
 
 def test_balance_move_reason_numbers():
     plan = isacs.plan_isacs(snap(BUSY, (0, 1, 2)), PB)
-    pin, = [a for a in plan.actions if a.kind == model.ACTION_VCPU_PIN]
+    pin, = [a for a in plan.actions if a.kind == knob_kinds.VCPU_PIN]
     assert 'pCPU0=0.8' in pin.reason and 'pCPU2=0' in pin.reason
     assert 'after 0.5 / 0.3' in pin.reason
     assert plan.facts['isacs'].io_load == ((0, 0.8), (1, 0.1), (2, 0.0))
@@ -207,7 +208,7 @@ def test_state_fed_back_limits_the_moves():
     pins, state = [], None
     for ts in (1000.0, 1030.0, 1061.0):
         plan = policy.decide(snap(BUSY, (0, 1, 2), ts), state)
-        pins.append(bool(by_kind(plan, model.ACTION_VCPU_PIN)))
+        pins.append(bool(by_kind(plan, knob_kinds.VCPU_PIN)))
         state = plan.state
     assert pins == [True, False, True]
     assert state == isacs.State(recent_moves=(1061.0,))
@@ -235,5 +236,5 @@ def test_lsvms_are_left_to_vslicer(leave, want_lsvm_actions, cpu_slice):
     assert sum(a.instance_uuid == 'l' for a in plan.actions) == \
         want_lsvm_actions
     # CPU-BOOST slices stay <= base while LSVMs share the host.
-    assert by_kind(plan, model.ACTION_VCPU_SLICE)[('c', '0')] == cpu_slice
+    assert by_kind(plan, knob_kinds.VCPU_SLICE)[('c', '0')] == cpu_slice
     assert plan.facts['isacs'].k == 1

@@ -19,10 +19,11 @@ import pytest
 from host_agent.actuators import driver as driver_act
 from host_agent.actuators import journal as journal_mod
 from host_agent import model
+from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
-SLICE = model.ACTION_VCPU_SLICE
-PIN = model.ACTION_VCPU_PIN
+SLICE = knob_kinds.VCPU_SLICE
+PIN = knob_kinds.VCPU_PIN
 
 
 def _lines(path):

@@ -29,6 +29,7 @@ from host_agent.policies import slo_window
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
+from iosched.contract import knob_kinds
 
 SLO = '500iops,20ms,p99,qd=4'
 
@@ -96,7 +97,7 @@ def test_neighbour_held_back_then_everything_restored_on_stop(tmp_path):
     report = ag.last_report          # every 10 ticks by default
     assert report.disk.slo_volumes == 1 and report.disk.held_back == 1
     decisions = ag.actuator.decisions()
-    rule = decisions[(model.ACTION_DISK_IOTUNE, 'nb', 'vda')].rule
+    rule = decisions[(knob_kinds.DISK_IOTUNE, 'nb', 'vda')].rule
     assert rule == slo.RULE_HOLD
     # the last windows meet the SLO
     assert db.verdict == slo_window.MET, db
@@ -132,7 +133,7 @@ def test_a_changed_qos_spec_is_applied_and_becomes_the_original(tmp_path):
     got = host.get_disk_iotune('db', 'vda')
     assert {k: int(v) for k, v in got.items()} == new_static
     assert ag.actuator.decisions()[
-        (model.ACTION_DISK_IOTUNE, 'db', 'vda')].rule == 'slo.retune'
+        (knob_kinds.DISK_IOTUNE, 'db', 'vda')].rule == 'slo.retune'
     ag.shutdown()
     got = host.get_disk_iotune('db', 'vda')
     assert {k: int(v) for k, v in got.items()} == new_static
@@ -154,7 +155,7 @@ def test_a_retype_while_the_agent_was_down_is_applied_at_first_sight(
     got = host.get_disk_iotune('db', 'vda')
     assert {k: int(v) for k, v in got.items()} == new_static
     decision = ag.actuator.decisions()[
-        (model.ACTION_DISK_IOTUNE, 'db', 'vda')]
+        (knob_kinds.DISK_IOTUNE, 'db', 'vda')]
     assert decision.rule == 'slo.retune'
     assert 'first sight' in decision.reason
     ag.shutdown()                     # the new limits are the original now
@@ -166,6 +167,6 @@ def test_limits_that_already_match_are_not_written_at_first_sight(tmp_path):
     ag, host, static = _agent(tmp_path)
     ag.start()
     _run(ag, host, 1)
-    assert (model.ACTION_DISK_IOTUNE, 'db', 'vda') not in \
+    assert (knob_kinds.DISK_IOTUNE, 'db', 'vda') not in \
         ag.actuator.decisions()
     assert host.get_disk_iotune('db', 'vda') == static

@@ -24,6 +24,7 @@ from host_agent import model
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
 from host_agent import volume_slo
+from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
 class HistDriver(object):
@@ -123,18 +124,18 @@ def test_resolver_bad_slo_means_no_slo_and_driver_qos_is_used():
 
 
 def test_original_value_action_restores_and_retires_the_journal_entry():
-    io = model.ACTION_DISK_IOTUNE
+    io = knob_kinds.DISK_IOTUNE
     drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
     act = driver_act.DriverActuator(drv)
     act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 50})), 1.0)
     assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 50}
-    act.apply(ta.plan(ta.act(io, 'u1', 'vda', model.ORIGINAL)), 2.0)
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', knob_kinds.ORIGINAL)), 2.0)
     assert drv.values[(io, 'u1', 'vda')] == {'total_iops_sec': 500}
     assert act.journal.pending() == {}
     # again: nothing to restore, nothing written
     writes = len(drv.writes)
-    act.apply(ta.plan(ta.act(io, 'u1', 'vda', model.ORIGINAL)), 3.0)
+    act.apply(ta.plan(ta.act(io, 'u1', 'vda', knob_kinds.ORIGINAL)), 3.0)
     assert len(drv.writes) == writes
     # and a later cap is journaled afresh
     act.apply(ta.plan(ta.act(io, 'u1', 'vda', {'total_iops_sec': 60})), 4.0)
@@ -160,7 +161,7 @@ def test_report_disk_slo_fields_round_trip_and_default_for_1_3():
 
 def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
     from host_agent.actuators import journal as journal_mod
-    io = model.ACTION_DISK_IOTUNE
+    io = knob_kinds.DISK_IOTUNE
     path = str(tmp_path / 'j.jsonl')
     drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
@@ -176,7 +177,7 @@ def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
 
 
 def test_rebase_of_a_free_knob_writes_it():
-    io = model.ACTION_DISK_IOTUNE
+    io = knob_kinds.DISK_IOTUNE
     drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})
     drv.knobs = lambda: (io,)
     act = driver_act.DriverActuator(drv)

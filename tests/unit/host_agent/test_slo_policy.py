@@ -19,6 +19,7 @@ from host_agent.policies import slo_caps
 from host_agent.policies import slo_window
 from host_agent import policy_params
 from iosched.contract import slo as slo_contract
+from iosched.contract import knob_kinds
 
 P = policy_params.params_for('slo')
 SLO_A = slo_contract.SLO(min_iops=200, latency_ms=10)          # mean
@@ -50,7 +51,7 @@ def snap(*vols, capacity=1000.0):
 
 def caps(plan):
     return {a.instance_uuid: a.value for a in plan.actions
-            if a.kind == model.ACTION_DISK_IOTUNE}
+            if a.kind == knob_kinds.DISK_IOTUNE}
 
 
 @pytest.mark.parametrize('ops, lat, n, reqs, want', [
@@ -142,7 +143,7 @@ def test_release_when_the_caps_no_longer_bind():
         st = plan.state
     # d = 100 < 600 * 0.9: the original iotune back, allowance free
     (action,) = plan.actions
-    assert action.value == model.ORIGINAL and action.rule == slo.RULE_RELEASE
+    assert action.value == knob_kinds.ORIGINAL and action.rule == slo.RULE_RELEASE
     assert st.allowance is None and st.caps == {}
 
 
@@ -158,7 +159,7 @@ def test_a_backlogged_neighbour_under_its_cap_keeps_it():
                                  vol('n', ops=300, n=8.0)), P, st)
         st = plan.state
     assert st.allowance == pytest.approx(650)
-    assert caps(plan)['n'] != model.ORIGINAL
+    assert caps(plan)['n'] != knob_kinds.ORIGINAL
 
 
 def test_released_when_the_slo_volumes_are_idle():
@@ -169,7 +170,7 @@ def test_released_when_the_slo_volumes_are_idle():
         plan = slo.plan_slo(snap(vol('a', SLO_A, ops=0, reqs=0),
                                  vol('n', ops=600, n=12.0)), P, st)
         st = plan.state
-    assert caps(plan)['n'] == model.ORIGINAL
+    assert caps(plan)['n'] == knob_kinds.ORIGINAL
 
 
 def test_a_giver_running_at_its_cap_stops_giving():
@@ -179,7 +180,7 @@ def test_a_giver_running_at_its_cap_stops_giving():
              vol('n', ops=490, n=12.0))
     plan = slo.plan_slo(s, P, st)
     assert ('b', 'vda') in plan.state.sticky
-    assert caps(plan)['b'] == model.ORIGINAL
+    assert caps(plan)['b'] == knob_kinds.ORIGINAL
 
 
 def test_slo_volume_beating_its_slo_gives_down_to_its_floor():
@@ -245,7 +246,7 @@ def test_a_donor_that_misses_stops_giving_for_knee_ticks():
              vol('n', ops=490, n=12.0))
     plan = slo.plan_slo(s, P, st)
     assert plan.state.sticky == {('b', 'vda'): P.knee_ticks}
-    assert caps(plan)['b'] == model.ORIGINAL
+    assert caps(plan)['b'] == knob_kinds.ORIGINAL
     # later, beating its SLO again, it is still not a donor
     later = snap(vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
                  vol('b', SLO_B, ops=300, mean=5.0, n=1.5),

@@ -29,6 +29,7 @@ from host_agent.drivers.libvirt import block_devices
 from host_agent import model
 from host_agent.policies import vaio
 from host_agent import policy_params
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 OFFERED = ('none', 'mq-deadline', 'kyber', 'bfq')
@@ -47,14 +48,14 @@ def dev(name, sched, *uuids, offered=OFFERED):
 
 def weights(actions):
     return {a.instance_uuid: a.value for a in actions
-            if a.kind == vaio.ACTION_VM_IO_WEIGHT}
+            if a.kind == knob_kinds.VM_IO_WEIGHT}
 
 
 def rules(actions):
     return {a.instance_uuid or a.target: a.rule for a in actions}
 
 
-O = model.ORIGINAL
+O = knob_kinds.ORIGINAL
 P = policy_params.params_for('vaio')
 # name, instances, devices, params, want weights, want scheduler actions
 # {device: value}, want notes
@@ -99,17 +100,17 @@ def test_plan(name, uuids, devices, params, want_w, want_s, notes):
         [inst(u) for u in uuids], devices, params)
     assert weights(actions) == want_w
     assert {a.target: a.value for a in actions
-            if a.kind == vaio.ACTION_BLOCK_SCHEDULER} == want_s
+            if a.kind == knob_kinds.BLOCK_SCHEDULER} == want_s
     assert len(got_notes) == notes
     assert set(state.weighted) == {u for u, w in want_w.items() if w != O}
     for a in actions:      # every action explained by rule and inputs
         assert a.rule in (vaio.RULE_WEIGHT, vaio.RULE_SCHEDULER,
                           vaio.RULE_RELEASE) and a.reason
-        assert a.kind != vaio.ACTION_BFQ_SLICE_IDLE   # off by default
+        assert a.kind != knob_kinds.BFQ_SLICE_IDLE   # off by default
         assert explain.describe(a.rule)
         if a.rule == vaio.RULE_WEIGHT:
             assert 'device' in a.reason and 'VMs' in a.reason
-        if a.kind == vaio.ACTION_BLOCK_SCHEDULER:
+        if a.kind == knob_kinds.BLOCK_SCHEDULER:
             assert a.instance_uuid == '' and 'switch_scheduler' in a.reason
 
 
@@ -123,14 +124,14 @@ def test_slice_idle_only_on_bfq_devices(sched, switch, want):
         [inst('a'), inst('b')], [dev('loop0', sched, 'a', 'b')],
         dataclasses.replace(P, bfq_slice_idle_us=0, switch_scheduler=switch))
     got = {a.target: a.value for a in actions
-           if a.kind == vaio.ACTION_BFQ_SLICE_IDLE}
+           if a.kind == knob_kinds.BFQ_SLICE_IDLE}
     assert got == want
     kinds = [a.kind for a in actions]
     if switch:
-        assert kinds.index(vaio.ACTION_BLOCK_SCHEDULER) < kinds.index(
-            vaio.ACTION_BFQ_SLICE_IDLE)
+        assert kinds.index(knob_kinds.BLOCK_SCHEDULER) < kinds.index(
+            knob_kinds.BFQ_SLICE_IDLE)
     for a in actions:
-        if a.kind == vaio.ACTION_BFQ_SLICE_IDLE:
+        if a.kind == knob_kinds.BFQ_SLICE_IDLE:
             assert a.rule == vaio.RULE_SLICE_IDLE
             assert explain.describe(a.rule) and 'loop0' in a.reason
 

@@ -19,6 +19,7 @@ from host_agent import model
 from host_agent.policies import vslicer
 from host_agent.policies import vslicer_bound
 from host_agent import policy_params
+from iosched.contract import knob_kinds
 
 P = policy_params.params_for(
     'vslicer', nlsvm_slice_us=12000, lsvm_max_slice_us=1000,
@@ -38,7 +39,7 @@ def inst(uuid, vcpus=1, lsvm=False, latency_ms=None):
 
 def slices(actions):
     return {(a.instance_uuid, a.target): a.value for a in actions
-            if a.kind == model.ACTION_VCPU_SLICE}
+            if a.kind == knob_kinds.VCPU_SLICE}
 
 
 # name, instances, pcpus, want slices, want (count, capacity, bound_ms),
@@ -78,13 +79,13 @@ def test_plan_slices(name, instances, pcpus, want, state, notes):
     assert len(got_notes) == notes
     # Equal weights for every vCPU: no extra share for anyone.
     weights = {a.value for a in actions
-               if a.kind == model.ACTION_VCPU_WEIGHT}
+               if a.kind == knob_kinds.VCPU_WEIGHT}
     assert weights <= {100}
     # Every action carries its explanation.
     assert all(a.rule and a.reason for a in actions)
     # LSVMs' I/O (emulator) threads get their microslice too.
     emu = {a.instance_uuid: a.value for a in actions
-           if a.kind == vslicer.ACTION_EMULATOR_SLICE}
+           if a.kind == knob_kinds.EMULATOR_SLICE}
     assert emu == {u: v for (u, t), v in want.items()
                    if t == '0' and u.startswith('l')}
 
@@ -117,7 +118,7 @@ PIN = policy_params.params_for(
 
 def pins(actions):
     return {(a.instance_uuid, a.target): a.value for a in actions
-            if a.kind == model.ACTION_VCPU_PIN}
+            if a.kind == knob_kinds.VCPU_PIN}
 
 
 # name, instances, pcpus, want pins, want slices, want per-pCPU

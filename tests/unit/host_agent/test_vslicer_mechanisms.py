@@ -19,10 +19,12 @@ from host_agent import model
 from host_agent.policies import lsvm_bounds
 from host_agent.policies import vslicer
 from host_agent import policy_params
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 
 P = policy_params.params_for('vslicer')             # defaults
 RR = policy_params.params_for('vslicer', wakeup_preemption=False)
-D, W, S = model.MECH_DEADLINE, model.MECH_WEIGHT, model.MECH_SLICE
+D, W, S = lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT, lsvm_bound.MECH_SLICE
 
 
 def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False):
@@ -88,22 +90,22 @@ def test_deadline_gives_reservations_and_widens_affinity():
     actions, notes, st = vslicer.plan_slices(host, (0, 1), P,
                                              sched(D, p99=13))
     assert notes == ()
-    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
+    assert by(actions, knob_kinds.VCPU_DEADLINE, 'l', '0') == {
         'runtime_us': 1000, 'deadline_us': 4000, 'period_us': 4000}
-    assert by(actions, model.ACTION_IO_DEADLINE, 'l', '')['runtime_us'] == \
+    assert by(actions, knob_kinds.IO_DEADLINE, 'l', '')['runtime_us'] == \
         1000
-    assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') == (0, 1)
-    assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') == (0, 1)
+    assert by(actions, knob_kinds.VCPU_PIN, 'l', '0') == (0, 1)
+    assert by(actions, knob_kinds.EMULATOR_PIN, 'l', '') == (0, 1)
     # affinity before the reservation (the kernel needs it first; restore
     # runs in reverse, so the reservation goes before the pin comes back)
     order = [a.kind for a in actions if a.instance_uuid == 'l']
-    assert order.index(model.ACTION_VCPU_PIN) < order.index(
-        model.ACTION_VCPU_DEADLINE)
-    assert order.index(model.ACTION_EMULATOR_PIN) < order.index(
-        model.ACTION_IO_DEADLINE)
+    assert order.index(knob_kinds.VCPU_PIN) < order.index(
+        knob_kinds.VCPU_DEADLINE)
+    assert order.index(knob_kinds.EMULATOR_PIN) < order.index(
+        knob_kinds.IO_DEADLINE)
     # no slices for the LSVM, and the other VMs are left stock
-    assert by(actions, model.ACTION_VCPU_SLICE, 'l', '0') == 'absent'
-    assert kinds(actions, 'c1') == [model.ACTION_VCPU_WEIGHT]
+    assert by(actions, knob_kinds.VCPU_SLICE, 'l', '0') == 'absent'
+    assert kinds(actions, 'c1') == [knob_kinds.VCPU_WEIGHT]
     assert st.mechanism == D and st.wakeup_us == 13
     assert st.latency_bound_ms == pytest.approx(0.013)
     assert st.dl_bw_reserved == pytest.approx(0.5)
@@ -134,7 +136,7 @@ def test_deadline_runtime_follows_the_measured_burst():
     host = [inst('l', 1, True, 5), inst('c1'), inst('c2'), inst('c3')]
     actions, notes, st = vslicer.plan_slices(
         host, (0, 1), P, sched(D, p99=60), bursts={'l': 480.0, 'c1': 9e5})
-    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') == {
+    assert by(actions, knob_kinds.VCPU_DEADLINE, 'l', '0') == {
         'runtime_us': 2000, 'deadline_us': 6000, 'period_us': 6000}
     assert st.dl_runtime_us == 2000 and notes == ()
     # two LSVM vCPUs per pCPU: each may wait for the other's runtime
@@ -154,12 +156,12 @@ def test_deadline_admission_strictest_first_then_fallback_to_slices():
         inst('n%d' % i) for i in range(4)]
     actions, notes, st = vslicer.plan_slices(
         host, (0, 1), P, sched(D, p99=13, limit=1.9, foreign=1.3))
-    got = {u for u in 'abcd' if by(actions, model.ACTION_VCPU_DEADLINE, u,
+    got = {u for u in 'abcd' if by(actions, knob_kinds.VCPU_DEADLINE, u,
                                    '0') not in (None, 'absent')}
     assert got == {'b', 'c'}
     for u in 'ad':
-        assert by(actions, model.ACTION_VCPU_DEADLINE, u, '0') is None
-        assert by(actions, model.ACTION_VCPU_SLICE, u, '0') != 'absent'
+        assert by(actions, knob_kinds.VCPU_DEADLINE, u, '0') is None
+        assert by(actions, knob_kinds.VCPU_SLICE, u, '0') != 'absent'
     assert sum('gets no SCHED_DEADLINE' in n for n in notes) == 2
     assert st.dl_bw_reserved <= 0.6 + 1e-9
 
@@ -171,8 +173,8 @@ def test_deadline_admission_strictest_first_then_fallback_to_slices():
 ])
 def test_deadline_refusals_release_the_thread(name, host, s):
     actions, notes, _ = vslicer.plan_slices(host, (0, 1), P, s)
-    assert by(actions, model.ACTION_VCPU_DEADLINE, 'l', '0') is None
-    assert by(actions, model.ACTION_IO_DEADLINE, 'l', '') is None
+    assert by(actions, knob_kinds.VCPU_DEADLINE, 'l', '0') is None
+    assert by(actions, knob_kinds.IO_DEADLINE, 'l', '') is None
     assert any('gets no SCHED_DEADLINE' in n for n in notes)
 
 
@@ -180,15 +182,15 @@ def test_weight_boosts_and_caps_at_the_fair_share():
     host = [inst('l', 2, True, 2), inst('c1', 2)]
     actions, notes, st = vslicer.plan_slices(host, (0, 1, 2, 3), P,
                                              sched(W, p99=63))
-    assert by(actions, model.ACTION_VM_WEIGHT, 'l', '') == 10000
-    assert by(actions, model.ACTION_VM_CAP, 'l', '') == 2.0   # 2 x min(1,1)
-    assert by(actions, model.ACTION_VCPU_SLICE, 'l', '0') == 1000
-    assert by(actions, model.ACTION_VCPU_SLICE, 'c1', '0') == 'absent'
-    assert kinds(actions, 'c1') == [model.ACTION_VCPU_WEIGHT]
+    assert by(actions, knob_kinds.VM_WEIGHT, 'l', '') == 10000
+    assert by(actions, knob_kinds.VM_CAP, 'l', '') == 2.0   # 2 x min(1,1)
+    assert by(actions, knob_kinds.VCPU_SLICE, 'l', '0') == 1000
+    assert by(actions, knob_kinds.VCPU_SLICE, 'c1', '0') == 'absent'
+    assert kinds(actions, 'c1') == [knob_kinds.VCPU_WEIGHT]
     assert st.latency_bound_ms == pytest.approx(0.063)
     host = [inst('l', 1, True, 2)] + [inst('c%d' % i) for i in range(7)]
     actions, _, _ = vslicer.plan_slices(host, (0, 1), P, sched(W, p99=63))
-    assert by(actions, model.ACTION_VM_CAP, 'l', '') == 0.25  # 2/8
+    assert by(actions, knob_kinds.VM_CAP, 'l', '') == 0.25  # 2/8
 
 
 def test_slice_with_a_measured_tick_refuses_a_2ms_bound():
@@ -213,8 +215,8 @@ def test_deadline_pins_to_none_when_the_root_domain_is_every_cpu():
                         dl_all_cpus=True, dl_bw_limit=1.9)
     actions, _, _ = vslicer.plan_slices([inst('l', 1, True, 2)], (0, 1), P,
                                         s)
-    assert by(actions, model.ACTION_VCPU_PIN, 'l', '0') is None
-    assert by(actions, model.ACTION_EMULATOR_PIN, 'l', '') is None
+    assert by(actions, knob_kinds.VCPU_PIN, 'l', '0') is None
+    assert by(actions, knob_kinds.EMULATOR_PIN, 'l', '') is None
 
 
 # name, previous us, run ns, wake-ups, want us

@@ -20,6 +20,7 @@ from host_agent.conf import vturbo as vturbo_conf
 from host_agent import model
 from host_agent.policies import vturbo
 from host_agent import policy_params
+from iosched.contract import knob_kinds
 
 
 def inst(uuid, vcpus=1, lsvm=False, **specs):
@@ -76,21 +77,14 @@ CASES = [
 def test_plan_turbo(name, instances, pcpus, params, want_emu, want_pin,
                     notes):
     actions, got_notes, state = vturbo.plan_turbo(instances, pcpus, params)
-    assert of(actions, vturbo.ACTION_EMULATOR_PIN) == want_emu
-    assert of(actions, model.ACTION_VCPU_PIN) == want_pin
+    assert of(actions, knob_kinds.EMULATOR_PIN) == want_emu
+    assert of(actions, knob_kinds.VCPU_PIN) == want_pin
     assert len(got_notes) == notes
     # Turbo VMs' I/O threads get the 0.1 ms turbo quantum.
-    assert of(actions, vturbo.ACTION_EMULATOR_SLICE) == {
+    assert of(actions, knob_kinds.EMULATOR_SLICE) == {
         k: 100 for k in want_emu}
     assert state.turbo_instances == tuple(u for u, _ in sorted(want_emu))
     assert all(a.rule.startswith('vturbo.') and a.reason for a in actions)
-
-
-def test_action_kinds_match_the_actuators():
-    from host_agent.actuators import libvirt_knobs
-    from host_agent.actuators import linux_knobs
-    assert vturbo.ACTION_EMULATOR_PIN == libvirt_knobs.EMULATOR_PIN
-    assert vturbo.ACTION_EMULATOR_SLICE == linux_knobs.ACTION_EMULATOR_SLICE
 
 
 def test_the_policy_reads_every_option_of_its_group():

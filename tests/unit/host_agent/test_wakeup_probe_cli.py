@@ -23,6 +23,7 @@ from host_agent.cmd import wakeup_probe as cli
 from host_agent import linux
 from host_agent.linux import wakeup_probe as wp
 from host_agent import model
+from iosched.contract import lsvm as lsvm_bound
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -134,7 +135,7 @@ def test_defaults_come_from_the_configuration(config):
     probe = FakeProbe()
     rc, _, _ = run(['--config-file', str(config)], probe)
     assert rc == 0
-    assert probe.calls == [dict(cases=wp.CASES, cpus=(0, 1, 2, 3),
+    assert probe.calls == [dict(cases=lsvm_bound.PROBE_CASES, cpus=(0, 1, 2, 3),
                                 wakes=120, hogs_per_cpu=3, lsvm_weight=800)]
 
 

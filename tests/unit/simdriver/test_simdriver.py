@@ -25,10 +25,12 @@ from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
 from iosched.simulator import xen
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 DL = {'runtime_us': 300, 'deadline_us': 1000, 'period_us': 2000}
-ALL_CASES = (model.PROBE_STOCK,) + model.MECHANISMS
+ALL_CASES = (lsvm_bound.PROBE_STOCK,) + lsvm_bound.MECHANISMS
 
 
 def driver_for(kernel=None, scheduler=None, pcpus=2, slice_us=1400):
@@ -49,17 +51,17 @@ def test_knobs_list_what_the_model_supports():
     k = sim_knobs.SimulatedKnobs(d)
     assert k.knobs() == sim_knobs.SimulatedKnobs.KINDS
     assert set(k.knobs()) == {
-        model.ACTION_VCPU_SLICE, model.ACTION_VCPU_WEIGHT,
-        model.ACTION_VCPU_PIN, model.ACTION_DISK_IOTUNE,
-        model.ACTION_VCPU_DEADLINE, model.ACTION_VM_WEIGHT,
-        model.ACTION_VM_CAP, sim_knobs.VM_IO_WEIGHT}
+        knob_kinds.VCPU_SLICE, knob_kinds.VCPU_WEIGHT,
+        knob_kinds.VCPU_PIN, knob_kinds.DISK_IOTUNE,
+        knob_kinds.VCPU_DEADLINE, knob_kinds.VM_WEIGHT,
+        knob_kinds.VM_CAP, knob_kinds.VM_IO_WEIGHT}
     # no I/O or emulator threads in the simulator
-    assert model.ACTION_IO_DEADLINE not in k.knobs()
-    assert model.ACTION_EMULATOR_PIN not in k.knobs()
+    assert knob_kinds.IO_DEADLINE not in k.knobs()
+    assert knob_kinds.EMULATOR_PIN not in k.knobs()
     xen_k = knobs_for(scheduler=xen.CreditSpec())
-    assert model.ACTION_VCPU_DEADLINE not in xen_k.knobs()
-    assert model.ACTION_VM_CAP not in xen_k.knobs()
-    assert model.ACTION_VM_WEIGHT in xen_k.knobs()
+    assert knob_kinds.VCPU_DEADLINE not in xen_k.knobs()
+    assert knob_kinds.VM_CAP not in xen_k.knobs()
+    assert knob_kinds.VM_WEIGHT in xen_k.knobs()
 
 
 def test_the_driver_only_reads():
@@ -70,10 +72,10 @@ def test_the_driver_only_reads():
 
 
 @pytest.mark.parametrize('kind,target,default,value', [
-    (model.ACTION_VCPU_DEADLINE, '0', None, DL),
-    (model.ACTION_VM_WEIGHT, '', 100, 10000),
-    (model.ACTION_VM_CAP, '', None, 0.25),
-    (sim_knobs.VM_IO_WEIGHT, '', 100, 500),
+    (knob_kinds.VCPU_DEADLINE, '0', None, DL),
+    (knob_kinds.VM_WEIGHT, '', 100, 10000),
+    (knob_kinds.VM_CAP, '', None, 0.25),
+    (knob_kinds.VM_IO_WEIGHT, '', 100, 500),
 ])
 def test_new_knobs_round_trip_and_restore(kind, target, default, value):
     d = knobs_for()
@@ -85,16 +87,16 @@ def test_new_knobs_round_trip_and_restore(kind, target, default, value):
 
 
 @pytest.mark.parametrize('kind,target,value,needle', [
-    (model.ACTION_VCPU_DEADLINE, '0', {'runtime_us': 300}, 'missing key'),
-    (model.ACTION_VCPU_DEADLINE, '0',
+    (knob_kinds.VCPU_DEADLINE, '0', {'runtime_us': 300}, 'missing key'),
+    (knob_kinds.VCPU_DEADLINE, '0',
      {'runtime_us': 3000, 'deadline_us': 1000, 'period_us': 2000},
      'runtime_us <= deadline_us'),
-    (model.ACTION_VCPU_DEADLINE, '0', 'fast', 'accepted: None'),
-    (model.ACTION_VM_WEIGHT, '', 0, 'vm_weight'),
-    (model.ACTION_VM_CAP, '', -1, 'vm_cap'),
-    (model.ACTION_VM_CAP, '', 'a lot', 'accepted: a finite number'),
-    (model.ACTION_IO_DEADLINE, '', DL, 'unknown knob'),
-    (model.ACTION_EMULATOR_PIN, '', None, 'unknown knob'),
+    (knob_kinds.VCPU_DEADLINE, '0', 'fast', 'accepted: None'),
+    (knob_kinds.VM_WEIGHT, '', 0, 'vm_weight'),
+    (knob_kinds.VM_CAP, '', -1, 'vm_cap'),
+    (knob_kinds.VM_CAP, '', 'a lot', 'accepted: a finite number'),
+    (knob_kinds.IO_DEADLINE, '', DL, 'unknown knob'),
+    (knob_kinds.EMULATOR_PIN, '', None, 'unknown knob'),
 ])
 def test_bad_writes_are_driver_errors(kind, target, value, needle):
     d = knobs_for()
@@ -106,12 +108,12 @@ def test_bad_writes_are_driver_errors(kind, target, value, needle):
 def test_deadline_refused_on_a_pinned_vcpu_and_admission_state():
     d = driver_for()
     k = sim_knobs.SimulatedKnobs(d)
-    k.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
+    k.write_knob(knob_kinds.VCPU_PIN, 'u', '0', (1,))
     with pytest.raises(base.DriverError) as err:
-        k.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+        k.write_knob(knob_kinds.VCPU_DEADLINE, 'u', '0', DL)
     assert 'EPERM' in str(err.value)
-    k.write_knob(model.ACTION_VCPU_PIN, 'u', '0', None)
-    k.write_knob(model.ACTION_VCPU_DEADLINE, 'u', '0', DL)
+    k.write_knob(knob_kinds.VCPU_PIN, 'u', '0', None)
+    k.write_knob(knob_kinds.VCPU_DEADLINE, 'u', '0', DL)
     assert d.deadline_state() == model.DeadlineState(
         cpus=(0, 1), limit=pytest.approx(1.9), foreign=0.0,
         reserved=pytest.approx(0.15), all_cpus=True)
@@ -130,18 +132,18 @@ def test_wakeup_probe_rows_in_order_with_the_hosts_kernel():
     # locked in the model (a 3 us shift of the sleeper's phase takes it
     # from a tick to 2 us with or without PREEMPT_SHORT); the real rows
     # were 1.6 and 3.9 ms (bench/testbed_lsvm.py self-tests)
-    assert by[model.MECH_DEADLINE].p99_us < 50
-    assert by[model.MECH_WEIGHT].p99_us < 50
-    assert by[model.PROBE_STOCK].p99_us >= 2000
+    assert by[lsvm_bound.MECH_DEADLINE].p99_us < 50
+    assert by[lsvm_bound.MECH_WEIGHT].p99_us < 50
+    assert by[lsvm_bound.PROBE_STOCK].p99_us >= 2000
     assert d.wakeup_probe(ALL_CASES) == rows          # deterministic
 
 
 def test_wakeup_probe_on_the_historical_kernel_promises_slice():
     d = driver_for()
     by = {r.mechanism: r for r in d.wakeup_probe(
-        (model.PROBE_STOCK, model.MECH_SLICE), wakes=100)}
-    assert by[model.MECH_SLICE].p99_us < by[model.PROBE_STOCK].p50_us
-    assert by[model.MECH_SLICE].samples == 100
+        (lsvm_bound.PROBE_STOCK, lsvm_bound.MECH_SLICE), wakes=100)}
+    assert by[lsvm_bound.MECH_SLICE].p99_us < by[lsvm_bound.PROBE_STOCK].p50_us
+    assert by[lsvm_bound.MECH_SLICE].samples == 100
 
 
 def test_wakeup_probe_leaves_the_host_alone():
@@ -155,8 +157,8 @@ def test_wakeup_probe_leaves_the_host_alone():
 def test_wakeup_probe_failed_rows_and_bad_cases():
     d = driver_for(scheduler=xen.CreditSpec())
     rows = {r.mechanism: r for r in d.wakeup_probe(ALL_CASES, wakes=50)}
-    assert rows[model.PROBE_STOCK].ok
-    for mech in (model.MECH_DEADLINE, model.MECH_WEIGHT, model.MECH_SLICE):
+    assert rows[lsvm_bound.PROBE_STOCK].ok
+    for mech in (lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT, lsvm_bound.MECH_SLICE):
         assert not rows[mech].ok and rows[mech].error
         assert rows[mech].samples == 0
     with pytest.raises(base.DriverError) as err:
@@ -188,11 +190,11 @@ def test_io_weights_belong_to_the_simulated_host():
     test reading what the agent wrote) see the same vm_io_weight, as
     two processes see one real host's cgroup files."""
     d = driver_for()
-    sim_knobs.SimulatedKnobs(d).write_knob(sim_knobs.VM_IO_WEIGHT, 'u', '',
+    sim_knobs.SimulatedKnobs(d).write_knob(knob_kinds.VM_IO_WEIGHT, 'u', '',
                                            300)
     assert sim_knobs.SimulatedKnobs(d).read_knob(
-        sim_knobs.VM_IO_WEIGHT, 'u', '') == 300
-    assert knobs_for().read_knob(sim_knobs.VM_IO_WEIGHT, 'u', '') == 100
+        knob_kinds.VM_IO_WEIGHT, 'u', '') == 300
+    assert knobs_for().read_knob(knob_kinds.VM_IO_WEIGHT, 'u', '') == 100
 
 
 def test_the_state_file_outlives_the_knob_set(tmp_path):
@@ -201,15 +203,15 @@ def test_the_state_file_outlives_the_knob_set(tmp_path):
     conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
         host='h', simulated_state_file=path))
     first = sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())
-    first.write_knob(model.ACTION_VCPU_PIN, 'u', '0', (1,))
-    first.write_knob(model.ACTION_VCPU_SLICE, 'u', '0', 700)
+    first.write_knob(knob_kinds.VCPU_PIN, 'u', '0', (1,))
+    first.write_knob(knob_kinds.VCPU_SLICE, 'u', '0', 700)
     assert state_file.load(path) == {
-        (model.ACTION_VCPU_PIN, 'u', '0'): (1,),
-        (model.ACTION_VCPU_SLICE, 'u', '0'): 700}
+        (knob_kinds.VCPU_PIN, 'u', '0'): (1,),
+        (knob_kinds.VCPU_SLICE, 'u', '0'): 700}
     # a new process: a fresh simulated host, the saved values put back
     second = sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())
-    assert second.read_knob(model.ACTION_VCPU_PIN, 'u', '0') == (1,)
-    assert second.read_knob(model.ACTION_VCPU_SLICE, 'u', '0') == 700
+    assert second.read_knob(knob_kinds.VCPU_PIN, 'u', '0') == (1,)
+    assert second.read_knob(knob_kinds.VCPU_SLICE, 'u', '0') == 700
     (tmp_path / 'state.json').write_text('{not json')
     with pytest.raises(ValueError, match='not a state file'):
         sim_knobs.SimulatedKnobs.for_driver(conf, driver_for())

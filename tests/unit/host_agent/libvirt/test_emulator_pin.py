@@ -17,6 +17,7 @@ import pytest
 
 from host_agent.actuators import libvirt_knobs
 from host_agent.drivers import base
+from iosched.contract import knob_kinds
 from tests import fixtures
 
 libvirt = libvirt_knobs.libvirt
@@ -59,10 +60,10 @@ def knobs(monkeypatch):
 
 
 def test_io_threads_follow_the_main_loop(knobs):
-    knobs.write_knob(libvirt_knobs.EMULATOR_PIN, 'u', '', None)
+    knobs.write_knob(knob_kinds.EMULATOR_PIN, 'u', '', None)
     assert knobs.driver.dom.pin == (True, True)
     assert knobs.moved == [(11, [0, 1]), (12, [0, 1])]
-    assert knobs.read_knob(libvirt_knobs.EMULATOR_PIN, 'u', '') is None
+    assert knobs.read_knob(knob_kinds.EMULATOR_PIN, 'u', '') is None
 
 
 def test_a_failure_puts_the_previous_pin_back(knobs, monkeypatch):
@@ -72,6 +73,6 @@ def test_a_failure_puts_the_previous_pin_back(knobs, monkeypatch):
             raise RuntimeError('EPERM')
     monkeypatch.setattr(knobs, '_set_affinity', fail)
     with pytest.raises(base.DriverError, match='emulator pin put back'):
-        knobs.write_knob(libvirt_knobs.EMULATOR_PIN, 'u', '', None)
+        knobs.write_knob(knob_kinds.EMULATOR_PIN, 'u', '', None)
     assert knobs.driver.dom.pin == (False, True)
     assert knobs.moved[-2:] == [(11, [1]), (12, [1])]

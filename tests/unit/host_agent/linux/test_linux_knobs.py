@@ -20,12 +20,13 @@ from host_agent.actuators import linux_knobs
 from host_agent.drivers import base as driver_base
 from host_agent.linux import sched
 from host_agent import model
+from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import conftest
 
 UUID = '6a1f0c9e-0d7e-4f43-9a57-3c1b1e0e2f10'
-CAP = linux_knobs.ACTION_VCPU_CAP
-SLICE = model.ACTION_VCPU_SLICE
-WEIGHT = model.ACTION_VCPU_WEIGHT
+CAP = knob_kinds.VCPU_CAP
+SLICE = knob_kinds.VCPU_SLICE
+WEIGHT = knob_kinds.VCPU_WEIGHT
 
 
 class FakeResolver(object):
@@ -76,14 +77,14 @@ def _file(tree, cg, name):
         return fh.read().strip()
 
 
-THREAD_KINDS = (SLICE, linux_knobs.ACTION_EMULATOR_SLICE,
-                model.ACTION_VCPU_DEADLINE, model.ACTION_IO_DEADLINE)
+THREAD_KINDS = (SLICE, knob_kinds.EMULATOR_SLICE,
+                knob_kinds.VCPU_DEADLINE, knob_kinds.IO_DEADLINE)
 
 
 def test_knobs_and_defaults(knobs):
     assert knobs.knobs() == THREAD_KINDS + (WEIGHT, CAP,
-                                            model.ACTION_VM_WEIGHT,
-                                            model.ACTION_VM_CAP)
+                                            knob_kinds.VM_WEIGHT,
+                                            knob_kinds.VM_CAP)
     assert knobs.read_knob(SLICE, UUID, '0') == 1400
     assert knobs.read_knob(WEIGHT, UUID, '1') == 100
     assert knobs.read_knob(CAP, UUID, '1') is None

@@ -26,13 +26,14 @@ from host_agent import linux
 from host_agent.linux import sched
 from host_agent.linux import sched_deadline
 from host_agent import model
+from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import test_linux_knobs as base_tests
 
 UUID = base_tests.UUID
-VCPU_DL = model.ACTION_VCPU_DEADLINE
-IO_DL = model.ACTION_IO_DEADLINE
-VM_WEIGHT = model.ACTION_VM_WEIGHT
-VM_CAP = model.ACTION_VM_CAP
+VCPU_DL = knob_kinds.VCPU_DEADLINE
+IO_DL = knob_kinds.IO_DEADLINE
+VM_WEIGHT = knob_kinds.VM_WEIGHT
+VM_CAP = knob_kinds.VM_CAP
 EMULATOR, IOTHREAD, VHOST = 4249, 4260, 4270
 R1 = {'runtime_us': 1000, 'deadline_us': 2000, 'period_us': 4000}
 R2 = {'runtime_us': 200, 'deadline_us': 2000, 'period_us': 4000}
@@ -220,8 +221,8 @@ def test_vm_weight_and_cap_round_trip(knobs, tree):
         assert _file(tree, tree.vm, 'cpu.weight') == '10000'
         assert _file(tree, tree.vm, 'cpu.max') == '50000 100000'
     # the vCPU groups below are not the VM level
-    assert knobs.read_knob(model.ACTION_VCPU_WEIGHT, UUID, '0') == 100
-    assert knobs.read_knob(linux_knobs.ACTION_VCPU_CAP, UUID, '0') is None
+    assert knobs.read_knob(knob_kinds.VCPU_WEIGHT, UUID, '0') == 100
+    assert knobs.read_knob(knob_kinds.VCPU_CAP, UUID, '0') is None
     knobs.write_knob(VM_CAP, UUID, '', None)
     knobs.write_knob(VM_WEIGHT, UUID, '', 100)
     assert knobs.read_knob(VM_CAP, UUID, '') is None

@@ -30,6 +30,7 @@ from host_agent.linux import wakeup_probe_groups as groups
 from host_agent.linux import wakeup_probe_rows as wp_rows
 from host_agent.linux import wakeup_sleeper
 from host_agent import model
+from iosched.contract import lsvm as lsvm_bound
 from tests.unit.host_agent.linux import conftest
 
 ONLINE = (0, 1, 2, 3)
@@ -264,7 +265,7 @@ def test_session_without_a_cpu_controller_fails_the_weight_row(tmp_path):
     s._make_groups(2)
     assert s.plan is None and 'no cpu controller' in s.cg_error
     with pytest.raises(linux.LinuxKnobError, match='no cpu controller'):
-        s._prepare(model.MECH_WEIGHT, 1, 100, None)
+        s._prepare(lsvm_bound.MECH_WEIGHT, 1, 100, None)
 
 
 # -- the sleeper ---------------------------------------------------------------
