@@ -36,9 +36,10 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log as logging
 
-from iosched.contract import qos_attach
 from host_agent.conf import cinder as cinder_conf
 from host_agent.conf import keystone
+from iosched.contract import qos_attach
+from iosched.contract import qos_keys
 
 LOG = logging.getLogger(__name__)
 MICROVERSION = '3.63'        # volume_type_id in GET /volumes/{id}
@@ -117,9 +118,9 @@ class CinderQosLookup(object):
                               'not an object)' % qos_id)
         specs = {str(k): str(v) for k, v in raw.items()}
         consumer = qos.get('consumer', 'back-end')
-        if consumer not in ('front-end', 'both'):
+        if consumer not in qos_keys.HOST_CONSUMERS:
             return {k: v for k, v in specs.items()
-                    if k.startswith('iosched:')}
+                    if k.startswith(qos_keys.PREFIX)}
         try:
             size = int(vol.get('size') or 0)
             got = qos_attach.specs_at_attach(specs, consumer, size)

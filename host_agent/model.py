@@ -38,12 +38,6 @@ from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 from iosched.contract import lsvm as lsvm_bound
 
-# vCPU classes, shared with the HostReport payload.
-KLASS_IO = 'io'
-KLASS_CPU = 'cpu'
-KLASS_MIXED = 'mixed'
-KLASS_IDLE = 'idle'
-KLASSES = (KLASS_IO, KLASS_CPU, KLASS_MIXED, KLASS_IDLE)
 
 
 # A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
@@ -143,7 +137,7 @@ class VcpuIoStrength:
     ivcredit: float                  # io_strength * consumed / mean consumed
     run_share: float                 # run time / window, 0..1
     wait_share: float                # runnable-but-waiting / window
-    klass: str                       # one of KLASSES
+    klass: str                       # payload_sections.KLASSES
     exact: bool                      # True: from event timestamps
     # The counter-based estimate for the same window (equal to io_strength
     # when not exact): kept to measure how far the estimator is off.

@@ -40,10 +40,9 @@ import math
 
 from iosched.contract import qos_keys
 
-# Consumers whose specs reach the compute host (Cinder copies them into the
-# attachment's connection_info), so the agent counts their B in
-# reserved_iops. A 'back-end' spec never reaches the host.
-HOST_CONSUMERS = ('front-end', 'both')
+# Only specs of qos_keys.HOST_CONSUMERS reach the compute host (Cinder
+# copies them into the attachment's connection_info), so the agent counts
+# their B in reserved_iops. A 'back-end' spec never reaches the host.
 
 # Where a block device mapping's volume type comes from (volume_ref()).
 REF_TYPE = 'type'           # an explicit volume type, name or id
@@ -120,7 +119,7 @@ def min_iops_from_qos(consumer, specs, name='?'):
 
     ``name`` names the spec (or the volume type) in the error message.
     """
-    if _text(consumer) not in HOST_CONSUMERS:
+    if _text(consumer) not in qos_keys.HOST_CONSUMERS:
         return 0.0
     raw = (specs or {}).get(qos_keys.MIN_IOPS)
     if raw is None or _text(raw) == '':

@@ -22,6 +22,8 @@ the length the agent writes. Deterministic for a given host index and seed.
 import random
 import uuid
 
+from iosched.contract import payload_sections
+
 # (class, weight, io_strength range, run_share range)
 _KLASSES = (('cpu', 0.55, (0.0, 0.05), (0.3, 1.0)),
             ('io', 0.2, (0.1, 0.9), (0.02, 0.45)),
@@ -76,7 +78,7 @@ def report_dict(i, ts=1000.0, seq=0, report_interval=1.0, pcpus=None,
                 io_strength=round(rng.uniform(*strength), 4), klass=klass,
                 run_share=round(rng.uniform(*share), 4)))
         n += size
-    io = [e for e in entries if e['klass'] in ('io', 'mixed')]
+    io = [e for e in entries if e['klass'] in payload_sections.IO_KLASSES]
     total = round(sum(e['io_strength'] for e in entries), 4)
     per_pcpu = {}
     for e in entries:

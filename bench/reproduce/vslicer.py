@@ -184,7 +184,7 @@ def fairness(quick):
         c0 = {u: h.cpu_run_us(u) for u in h.vm_uuids()}
         h.run_until(WARM_US + dur)
         share = {u: (h.cpu_run_us(u) - c0[u]) / dur for u in c0}
-        fair = vslicer_math.fair_share(m, n_vms - m)
+        fair = vslicer_math.round_share(m, n_vms - m)
         setting = 'm=%d n=%d T_m=5ms, sysbench' % (m, n_vms - m)
         for kind, names in (('LSVM', lsvms), ('NLSVM', [
                 u for u in share if u not in lsvms])):

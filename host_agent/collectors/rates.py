@@ -20,6 +20,8 @@ class of a vCPU.
 
 import math
 
+from iosched.contract import payload_sections
+
 
 def delta(prev, cur):
     """cur - prev, or None when the counter went backwards (VM restart)."""
@@ -66,6 +68,8 @@ def classify(strength, run_share, io_threshold, cpu_threshold,
     idle   otherwise
     """
     if strength >= io_threshold:
-        return 'mixed' if run_share >= cpu_threshold else 'io'
-    return 'cpu' if run_share >= idle_threshold else 'idle'
+        return (payload_sections.KLASS_MIXED if run_share >= cpu_threshold
+                else payload_sections.KLASS_IO)
+    return (payload_sections.KLASS_CPU if run_share >= idle_threshold
+            else payload_sections.KLASS_IDLE)
 

@@ -38,9 +38,8 @@ from host_agent import model
 from host_agent.policies import base
 from iosched.contract import isacs as isacs_eqs
 from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 
-KERNEL_MIN_SLICE_US = 100
-KERNEL_MAX_SLICE_US = 100000
 MOVE_WINDOW_S = 60.0
 
 
@@ -106,9 +105,9 @@ def _clamp(v, lo, hi):
 def io_slice_us(ivc, mean_positive, params):
     if ivc <= 0 or mean_positive <= 0:
         return params.base_slice_us
-    base = _clamp(params.base_slice_us, KERNEL_MIN_SLICE_US,
-                  KERNEL_MAX_SLICE_US)
-    lo = _clamp(params.min_io_slice_us, KERNEL_MIN_SLICE_US, base)
+    base = _clamp(params.base_slice_us, lsvm_bound.KERNEL_MIN_SLICE_US,
+                  lsvm_bound.KERNEL_MAX_SLICE_US)
+    lo = _clamp(params.min_io_slice_us, lsvm_bound.KERNEL_MIN_SLICE_US, base)
     return int(_clamp(base / (1.0 + params.alpha * ivc / mean_positive),
                       lo, base))
 

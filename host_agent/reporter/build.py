@@ -14,13 +14,11 @@ actuator's latest decisions (the newest ``[reporter] max_decisions``)."""
 
 import math
 
-from host_agent import model
+from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
-from iosched.contract import lsvm as lsvm_bound
 
-IO_KLASSES = (model.KLASS_IO, model.KLASS_MIXED)
 MAX_REASON_CHARS = 300
 
 
@@ -140,7 +138,7 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
         host=snapshot.host, ts=snapshot.ts, seq=seq,
         report_interval=report_interval, pcpus=n_pcpus,
         vcpus=tuple(entries),
-        io_vcpus=sum(1 for v in snapshot.vcpus if v.klass in IO_KLASSES),
+        io_vcpus=sum(1 for v in snapshot.vcpus if v.klass in payload_sections.IO_KLASSES),
         io_strength_total=total, io_strength_per_pcpu=total / n_pcpus,
         io_strength_max_pcpu=max(per_pcpu.values(), default=0.0),
         lsvm=lsvm_state,

@@ -25,7 +25,15 @@ import dataclasses
 from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload_check
 
-KLASSES = ('io', 'cpu', 'mixed', 'idle')
+# A vCPU's class by its I/O strength and run share over the window
+# (host_agent.collectors.rates.classify); io and mixed vCPUs count as
+# I/O-intensive (the report's io_vcpus, the scheduler's density).
+KLASS_IO = 'io'
+KLASS_CPU = 'cpu'
+KLASS_MIXED = 'mixed'
+KLASS_IDLE = 'idle'
+KLASSES = (KLASS_IO, KLASS_CPU, KLASS_MIXED, KLASS_IDLE)
+IO_KLASSES = (KLASS_IO, KLASS_MIXED)
 HEALTH_STATES = ('ok', 'degraded', 'error')
 
 

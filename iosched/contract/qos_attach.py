@@ -30,7 +30,7 @@ from iosched.contract import qos_keys
 
 def specs_at_attach(specs, consumer, size_gb):
     """The QoS dict Cinder puts in the connection info, or None."""
-    if consumer not in ('front-end', 'both') or specs is None:
+    if consumer not in qos_keys.HOST_CONSUMERS or specs is None:
         return None
     out = dict(specs)
     for option in qos_keys.RATE_KEYS:

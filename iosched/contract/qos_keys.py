@@ -54,6 +54,8 @@ FRONTEND_KEYS = (RATE_KEYS + tuple(k + '_max' for k in RATE_KEYS)
 # 'front-end' and 'both'.
 CONSUMERS = ('front-end', 'back-end', 'both')
 FRONTEND_CONSUMER = 'front-end'
+# The consumers whose spec reaches the host (Nova's <iotune>, the agent).
+HOST_CONSUMERS = ('front-end', 'both')
 CONSUMER_KEY = 'consumer'
 
 PREFIX = 'iosched:'

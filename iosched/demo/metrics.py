@@ -16,12 +16,11 @@ Percentiles are ``iosched.contract.stats.percentile`` (nearest rank), the
 agent's and the scheduler's own; a figure of no sample is 0.0 here.
 """
 
-from host_agent import model
 from iosched.contract import flavor as flavor_contract
+from iosched.contract import payload_sections
 from iosched.contract import qos_keys
 from iosched.contract import stats
 
-IO = (model.KLASS_IO, model.KLASS_MIXED)
 
 
 def _pct_ms(values_us, q):
@@ -129,7 +128,7 @@ def _host_rows(hosts, servers):
         row = {'host': h.name, 'pcpus': h.pcpus, 'servers': len(on),
                'vcpus': sum(len(s.get('klass', ())) for s in on),
                'io_vcpus': sum(1 for s in on for k in s.get('klass', ())
-                               if k in IO),
+                               if k in payload_sections.IO_KLASSES),
                'lsvm_vcpus': sum(len(s.get('klass', ())) for s in on
                                  if s.get('lsvm'))}
         row['io_vcpus_per_pcpu'] = round(row['io_vcpus'] / h.pcpus, 3)

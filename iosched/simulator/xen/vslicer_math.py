@@ -69,7 +69,7 @@ def period(t_nlsvm, m, n):
 
 
 # Eq. 2.1 / C3: each of the m + n VMs gets T_NLSVM per T_P.
-def fair_share(m, n):
+def round_share(m, n):
     """The CPU fraction of each VM, LSVM or NLSVM: 1 / (m + n)."""
     _check_mn(m, n)
     return 1.0 / (m + n)

@@ -25,6 +25,7 @@ from host_agent.conf import isacs as isacs_conf
 from host_agent import model
 from host_agent.policies import isacs
 from host_agent import policy_params
+from iosched.contract import payload_sections
 from iosched.contract import knob_kinds
 
 # base 3000, cpu 6000, alpha 2 (the options' defaults)
@@ -36,7 +37,7 @@ def vc(uuid, ivc, run=0.1, pcpu=0, vcpu=0):
     return model.VcpuIoStrength(
         instance_uuid=uuid, vcpu=vcpu, pcpu=pcpu, events=0, mean_gap_ns=0.0,
         io_strength=ivc, ivcredit=ivc, run_share=run, wait_share=0.0,
-        klass=model.KLASS_IO if ivc else model.KLASS_CPU, exact=True)
+        klass=payload_sections.KLASS_IO if ivc else payload_sections.KLASS_CPU, exact=True)
 
 
 def snap(vcpus, pcpus=(0, 1), ts=1000.0, specs=None):

@@ -39,7 +39,7 @@ def test_fairness_invariant(m, n):
     # Eq. 2.11: n T_S + n T_NLSVM = (m + n) T_NLSVM; each VM 1 / (m + n).
     t_s = vm.micro_round(30, m, n)
     assert n * t_s + n * 30 == pytest.approx(vm.period(30, m, n))
-    assert vm.fair_share(m, n) == pytest.approx(1 / (m + n))
+    assert vm.round_share(m, n) == pytest.approx(1 / (m + n))
     if m:
         # An LSVM gets n T_n = T_NLSVM per period (Eq. 2.6 = Eq. 2.1).
         assert n * vm.lsvm_time_per_micro_round(30, n) == 30
