@@ -52,7 +52,6 @@ from host_agent.linux import sched
 DL_RUNTIME_MIN_US = 2
 DL_PERIOD_MIN_US = 100
 DL_PERIOD_MAX_US = 4194304
-DEADLINE_KEYS = ('runtime_us', 'deadline_us', 'period_us')   # = model's
 # The zero-bandwidth reservation ``set_fair`` passes through: the kernel's
 # bandwidth is runtime << 20 / period (to_ratio), 1024 << 20 / 4.19 s = 0.
 _DL_ZERO_RUNTIME_NS = 1024

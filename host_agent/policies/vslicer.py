@@ -242,8 +242,8 @@ def _lsvm_turn(inst, host, params):
     slice_us, want = vslicer_bound.microslice(lat_ms, host.k, params, mech,
                                               w_us)
     term_us = slice_us         # the (k - 1) term: T_m, or Q
-    bound = vslicer_bound.worst_case_us(host.k, slice_us, params, mech,
-                                        w_us) / 1000.0
+    bound = vslicer_bound.bound_us(host.k, slice_us, params, mech,
+                                   w_us) / 1000.0
     sl = lsvm_bounds.slicing(params, mech, w_us)
     turn = Turn(slice_us=slice_us, rule='vslicer.lsvm_microslice',
                 bound_ms=bound, reason=(
@@ -287,7 +287,7 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
     runtime = lsvm_bounds.deadline_runtime_us(
         host.dl_t_m, burst, params.deadline_burst_headroom,
         params.deadline_max_runtime_us)
-    turn.bound_ms = vslicer_bound.worst_case_us(
+    turn.bound_ms = vslicer_bound.bound_us(
         host.k, host.dl_t_m, params, lsvm.MECH_DEADLINE, w_us,
         host.dl_term) / 1000.0
     turn.reason = (

@@ -13,7 +13,7 @@
 
 For k LSVM vCPUs per pCPU and an LSVM's latency target L, the microslice
 T_m (``microslice``) and the worst-case wait W + (k - 1) T_m it gives
-(``worst_case_us``), with the rules of ``lsvm_bounds`` (shared with the
+(``bound_us``), with the rules of ``iosched.contract.lsvm`` (shared with the
 Nova LsvmFilter) for each mechanism; the per-pCPU plan of pinned LSVMs
 (``plan_pcpus``); the note that refuses a bound (``refusal``); the
 self-test's wake-up figure (``measured_us``). ``policies.vslicer`` plans
@@ -36,16 +36,16 @@ class PcpuPlan:
     m: int                     # LSVM vCPUs on this pCPU
     n: float                   # other vCPUs expected here (they float)
     microslice_us: int         # T_m of this pCPU (pinned mode)
-    bound_ms: float            # W + (m - 1) * T_m (worst_case_us)
+    bound_ms: float            # W + (m - 1) * T_m (bound_us)
     holds: bool                # bound <= every L_i here, m <= max
 
 
 # Worst-case scheduling latency and T_m's budget: iosched.contract.lsvm
-# (shared with the Nova LsvmFilter's rule). With the slice mechanism and nothing
-# measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
+# (shared with the Nova LsvmFilter's rule). With the slice mechanism and
+# nothing measured: W = T_m (wakeup_preemption) or T_NLSVM (round robin),
 # worst(k, T_m) = W + (k - 1) * T_m; vSlicer's T_m <= T_l / (m - 1).
-def worst_case_us(k, t_m_us, params, mechanism=lsvm.MECH_SLICE,
-                  measured_us=0.0, term_us=None):
+def bound_us(k, t_m_us, params, mechanism=lsvm.MECH_SLICE,
+             measured_us=0.0, term_us=None):
     """W + (k - 1) * T_m in microseconds (lsvm.worst_case_us)."""
     return lsvm.worst_case_us(k, t_m_us, lsvm_bounds.slicing(
         params, mechanism, measured_us), term_us)
@@ -98,7 +98,7 @@ def plan_pcpus(instances, pcpus, params, mechanism=lsvm.MECH_SLICE,
             continue
         lat = min(x[0] for x in here)
         t_m, _ = microslice(lat, m_p, params, mechanism, measured_us)
-        bound = worst_case_us(m_p, t_m, params, mechanism,
+        bound = bound_us(m_p, t_m, params, mechanism,
                               measured_us) / 1000.0
         out.append(PcpuPlan(
             p, tuple((u, v) for _, u, v in here), m_p, others / len(ids),
@@ -126,7 +126,7 @@ def refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
                 slice_us,
                 lsvm.formula(lsvm_bounds.slicing(params, mechanism,
                                                  measured_us)),
-                worst_case_us(k, slice_us, params, mechanism,
+                bound_us(k, slice_us, params, mechanism,
                               measured_us) / 1000.0, lat_ms, mechanism,
                 params.nlsvm_slice_us, params.wakeup_preemption))
 

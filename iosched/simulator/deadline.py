@@ -36,13 +36,15 @@ The constant bandwidth server, as ``kernel/sched/deadline.c``:
   Q``). There is no fallback to the fair class while throttled.
 """
 
+from iosched.contract import knob_kinds
+
 PERIOD_MIN_US = 100
 PERIOD_MAX_US = 4000000
-KEYS = ('runtime_us', 'deadline_us', 'period_us')
 
 
 def validate(value, field='deadline'):
-    """None, or a dict of ``KEYS`` -> (Q, D, P) ints; else ValueError."""
+    """None, or a dict of ``knob_kinds.DEADLINE_KEYS`` -> (Q, D, P) ints;
+    else ValueError."""
     if value is None:
         return None
     accepted = ('None (SCHED_OTHER) or a dict {runtime_us, deadline_us, '
@@ -52,15 +54,15 @@ def validate(value, field='deadline'):
     if not hasattr(value, 'items'):
         raise ValueError('%s: %r is invalid; accepted: %s'
                          % (field, value, accepted))
-    unknown = sorted(set(value) - set(KEYS))
-    missing = [k for k in KEYS if k not in value]
+    unknown = sorted(set(value) - set(knob_kinds.DEADLINE_KEYS))
+    missing = [k for k in knob_kinds.DEADLINE_KEYS if k not in value]
     if unknown or missing:
         raise ValueError('%s: %r is invalid (%s); accepted: %s' % (
             field, value, ', '.join(
                 ['unknown key %r' % k for k in unknown]
                 + ['missing key %r' % k for k in missing]), accepted))
     out = []
-    for k in KEYS:
+    for k in knob_kinds.DEADLINE_KEYS:
         v = value[k]
         if isinstance(v, bool) or not isinstance(v, int):
             raise ValueError('%s.%s: %r is invalid; accepted: an integer'
@@ -75,7 +77,7 @@ def validate(value, field='deadline'):
 
 def as_dict(params):
     """(Q, D, P) -> the knob's dict form."""
-    return dict(zip(KEYS, params))
+    return dict(zip(knob_kinds.DEADLINE_KEYS, params))
 
 
 class DlState:

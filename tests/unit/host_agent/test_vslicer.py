@@ -209,10 +209,10 @@ def test_round_robin_bound(name, instances, pcpus, t_m, bound, refused):
     (1, 1000, True, 1000), (3, 500, True, 1500),
     (1, 1000, False, 3000), (3, 500, False, 4000),
 ])
-def test_worst_case_us(k, t_m, preempt, want):
+def test_bound_us(k, t_m, preempt, want):
     params = policy_params.params_for('vslicer', nlsvm_slice_us=3000,
                                       wakeup_preemption=preempt)
-    assert vslicer_bound.worst_case_us(k, t_m, params) == want
+    assert vslicer_bound.bound_us(k, t_m, params) == want
 
 
 def test_facts_carry_what_the_report_needs():

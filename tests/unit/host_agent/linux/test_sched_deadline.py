@@ -19,14 +19,9 @@ import pytest
 from host_agent import linux
 from host_agent.linux import sched
 from host_agent.linux import sched_deadline
-from iosched.contract import knob_kinds
 
 DL = sched.SCHED_DEADLINE
 ROF = sched.SCHED_FLAG_RESET_ON_FORK
-
-
-def test_keys_match_the_model():
-    assert sched_deadline.DEADLINE_KEYS == knob_kinds.DEADLINE_KEYS
 
 
 @pytest.mark.parametrize('r,d,p', [
