@@ -13,6 +13,8 @@
 (us) and the agent's (ns, shares of a window), with the guards where the
 agent's and the simulator's copies disagreed."""
 
+from hypothesis import given
+from hypothesis import strategies as st
 import pytest
 
 from iosched.contract import isacs
@@ -47,6 +49,15 @@ def test_eq1_ema_and_cutoff(times, weight, events, ibar):
     # the window form agrees, with 0.0 for "no usable interval"
     assert isacs.ema_gap(times, weight, 10000) == (
         events, pytest.approx(ibar or 0.0))
+
+
+@given(st.lists(st.integers(0, 50000), max_size=60),
+       st.sampled_from([0.5, 0.9, 1.0]))
+def test_ema_gap_is_observe_folded(gaps, weight):
+    # ema_gap inlines observe() for speed: the two must agree exactly.
+    times = [sum(gaps[:i + 1]) for i in range(len(gaps))]
+    n, _, ibar = _observe_all(times, weight)
+    assert isacs.ema_gap(times, weight, 10000) == (n, ibar or 0.0)
 
 
 def test_eq1_long_gap_restarts_the_interval_clock():
