@@ -201,9 +201,8 @@ def _scheduler_worker(url, topic, base, ready, stop):
     """A forked scheduler worker: its report listener (which starts its
     metrics endpoint) on RabbitMQ until ``stop``."""
     conf = cfg.ConfigOpts()
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-    conf.register_opts(iosched_conf.METRICS_OPTS,
-                       group=iosched_conf.METRICS_GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)
     conf([], default_config_files=[])
     conf.set_override('report_topic', topic, 'iosched')
     for name, value in (('enabled', True), ('port', base),
@@ -304,8 +303,8 @@ from nova_plugin import conf as iosched_conf
 from nova_plugin import metrics
 
 conf = cfg.ConfigOpts()
-conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-conf.register_opts(iosched_conf.METRICS_OPTS, group=iosched_conf.METRICS_GROUP)
+for group, opts in iosched_conf.list_opts():
+    conf.register_opts(opts, group=group)
 conf([], default_config_files=[])
 conf.set_override('enabled', True, 'iosched_metrics')
 conf.set_override('port', int(sys.argv[1]), 'iosched_metrics')

@@ -22,6 +22,7 @@ from prometheus_client import exposition
 import pytest
 
 from nova_plugin import conf as iosched_conf
+from nova_plugin.conf import metrics as metrics_conf
 from nova_plugin import endpoint
 from nova_plugin import metrics
 from nova_plugin import store
@@ -32,12 +33,11 @@ from tests.unit.nova_plugin import reports
 def _conf(**overrides):
     """A private ConfigOpts; its own OptGroups (overrides live on them)."""
     conf = cfg.ConfigOpts()
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-    conf.register_opts(iosched_conf.METRICS_OPTS,
-                       group=iosched_conf.METRICS_GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)
     conf([], default_config_files=[])
     for name, value in overrides.items():
-        conf.set_override(name, value, group=iosched_conf.METRICS_GROUP)
+        conf.set_override(name, value, group=metrics_conf.GROUP)
     return conf
 
 

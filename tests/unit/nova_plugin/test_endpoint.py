@@ -50,8 +50,8 @@ def _conf(**overrides):
     ``iosched_conf.iosched_group`` would leak them into every ConfigOpts
     (the global CONF included)."""
     conf = cfg.ConfigOpts()
-    conf.register_group(cfg.OptGroup(iosched_conf.GROUP))
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)   # new OptGroups, by name
     iosched_conf.register_opts(conf)        # what the code does: a no-op
     conf([], default_config_files=[])
     for name, value in overrides.items():

@@ -166,8 +166,8 @@ def test_stats(st, clock):
 def test_get_store_applies_conf():
     conf = cfg.ConfigOpts()
     # a private group: overrides live on the OptGroup object (no leak)
-    conf.register_group(cfg.OptGroup(iosched_conf.GROUP))
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)
     conf([], default_config_files=[])
     conf.set_override('report_ttl_intervals', 7.0, group='iosched')
     conf.set_override('store_max_hosts', 42, group='iosched')
