@@ -93,8 +93,8 @@ Related options:
         help="""
 Start the report listener inside each nova-scheduler worker.
 
-When enabled, the first use of ``IoDensityFilter`` or ``IoStrengthWeigher``
-in a scheduler worker process starts an oslo.messaging server on
+When enabled, loading the plugin's filters and weigher (nova-scheduler
+does it when it starts) starts an oslo.messaging server on
 ``report_topic`` (on ``[DEFAULT] transport_url``) that feeds the worker's
 report store; a forked worker starts its own. Leave it disabled when
 something else feeds the store (the iosched demo, tests); then every host
