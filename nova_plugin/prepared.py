@@ -23,7 +23,7 @@ Description:
     (``scoring.fits``, ``lsvm_rule.check``, ``slo_rule.admit``,
     ``scoring.score``) with the same arithmetic in the same order; the
     reasons are those rules' texts, written only when read
-    (``explain.record_batch``) or logged at DEBUG.
+    (``explain.Explainer.record_batch``) or logged at DEBUG.
 
 Requirements:
     The reports the store returns: ``host``, ``ts``, ``seq``, ``pcpus``,

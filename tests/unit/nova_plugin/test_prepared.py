@@ -12,7 +12,7 @@
 """The whole-list parts of the filters' hot path, against the per-host
 ones (no nova): ``lsvm_rule.passes`` against ``check``, ``prepared``,
 ``inflight.observe_node`` against ``Tracker.observe``, the explain ring's
-batches against a plain bounded ring, ``metrics.note_filters`` against
+batches against a plain bounded ring, ``SchedulerMetrics.note_filters`` against
 ``note_filter``. Example counts: IOSCHED_PREPARED_EXAMPLES (default 300).
 """
 
