@@ -11,8 +11,13 @@
 # under the License.
 """iosched's Nova plugin: runs inside nova-scheduler.
 
-``endpoint`` receives every compute host's HostReport into ``store``;
-``filters.IoDensityFilter`` and ``weighers.IoStrengthWeigher`` place VMs by
-the pure rules of ``scoring``; ``explain`` keeps the why. Only ``filters``
-and ``weighers`` import nova. See docs/nova.md.
+Each scheduler worker holds one ``state.SchedulerState``: the report
+``store`` that ``endpoint`` (run by ``listener``) fills with every compute
+host's HostReport, the prepared figures, the ``explain`` ring, the SLO
+``slo_lookup`` caches and the ``metrics``. The filters (``filters/``) and
+the weigher (``weighers/``) are thin adapters: they fetch the request and
+the state and call ``report_checks``, ``slo_check`` and ``weighing``,
+which apply the pure rules of ``scoring``, ``lsvm_rule`` and ``slo_rule``.
+Only ``filters``, ``weighers`` and ``validators`` import nova. See
+docs/nova.md.
 """

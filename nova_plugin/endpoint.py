@@ -37,11 +37,13 @@ parsed, as ``unauthenticated``, and logged at WARNING. With ``none`` (the
 default, for upgrades) any report is taken as its named host's; the
 listener says so at WARNING when it starts.
 
-``start_listener(conf, ...)`` starts that server synchronously and returns
-the ``oslo_messaging`` server (tests, the demo, a benchmark). Inside
-nova-scheduler the filters and the weigher use
-``nova_plugin.listener.ensure_listener``, which runs it in a background
-thread, in every forked worker, and asks the agents for a resync.
+``start_listener(conf, store, ...)`` starts that server synchronously and
+returns the ``oslo_messaging`` server (tests, the demo, a benchmark, the
+CLIs). Inside nova-scheduler each worker's ``nova_plugin.state.
+SchedulerState`` runs it through ``nova_plugin.listener.
+BackgroundListener``: in a background thread, in every forked worker,
+with a resync request to the agents. Counts go to ``metrics`` (a
+``metrics.SchedulerMetrics``) when one is given.
 
 API version history of the ``iosched`` namespace on ``report_topic``
 (this server's):
@@ -76,9 +78,6 @@ LOG = logging.getLogger(__name__)
 
 AUTH_NONE = 'none'
 AUTH_HMAC = 'hmac'
-_WARNED_AUTH_NONE = []
-
-
 
 class ReportEndpoint(object):
     """RPC endpoint: validate a HostReport dict and store it."""
@@ -86,8 +85,9 @@ class ReportEndpoint(object):
     target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
                                    version=rpc.REPORT_VERSION)
 
-    def __init__(self, store, auth=AUTH_NONE, master_key=None):
-        """``auth``: ``none`` or ``hmac`` (then ``master_key`` is needed)."""
+    def __init__(self, store, auth=AUTH_NONE, master_key=None, metrics=None):
+        """``auth``: ``none`` or ``hmac`` (then ``master_key`` is needed);
+        ``metrics``: the ``metrics.SchedulerMetrics`` to count into."""
         if auth not in (AUTH_NONE, AUTH_HMAC):
             raise ValueError('[iosched] report_auth must be none or hmac; '
                              'got %r' % (auth,))
@@ -97,6 +97,7 @@ class ReportEndpoint(object):
             except report_signature.BadKey as e:
                 raise ValueError('[iosched] report_auth = hmac: %s' % e)
         self.store = store
+        self.metrics = metrics
         # Parse (and check the signature of) only what the store keeps.
         self._whole = getattr(store, 'keeps_records', True)
         self._parse = (payload.HostReport.from_dict if self._whole
@@ -110,11 +111,15 @@ class ReportEndpoint(object):
         with self._lock:
             self.counts[what] += 1
 
+    def _note(self, dropped=None):
+        if self.metrics is not None:
+            self.metrics.note_report(dropped)
+
     def _drop(self, report, reason, why, counted=False):
         self._count('dropped')
         if not counted:     # the store counts what it refused itself
             self.store.note_dropped()
-        metrics.note_report(reason)
+        self._note(reason)
         host = report.get('host') if isinstance(report, dict) else None
         LOG.warning('Dropped a host report claiming to be from %(host)s: '
                     '%(why)s', {'host': host if isinstance(host, str)
@@ -134,7 +139,7 @@ class ReportEndpoint(object):
         except payload_check.PayloadError as e:
             self._count('dropped')
             self.store.note_dropped()
-            metrics.note_report(metrics.drop_reason(e))
+            self._note(metrics.drop_reason(e))
             host = report.get('host') if isinstance(report, dict) else None
             LOG.warning('Dropped a malformed host report from %(host)s: '
                         '%(reason)s', {'host': host or '<unknown>',
@@ -154,7 +159,7 @@ class ReportEndpoint(object):
                        'store_max_hosts)', counted=True)
             return
         if admitted == report_store.STORED:
-            metrics.note_report()
+            self._note()
             self._count('stored')
             LOG.debug('Stored the report of %(host)s (seq %(seq)d, '
                       'ts %(ts).3f): %(io_vcpus)d I/O vCPUs, I/O strength '
@@ -164,7 +169,7 @@ class ReportEndpoint(object):
                        'strength': parsed.io_strength_total,
                        'pcpus': parsed.pcpus})
         else:
-            metrics.note_report(metrics.DROP_OUT_OF_ORDER)
+            self._note(metrics.DROP_OUT_OF_ORDER)
             self._count('ignored')
             LOG.debug('Ignored an out-of-order report of %(host)s '
                       '(seq %(seq)d, ts %(ts).3f)',
@@ -178,30 +183,31 @@ def _server_name(conf, host):
     return host
 
 
-def start_listener(conf, transport_url=None, store=None, host=None,
-                   transport=None):
+def start_listener(conf, store, transport_url=None, host=None,
+                   transport=None, metrics=None):
     """Start and return an RPC server that feeds ``store``.
 
     Synchronous: with a broker down, oslo.messaging's rabbit driver retries
-    inside this call. Scheduling code uses ``listener.ensure_listener``.
+    inside this call. A scheduler worker runs it through
+    ``listener.BackgroundListener``.
 
     :param conf: the ConfigOpts holding ``[iosched]`` (registered here).
+    :param store: the ReportStore to feed.
     :param transport_url: overrides ``[DEFAULT] transport_url``; the
         transport is always built on the global ``cfg.CONF``, which is the
         only ConfigOpts oslo.messaging 18 fully registers its options on.
-    :param store: the ReportStore to feed; default ``store.get_store(conf)``.
     :param host: the server name; default ``conf.host`` (Nova's) or the
         host name. Fanout casts reach every server whatever its name.
     :param transport: an existing transport to listen on instead (an
         in-process ``fake:/`` bus is private to its transport object, so a
         demo shares one between the agents' clients and this server).
+    :param metrics: the ``metrics.SchedulerMetrics`` counting the reports
+        (None: not counted).
 
     Stop it with ``server.stop(); server.wait()``; the transport is
     ``server.transport``.
     """
     iosched_conf.register_opts(conf)
-    if store is None:
-        store = report_store.get_store(conf)
     host = _server_name(conf, host)
     if transport is None:
         transport = oslo_messaging.get_rpc_transport(cfg.CONF,
@@ -213,9 +219,11 @@ def start_listener(conf, transport_url=None, store=None, host=None,
     # eventlet monkey-patched gets the deprecated eventlet executor. Drop the
     # argument once oslo.messaging removes the eventlet executor.
     endpoint = ReportEndpoint(store, auth=conf.iosched.report_auth,
-                              master_key=conf.iosched.report_master_key)
-    if endpoint.auth == AUTH_NONE and not _WARNED_AUTH_NONE:
-        _WARNED_AUTH_NONE.append(True)      # once per process
+                              master_key=conf.iosched.report_master_key,
+                              metrics=metrics)
+    if endpoint.auth == AUTH_NONE:
+        # once per listener: a worker starts one (again only when eventlet
+        # dropped the first with its hub)
         LOG.warning('[iosched] report_auth = none: any client of the '
                     'message bus can report for any host; see the operator '
                     'guide, "Signed reports"')
@@ -223,8 +231,6 @@ def start_listener(conf, transport_url=None, store=None, host=None,
         transport, target, [endpoint], executor='threading',
         access_policy=oslo_messaging.DefaultRPCAccessPolicy)
     server.start()
-    # [iosched_metrics]: this worker's endpoint, with its listener.
-    metrics.ensure_exporter(conf)
     LOG.info('Listening for iosched host reports on topic %(topic)s as '
              '%(server)s', {'topic': target.topic, 'server': host})
     return server

@@ -12,9 +12,10 @@
 """A bounded ring of recent filter and weigher decisions: the "why".
 
 The plugin's filters and weigher record one ``Decision`` per host they look
-at; a CLI or the demo reads them back with ``recent()``::
+at in the worker's ``Explainer`` (``nova_plugin.state.SchedulerState.
+explainer``); the demo reads them back with ``recent()``::
 
-    for d in explain.recent(request='my-flavor'):
+    for d in state.explainer.recent(request='my-flavor'):
         print(d.stage, d.host, d.passed, d.weight, d.reason)
 
 A filter judges every host of a request at once and records them as one
@@ -27,7 +28,7 @@ at once (their inputs are immutable: reports, ``scoring.Pending``, the
 request and the settings of that request).
 
 Pure: no nova, no clock (decisions are numbered, not timestamped). The ring
-keeps the last ``maxlen`` decisions of this scheduler worker.
+keeps the last ``maxlen`` decisions of its scheduler worker.
 """
 
 import collections
@@ -147,24 +148,3 @@ class Explainer(object):
         with self._lock:
             self._batches.clear()
             self._count = 0
-
-
-RING = Explainer()
-
-
-def record(stage, host, request, passed=None, weight=None, reason=''):
-    """Record into the process-wide ring."""
-    return RING.record(stage, host, request, passed=passed, weight=weight,
-                       reason=reason)
-
-
-def record_batch(stage, request, hosts, reason_of, passed=None,
-                 weights=None):
-    """Record into the process-wide ring (``Explainer.record_batch``)."""
-    return RING.record_batch(stage, request, hosts, reason_of, passed=passed,
-                             weights=weights)
-
-
-def recent(host=None, request=None, stage=None, limit=None):
-    """Read the process-wide ring."""
-    return RING.recent(host=host, request=request, stage=stage, limit=limit)

@@ -155,21 +155,19 @@ def combine(exact, delta, profile):
         profile=profile if unknown_p else None)
 
 
-TRACKER = Tracker()
-
-
 def _attr(obj, name):
     value = getattr(obj, name, 0)
     return value if isinstance(value, (int, float)) else 0
 
 
-def pending_for(reports, host_state, report, profile, tracker=None):
+def pending_for(reports, host_state, report, profile, tracker):
     """The Pending of ``host_state`` given its fresh ``report``.
 
-    ``reports`` is the ``store.ReportStore``; the tracker defaults to the
-    process-wide ``TRACKER`` (its bound follows the store's max_hosts).
+    ``reports`` is the ``store.ReportStore``; ``tracker`` a ``Tracker``
+    (its bound follows the store's max_hosts). The reference form of the
+    rule the filters apply through ``observe_node``
+    (tests/unit/nova_plugin/test_prepared.py holds them equal).
     """
-    tracker = tracker if tracker is not None else TRACKER
     tracker.max_hosts = getattr(reports, 'max_hosts', tracker.max_hosts)
     key = (host_state.host, getattr(host_state, 'nodename', None))
     # A report is known by its (ts, seq); id() tells apart two stores (or a

@@ -9,42 +9,24 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The report listener of a scheduler worker: background, per fork, resync.
+"""The report listener of a scheduler worker: background start, resync.
 
-``ensure_listener(conf)``, called by the filters and the weigher on every
-scheduling request when ``[iosched] listen_for_reports`` is set, never
-blocks: the first call of a process starts a ``BackgroundListener`` thread
-(around ``endpoint.start_listener``) and returns at once; a request sees
-what the store holds at that moment. The thread checks that a broker of
-the transport URL accepts TCP connections before handing over to
-oslo.messaging (whose rabbit driver would otherwise retry inside
-``server.start()`` and log an ERROR per attempt); while none does, it
-retries with a doubling delay capped at ``[iosched]
+``BackgroundListener(conf, store=..., metrics=...).start()`` never blocks:
+it starts a thread (around ``endpoint.start_listener``) and returns at
+once; a request sees what the store holds at that moment. The thread
+checks that a broker of the transport URL accepts TCP connections before
+handing over to oslo.messaging (whose rabbit driver would otherwise retry
+inside ``server.start()`` and log an ERROR per attempt); while none does,
+it retries with a doubling delay capped at ``[iosched]
 listener_retry_interval_max`` and logs one WARNING per outage, however
 many requests come meanwhile. Once the server runs, oslo.messaging
-reconnects by itself after a broker restart.
+reconnects by itself after a broker restart. Once listening it serves the
+worker's metrics (``SchedulerMetrics.ensure_exporter``).
 
-Worker start. Nova builds its filters and weighers (importing this module)
-in the parent, then oslo.service forks the scheduler workers (the
-threading backend through ``multiprocessing``'s fork, the eventlet backend
-through ``os.fork``). Threads and connections do not survive a fork, so an
-``os.register_at_fork(after_in_child=...)`` hook runs in every forked
-child: it forgets the parent's listener without stopping or closing it
-(its server shares the parent's sockets, and stopping it would cancel the
-parent's consumers; the object is kept referenced so that no finalizer
-touches them), and, if ``listen_for_reports`` is set on the armed
-configuration (``cfg.CONF`` unless ``arm()`` names another), starts the
-child's own listener straight away, before its first request. A process
-that never forks (a single scheduler worker, tests) starts it at first use.
-
-Eventlet. With nova-scheduler monkey-patched by eventlet the listener is a
-green thread. oslo.service's eventlet ``ProcessLauncher`` replaces the hub
-right after the fork (``eventlet.hubs.use_hub()``), which silently drops a
-green thread spawned in the at-fork hook (and the RPC server's);
-``ensure_listener`` notices that (the hub it was started on is gone) and
-starts a new one, so there the listener starts at the worker's first
-request. In native-thread mode (``OS_NOVA_DISABLE_EVENTLET_PATCHING=true``,
-the default of nova-scheduler since Nova 2025.2) the at-fork start stands.
+Which process starts one, when (at plugin load, again in every forked
+worker, again when eventlet dropped its green threads: ``lost()``) is
+``nova_plugin.state``'s business: each worker's ``SchedulerState`` holds
+its listener.
 
 Resync. Once its server is listening, a worker (when
 ``[iosched] resync_on_start`` is set) fanout-casts ``resync(requester)``
@@ -71,7 +53,6 @@ import oslo_messaging
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
 from nova_plugin import rpcapi
-from nova_plugin import store as report_store
 
 LOG = logging.getLogger(__name__)
 
@@ -138,20 +119,23 @@ def _eventlet_hub():
 class BackgroundListener(object):
     """Start a report listener in a thread, retrying while the bus is down.
 
-    ``state`` is ``new``, ``connecting`` (probing or starting the server),
-    ``waiting`` (the broker did not answer; retrying after a delay),
-    ``listening`` or ``stopped``. ``attempts``, ``outages`` and
-    ``resyncs`` count what the thread did; ``server`` is the
+    It feeds ``store`` and counts into ``metrics`` (a
+    ``metrics.SchedulerMetrics``, whose endpoint it starts once listening;
+    None: neither). ``state`` is ``new``, ``connecting`` (probing or
+    starting the server), ``waiting`` (the broker did not answer; retrying
+    after a delay), ``listening`` or ``stopped``. ``attempts``, ``outages``
+    and ``resyncs`` count what the thread did; ``server`` is the
     ``oslo_messaging`` server once listening.
     """
 
-    def __init__(self, conf, transport_url=None, store=None, host=None,
-                 probe=probe_broker, start=endpoint.start_listener,
+    def __init__(self, conf, store, transport_url=None, metrics=None,
+                 host=None, probe=probe_broker, start=endpoint.start_listener,
                  wait=None):
         iosched_conf.register_opts(conf)
         self.conf = conf
         self.transport_url = transport_url
         self.store = store
+        self.metrics = metrics
         self.host = endpoint._server_name(conf, host)
         self.requester = '%s:%d' % (self.host, os.getpid())
         self.pid = os.getpid()
@@ -198,7 +182,8 @@ class BackgroundListener(object):
             if why is None:
                 return self._start(self.conf,
                                    transport_url=self.transport_url,
-                                   store=self.store, host=self.host)
+                                   store=self.store, host=self.host,
+                                   metrics=self.metrics)
         except Exception as e:   # a bad URL, an auth failure, ...
             why = '%s: %s' % (type(e).__name__, e)
         self.last_error = why
@@ -223,7 +208,7 @@ class BackgroundListener(object):
                             'most', {
                                 'url': self._safe_url(), 'why':
                                 self.last_error, 'max': self._max_delay(),
-                                'hosts': len(self._store().hosts())})
+                                'hosts': len(self.store.hosts())})
             self.state = 'waiting'
             delay = next(delays)
             self.delays.append(delay)
@@ -239,6 +224,9 @@ class BackgroundListener(object):
                         'after %d attempts; listening', self.attempts)
         self.server = server
         self.state = 'listening'
+        if self.metrics is not None:
+            # [iosched_metrics]: this worker's endpoint, with its listener.
+            self.metrics.ensure_exporter(self.conf)
         if self.conf.iosched.resync_on_start:
             self.resync()
         # Set last: whoever waits on ``listening`` sees the resync asked.
@@ -254,10 +242,6 @@ class BackgroundListener(object):
             return False
         self.resyncs += 1
         return True
-
-    def _store(self):
-        return (self.store if self.store is not None
-                else report_store.get_store())
 
     def _max_delay(self):
         return max(self.conf.iosched.listener_retry_interval_max,
@@ -276,6 +260,11 @@ class BackgroundListener(object):
         server.wait()
         server.transport.cleanup()
 
+    def cancel(self):
+        """Ask the thread to stop, without waiting: it stops retrying, and
+        a server it is starting is stopped before it listens."""
+        self._stop.set()
+
     def stop(self, timeout=30.0):
         """Stop retrying or listening (tests, shutdown); joins the thread."""
         self._stop.set()
@@ -286,99 +275,3 @@ class BackgroundListener(object):
             self.server = None
         self.state = 'stopped'
         self.listening.clear()
-
-
-_LOCK = threading.Lock()
-_STATE = {'listener': None, 'warned_off': False,
-          'armed': None}            # (conf, transport_url) or None
-# Listeners inherited from a parent process: never stopped, never freed.
-_INHERITED = []
-
-
-def current_listener():
-    """This process's BackgroundListener, or None."""
-    listener = _STATE['listener']
-    if listener is not None and listener.pid == os.getpid():
-        return listener
-    return None
-
-
-def arm(conf, transport_url=None):
-    """Name the configuration forked children start their listener from.
-
-    Without it, a forked child uses ``cfg.CONF`` (Nova's configuration)
-    and the default transport URL. ``ensure_listener`` arms too.
-    """
-    _STATE['armed'] = (conf, transport_url)
-
-
-def ensure_listener(conf, transport_url=None):
-    """Start this process's listener once, if ``listen_for_reports`` is set.
-
-    Never blocks on the bus: returns the ``BackgroundListener`` at once
-    (look at its ``state``), or None when listening is disabled.
-    """
-    if not conf.iosched.listen_for_reports:
-        # Look once: the demo and tests feed the store directly, and
-        # hosts() sorts the whole store (once per host per request).
-        if not _STATE['warned_off']:
-            _STATE['warned_off'] = True
-            if not report_store.get_store().hosts():
-                LOG.warning('[iosched] listen_for_reports is off and no host '
-                            'report is held: every host counts as missing '
-                            'until something feeds the report store')
-        return None
-    listener = _STATE['listener']
-    if (listener is not None and listener.pid == os.getpid() and
-            not listener.lost()):
-        return listener            # the common case: no lock
-    with _LOCK:
-        listener = _STATE['listener']
-        if listener is not None and listener.pid != os.getpid():
-            _INHERITED.append(listener)
-            listener = None
-        if listener is not None and listener.lost():
-            LOG.info('iosched report listener: its green threads were '
-                     'dropped with the eventlet hub after fork; starting '
-                     'it again')
-            _INHERITED.append(listener)     # never resumed: leave it be
-            listener = None
-        if listener is None:
-            _STATE['armed'] = (conf, transport_url)
-            listener = BackgroundListener(conf, transport_url=transport_url)
-            _STATE['listener'] = listener
-            listener.start()
-        return listener
-
-
-def stop_listener():
-    """Stop this process's listener, if any (tests, shutdown)."""
-    listener = current_listener()
-    _STATE['listener'] = None
-    if listener is not None:
-        listener.stop()
-
-
-def _after_fork_in_child():
-    """In a forked child: drop the parent's listener, start our own."""
-    global _LOCK
-    _LOCK = threading.Lock()    # the parent's may have been held at fork
-    listener = _STATE['listener']
-    if listener is not None:
-        _INHERITED.append(listener)
-        _STATE['listener'] = None
-    conf, url = _STATE['armed'] or (cfg.CONF, None)
-    try:
-        enabled = conf.iosched.listen_for_reports
-    except (cfg.NoSuchOptError, cfg.NoSuchGroupError, cfg.Error):
-        return                  # the plugin is not configured here
-    if enabled:
-        try:
-            ensure_listener(conf, transport_url=url)
-        except Exception:       # a fork must never fail because of us
-            LOG.exception('iosched report listener not started after fork; '
-                          'it starts at the first scheduling request')
-
-
-if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

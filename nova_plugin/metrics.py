@@ -19,27 +19,29 @@ Config (nova.conf)::
     port = 9488
     max_workers = 16
 
-Counted where it happens: ``note_report`` (the report endpoint: received,
-dropped by reason), ``note_filter`` (every host a filter judged, and the
-cause of a rejection; ``note_filters`` counts a whole request's hosts at
-once), ``note_weigher``. Read at scrape time from the
-process's report store: hosts held, stale hosts (by name), the oldest
+``SchedulerMetrics`` is one worker's: its own ``registry`` (never
+prometheus_client's default one), its counters and its endpoint; the
+worker's ``nova_plugin.state.SchedulerState`` holds it. Counted where it
+happens: ``note_report`` (the report endpoint: received, dropped by
+reason), ``note_filter`` (every host a filter judged, and the cause of a
+rejection; ``note_filters`` counts a whole request's hosts at once),
+``note_weigher``. Read at scrape time from the worker's report store
+(``StoreCollector``): hosts held, stale hosts (by name), the oldest
 report's age, evictions.
 
 Multi-worker scheme. nova-scheduler forks workers, and each holds its own
-store (every report reaches every worker: fanout) and judges its own
-share of the requests. ``ensure_exporter(conf)``, called when a worker's
-report listener starts, serves this process's registry on the first free
-port of ``port`` .. ``port + max_workers - 1``. Prometheus scrapes every
-port of the range; a worker is one target. Sum rejections across
-workers; take the max of per-store gauges (every worker sees the same
-reports). Chosen over prometheus_client's multiprocess mode, which needs
-PROMETHEUS_MULTIPROC_DIR set before nova-scheduler starts, a server in
-the parent (which runs no plugin code after the fork) and cannot serve
+state (every report reaches every worker: fanout) and judges its own
+share of the requests. ``SchedulerMetrics.ensure_exporter(conf)``, called
+when a worker's report listener is up, serves the worker's registry on
+the first free port of ``port`` .. ``port + max_workers - 1``. Prometheus
+scrapes every port of the range; a worker is one target. Sum rejections
+across workers; take the max of per-store gauges (every worker sees the
+same reports). Chosen over prometheus_client's multiprocess mode, which
+needs PROMETHEUS_MULTIPROC_DIR set before nova-scheduler starts, a server
+in the parent (which runs no plugin code after the fork) and cannot serve
 the scrape-time store collector.
 
-Process-wide, like ``store.STORE``: its own ``REGISTRY``, never
-prometheus_client's default one. No nova import.
+No nova import.
 """
 
 import os
@@ -50,12 +52,10 @@ import prometheus_client
 from prometheus_client import core
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import store as report_store
 
 LOG = logging.getLogger(__name__)
 
 PREFIX = 'iosched_scheduler_'
-REGISTRY = prometheus_client.CollectorRegistry()
 
 # Why a report is dropped (not stored).
 DROP_MALFORMED = 'malformed'
@@ -69,40 +69,6 @@ CAUSE_RULE = 'rule'                     # the host's report says no
 CAUSE_NO_REPORT = 'no_report'           # missing_report_policy=reject
 CAUSE_SLO_LOOKUP = 'slo_lookup_failed'  # slo_lookup_failure_policy=reject
 
-RECEIVED = prometheus_client.Counter(
-    PREFIX + 'reports_received', 'HostReports this worker received.',
-    registry=REGISTRY)
-DROPPED = prometheus_client.Counter(
-    PREFIX + 'reports_dropped', 'Received reports not stored, by reason: '
-    'malformed, unsupported_version, out_of_order (older than or a copy '
-    'of the held one, e.g. a resync), unauthenticated (report_auth=hmac), '
-    'future (stamped beyond report_max_clock_skew), refused (an unknown '
-    'host while the store is full of known ones).', ('reason',), registry=REGISTRY)
-CHECKS = prometheus_client.Counter(
-    PREFIX + 'filter_checks', 'Hosts a filter judged, by filter and '
-    'result (passed, rejected).', ('filter', 'result'), registry=REGISTRY)
-REJECTIONS = prometheus_client.Counter(
-    PREFIX + 'filter_rejections', 'Hosts a filter rejected, by filter and '
-    'cause: rule, no_report, slo_lookup_failed.', ('filter', 'cause'),
-    registry=REGISTRY)
-WEIGHINGS = prometheus_client.Counter(
-    PREFIX + 'weigher_invocations', 'Requests a weigher weighed hosts '
-    'for.', ('weigher',), registry=REGISTRY)
-WEIGHED_MISSING = prometheus_client.Counter(
-    PREFIX + 'weigher_missing_reports', 'Hosts a weigher weighed without '
-    'a fresh report (missing_report_weight applied).', ('weigher',),
-    registry=REGISTRY)
-
-_LOCK = threading.Lock()
-_STATE = {'pid': None, 'exporter': None}
-
-
-def note_report(dropped=None):
-    """One report received; ``dropped``: why it was not stored."""
-    RECEIVED.inc()
-    if dropped is not None:
-        DROPPED.labels(dropped).inc()
-
 
 def drop_reason(error):
     """The drop reason of a ``payload_check.PayloadError``."""
@@ -110,45 +76,136 @@ def drop_reason(error):
             else DROP_MALFORMED)
 
 
-def note_filter(name, passed, cause=CAUSE_RULE):
-    """A filter judged one host."""
-    CHECKS.labels(name, 'passed' if passed else 'rejected').inc()
-    if not passed:
-        REJECTIONS.labels(name, cause).inc()
+class SchedulerMetrics(object):
+    """One worker's counters in its own ``registry``, the gauges of its
+    report ``store`` (None: none) and its ``GET /metrics`` endpoint."""
 
+    def __init__(self, store=None):
+        self.registry = registry = prometheus_client.CollectorRegistry()
+        self.received = prometheus_client.Counter(
+            PREFIX + 'reports_received', 'HostReports this worker received.',
+            registry=registry)
+        self.dropped = prometheus_client.Counter(
+            PREFIX + 'reports_dropped', 'Received reports not stored, by '
+            'reason: malformed, unsupported_version, out_of_order (older '
+            'than or a copy of the held one, e.g. a resync), '
+            'unauthenticated (report_auth=hmac), future (stamped beyond '
+            'report_max_clock_skew), refused (an unknown host while the '
+            'store is full of known ones).', ('reason',), registry=registry)
+        self.checks = prometheus_client.Counter(
+            PREFIX + 'filter_checks', 'Hosts a filter judged, by filter and '
+            'result (passed, rejected).', ('filter', 'result'),
+            registry=registry)
+        self.rejections = prometheus_client.Counter(
+            PREFIX + 'filter_rejections', 'Hosts a filter rejected, by '
+            'filter and cause: rule, no_report, slo_lookup_failed.',
+            ('filter', 'cause'), registry=registry)
+        self.weighings = prometheus_client.Counter(
+            PREFIX + 'weigher_invocations', 'Requests a weigher weighed '
+            'hosts for.', ('weigher',), registry=registry)
+        self.weighed_missing = prometheus_client.Counter(
+            PREFIX + 'weigher_missing_reports', 'Hosts a weigher weighed '
+            'without a fresh report (missing_report_weight applied).',
+            ('weigher',), registry=registry)
+        if store is not None:
+            registry.register(StoreCollector(store))
+        self.exporter = None
+        self._exporter_pid = None
+        self._lock = threading.Lock()
 
-def note_filters(name, passed=0, rejected=None):
-    """A filter judged many hosts: ``passed`` passed, ``rejected`` maps a
-    cause to the hosts rejected for it (the sums of ``note_filter``)."""
-    if passed:
-        CHECKS.labels(name, 'passed').inc(passed)
-    if rejected:
-        total = 0
-        for cause, count in rejected.items():
-            if count:
-                REJECTIONS.labels(name, cause).inc(count)
-                total += count
-        if total:
-            CHECKS.labels(name, 'rejected').inc(total)
+    def note_report(self, dropped=None):
+        """One report received; ``dropped``: why it was not stored."""
+        self.received.inc()
+        if dropped is not None:
+            self.dropped.labels(dropped).inc()
 
+    def note_filter(self, name, passed, cause=CAUSE_RULE):
+        """A filter judged one host."""
+        self.checks.labels(name, 'passed' if passed else 'rejected').inc()
+        if not passed:
+            self.rejections.labels(name, cause).inc()
 
-def note_weigher(name, hosts_missing=0):
-    WEIGHINGS.labels(name).inc()
-    if hosts_missing:
-        WEIGHED_MISSING.labels(name).inc(hosts_missing)
+    def note_filters(self, name, passed=0, rejected=None):
+        """A filter judged many hosts: ``passed`` passed, ``rejected``
+        maps a cause to the hosts rejected for it (the sums of
+        ``note_filter``)."""
+        if passed:
+            self.checks.labels(name, 'passed').inc(passed)
+        if rejected:
+            total = 0
+            for cause, count in rejected.items():
+                if count:
+                    self.rejections.labels(name, cause).inc(count)
+                    total += count
+            if total:
+                self.checks.labels(name, 'rejected').inc(total)
+
+    def note_weigher(self, name, hosts_missing=0):
+        self.weighings.labels(name).inc()
+        if hosts_missing:
+            self.weighed_missing.labels(name).inc(hosts_missing)
+
+    def ensure_exporter(self, conf):
+        """Serve the registry once, if ``[iosched_metrics] enabled``.
+
+        Cheap after the first call. Returns the Exporter, or None
+        (disabled, or no free port: logged once). A green endpoint whose
+        eventlet hub was replaced (oslo.service's eventlet launcher, after
+        fork) is bound again.
+        """
+        iosched_conf.register_opts(conf)
+        if not conf.iosched_metrics.enabled:
+            return None
+        pid = os.getpid()
+        exporter = self.exporter
+        if self._exporter_pid == pid and (exporter is None or
+                                          exporter.alive()):
+            return exporter
+        with self._lock:
+            stale = self.exporter
+            if self._exporter_pid == pid and (stale is None or
+                                              stale.alive()):
+                return stale
+            if (stale is not None and stale.pid == pid and
+                    isinstance(stale, GreenExporter)):
+                stale.sock.close()  # its green thread died with its hub
+            exporter = _bind(conf, self.registry)
+            self.exporter, self._exporter_pid = exporter, pid
+            if exporter is not None:
+                LOG.info('iosched scheduler metrics of worker %(pid)d on '
+                         'http://%(h)s:%(p)d/metrics',
+                         {'pid': pid, 'h': conf.iosched_metrics.bind_host,
+                          'p': exporter.port})
+            return exporter
+
+    def release_exporter(self):
+        """Forget this process's endpoint and return it (None if none),
+        for the caller to stop; the next ``ensure_exporter`` binds anew."""
+        with self._lock:
+            exporter, self.exporter = self.exporter, None
+            self._exporter_pid = None
+        if exporter is not None and exporter.pid == os.getpid():
+            return exporter
+        return None
+
+    def stop_exporter(self):
+        """Stop the endpoint (tests, shutdown)."""
+        exporter = self.release_exporter()
+        if exporter is not None:
+            exporter.stop()
 
 
 class StoreCollector(object):
     """Gauges of a report store, read at scrape time."""
 
-    def __init__(self, get_store=report_store.get_store):
-        self._get_store = get_store
+    def __init__(self, store):
+        self._store = store
 
     def describe(self):
         return []
 
     def collect(self):
-        stats = self._get_store().stats()
+        stats = self._store.stats()
         hosts = core.GaugeMetricFamily(
             PREFIX + 'hosts', 'Hosts whose latest report this worker '
             'holds, by state (fresh, stale).', labels=('state',))
@@ -177,9 +234,6 @@ class StoreCollector(object):
             'store_max_hosts.')
         evicted.add_metric((), stats['evicted'])
         return [hosts, stale, named, oldest, pending, evicted]
-
-
-REGISTRY.register(StoreCollector())
 
 
 class Exporter(object):
@@ -262,44 +316,3 @@ def _bind(conf, registry):
                   'h': c.bind_host, 'p': c.port, 'n': c.max_workers,
                   'e': '; '.join(errors[-3:])})
     return None
-
-
-def ensure_exporter(conf, registry=REGISTRY):
-    """Serve this process's metrics once, if ``[iosched_metrics] enabled``.
-
-    Cheap after the first call of a process. Returns the Exporter, or None
-    (disabled, or no free port: logged once per process).
-    """
-    iosched_conf.register_opts(conf)
-    if not conf.iosched_metrics.enabled:
-        return None
-    pid = os.getpid()
-    exporter = _STATE['exporter']
-    if _STATE['pid'] == pid and (exporter is None or exporter.alive()):
-        return exporter
-    with _LOCK:
-        if _STATE['pid'] == pid and (_STATE['exporter'] is None or
-                                     _STATE['exporter'].alive()):
-            return _STATE['exporter']
-        stale = _STATE['exporter']
-        if (stale is not None and stale.pid == pid and
-                isinstance(stale, GreenExporter)):
-            stale.sock.close()      # its green thread died with its hub
-        # (A forked child: the parent's server is not ours to stop.)
-        exporter = _bind(conf, registry)
-        _STATE.update(pid=pid, exporter=exporter)
-        if exporter is not None:
-            LOG.info('iosched scheduler metrics of worker %(pid)d on '
-                     'http://%(h)s:%(p)d/metrics',
-                     {'pid': pid, 'h': conf.iosched_metrics.bind_host,
-                      'p': exporter.port})
-        return exporter
-
-
-def stop_exporter():
-    """Stop this process's endpoint (tests, shutdown)."""
-    with _LOCK:
-        exporter = _STATE['exporter']
-        _STATE.update(pid=None, exporter=None)
-    if exporter is not None and exporter.pid == os.getpid():
-        exporter.stop()

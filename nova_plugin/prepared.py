@@ -23,7 +23,7 @@ Description:
     (``scoring.fits``, ``lsvm_rule.check``, ``slo_rule.admit``,
     ``scoring.score``) with the same arithmetic in the same order; the
     reasons are those rules' texts, written only when read
-    (``explain.record_batch``) or logged at DEBUG.
+    (``explain.Explainer.record_batch``) or logged at DEBUG.
 
 Requirements:
     The reports the store returns: ``host``, ``ts``, ``seq``, ``pcpus``,
@@ -145,16 +145,13 @@ class Cache(object):
             self._slots.clear()
 
 
-CACHE = Cache()
-
-
-def fresh(reports, host_states, cache=None):
+def fresh(reports, host_states, cache):
     """The ``Prepared`` of each host's fresh report, None where it has none.
 
     Reads ``reports.get(host)`` (``reports.get_many(hosts)`` when the store
-    has it: one lock for the list).
+    has it: one lock for the list); ``cache`` is the worker's ``Cache``
+    (its bound follows the store's ``max_hosts``).
     """
-    cache = cache if cache is not None else CACHE
     cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
     get_many = getattr(reports, 'get_many', None)
     if get_many is not None:

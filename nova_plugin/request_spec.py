@@ -17,8 +17,9 @@ unset field of a Nova object as absent instead of lazy-loading it.
 
 Every filter and the weigher read the same RequestSpec (once per request
 each, in ``filter_all``/``weigh_objects``; once per host through
-``host_passes``), so the last request read is kept (one slot, checked by
-object identity, the instance uuid and the flavor object): reading a
+``host_passes``), so a worker keeps the last request read (``LastRead``,
+in its ``nova_plugin.state.SchedulerState``: one slot per thread, checked
+by object identity, the instance uuid and the flavor object): reading a
 versioned object's fields costs more than the rules themselves
 (bench/nova_scale).
 
@@ -60,7 +61,8 @@ def _stored(obj, name):
         return field(obj, name)
 
 
-def _read(spec_obj):
+def read(spec_obj):
+    """``(scoring.Request, label)`` of ``spec_obj``, read now."""
     flavor = field(spec_obj, 'flavor')
     flavor_name = field(flavor, 'name')
     specs = flavor_contract.read(field(flavor, 'extra_specs', {}))
@@ -75,33 +77,38 @@ def _read(spec_obj):
     return request, name
 
 
-_LAST = threading.local()
+class LastRead(object):
+    """``read(spec_obj)``, keeping the last spec read per thread."""
 
+    def __init__(self):
+        self._local = threading.local()
 
-def _memo(spec_obj):
-    """(request, label) of ``spec_obj``; the last one per thread is kept.
+    def read(self, spec_obj):
+        """(request, label) of ``spec_obj``; the last one per thread is
+        kept.
 
-    The key holds a reference to the spec and its flavor, so neither can be
-    freed and its id reused while it is the key. Nova sets a new
-    ``instance_uuid`` on the same spec for each instance of a multi-create
-    request, and a resize sets a new flavor: both are part of the key.
-    """
-    key = (spec_obj, _stored(spec_obj, 'instance_uuid'),
-           _stored(spec_obj, 'flavor'))
-    held = getattr(_LAST, 'slot', None)
-    if (held is not None and held[0][0] is key[0] and held[0][1] == key[1]
-            and held[0][2] is key[2]):
-        return held[1]
-    value = _read(spec_obj)
-    _LAST.slot = (key, value)
-    return value
+        The key holds a reference to the spec and its flavor, so neither
+        can be freed and its id reused while it is the key. Nova sets a new
+        ``instance_uuid`` on the same spec for each instance of a
+        multi-create request, and a resize sets a new flavor: both are part
+        of the key.
+        """
+        key = (spec_obj, _stored(spec_obj, 'instance_uuid'),
+               _stored(spec_obj, 'flavor'))
+        held = getattr(self._local, 'slot', None)
+        if (held is not None and held[0][0] is key[0] and
+                held[0][1] == key[1] and held[0][2] is key[2]):
+            return held[1]
+        value = read(spec_obj)
+        self._local.slot = (key, value)
+        return value
 
 
 def to_request(spec_obj):
     """The ``scoring.Request`` for the flavor of ``spec_obj``."""
-    return _memo(spec_obj)[0]
+    return read(spec_obj)[0]
 
 
 def label(spec_obj):
     """A short name for the request: instance uuid, else flavor name."""
-    return _memo(spec_obj)[1]
+    return read(spec_obj)[1]

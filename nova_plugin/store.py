@@ -12,8 +12,9 @@
 """The latest HostReport of every compute host, as one scheduler worker has it.
 
 Fed by ``nova_plugin.endpoint`` (one fanout consumer per scheduler worker),
-read by the filter and the weigher through ``get_store()``. Thread-safe:
-the RPC server's threads write while the scheduler reads.
+read by the filters and the weigher; the worker's store is the ``store`` of
+its ``nova_plugin.state.SchedulerState`` (slim entries). Thread-safe: the
+RPC server's threads write while the scheduler reads.
 
 * Order. A report replaces the held one if its ``ts`` is newer, or equal with
   a higher ``seq``; an older one is ignored (out-of-order delivery, or a
@@ -301,21 +302,3 @@ class ReportStore(object):
             self._unknown.clear()
             self._known.clear()
             self._counts = dict.fromkeys(self._counts, 0)
-
-
-# The scheduler's: slim entries (the filters' part of each report).
-STORE = ReportStore(slim=True)
-
-
-def get_store(conf=None):
-    """The process-wide store; applies ``conf.iosched`` settings if given."""
-    if conf is not None:
-        ttl = conf.iosched.report_ttl_intervals
-        max_hosts = conf.iosched.store_max_hosts
-        skew = conf.iosched.report_max_clock_skew
-        # Called once per host by the filters: take the lock only to change.
-        if (ttl != STORE.ttl_intervals or max_hosts != STORE.max_hosts or
-                skew != STORE.max_clock_skew):
-            STORE.configure(ttl_intervals=ttl, max_hosts=max_hosts,
-                            max_clock_skew=skew)
-    return STORE

@@ -24,10 +24,12 @@ function path through ``HostFilterHandler``/``HostWeightHandler``:
   and ``nova_plugin.weighers.all_weighers`` (whatever exists at run time);
 * iosched alone: only the plugin's classes, on the same hosts (its own part).
 
-The plugin reads a ``ReportStore`` holding a fresh report for every host,
-each parsed from JSON by ``HostReport.from_dict`` as the endpoint does, with
-``[iosched] listen_for_reports = true`` and its listener running (on the
-in-process ``fake:/`` transport), as in production.
+The plugin reads the store of a ``nova_plugin.state.SchedulerState``
+(installed with ``use_state`` while the classes load and run) holding a
+fresh report for every host, each parsed from JSON by
+``HostReport.from_dict`` as the endpoint does, with ``[iosched]
+listen_for_reports = true`` and its listener running (on the in-process
+``fake:/`` transport), as in production.
 Memory: tracemalloc of that store and of the HostState objects, per host.
 
 Imports nova: never import this module in a process that imports cinder.
@@ -275,24 +277,22 @@ def fill_store(report_store, n, templates, progress):
             progress('  store: %d/%d reports parsed' % (i + 1, n))
 
 
-def start_listener(timeout=60.0):
+def start_listener(worker, timeout=60.0):
     """Run the plugin as in production: ``listen_for_reports = true``.
 
-    The filters and weighers call ``listener.ensure_listener`` once per
-    request; with listening on, that is the fast path of a running listener
-    (with it off, the plugin takes another path, which nova-scheduler does
-    not run when configured as docs/nova.md says). The listener runs on
-    oslo.messaging's in-process ``fake:/`` transport and a topic of its
-    own: no broker is needed and nothing else feeds the store.
+    The filters and weighers check the listener of ``worker`` (a
+    ``SchedulerState``) once per request; with listening on, that is the
+    fast path of a running listener. The listener runs on oslo.messaging's
+    in-process ``fake:/`` transport and a topic of its own: no broker is
+    needed and nothing else feeds the store.
     """
     import nova.conf
-    from nova_plugin import listener as listener_mod
 
     conf = nova.conf.CONF
     conf.set_override('listen_for_reports', True, 'iosched')
     conf.set_override('report_topic', 'iosched-bench-%s' %
                       uuid_mod.uuid4().hex[:8], 'iosched')
-    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
+    listener = worker.start_listener(conf, transport_url='fake:/')
     deadline = time.monotonic() + timeout
     while (getattr(listener, 'state', 'listening') != 'listening' and
            time.monotonic() < deadline):
@@ -315,9 +315,17 @@ def _traced(build):
 def run(args, log=print):
     """Part 1. Returns the JSON-ready figures."""
     setup_nova()
-    from nova_plugin import endpoint
-    from nova_plugin import store
+    from nova_plugin import state as plugin_state
 
+    worker = plugin_state.SchedulerState()   # as a scheduler worker's
+    try:
+        with plugin_state.use_state(worker):
+            return _run(args, worker, log)
+    finally:
+        worker.stop()
+
+
+def _run(args, worker, log):
     sizes = sorted(args.hosts)
     largest = sizes[-1]
     log('part 1: filter + weigher cost through Nova\'s handlers, %s hosts'
@@ -330,9 +338,8 @@ def run(args, log=print):
     log('  iosched weighers: %s' % ', '.join(
         handlers.names['iosched_weighers']))
 
-    report_store = store.ReportStore(slim=True)   # as the scheduler's
-    store.STORE = report_store       # what get_store() hands the plugin
-    listener = start_listener()
+    report_store = worker.store
+    start_listener(worker)
     wire = templates(largest, args)
     _, store_bytes = _traced(lambda: fill_store(
         report_store, largest, wire, log))
@@ -411,11 +418,6 @@ def run(args, log=print):
                 n, us['default'], us['iosched'],
                 us['iosched'] / us['default'], us['iosched_alone'],
                 us['iosched_alone'] / us['default']))
-    stop = getattr(endpoint, 'stop_listener', None)
-    if stop is not None:
-        stop()
-    elif hasattr(listener, 'stop'):
-        listener.stop()
     return {'names': handlers.names, 'per_size': per_size,
             'memory': memory,
             'requests_mix': [f[0] for f in FLAVORS],

@@ -157,6 +157,7 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
     if kind == 'iosched':
         from nova_plugin import conf as plugin_conf
         from nova_plugin import endpoint
+        from nova_plugin import metrics as metrics_mod
         from nova_plugin import store as store_mod
 
         class TimingStore(store_mod.ReportStore):
@@ -178,8 +179,10 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         st = TimingStore(ttl_intervals=s.ttl_intervals, slim=True)
         endpoint.ReportEndpoint.report_host_io = timed(
             endpoint.ReportEndpoint.report_host_io)
-        server = endpoint.start_listener(cfg.CONF, transport_url=s.url,
-                                         store=st, host=name)
+        # counted as a scheduler worker counts them
+        server = endpoint.start_listener(
+            cfg.CONF, transport_url=s.url, store=st, host=name,
+            metrics=metrics_mod.SchedulerMetrics(st))
 
         def lookup(host, now, ttl):
             r = st.get(host)

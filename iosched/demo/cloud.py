@@ -46,6 +46,7 @@ from host_agent.reporter import rpcapi
 from iosched.contract import flavor as flavor_contract
 from iosched.demo import placement
 from iosched.simdriver import driver as sim_driver
+from nova_plugin import state as plugin_state
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -93,7 +94,10 @@ class Cloud(object):
         for name, text in scenario.volume_types.items():
             self.slos[name] = slo_mod.parse(text)
             self.qos[name] = translate.translate(self.slos[name])
-        self.scheduler = placement.Scheduler(with_iosched)
+        # the scheduler worker's state: its store on the simulated clock
+        self.state = (plugin_state.SchedulerState(clock=self.now)
+                      if with_iosched else None)
+        self.scheduler = placement.Scheduler(with_iosched, self.state)
         self.host_states = [placement.make_host_state(h, h.ram_mb)
                             for h in scenario.hosts]
         for h in scenario.hosts:
@@ -108,7 +112,7 @@ class Cloud(object):
             self.drivers[h.name] = sim_driver.SimulatedDriver(sim)
             self.observers[h.name] = vcpu_io_strength.VcpuIoStrengthCollector(
                 CONF)
-        self.store = None
+        self.store = self.state.store if with_iosched else None
         self.server = None
         self.last_vcpus = {}        # host -> tuple[VcpuIoStrength]
         self.cpu_at = {}            # uuid -> cpu_run_us at t0
@@ -118,15 +122,13 @@ class Cloud(object):
     # -- wiring ----------------------------------------------------------
     def _start_iosched(self, transport_url):
         from nova_plugin import endpoint
-        from nova_plugin import store as store_mod
         CONF.set_override('tick_interval', self.sc.tick_s, 'host_agent')
-        self.store = store_mod.ReportStore(clock=self.now, slim=True)
-        store_mod.STORE = self.store
         transport = messaging.get_transport(CONF, transport_url)
         # One transport for both ends: each fake:/ transport is its own bus.
         self.server = endpoint.start_listener(
             CONF, store=self.store, transport=transport,
-            host='demo-scheduler-%s' % uuid_mod.uuid4().hex[:8])
+            host='demo-scheduler-%s' % uuid_mod.uuid4().hex[:8],
+            metrics=self.state.metrics)
         reporter = rpcapi.ReportAPI(transport, CONF.reporter.topic)
         for name, drv in self.drivers.items():
             self.agents[name] = assembly.build_agent(

@@ -26,9 +26,14 @@ Two things stand in for parts of a cloud the demo does not run:
 
 Stock = Nova's default filters (less ComputeFilter) and
 ``nova.scheduler.weights.all_weighers``; iosched adds
-``nova_plugin.filters.all_filters`` and ``nova_plugin.weighers.all_weighers``.
+``nova_plugin.filters.all_filters`` and ``nova_plugin.weighers.all_weighers``,
+which read the ``nova_plugin.state.SchedulerState`` the cloud gives (its
+store fed by the agents' reports, on the simulated clock): installed with
+``nova_plugin.state.use_state`` while the classes load and while they
+place.
 """
 
+import contextlib
 import dataclasses
 import uuid as uuid_mod
 
@@ -37,6 +42,8 @@ from nova import objects
 from nova.scheduler import filters as nova_filters
 from nova.scheduler import host_manager
 from nova.scheduler import weights as nova_weights
+
+from nova_plugin import state as plugin_state
 
 CONF = nova.conf.CONF
 
@@ -105,11 +112,22 @@ def make_request_spec(server, index):
 
 
 class Scheduler(object):
-    """Filters and weighers as nova-scheduler runs them."""
+    """Filters and weighers as nova-scheduler runs them; the iosched ones
+    on ``state`` (a ``nova_plugin.state.SchedulerState``)."""
 
-    def __init__(self, with_iosched):
+    def __init__(self, with_iosched, state=None):
         setup_nova()
         self.with_iosched = with_iosched
+        self.state = state
+        with self._plugin_state():
+            self._load(with_iosched)
+
+    def _plugin_state(self):
+        if self.state is None:
+            return contextlib.nullcontext()
+        return plugin_state.use_state(self.state)
+
+    def _load(self, with_iosched):
         fh = nova_filters.HostFilterHandler()
         paths = ['nova.scheduler.filters.all_filters']
         wpaths = ['nova.scheduler.weights.all_weighers']
@@ -138,6 +156,10 @@ class Scheduler(object):
         return None
 
     def select(self, server, spec, host_states):
+        with self._plugin_state():
+            return self._select(server, spec, host_states)
+
+    def _select(self, server, spec, host_states):
         rejected = {}
         candidates = []
         for h in host_states:
@@ -172,11 +194,9 @@ class Scheduler(object):
                         rejected=rejected, weights=weights,
                         iosched_weights=raw)
 
-    @staticmethod
-    def _why(host):
-        try:
-            from nova_plugin import explain
-        except ImportError:
+    def _why(self, host):
+        if self.state is None:
             return ''
-        last = explain.recent(host=host, stage='filter', limit=1)
+        last = self.state.explainer.recent(host=host, stage='filter',
+                                           limit=1)
         return ': ' + last[0].reason if last and last[0].reason else ''

@@ -66,6 +66,28 @@ def reports_from_files(paths):
     return reports
 
 
+def open_listener(conf, transport_url, store, name, listen, probe, no_url):
+    """The RPC server ``listen`` starts on ``transport_url`` to feed
+    ``store`` (server name ``name``), once ``probe`` found a broker there.
+    Every failure is a ``BadInput`` (``no_url`` without a URL)."""
+    if not transport_url:
+        raise BadInput(no_url)
+    safe = _redacted(transport_url)
+    try:
+        down = probe(transport_url)
+    except Exception as e:      # InvalidTransportURL and friends
+        raise BadInput('bad transport URL %s: %s (accepted: '
+                       'rabbit://USER:PASS@HOST:PORT/)' % (safe, e))
+    if down:
+        raise BadInput('no message broker answers at %s: %s' % (safe, down))
+    try:
+        return listen(conf, transport_url=transport_url, store=store,
+                      host=name)
+    except Exception as e:      # oslo.messaging raises many kinds
+        raise BadInput('cannot listen on %s (topic %s): %s' % (
+            safe, conf.iosched.report_topic, e))
+
+
 def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
                      clock=time.monotonic, sleep=time.sleep,
                      listen=endpoint.start_listener,
@@ -88,29 +110,15 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
     :returns: ({host: HostReport}, seconds listened, why it stopped:
         'interval', 'settled' or 'wait')
     """
-    if not transport_url:
-        raise BadInput('no transport URL to listen for reports: give '
-                       '--transport-url rabbit://USER:PASS@HOST:5672/ or a '
-                       '--config-file with [DEFAULT] transport_url (the one '
-                       'the agents report to), or saved reports with '
-                       '--report FILE')
-    safe = _redacted(transport_url)
-    try:
-        down = probe(transport_url)
-    except Exception as e:      # InvalidTransportURL and friends
-        raise BadInput('bad transport URL %s: %s (accepted: '
-                       'rabbit://USER:PASS@HOST:PORT/)' % (safe, e))
-    if down:
-        raise BadInput('no message broker answers at %s: %s' % (safe, down))
     store = report_store.ReportStore(
         ttl_intervals=conf.iosched.report_ttl_intervals)
     name = 'iosched-placement-%s-%d' % (socket.gethostname(), os.getpid())
-    try:
-        server = listen(conf, transport_url=transport_url, store=store,
-                        host=name)
-    except Exception as e:      # oslo.messaging raises many kinds
-        raise BadInput('cannot listen on %s (topic %s): %s' % (
-            safe, conf.iosched.report_topic, e))
+    server = open_listener(
+        conf, transport_url, store, name, listen, probe,
+        'no transport URL to listen for reports: give --transport-url '
+        'rabbit://USER:PASS@HOST:5672/ or a --config-file with [DEFAULT] '
+        'transport_url (the one the agents report to), or saved reports '
+        'with --report FILE')
     start = clock()
     try:
         try:
@@ -120,37 +128,44 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
             progress('resync request failed (%s): waiting for the periodic '
                      'reports' % e)
             resynced = False
-        next_line = start
-        seen, last_new = 0, start
-        while True:
-            now = clock()
-            fresh = [r for r in (store.get(h) for h in store.hosts())
-                     if r is not None]
-            if len(fresh) > seen:
-                seen, last_new = len(fresh), now
-            interval_done = (fresh and now - start >=
-                             1.2 * max(r.report_interval for r in fresh)
-                             + 0.2)
-            settled = resynced and fresh and now - last_new >= settle
-            stop = ('interval' if interval_done else
-                    'settled' if settled else
-                    'wait' if now - start >= wait else None)
-            if stop:
-                break
-            if now >= next_line:
-                progress('listening on topic %s: %d host(s) reported after '
-                         '%.0f s (up to %s s%s)' % (
-                             conf.iosched.report_topic, len(fresh),
-                             now - start, _num(wait),
-                             ', resync asked' if resynced else ''))
-                next_line = now + 1.0
-            sleep(0.05)
+        stop = _gather(conf, store, start, wait, settle, resynced, progress,
+                       clock, sleep)
     finally:
         server.stop()
         server.wait()
     reports = {h: store.get(h) for h in store.hosts()
                if store.get(h) is not None}
     return reports, clock() - start, stop
+
+
+def _gather(conf, store, start, wait, settle, resynced, progress, clock,
+            sleep):
+    """Wait for reports in ``store`` until ``reports_from_bus``'s stop
+    rule holds; returns why it stopped."""
+    next_line = start
+    seen, last_new = 0, start
+    while True:
+        now = clock()
+        fresh = [r for r in (store.get(h) for h in store.hosts())
+                 if r is not None]
+        if len(fresh) > seen:
+            seen, last_new = len(fresh), now
+        interval_done = (fresh and now - start >=
+                         1.2 * max(r.report_interval for r in fresh) + 0.2)
+        settled = resynced and fresh and now - last_new >= settle
+        stop = ('interval' if interval_done else
+                'settled' if settled else
+                'wait' if now - start >= wait else None)
+        if stop:
+            return stop
+        if now >= next_line:
+            progress('listening on topic %s: %d host(s) reported after '
+                     '%.0f s (up to %s s%s)' % (
+                         conf.iosched.report_topic, len(fresh),
+                         now - start, _num(wait),
+                         ', resync asked' if resynced else ''))
+            next_line = now + 1.0
+        sleep(0.05)
 
 
 def _num(value):

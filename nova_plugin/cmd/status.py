@@ -74,10 +74,6 @@ did), 2 bad input (configuration, URL, broker not reachable).""" % (
     ' or '.join(DEFAULT_CONFIGS))
 
 
-class BadInput(Exception):
-    """Said on stderr in one line; exit 2."""
-
-
 class Collector(object):
     """The store the report endpoint feeds: every host's newest report and
     when it arrived. ``done`` is set once every watched host reported (with
@@ -224,16 +220,16 @@ def load_conf(paths):
         paths = [p for p in DEFAULT_CONFIGS if os.path.isfile(p)][:1]
     for path in paths:
         if not os.path.isfile(path):
-            raise BadInput('no configuration file at %s (--config-file: '
-                           'accepted: a readable host-agent.conf or '
-                           'nova.conf)' % path)
+            raise sources.BadInput(
+                'no configuration file at %s (--config-file: accepted: a '
+                'readable host-agent.conf or nova.conf)' % path)
     try:
         conf([], project='iosched', default_config_files=list(paths))
         url = conf.reporter.transport_url or conf.transport_url
         topic = conf.reporter.topic or conf.iosched.report_topic
         agents = conf.reporter.resync_topic or conf.iosched.agents_topic
     except (cfg.Error, OSError, ValueError) as e:
-        raise BadInput('cannot read the configuration %s: %s' % (
+        raise sources.BadInput('cannot read the configuration %s: %s' % (
             ', '.join(paths) or '(defaults)', e))
     return conf, list(paths), url, topic, agents
 
@@ -244,25 +240,12 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
             probe=listener.probe_broker):
     """Listen on ``[iosched] report_topic`` until ``collector.done`` or
     ``wait`` seconds; returns the seconds listened."""
-    if not url:
-        raise BadInput('no transport URL: give --transport-url '
-                       'rabbit://USER:PASS@HOST:5672/ or a --config-file '
-                       'with [reporter] or [DEFAULT] transport_url (the bus '
-                       'the agents report to)')
-    safe = sources._redacted(url)
-    try:
-        down = probe(url)
-    except Exception as e:      # InvalidTransportURL and friends
-        raise BadInput('bad transport URL %s: %s (accepted: '
-                       'rabbit://USER:PASS@HOST:PORT/)' % (safe, e))
-    if down:
-        raise BadInput('no message broker answers at %s: %s' % (safe, down))
     name = '%s-%s-%d' % (PROG, socket.gethostname(), os.getpid())
-    try:
-        server = listen(conf, transport_url=url, store=collector, host=name)
-    except Exception as e:      # oslo.messaging raises many kinds
-        raise BadInput('cannot listen on %s (topic %s): %s' % (
-            safe, conf.iosched.report_topic, e))
+    server = sources.open_listener(
+        conf, url, collector, name, listen, probe,
+        'no transport URL: give --transport-url '
+        'rabbit://USER:PASS@HOST:5672/ or a --config-file with [reporter] '
+        'or [DEFAULT] transport_url (the bus the agents report to)')
     start = time.monotonic()
     try:
         if resync:
@@ -298,11 +281,12 @@ def main(argv=None, out=None, err=None):
 
     try:
         if not 0 < args.wait <= threading.TIMEOUT_MAX:
-            raise BadInput('--wait %s: accepted: seconds > 0, at most %d'
-                           % (args.wait, threading.TIMEOUT_MAX))
+            raise sources.BadInput(
+                '--wait %s: accepted: seconds > 0, at most %d'
+                % (args.wait, threading.TIMEOUT_MAX))
         if args.max_age is not None and not args.max_age >= 0:
-            raise BadInput('--max-age %s: accepted: seconds >= 0'
-                           % args.max_age)
+            raise sources.BadInput(
+                '--max-age %s: accepted: seconds >= 0' % args.max_age)
         conf, paths, url, topic, agents = load_conf(args.config_file)
         url = args.transport_url or url
         topic = args.topic or topic
@@ -325,7 +309,7 @@ def main(argv=None, out=None, err=None):
             amqp_log.setLevel(level)
             conf.clear_override('report_topic', 'iosched')
             conf.clear_override('agents_topic', 'iosched')
-    except BadInput as e:
+    except sources.BadInput as e:
         say('error: %s' % e)
         return EXIT_BAD_INPUT
     now = collector.ended_at or time.time()

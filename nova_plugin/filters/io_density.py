@@ -11,7 +11,8 @@
 # under the License.
 """IoDensityFilter: keep I/O-intensive vCPUs per pCPU under a bound.
 
-A thin adapter (``report_filter.ReportFilter``): the rule is
+A thin adapter (``report_filter.ReportFilter``): the check is
+``nova_plugin.report_checks.DENSITY``, whose rule is
 ``nova_plugin.scoring.fits``. Config::
 
     [iosched]
@@ -21,35 +22,10 @@ A thin adapter (``report_filter.ReportFilter``): the rule is
 """
 
 from nova_plugin.filters import report_filter
-from nova_plugin import scoring
+from nova_plugin import report_checks
 
 
 class IoDensityFilter(report_filter.ReportFilter):
     """Filter out hosts that would exceed max_io_vcpus_per_pcpu."""
 
-    check_name = 'I/O density'
-
-    def needs_report(self, request):
-        return scoring.needs_report(request)
-
-    # scoring.fits's verdict: io_vcpus(r) == 0, or
-    # (h.io_vcpus + p.io_vcpus + io_vcpus(r)) / h.pcpus
-    #     <= max_io_vcpus_per_pcpu + 1e-9
-    def tester(self, request, settings):
-        wanted = scoring.request_io_vcpus(request)
-        if wanted == 0:
-            return _always
-        limit = settings.max_io_vcpus_per_pcpu + 1e-9
-
-        def test(prep, pending):
-            return ((prep.io_vcpus + pending.io_vcpus + wanted)
-                    / prep.pcpus <= limit)
-        return test
-
-    def reason(self, report, pending, request, settings):
-        return scoring.fits(report, pending, request,
-                            settings.max_io_vcpus_per_pcpu)[1]
-
-
-def _always(prep, pending):
-    return True
+    check = report_checks.DENSITY

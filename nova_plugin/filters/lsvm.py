@@ -11,11 +11,13 @@
 # under the License.
 """LsvmFilter: place an LSVM only where its host's latency bound holds.
 
-A thin adapter: the rule is ``nova_plugin.lsvm_rule.check`` (the host
-agent's vSlicer check redone with the request added, from the host's
-HostReport 1.3 and the in-flight estimate, under the mechanism the host
-reports: deadline, weight or slice, with its measured wake-up latency).
-Requests without ``iosched:latency_sensitive=true`` pass. Config::
+A thin adapter (``report_filter.ReportFilter``): the check is
+``nova_plugin.report_checks.LSVM``, whose rule is
+``nova_plugin.lsvm_rule.check`` (the host agent's vSlicer check redone
+with the request added, from the host's HostReport 1.3 and the in-flight
+estimate, under the mechanism the host reports: deadline, weight or
+slice, with its measured wake-up latency). Requests without
+``iosched:latency_sensitive=true`` pass. Config::
 
     [iosched]
     missing_report_policy = pass
@@ -23,34 +25,10 @@ Requests without ``iosched:latency_sensitive=true`` pass. Config::
 """
 
 from nova_plugin.filters import report_filter
-from nova_plugin import lsvm_rule
-from nova_plugin import scoring
+from nova_plugin import report_checks
 
 
 class LsvmFilter(report_filter.ReportFilter):
     """Filter out hosts where an LSVM's worst-case latency cannot hold."""
 
-    check_name = 'LSVM'
-    log_passes = True
-
-    def wants(self, request):
-        return request.latency_sensitive
-
-    # lsvm_rule.check's verdict (lsvm_rule.passes), memoised per report.
-    def tester(self, request, settings):
-        if not request.latency_sensitive:
-            return _always
-
-        def test(prep, pending):
-            if pending is scoring.NO_PENDING:
-                return prep.lsvm_passes(request, 0, 0)
-            m_pending, n_pending = lsvm_rule.pending_terms(pending)
-            return prep.lsvm_passes(request, m_pending, n_pending)
-        return test
-
-    def reason(self, report, pending, request, settings):
-        return lsvm_rule.check(report, pending, request)[1]
-
-
-def _always(prep, pending):
-    return True
+    check = report_checks.LSVM

@@ -22,12 +22,13 @@ overrides the multiplier)::
     missing_report_weight = lowest
     inflight_vcpu_profile = mixed
 
-A host without a fresh report gets the value ``scoring.missing_weights``
-gives it, computed over all the hosts being weighed, because Nova
-normalises each weigher's raw values over those hosts. ``weigh_objects``
-weighs every host at once: the request and options read once, each
-report's figures prepared once (``nova_plugin.prepared``), the reasons
-written only when read (``nova_plugin.explain``) or logged at DEBUG.
+A thin adapter: ``weigh_objects`` reads the request, the options and this
+worker's state (``nova_plugin.state``), calls ``nova_plugin.weighing.
+weigh`` (every host at once; a host without a fresh report gets the value
+``scoring.missing_weights`` gives it over all the hosts being weighed,
+because Nova normalises each weigher's raw values over those hosts) and
+logs each host's raw value at DEBUG. Loading the class makes the worker's
+state and starts its report listener.
 """
 
 import logging as std_logging
@@ -39,29 +40,14 @@ from nova.scheduler import utils
 from nova.scheduler import weights
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import listener
-from nova_plugin import explain
-from nova_plugin import metrics
 from nova_plugin import prepared
-from nova_plugin import request_spec
-from nova_plugin import scoring
-from nova_plugin import store
+from nova_plugin import state
+from nova_plugin import weighing
 
 LOG = logging.getLogger(__name__)
 
 CONF = nova.conf.CONF
 iosched_conf.register_opts(CONF)
-
-
-_GROUP = []
-
-
-def _iosched():
-    """``CONF.iosched``, looked up once: a group attribute reads the
-    option's current value at each access (by the group's name)."""
-    if not _GROUP:
-        _GROUP.append(CONF.iosched)
-    return _GROUP[0]
 
 
 class IoStrengthWeigher(weights.BaseHostWeigher):
@@ -73,74 +59,41 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
     minval = None
     maxval = None
 
+    def __init__(self):
+        super().__init__()
+        # CONF.iosched, looked up once: a group attribute reads the
+        # option's current value at each access (by the group's name)
+        self._group = None
+        state.for_worker(CONF)
+
     def weight_multiplier(self, host_state):
         """Override the weight multiplier."""
         if not getattr(host_state, 'aggregates', None):
             # what get_weight_multiplier gives without aggregate metadata
             # (Nova asks once per host: the group is looked up once)
-            return _iosched().io_strength_weight_multiplier
+            if self._group is None:
+                self._group = CONF.iosched
+            return self._group.io_strength_weight_multiplier
         return utils.get_weight_multiplier(
             host_state, 'io_strength_weight_multiplier',
             CONF.iosched.io_strength_weight_multiplier)
 
-    def _assess(self, host_state, request, reports=None, profile=None):
-        """(raw value, reason); the value is None without a fresh report."""
-        if reports is None:
-            reports = store.get_store(CONF)
-        prep = prepared.fresh(reports, [host_state])[0]
-        if prep is None:
-            return None, 'no fresh report'
-        pending = prepared.pendings(
-            reports, [host_state], [prep],
-            profile or CONF.iosched.inflight_vcpu_profile)[0]
-        return (scoring.score(prep.report, pending, request),
-                scoring.score_reason(prep.report, pending, request))
-
     def _weigh_object(self, host_state, weight_properties):
-        """Higher weights win: less I/O strength per pCPU after placement."""
-        request = request_spec.to_request(weight_properties)
-        return self._assess(host_state, request)[0]
+        """Higher weights win: less I/O strength per pCPU after placement
+        (None without a fresh report)."""
+        worker = state.current().configure(CONF)
+        request = worker.requests.read(weight_properties)[0]
+        return weighing.assess(worker, host_state, request,
+                               prepared.settings(CONF))[0]
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
         """Raw values of all hosts, with the missing ones filled in."""
-        listener.ensure_listener(CONF)
-        request = request_spec.to_request(weight_properties)
-        label = request_spec.label(weight_properties)
-        s = prepared.settings(CONF)
-        mode = s.missing_report_weight
+        worker = state.for_request().configure(CONF)
+        request, label = worker.requests.read(weight_properties)
         host_states = [w.obj for w in weighed_obj_list]
-        reports = store.get_store(CONF)
-        preps = prepared.fresh(reports, host_states)
-        pendings = prepared.pendings(reports, host_states, preps,
-                                     s.inflight_vcpu_profile)
-        # scoring.score: 0 for a request without I/O strength, else
-        # -(h.io_strength_total + p.io_strength + strength(r)) / h.pcpus
-        strength = scoring.request_io_strength(request)
-        if strength <= 0:
-            raw = [None if p is None else 0.0 for p in preps]
-        else:
-            raw = [None if p is None else
-                   -((p.io_strength + pending.io_strength + strength)
-                     / p.pcpus)
-                   for p, pending in zip(preps, pendings)]
-        missing = raw.count(None)
-        metrics.note_weigher(type(self).__name__, missing)
-        if missing:
-            # missing_weights reads the multiplier of the missing hosts only
-            filled = scoring.missing_weights(raw, [
-                self.weight_multiplier(h) if value is None else 1.0
-                for h, value in zip(host_states, raw)], mode)
-        else:
-            filled = raw
-
-        def reason_of(i):
-            prep = preps[i]
-            if prep is None:
-                return 'no fresh report: missing_report_weight=%s' % mode
-            return scoring.score_reason(prep.report, pendings[i], request)
-
-        explain.record_batch('weigher', label, host_states, reason_of,
-                             weights=filled)
+        filled, reason_of = weighing.weigh(
+            worker, host_states, request, label, prepared.settings(CONF),
+            self.weight_multiplier, type(self).__name__)
         if LOG.isEnabledFor(std_logging.DEBUG):
             for i, (host_state, weight) in enumerate(zip(host_states,
                                                          filled)):

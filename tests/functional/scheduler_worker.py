@@ -13,13 +13,15 @@
 
 Like nova-scheduler it optionally monkey-patches with eventlet first
 (``--eventlet``), configures ``[iosched]`` on the global ``cfg.CONF``,
-then either serves in this process (``--forks 0``: the listener starts at
-the first "scheduling request") or forks workers (``--forks N``: like
-oslo.service's launchers, the at-fork hook starts each worker's listener
-before any request; ``--reset-hub`` replaces the eventlet hub in the child
-as oslo.service's eventlet ProcessLauncher does).
+loads the plugin (``nova_plugin.state.for_worker``, what the filters'
+``__init__`` does: the worker's state, its listener started), then either
+serves in this process (``--forks 0``) or forks workers (``--forks N``:
+like oslo.service's launchers; the at-fork hooks retire this process's
+listener and start each worker's own before any request; ``--reset-hub``
+replaces the eventlet hub in the child as oslo.service's eventlet
+ProcessLauncher does).
 
-A "scheduling request" is what the filter does: ``ensure_listener(CONF)``
+A "scheduling request" is what the filters do: ``state.for_request()``
 then ``store.get(host)``. ``--requests N`` makes N of them (one every
 50 ms; -1: forever); the first one's outcome is recorded. Each worker
 writes its state as JSON to ``STATUS_DIR/worker-<index>.json`` every
@@ -70,8 +72,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 from oslo_config import cfg  # noqa: E402
 
 from nova_plugin import conf as iosched_conf  # noqa: E402
-from nova_plugin import listener as listener_mod  # noqa: E402
-from nova_plugin import store as store_mod  # noqa: E402
+from nova_plugin import state as state_mod  # noqa: E402
 
 CONF = cfg.CONF
 
@@ -105,8 +106,8 @@ def setup():
 
 
 def status_of(index, requests, first):
-    listener = listener_mod.current_listener()
-    st = store_mod.get_store()
+    worker = state_mod.current()
+    listener, st = worker.listener, worker.store
     stats = st.stats()
     stats.pop('stale_hosts')
     return {
@@ -133,13 +134,12 @@ def write_status(index, data):
 def worker(index, parent=None):
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    st = store_mod.get_store(CONF)
     requests, first = 0, None
     while not stop.is_set():
         if ARGS.requests < 0 or requests < ARGS.requests:
-            # one "scheduling request", as IoDensityFilter.host_passes
-            listener = listener_mod.ensure_listener(CONF,
-                                                transport_url=ARGS.url)
+            # one "scheduling request", as IoDensityFilter.filter_all
+            worker = state_mod.for_request().configure(CONF)
+            listener, st = worker.listener, worker.store
             held = st.hosts()
             for host in ARGS.host:
                 st.get(host)
@@ -151,15 +151,16 @@ def worker(index, parent=None):
         if parent is not None and os.getppid() != parent:
             break
         stop.wait(0.05)
-    listener_mod.stop_listener()
+    state_mod.current().stop()
 
 
 def main():
     setup()
+    # nova-scheduler loads the filters (their __init__) before it forks
+    state_mod.for_worker(CONF, transport_url=ARGS.url)
     if ARGS.forks <= 0:
         worker(ARGS.first_index)
         return 0
-    listener_mod.arm(CONF, transport_url=ARGS.url)
     parent = os.getpid()
     children = []
     for i in range(ARGS.forks):

@@ -199,27 +199,25 @@ def _scheduler_worker(url, topic, base, ready, stop):
     """A forked scheduler worker: its report listener (which starts its
     metrics endpoint) on RabbitMQ until ``stop``."""
     conf = cfg.ConfigOpts()
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-    conf.register_opts(iosched_conf.METRICS_OPTS,
-                       group=iosched_conf.METRICS_GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)
     conf([], default_config_files=[])
     conf.set_override('report_topic', topic, 'iosched')
     for name, value in (('enabled', True), ('port', base),
                         ('max_workers', 4)):
         conf.set_override(name, value, 'iosched_metrics')
-    # the process's store (the child's copy, emptied: this test's process
-    # may have filled it): what the gauges read
-    from nova_plugin import store
-    store.get_store().clear()
-    server = endpoint.start_listener(conf, transport_url=url,
-                                     host='worker-%d' % os.getpid())
-    from nova_plugin import metrics as scheduler_metrics
-    exporter = scheduler_metrics.ensure_exporter(conf)
+    # the worker's state: its store is what the gauges read
+    from nova_plugin import state
+    worker = state.SchedulerState()
+    server = endpoint.start_listener(conf, worker.store, transport_url=url,
+                                     host='worker-%d' % os.getpid(),
+                                     metrics=worker.metrics)
+    exporter = worker.metrics.ensure_exporter(conf)
     ready.put(exporter.port if exporter is not None else None)
     stop.wait(60)
     server.stop()
     server.wait()
-    scheduler_metrics.stop_exporter()
+    worker.metrics.stop_exporter()
 
 
 def _free_base(n):
@@ -262,9 +260,8 @@ def test_two_scheduler_workers_one_port_each(tmp_path):
         ports = sorted(ready.get(timeout=60) for _ in procs)
         assert ports == [base, base + 1]
         time.sleep(0.5)     # the fanout queues are bound: the casts reach
-        # counters are per process; a fork starts from the parent's (this
-        # test process counted earlier tests' reports; nova-scheduler's
-        # parent counts none): compare with a scrape before the casts
+        # counters are per worker state (each starts at 0): compare with
+        # a scrape before the casts all the same
         name = 'iosched_scheduler_reports_received_total'
         before = {port: scrape(port)[name][()] for port in ports}
         api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, url), topic)
@@ -299,12 +296,13 @@ import json, sys, urllib.request
 from eventlet import hubs
 from oslo_config import cfg
 from nova_plugin import conf as iosched_conf
-from nova_plugin import metrics
+from nova_plugin import state
 
 conf = cfg.ConfigOpts()
-conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-conf.register_opts(iosched_conf.METRICS_OPTS, group=iosched_conf.METRICS_GROUP)
+for group, opts in iosched_conf.list_opts():
+    conf.register_opts(opts, group=group)
 conf([], default_config_files=[])
+metrics = state.SchedulerState().metrics
 conf.set_override('enabled', True, 'iosched_metrics')
 conf.set_override('port', int(sys.argv[1]), 'iosched_metrics')
 conf.set_override('max_workers', 2, 'iosched_metrics')

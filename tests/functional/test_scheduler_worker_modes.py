@@ -12,7 +12,8 @@
 """A scheduling request never waits for the bus, with and without eventlet.
 
 Each test runs ``scheduler_worker.py`` (a scheduler-worker-like process:
-``ensure_listener`` + ``store.get`` per "request") once monkey-patched by
+the worker's state made and its listener started at load, then
+``state.for_request()`` + ``store.get`` per "request") once monkey-patched by
 eventlet and once on native threads:
 
 * broker URL on a closed port: every request returns, the store stays

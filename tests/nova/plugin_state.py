@@ -11,10 +11,11 @@
 # under the License.
 """Shared set-up of the tests that run the plugin inside Nova.
 
-* ``PluginState``: the plugin's process-wide state, fresh for one test: a
-  report store on a fake clock (``nova_plugin.store.STORE``), an in-flight
-  tracker (its baselines are per process, and a report object of an
-  earlier test may share a new one's ``id()``) and an empty explain ring.
+* ``PluginState``: the scheduler worker's state, fresh for one test: a
+  ``nova_plugin.state.SchedulerState`` (``worker``) whose report store runs
+  on a fake clock, installed with ``nova_plugin.state.use_state`` for the
+  test (the filters and weighers Nova loads meanwhile use it); ``store``
+  and ``clock`` for short.
 * ``enable_plugin(test, *filters)``: nova.conf of nova-scheduler as
   docs/nova.md says (Nova's filters and ours available, Nova's default
   filters plus ``filters`` enabled, Nova's weighers and ours). Call it
@@ -33,29 +34,28 @@ import warnings
 import fixtures
 from sqlalchemy import exc as sqla_exc
 
-from nova_plugin import explain
-from nova_plugin import inflight
-from nova_plugin import store
+from nova_plugin import state
 from tests.unit.nova_plugin import reports
 
 
 class PluginState(fixtures.Fixture):
-    """A fresh report store (fake clock), in-flight tracker and ring."""
+    """A fresh SchedulerState, installed for the test; its store's clock
+    is ``clock``, by default a fake one at ``start``."""
 
-    def __init__(self, start=1000.0):
+    def __init__(self, start=1000.0, clock=None):
         super().__init__()
         self.start = start
+        self.clock = clock
 
     def _setUp(self):
-        self.clock = reports.FakeClock(self.start)
-        self.store = store.ReportStore(clock=self.clock, slim=True)
-        self.tracker = inflight.Tracker()
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
-                                             self.store))
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
-                                             self.tracker))
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        if self.clock is None:
+            self.clock = reports.FakeClock(self.start)
+        self.worker = state.SchedulerState(clock=self.clock)
+        self.store = self.worker.store
+        scope = state.use_state(self.worker)
+        scope.__enter__()
+        self.addCleanup(scope.__exit__, None, None, None)
+        self.addCleanup(self.worker.stop)
 
 
 NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',

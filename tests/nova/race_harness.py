@@ -21,17 +21,18 @@ the hosts whose I/O vCPUs exceed floor(pcpus * max_io_vcpus_per_pcpu).
 
 How the harness stands in for separate scheduler processes:
 
-* **Own state per worker.** ``nova_plugin.store.get_store``,
-  ``nova_plugin.inflight.TRACKER`` and ``nova_plugin.prepared.CACHE`` (each
-  report's figures and in-flight baselines) are process-wide; real workers
-  are separate processes, each with its own store (filled by the fanout
-  reports), tracker and cache. ``PerWorkerPlugin`` wraps each scheduler
-  service's ``select_destinations`` (the RPC endpoint) so the green thread
-  serving a request is tagged with its worker, and patches the three to
-  hand out that worker's own (a shared cache would also reset the
-  baselines each time the workers' copies of a report alternate). Each worker
-  has its own ``HostManager`` (its own HostStates, as in Nova). A filter
-  call outside a tagged request counts in ``untagged`` (0 in every run).
+* **Own state per worker.** Real workers are separate processes, each
+  with its own ``nova_plugin.state.SchedulerState`` (its store filled by
+  the fanout reports, each report's figures and in-flight baselines);
+  ``nova_plugin.state.current`` hands out the one of this process.
+  ``PerWorkerPlugin`` gives each scheduler service a state of its own,
+  wraps its ``select_destinations`` (the RPC endpoint) so the green thread
+  serving a request is tagged with its worker, and patches
+  ``state.current`` to hand out that worker's state (a shared one would
+  also reset the baselines each time the workers' copies of a report
+  alternate). Each worker has its own ``HostManager`` (its own HostStates,
+  as in Nova). A filter call outside a tagged request counts in
+  ``untagged`` (0 in every run).
 * **Requests spread over workers.** oslo.messaging's fake driver lets the
   first listener that polls the topic queue take a message, so one worker
   would usually take a whole burst. RabbitMQ hands a shared queue's
@@ -74,11 +75,8 @@ from nova.tests.functional import integrated_helpers
 
 from host_agent import placement_inventory
 from host_agent import placement_sizing
-from nova_plugin import explain
-from nova_plugin import inflight
 from nova_plugin import placement_resources
-from nova_plugin import prepared
-from nova_plugin import store
+from nova_plugin import state
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -86,14 +84,12 @@ IO_VCPU = placement_resources.IO_VCPU
 
 
 class PerWorkerPlugin(fixtures.Fixture):
-    """Each scheduler worker's own report store and in-flight tracker."""
+    """Each scheduler worker's own SchedulerState."""
 
     def __init__(self, clock):
         super().__init__()
         self.clock = clock
-        self.stores = {}
-        self.trackers = {}
-        self.caches = {}
+        self.states = {}
         self.requests = collections.Counter()
         self.untagged = 0
 
@@ -101,21 +97,13 @@ class PerWorkerPlugin(fixtures.Fixture):
         # created after nova.tests.functional monkey-patched threading:
         # local to each green thread
         self._local = threading.local()
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.get_store',
-                                             self.get_store))
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
-                                             _OfWorker(self, self.trackers)))
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.prepared.CACHE',
-                                             _OfWorker(self, self.caches)))
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.state.current',
+                                             self.current))
 
     def add(self, service):
-        """Give ``service`` (a scheduler) its own store and tracker."""
+        """Give ``service`` (a scheduler) its own state."""
         name = service.host
-        self.stores[name] = store.ReportStore(clock=self.clock, slim=True)
-        self.trackers[name] = inflight.Tracker()
-        self.caches[name] = prepared.Cache()
+        self.states[name] = state.SchedulerState(clock=self.clock)
         manager = service.manager
         real = manager.select_destinations
 
@@ -133,55 +121,17 @@ class PerWorkerPlugin(fixtures.Fixture):
         name = getattr(self._local, 'worker', None)
         if name is None:
             self.untagged += 1
-            name = next(iter(self.stores))
+            name = next(iter(self.states))
         return name
 
-    def get_store(self, conf=None):
-        """``store.get_store`` of the worker serving this green thread."""
-        reports_ = self.stores[self.worker()]
-        if conf is not None:
-            reports_.configure(
-                ttl_intervals=conf.iosched.report_ttl_intervals,
-                max_hosts=conf.iosched.store_max_hosts,
-                max_clock_skew=conf.iosched.report_max_clock_skew)
-        return reports_
+    def current(self):
+        """``state.current()`` of the worker serving this green thread."""
+        return self.states[self.worker()]
 
     def report(self, host, **kw):
         """The agent's fanout: the same report reaches every worker."""
-        for reports_ in self.stores.values():
-            assert reports_.update(reports.report(host=host, **kw))
-
-
-class _OfWorker(object):
-    """Stand-in for a process-wide object (``inflight.TRACKER``,
-    ``prepared.CACHE``): the current worker's own, from ``objects``."""
-
-    def __init__(self, workers, objects):
-        self._workers = workers
-        self._objects = objects
-
-    def _own(self):
-        return self._objects[self._workers.worker()]
-
-    @property
-    def max_hosts(self):
-        return self._own().max_hosts
-
-    @max_hosts.setter
-    def max_hosts(self, value):
-        self._own().max_hosts = value
-
-    def __getattr__(self, name):
-        # observe(), prepared() and whatever else the plugin calls on it,
-        # bound to the object of the worker asking
-        return getattr(self._own(), name)
-
-    def __len__(self):
-        return len(self._own())
-
-    def clear(self):
-        for own in self._objects.values():
-            own.clear()
+        for worker in self.states.values():
+            assert worker.store.update(reports.report(host=host, **kw))
 
 
 class RoundRobin(fixtures.Fixture):

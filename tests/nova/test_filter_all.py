@@ -41,19 +41,18 @@ from nova.scheduler import filters
 from nova import test
 from nova.tests.unit.scheduler import fakes
 
-from nova_plugin import explain
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
 from nova_plugin.filters import slo_capacity
-from nova_plugin.filters import slo_request
 from nova_plugin import inflight
 from nova_plugin import lsvm_rule
 from nova_plugin import metrics
-from nova_plugin import prepared
 from nova_plugin import request_spec
 from nova_plugin import scoring
+from nova_plugin import slo_check
+from nova_plugin import slo_lookup
 from nova_plugin import slo_rule
-from nova_plugin import store
+from nova_plugin import state
 from nova_plugin.weighers import io_strength
 from tests.unit.nova_plugin import reports
 
@@ -115,7 +114,7 @@ class Oracle(object):
             else:
                 ok, why = slo_rule.admit(
                     report.disk.capacity_iops, report.disk.reserved_iops,
-                    slo_capacity.pending_iops(self.reports.pending(h.host)),
+                    slo_check.pending_iops(self.reports.pending(h.host)),
                     demand.iops, self.o['slo_capacity_fraction'])
             if ok is None:
                 policy = self.o['missing_report_policy']
@@ -145,17 +144,9 @@ class Oracle(object):
         return filled, reasons
 
 
-class _Resolver(object):
-    def __init__(self, demand):
-        self.demand_ = demand
-
-    def demand(self, spec_obj):
-        return self.demand_
-
-
-def _counts():
+def _counts(worker):
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for m in metrics.REGISTRY.collect() for s in m.samples
+            for m in worker.metrics.registry.collect() for s in m.samples
             if m.name in (metrics.PREFIX + 'filter_rejections',
                           metrics.PREFIX + 'filter_checks') and
             not s.name.endswith('_created')}
@@ -253,23 +244,23 @@ class WholeListTestCase(test.NoDBTestCase):
             spec.scheduler_hints = {'_nova_check_type': ['rebuild']}
         return spec
 
-    def _compare_filter(self, flt, hosts, spec, index, want):
+    def _compare_filter(self, worker, flt, hosts, spec, index, want):
         handler = filters.HostFilterHandler()
-        explain.RING.clear()
-        before = _counts()
+        worker.explainer.clear()
+        before = _counts(worker)
         got = handler.get_filtered_objects([flt], hosts, spec, index)
-        grown = _grown(before, _counts())
+        grown = _grown(before, _counts(worker))
         if want is None:                # not looked at: every host passes
             self.assertEqual([h.host for h in hosts],
                              [h.host for h in got])
-            self.assertEqual([], explain.recent())
+            self.assertEqual([], worker.explainer.recent())
             self.assertEqual({}, grown)
             return
         self.assertEqual([w[0] for w in want if w[1]],
                          [h.host for h in got or []])
         self.assertEqual([(w[0], w[1], w[2]) for w in want],
                          [(d.host, d.passed, d.reason)
-                          for d in explain.recent(stage='filter')])
+                          for d in worker.explainer.recent(stage='filter')])
         name = type(flt).__name__
         expected = {}
         for _, ok, _, cause in want:
@@ -289,16 +280,12 @@ class WholeListTestCase(test.NoDBTestCase):
     def test_same_verdicts_weights_reasons_and_counts(self, opts, host_specs,
                                                       rounds, debug):
         clock = reports.FakeClock(1000.0)
-        reports_ = store.ReportStore(clock=clock, slim=True)
-        patches = [
-            fixtures.MonkeyPatch('nova_plugin.store.STORE', reports_),
-            fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
-                                 inflight.Tracker()),
-            fixtures.MonkeyPatch('nova_plugin.prepared.CACHE',
-                                 prepared.Cache())]
-        for p in patches:
-            p.setUp()
-            self.addCleanup(p.cleanUp)
+        # a fresh worker state per example
+        worker = state.SchedulerState(clock=clock)
+        scope = state.use_state(worker)
+        scope.__enter__()
+        self.addCleanup(scope.__exit__, None, None, None)
+        reports_ = worker.store
         logging.getLogger('nova_plugin').setLevel(
             logging.DEBUG if debug else logging.INFO)
         self.addCleanup(logging.getLogger('nova_plugin').setLevel,
@@ -320,14 +307,14 @@ class WholeListTestCase(test.NoDBTestCase):
             clock.now += rnd['advance']
             spec = self._spec(rnd['flavor'], rnd['rebuild'])
             request = request_spec.to_request(spec)
-            demand = {'none': slo_request.NO_DEMAND,
-                      'iops': slo_request.Demand(iops=600.0),
-                      'big': slo_request.Demand(iops=4600.0),
-                      'error': slo_request.Demand(error='no Cinder')}[
+            demand = {'none': slo_lookup.NO_DEMAND,
+                      'iops': slo_lookup.Demand(iops=600.0),
+                      'big': slo_lookup.Demand(iops=4600.0),
+                      'error': slo_lookup.Demand(error='no Cinder')}[
                           rnd['demand']]
             self.useFixture(fixtures.MonkeyPatch(
-                'nova_plugin.filters.slo_request.get_resolver',
-                lambda conf=None, d=demand: _Resolver(d)))
+                'nova_plugin.slo_lookup.Resolver.demand',
+                lambda resolver, spec_obj, lookup, d=demand: d))
             rebuild = rnd['rebuild']
             # the filters, each alone on every host, in Nova's order
             for flt, want in (
@@ -338,10 +325,10 @@ class WholeListTestCase(test.NoDBTestCase):
                      lambda: oracle.report_filter('lsvm', hosts, request)),
                     (slo_capacity.SloCapacityFilter(),
                      lambda: oracle.slo(hosts, demand))):
-                self._compare_filter(flt, hosts, spec, rnd['index'],
+                self._compare_filter(worker, flt, hosts, spec, rnd['index'],
                                      None if rebuild else want())
             # the weigher on every host
-            explain.RING.clear()
+            worker.explainer.clear()
             multipliers = [weigher.weight_multiplier(h) for h in hosts]
             want_w, want_why = oracle.weigh(hosts, request, multipliers)
             from nova import weights
@@ -351,7 +338,7 @@ class WholeListTestCase(test.NoDBTestCase):
             self.assertEqual(
                 list(zip([h.host for h in hosts], want_w, want_why)),
                 [(d.host, d.weight, d.reason)
-                 for d in explain.recent(stage='weigher')])
+                 for d in worker.explainer.recent(stage='weigher')])
             # then the world moves on: Nova places, the demo notes, hosts
             # report again
             for i, consumed, noted, again in rnd['changes']:

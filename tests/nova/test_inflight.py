@@ -24,7 +24,6 @@ from nova import objects
 from nova.scheduler import host_manager
 from nova import test
 
-from nova_plugin import explain
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
 from nova_plugin.weighers import io_strength
@@ -53,6 +52,8 @@ class InflightTestCase(test.NoDBTestCase):
         super(InflightTestCase, self).setUp()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         self.host = _host_state('h1')
 
     def report(self, **kw):
@@ -71,7 +72,7 @@ class InflightTestCase(test.NoDBTestCase):
         self.assertTrue(flt.host_passes(self.host, spec))
         self.host.consume_from_request(spec)
         self.assertFalse(flt.host_passes(self.host, spec))
-        why = explain.recent(host='h1', stage='filter')[-1].reason
+        why = self.recent(host='h1', stage='filter')[-1].reason
         self.assertIn('1.250 > 1.000 (reported 2 + pending 2 + request 1',
                       why)
         self.assertIn('2 placement(s) of 2 vCPU(s)', why)
@@ -115,5 +116,5 @@ class InflightTestCase(test.NoDBTestCase):
         self.assertTrue(flt.host_passes(self.host, spec))
         self.host.consume_from_request(_spec(4))
         self.assertFalse(flt.host_passes(self.host, spec))
-        why = explain.recent(host='h1', stage='filter')[-1].reason
+        why = self.recent(host='h1', stage='filter')[-1].reason
         self.assertIn('n_p=ceil((reported 12 + pending 4)/4)=4', why)

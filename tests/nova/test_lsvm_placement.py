@@ -26,7 +26,6 @@ from host_agent import model
 from host_agent.policies import vslicer
 from host_agent import policy_params
 from host_agent.reporter import build
-from nova_plugin import explain
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -63,6 +62,8 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         self.seq = {}
         for host in self.hosts:
             self._start_compute(host)
@@ -96,7 +97,7 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                    expected_state=expected_state)
 
     def why(self, server):
-        return {d.host: d for d in explain.recent(request=server['id'],
+        return {d.host: d for d in self.recent(request=server['id'],
                                                   stage='filter')
                 if 'm_p=' in d.reason or 'lsvm' in d.reason}
 
@@ -143,7 +144,7 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         server = self.boot(self.lsvm_flavor, expected_state='ERROR')
         self.assertIn('No valid host', server['fault']['message'])
         for host in self.hosts:
-            reason = explain.recent(host=host, stage='filter')[-1].reason
+            reason = self.recent(host=host, stage='filter')[-1].reason
             self.assertIn('worst-case latency 3ms > L 2ms', reason)
             self.assertIn('W=T_NLSVM (round robin)', reason)
 
@@ -189,7 +190,7 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.agent_report('host3', _sched('slice', SLICE_P99_US))
         server = self.boot(self.lsvm_flavor, expected_state='ERROR')
         self.assertIn('No valid host', server['fault']['message'])
-        reason = explain.recent(host='host2', stage='filter')[-1].reason
+        reason = self.recent(host='host2', stage='filter')[-1].reason
         self.assertIn('no SCHED_DEADLINE bandwidth: need 4 CPUs > '
                       'reservable 3.8 (limit 3.8 - foreign 0)', reason)
         # One LSVM leaves host2 and its agent reports: 6 + 1 = 7 LSVMs,

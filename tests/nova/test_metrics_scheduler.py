@@ -31,7 +31,6 @@ from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova_plugin import conf as iosched_conf
 from nova_plugin import endpoint
-from nova_plugin import metrics
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -64,14 +63,16 @@ class SchedulerMetricsTestCase(test.NoDBTestCase):
         super().setUp()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         iosched_conf.register_opts(nova.conf.CONF)    # as the filters do
         self.flags(enabled=True, port=0, group='iosched_metrics')
-        self.useFixture(_FreshExporter())
         self.server = endpoint.start_listener(
             nova.conf.CONF, transport_url='fake:/', store=self.store,
-            host='scheduler-1')
+            host='scheduler-1', metrics=self.worker.metrics)
         self.addCleanup(self._stop_server)
-        self.exporter = metrics.ensure_exporter(nova.conf.CONF)
+        # (the worker's endpoint: stopped with the state at cleanup)
+        self.exporter = self.worker.metrics.ensure_exporter(nova.conf.CONF)
 
     def _stop_server(self):
         self.server.stop()
@@ -165,12 +166,3 @@ class SchedulerMetricsTestCase(test.NoDBTestCase):
                                  host='busy'))
         self.assertEqual(1, _get(got, 'iosched_scheduler_hosts',
                                  state='fresh'))
-
-
-class _FreshExporter(plugin_state.fixtures.Fixture):
-    """No exporter from an earlier test; stop the one this test starts."""
-
-    def _setUp(self):
-        self.useFixture(plugin_state.fixtures.MonkeyPatch(
-            'nova_plugin.metrics._STATE', {'pid': None, 'exporter': None}))
-        self.addCleanup(metrics.stop_exporter)

@@ -25,8 +25,10 @@ and ``[DEFAULT] transport_url`` the real broker, so the scheduler's report
 listener (``nova_plugin.listener``) gets the agents' reports over the bus.
 Nova's own RPC stays on the harness's fake driver (its transport is built
 before the test sets the URL); only the iosched listener reads the URL.
-The listener is started with ``ensure_listener`` as a forked worker does
-at start (the harness does not fork), before the first request.
+The worker's listener is started (``SchedulerState.start_listener``) as a
+scheduler worker's starts at plugin load or fork (the harness loaded the
+filters before the test set ``listen_for_reports``), before the first
+request.
 
 The hosts differ in their agents' configuration:
 
@@ -79,10 +81,6 @@ from nova.tests.functional.api import client
 from placement import deploy
 
 from nova_plugin import conf as iosched_conf
-from nova_plugin import explain
-from nova_plugin import inflight
-from nova_plugin import listener
-from nova_plugin import store as report_store
 from tests import fixtures as iosched_fixtures
 from tests.nova import plugin_state
 
@@ -230,15 +228,9 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.flags(listen_for_reports=True, report_topic=self.topic,
                    agents_topic=self.agents_topic, resync_on_start=True,
                    group='iosched')
-        # The plugin's process-wide state, fresh and on the wall clock.
-        self.store = report_store.ReportStore(slim=True)
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.store.STORE',
-                                             self.store))
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.inflight.TRACKER',
-                                             inflight.Tracker()))
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
-        self.addCleanup(listener.stop_listener)
+        # The scheduler worker's state, fresh and on the wall clock.
+        state = self.useFixture(plugin_state.PluginState(clock=time.time))
+        self.worker, self.store = state.worker, state.store
         for host in self.hosts:
             self._start_compute(host)
         self.dir = self.useFixture(fixtures.TempDir()).path
@@ -368,18 +360,18 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             server = self.api.get_server(server['id'])
         self.assertEqual(expected_state, server['status'], '\n'.join(
             '%s %s %s' % (d.host, d.passed, d.reason)
-            for d in explain.recent(request=server['id'])))
+            for d in self.worker.explainer.recent(request=server['id'])))
         return server
 
     def records(self, server, host):
         """[(passed, reason)] of the iosched filters for host, in order."""
-        return [(d.passed, d.reason) for d in explain.recent(
+        return [(d.passed, d.reason) for d in self.worker.explainer.recent(
             request=server['id'], host=host, stage='filter')]
 
     def lsvm_verdicts(self, server):
         """{host: (passed, reason)} of LsvmFilter for this server."""
         out = {}
-        for d in explain.recent(request=server['id'], stage='filter'):
+        for d in self.worker.explainer.recent(request=server['id'], stage='filter'):
             if ('LSVM' in d.reason or 'lsvm' in d.reason or
                     'no fresh report' in d.reason):
                 out.setdefault(d.host, (d.passed, d.reason))
@@ -431,7 +423,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         # nova-scheduler's worker starts its report listener (at fork in
         # a real worker) and asks every agent for its report.
         t1 = time.monotonic()
-        bg = listener.ensure_listener(CONF)
+        bg = self.worker.start_listener(CONF)
         self.assertTrue(bg.listening.wait(WAIT_S),
                         (bg.state, bg.last_error))
         self.wait_store(self.hosts)
@@ -526,7 +518,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(
             [(False, 'no fresh report (missing_report_policy=reject)')],
             self.records(server, 'host4'))
-        self.assertNotIn('host1', [d.host for d in explain.recent(
+        self.assertNotIn('host1', [d.host for d in self.worker.explainer.recent(
             request=server['id'], stage='filter')])
         print('missing_report_policy=reject: %d more LSVM(s) on host1, then '
               'its %s was used up: NoValidHost' % (room, LSVM_BW))

@@ -33,7 +33,6 @@ still) and a multi-instance request (filters and weighers per instance).
 
 from nova.tests.functional import integrated_helpers
 
-from nova_plugin import explain
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -51,6 +50,8 @@ class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         for host in self.hosts:
             self._start_compute(host)
         self.flavors = {
@@ -78,7 +79,7 @@ class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def weigher_values(self, server):
         """Our weigher's raw values for ``server``'s request, per host."""
-        return {d.host: d.weight for d in explain.recent(
+        return {d.host: d.weight for d in self.recent(
             request=server['id'], stage='weigher')}
 
 
@@ -138,7 +139,7 @@ class IoSpreadTestCase(_PlacementTestCase):
         second = self.weigher_values(servers[1])
         self.assertAlmostEqual(-0.8, second['host3'])
         self.assertAlmostEqual(-0.75, second['host2'])
-        why = explain.recent(request=servers[1]['id'], host='host3',
+        why = self.recent(request=servers[1]['id'], host='host3',
                              stage='weigher')[-1]
         self.assertIn('pending 1.000', why.reason)
         self.assertIn("1 placement(s) of 2 vCPU(s) seen in Nova's HostState",
@@ -176,7 +177,7 @@ class DensityFilterTestCase(_PlacementTestCase):
         self.report('host3', io_vcpus=4, io_strength_total=0.0)
         server = self.boot('io')
         self.assertEqual('host2', self.host_of(server))
-        why = {d.host: d for d in explain.recent(request=server['id'],
+        why = {d.host: d for d in self.recent(request=server['id'],
                                                  stage='filter')}
         self.assertEqual({'host1': False, 'host2': True, 'host3': False},
                          {h: d.passed for h, d in why.items()})
@@ -188,7 +189,7 @@ class DensityFilterTestCase(_PlacementTestCase):
         # as I/O) finds no host; a cpu server still does.
         server = self.boot('mixed', expected_state='ERROR')
         self.assertIn('No valid host', server['fault']['message'])
-        self.assertIn('1.500 > 1.000', explain.recent(
+        self.assertIn('1.500 > 1.000', self.recent(
             request=server['id'], host='host2')[-1].reason)
         self.boot('cpu')
         # once the agent reports the server, host2 is full for good
@@ -203,7 +204,7 @@ class DensityFilterTestCase(_PlacementTestCase):
         server = self.boot('io', expected_state='ERROR')
         self.assertIn('No valid host', server['fault']['message'])
         self.assertEqual(
-            {False}, {d.passed for d in explain.recent(
+            {False}, {d.passed for d in self.recent(
                 request=server['id'], stage='filter')})
         # requests without I/O vCPUs are not the filter's business
         self.boot('cpu')
@@ -254,7 +255,7 @@ class StaleReportTestCase(_PlacementTestCase):
             self.assertNotEqual('host1', self.host_of(self.boot('io')))
         server = self.boot('io', host='host1', expected_state='ERROR')
         self.assertIn('No valid host', server['fault']['message'])
-        why = explain.recent(request=server['id'], stage='filter')
+        why = self.recent(request=server['id'], stage='filter')
         self.assertIn('missing_report_policy=reject', why[-1].reason)
         # cpu servers do not need the agent: they may still go there
         self.assertEqual('host1', self.host_of(self.boot('cpu',
@@ -293,7 +294,7 @@ class MultiInstanceTestCase(_PlacementTestCase):
         self.assertEqual(['host1', 'host2', 'host3'],
                          sorted(self.host_of(s) for s in servers))
         # our weigher ran once per instance
-        weighed = {d.request for d in explain.recent(stage='weigher')}
+        weighed = {d.request for d in self.recent(stage='weigher')}
         self.assertEqual({s['id'] for s in servers}, weighed)
 
     def test_density_filter_runs_per_instance(self):
@@ -309,10 +310,10 @@ class MultiInstanceTestCase(_PlacementTestCase):
         ids = {s['id'] for s in servers}
         self.assertEqual({'host2', 'host3'},
                          {self.host_of(s) for s in servers})
-        checked = {d.request for d in explain.recent(host='host2',
+        checked = {d.request for d in self.recent(host='host2',
                                                      stage='filter')}
         self.assertEqual(ids, checked)
-        rejected = [d for d in explain.recent(host='host1', stage='filter')]
+        rejected = [d for d in self.recent(host='host1', stage='filter')]
         self.assertEqual([False], [d.passed for d in rejected])
         self.assertIn(rejected[0].request, ids)
 
@@ -331,7 +332,7 @@ class MultiInstanceTestCase(_PlacementTestCase):
         servers = self._boot_many(3)
         self.assertEqual(['host1', 'host2', 'host3'],
                          sorted(self.host_of(s) for s in servers))
-        rejected = [d for d in explain.recent(host='host3', stage='filter')
+        rejected = [d for d in self.recent(host='host3', stage='filter')
                     if d.passed is False]
         self.assertTrue(rejected)
         self.assertIn('1.500 > 1.000', rejected[0].reason)

@@ -15,13 +15,12 @@ fix: I/O vCPU slots claimed in Placement.
 Nova's functional harness (``tests/nova/race_harness.py``) with several
 scheduler services standing in for separate scheduler processes:
 
-* each worker has its own report store and in-flight tracker, as a
-  process of its own would: the services' ``select_destinations`` tag the
-  green thread serving a request with its worker, and the process-wide
-  ``nova_plugin.store.get_store``, ``nova_plugin.inflight.TRACKER`` and
-  ``nova_plugin.prepared.CACHE`` are patched to hand out that worker's
-  (every report reaches every store, as the fanout does); each service
-  already has its own HostManager;
+* each worker has its own ``nova_plugin.state.SchedulerState`` (report
+  store, in-flight baselines), as a process of its own would: the
+  services' ``select_destinations`` tag the green thread serving a request
+  with its worker, and ``nova_plugin.state.current`` is patched to hand
+  out that worker's (every report reaches every store, as the fanout
+  does); each service already has its own HostManager;
 * requests go to the workers in turn, as RabbitMQ hands a shared queue's
   messages to its consumers (oslo.messaging's fake driver would let one
   listener take the whole burst);

@@ -29,8 +29,9 @@ from nova.scheduler import weights
 from nova import test
 from nova.tests.unit.scheduler import fakes
 
-from nova_plugin import explain
+from nova_plugin import listener as listener_mod
 from nova_plugin import scoring
+from nova_plugin import state
 from nova_plugin.filters import io_density
 from nova_plugin.filters import lsvm
 from nova_plugin.weighers import io_strength
@@ -55,6 +56,8 @@ class _PluginTestCase(test.NoDBTestCase):
         super(_PluginTestCase, self).setUp()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
 
     def report(self, host, **kw):
         kw.setdefault('ts', self.clock.now)
@@ -102,7 +105,7 @@ class FilterTestCase(_PluginTestCase):
         got = [h.host for h in self.handler.get_filtered_objects(
             flt, hosts, spec)]
         self.assertEqual(['room'], got)
-        reasons = {h: explain.recent(host=h, stage='filter')[-1].reason
+        reasons = {h: self.recent(host=h, stage='filter')[-1].reason
                    for h in ('full', 'old', 'busy')}
         self.assertIn('m_p=4 > max_per_pcpu 3', reasons['full'])
         self.assertIn('lsvm.supported=false', reasons['old'])
@@ -118,7 +121,7 @@ class FilterTestCase(_PluginTestCase):
         self.report('full', pcpus=4, io_vcpus=2)
         hosts = self.hosts('busy', 'idle', 'full')
         self.assertEqual(['idle', 'full'], self.passing(_spec(2), hosts))
-        why = explain.recent(host='busy', stage='filter')[-1]
+        why = self.recent(host='busy', stage='filter')[-1]
         self.assertFalse(why.passed)
         self.assertEqual(uuids.instance, why.request)
         self.assertIn('1.250 > 1.000', why.reason)
@@ -147,7 +150,7 @@ class FilterTestCase(_PluginTestCase):
         self.flags(missing_report_policy='reject', group='iosched')
         self.assertEqual(['fresh'], self.passing(_spec(), hosts))
         self.assertIn('missing_report_policy=reject',
-                      explain.recent(host='stale')[-1].reason)
+                      self.recent(host='stale')[-1].reason)
         # a request that needs no agent still lands anywhere
         self.assertEqual(['fresh', 'stale'],
                          self.passing(_spec(io_profile=None), hosts))
@@ -176,14 +179,14 @@ class FilterTestCase(_PluginTestCase):
             self.assertEqual(['idle', 'gone'], self.passing(_spec(2), hosts))
             self.assertEqual(0, fits.call_count)
             self.report('busy', pcpus=4, io_vcpus=0, ts=self.clock.now + 1)
-            why = explain.recent(host='busy', stage='filter')[-1]
+            why = self.recent(host='busy', stage='filter')[-1]
             self.assertEqual(1, fits.call_count)
         self.assertFalse(why.passed)
         self.assertIn('1.250 > 1.000 (reported 3 + pending 0 + request 2',
                       why.reason)
         self.assertEqual(
             'no fresh report (missing_report_policy=pass)',
-            explain.recent(host='gone', stage='filter')[-1].reason)
+            self.recent(host='gone', stage='filter')[-1].reason)
 
     def test_debug_lines_of_failing_hosts(self):
         self._quiet(logging.DEBUG)
@@ -227,7 +230,7 @@ class WeigherTestCase(_PluginTestCase):
         self.assertEqual(['light', 'middle', 'heavy'], [h for h, _ in got])
         # normalised: -0.6 -> 1, -0.75 -> 0.625, -1.0 -> 0
         self.assertEqual([1.0, 0.625, 0.0], [w for _, w in got])
-        why = explain.recent(host='light', stage='weigher')[-1]
+        why = self.recent(host='light', stage='weigher')[-1]
         self.assertAlmostEqual(-0.6, why.weight)
         self.assertIn('0.600 (reported 0.400', why.reason)
 
@@ -264,7 +267,7 @@ class WeigherTestCase(_PluginTestCase):
         # the reported hosts keep > 90 % of their spread
         self.assertGreater(max(reported) - min(reported), 0.9)
         self.assertIn('missing_report_weight=lowest',
-                      explain.recent(host='stale')[-1].reason)
+                      self.recent(host='stale')[-1].reason)
 
     def test_stale_report_weighs_lowest_with_negative_multiplier(self):
         self.flags(io_strength_weight_multiplier=-1.0, group='iosched')
@@ -304,3 +307,57 @@ class WeigherTestCase(_PluginTestCase):
         self.flags(io_strength_weight_multiplier=10.0, group='iosched')
         self.assertEqual('small',
                          self.weighed(spec, [roomy, small], both)[0][0])
+
+
+class PluginLoadTestCase(test.NoDBTestCase):
+    """Loading the classes, as nova-scheduler does when it starts, makes
+    the worker's state and starts its report listener, once; scheduling
+    requests start nothing (nova_plugin.state)."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch('nova_plugin.state._WORKER',
+                                             state._Worker()))
+        self.started = []
+        real = listener_mod.BackgroundListener.start
+
+        def start(listener):
+            self.started.append(listener)
+            return real(listener)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_plugin.listener.BackgroundListener.start', start))
+        self.flags(listen_for_reports=True, resync_on_start=False,
+                   report_topic='iosched-load-%s' % uuids.topic,
+                   group='iosched')
+
+    def _load(self):
+        fh, wh = filters.HostFilterHandler(), weights.HostWeightHandler()
+        loaded = [cls() for cls in fh.get_matching_classes(
+            ['nova_plugin.filters.all_filters'])]
+        loaded += [cls() for cls in wh.get_matching_classes(
+            ['nova_plugin.weighers.all_weighers'])]
+        return fh, wh, loaded
+
+    def test_load_starts_the_listener_once_requests_never(self):
+        self.assertEqual([], self.started)
+        fh, wh, loaded = self._load()
+        worker = state.current()
+        self.addCleanup(worker.stop)
+        self.assertEqual([worker.listener], self.started)
+        self.assertTrue(worker.listener.listening.wait(10))
+        self.assertEqual(4, len(loaded))
+        self._load()                    # loaded again: the same state
+        self.assertIs(worker, state.current())
+        worker.store.update(reports.report(host='h1', io_vcpus=0))
+        hosts = [fakes.FakeHostState(h, h + '-node', {})
+                 for h in ('h1', 'h2')]
+        spec = _spec(2, 'io', **{'iosched:latency_sensitive': 'true'})
+        for flt in loaded[:3]:
+            flt.host_passes(hosts[0], spec)
+        fh.get_filtered_objects(loaded[:3], hosts, spec)
+        wh.get_weighed_objects(loaded[3:], hosts, spec)
+        loaded[3]._weigh_object(hosts[0], spec)
+        self.assertEqual([worker.listener], self.started)
+        self.assertEqual(
+            {'filter', 'weigher'},
+            {d.stage for d in worker.explainer.recent(host='h1')})

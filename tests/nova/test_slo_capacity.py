@@ -28,10 +28,10 @@ from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
 from iosched.contract import payload_sections
-from nova_plugin import explain
 from nova_plugin import filters as plugin_filters
 from nova_plugin.filters import slo_capacity
 from nova_plugin.filters import slo_request
+from nova_plugin import slo_lookup
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -58,8 +58,8 @@ def disk_report(host, capacity, reserved, ts=100.0, seq=1):
                                         reserved_iops=float(reserved)))
 
 
-class FakeCinderSlo(object):
-    """The boundary ``slo_request.CinderSlo``, counting calls."""
+class FakeCinderTypes(object):
+    """The boundary ``slo_request.CinderVolumeTypes``, counting calls."""
 
     def __init__(self, volumes=None, snapshots=None, default=None,
                  fail=None):
@@ -123,14 +123,18 @@ class ResolverTestCase(test.NoDBTestCase):
             lambda *args: objects.BlockDeviceMappingList(
                 objects=self.cell_bdms[args[-1]]))
         self.stub_out('nova.context.target_cell', self._target_cell)
-        self.cinder = FakeCinderSlo(
+        self.cinder = FakeCinderTypes(
             volumes={uuids.vol_silver: 'slo-silver', uuids.vol_plain: None,
                      uuids.vol_gold_src: TYPE_IDS['slo-gold']},
             snapshots={uuids.snap: uuids.vol_gold_src}, default='lvm-1')
         TYPES.setdefault(TYPE_IDS['slo-gold'], TYPES['slo-gold'])
         self.clock = FakeClock()
-        self.resolver = slo_request.Resolver(self.cinder, clock=self.clock,
-                                             ttl=60, max_entries=10)
+        self.resolver = slo_lookup.Resolver(clock=self.clock, ttl=60,
+                                            max_entries=10)
+        self.lookup = slo_request.NovaVolumeLookup(self.cinder)
+
+    def demand(self, spec):
+        return self.resolver.demand(spec, self.lookup)
 
     def _build_request(self, *args):
         uuid = args[-1]                 # (cls,) ctxt, uuid
@@ -183,15 +187,15 @@ class ResolverTestCase(test.NoDBTestCase):
             # a new blank volume of Cinder's default type (no QoS): 0
             bdm(source_type='blank', destination_type='volume'),
         ]
-        demand = self.resolver.demand(self.spec())
+        demand = self.demand(self.spec())
         self.assertEqual('', demand.error)
-        self.assertEqual(slo_request.SOURCE_BUILD_REQUEST, demand.source)
+        self.assertEqual(slo_lookup.SOURCE_BUILD_REQUEST, demand.source)
         self.assertEqual(1100.0, demand.iops)
         self.assertEqual(5, len(demand.volumes))
         calls = list(self.cinder.calls)
         # every host of the request reuses the answer: no more lookups
         for _ in range(5):
-            self.assertEqual(demand, self.resolver.demand(self.spec()))
+            self.assertEqual(demand, self.demand(self.spec()))
         self.assertEqual(calls, self.cinder.calls)
         # a second request of the same types asks only for its volumes
         self.build_bdms[uuids.other] = [
@@ -200,7 +204,7 @@ class ResolverTestCase(test.NoDBTestCase):
             bdm(source_type='volume', destination_type='volume',
                 volume_id=uuids.vol_silver)]
         self.assertEqual(600.0,
-                         self.resolver.demand(self.spec(uuids.other)).iops)
+                         self.demand(self.spec(uuids.other)).iops)
         self.assertEqual([('volume', uuids.vol_silver)],
                          self.cinder.calls[len(calls):])
 
@@ -208,23 +212,23 @@ class ResolverTestCase(test.NoDBTestCase):
         self.build_bdms[uuids.instance] = [
             bdm(source_type='image', destination_type='volume',
                 volume_type='slo-gold')]
-        self.resolver.demand(self.spec())
+        self.demand(self.spec())
         self.assertEqual(1, len(self.cinder.calls))
         self.clock.now += 59
-        self.resolver.demand(self.spec())
+        self.demand(self.spec())
         self.assertEqual(1, len(self.cinder.calls))
         self.clock.now += 1                 # 60 s: both caches expired
-        self.resolver.demand(self.spec())
+        self.demand(self.spec())
         self.assertEqual(2, len(self.cinder.calls))
         self.resolver.configure(ttl=0)      # 0: every host reads again
-        self.resolver.demand(self.spec())
-        self.resolver.demand(self.spec())
+        self.demand(self.spec())
+        self.demand(self.spec())
         self.assertEqual(4, len(self.cinder.calls))
         self.resolver.configure(ttl=60, max_entries=1)
         for n in range(3):
             uuid = getattr(uuids, 'req%d' % n)
             self.build_bdms[uuid] = []
-            self.resolver.demand(self.spec(uuid))
+            self.demand(self.spec(uuid))
         self.assertEqual(1, len(self.resolver._requests))
 
     def test_no_build_request_reads_the_cell(self):
@@ -232,13 +236,13 @@ class ResolverTestCase(test.NoDBTestCase):
         self.cell_bdms[uuids.instance] = [
             bdm(source_type='image', destination_type='volume',
                 volume_id=uuids.vol_silver, boot_index=0)]
-        demand = self.resolver.demand(self.spec())
-        self.assertEqual((slo_request.SOURCE_INSTANCE, 100.0, ''),
+        demand = self.demand(self.spec())
+        self.assertEqual((slo_lookup.SOURCE_INSTANCE, 100.0, ''),
                          (demand.source, demand.iops, demand.error))
 
     def test_failures_become_errors_once(self):
         # neither a BuildRequest nor an instance mapping
-        demand = self.resolver.demand(self.spec())
+        demand = self.demand(self.spec())
         self.assertIn('has no mapping to a cell', demand.error)
         self.assertEqual(0.0, demand.iops)
         # Cinder down: the error names the exception; asked once
@@ -246,9 +250,9 @@ class ResolverTestCase(test.NoDBTestCase):
             bdm(source_type='image', destination_type='volume',
                 volume_type='slo-gold')]
         self.cinder.fail = exception.CinderConnectionFailed(reason='boom')
-        demand = self.resolver.demand(self.spec(uuids.other))
+        demand = self.demand(self.spec(uuids.other))
         self.assertIn('CinderConnectionFailed', demand.error)
-        self.resolver.demand(self.spec(uuids.other))
+        self.demand(self.spec(uuids.other))
         self.assertEqual(1, len(self.cinder.calls))
 
     def test_bad_specs_and_mappings_are_errors(self):
@@ -266,15 +270,15 @@ class ResolverTestCase(test.NoDBTestCase):
         for n, (mapping, words) in enumerate(cases):
             uuid = getattr(uuids, 'bad%d' % n)
             self.build_bdms[uuid] = [mapping]
-            self.assertIn(words, self.resolver.demand(self.spec(uuid)).error)
+            self.assertIn(words, self.demand(self.spec(uuid)).error)
 
     def test_back_end_specs_and_requests_without_uuid_count_zero(self):
         self.build_bdms[uuids.instance] = [
             bdm(source_type='image', destination_type='volume',
                 volume_type='slo-backend')]
-        self.assertEqual(0.0, self.resolver.demand(self.spec()).iops)
-        self.assertEqual(slo_request.NO_DEMAND,
-                         self.resolver.demand(objects.RequestSpec()))
+        self.assertEqual(0.0, self.demand(self.spec()).iops)
+        self.assertEqual(slo_lookup.NO_DEMAND,
+                         self.demand(objects.RequestSpec()))
 
 
 class _Type(object):
@@ -285,7 +289,8 @@ class _Type(object):
 
 
 class CinderBoundaryTestCase(test.NoDBTestCase):
-    """``CinderSlo`` over a fake cinderclient and Nova's ``cinder.API``."""
+    """``CinderVolumeTypes`` over a fake cinderclient and Nova's
+    ``cinder.API``."""
 
     def setUp(self):
         super(CinderBoundaryTestCase, self).setUp()
@@ -304,7 +309,7 @@ class CinderBoundaryTestCase(test.NoDBTestCase):
                       lambda self_, ctxt, volume_id, microversion=None: {
                           'id': volume_id, 'volume_type_id': 'slo-gold'})
         self.ctxt = nova_context.get_admin_context()
-        self.slo = slo_request.CinderSlo()
+        self.slo = slo_request.CinderVolumeTypes()
 
     def test_types_by_name_or_id(self):
         want = ('front-end', {'iosched:min_iops': '500'})
@@ -325,11 +330,13 @@ class FilterTestCase(test.NoDBTestCase):
         super(FilterTestCase, self).setUp()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
-        self.demand = slo_request.Demand(iops=500.0,
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
+        self.demand = slo_lookup.Demand(iops=500.0,
                                          volumes=(('gold', 500.0),),
                                          source='build_request')
-        self.stub_out('nova_plugin.filters.slo_request.Resolver.demand',
-                      lambda resolver, spec_obj: self.demand)
+        self.stub_out('nova_plugin.slo_lookup.Resolver.demand',
+                      lambda resolver, spec_obj, lookup: self.demand)
         self.handler = filters.HostFilterHandler()
         self.filters = [slo_capacity.SloCapacityFilter()]
         self.spec = objects.RequestSpec(instance_uuid=uuids.instance)
@@ -354,16 +361,16 @@ class FilterTestCase(test.NoDBTestCase):
         hosts = ('room', 'full', 'unknown', 'missing')
         self.assertEqual(['room', 'unknown', 'missing'],
                          self.passing(*hosts))
-        why = explain.recent(host='full')[-1]
+        why = self.recent(host='full')[-1]
         self.assertEqual((False, uuids.instance), (why.passed, why.request))
         self.assertIn('reserved 501.0 + pending 0.0 + request 500.0 = '
                       '1001.0 IOPS, limit 1.00 x capacity 1000.0', why.reason)
         self.flags(missing_report_policy='reject', group='iosched')
         self.assertEqual(['room'], self.passing(*hosts))
         self.assertIn('capacity unknown',
-                      explain.recent(host='unknown')[-1].reason)
+                      self.recent(host='unknown')[-1].reason)
         self.assertIn('no fresh report (missing_report_policy=reject)',
-                      explain.recent(host='missing')[-1].reason)
+                      self.recent(host='missing')[-1].reason)
         self.flags(slo_capacity_fraction=0.9, group='iosched')
         self.assertEqual([], self.passing(*hosts))
 
@@ -375,23 +382,23 @@ class FilterTestCase(test.NoDBTestCase):
                       lambda st, host: pending)
         self.assertEqual([], self.passing('h1'))
         self.assertIn('pending 200.0',
-                      explain.recent(host='h1')[-1].reason)
+                      self.recent(host='h1')[-1].reason)
 
     def test_lookup_failure_policy(self):
         self.report('h1', 1000, 1000)
-        self.demand = slo_request.Demand(error='CinderConnectionFailed: x')
+        self.demand = slo_lookup.Demand(error='CinderConnectionFailed: x')
         self.assertEqual(['h1'], self.passing('h1'))
         self.assertIn('slo_lookup_failure_policy=pass',
-                      explain.recent(host='h1')[-1].reason)
+                      self.recent(host='h1')[-1].reason)
         self.flags(slo_lookup_failure_policy='reject', group='iosched')
         self.assertEqual([], self.passing('h1'))
 
     def test_requests_without_slo_volumes_pass_everywhere(self):
         self.report('full', 1000, 1000)
-        self.demand = slo_request.Demand(volumes=(('plain', 0.0),))
+        self.demand = slo_lookup.Demand(volumes=(('plain', 0.0),))
         self.flags(missing_report_policy='reject', group='iosched')
         self.assertEqual(['full', 'missing'], self.passing('full', 'missing'))
-        self.assertEqual([], explain.recent())
+        self.assertEqual([], self.recent())
 
 
 class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
@@ -411,10 +418,8 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
-        self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
-                      slo_request.Resolver())
-        explain.RING.clear()
-        self.addCleanup(explain.RING.clear)
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         # Cinder's side: types the API validates, their QoS specs (the
         # boundary the resolver asks, admin-only in Cinder), and the type
         # of the fixture's existing bootable volume.
@@ -422,10 +427,10 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
                       lambda *a, **kw: [{'id': TYPE_IDS.get(n, n),
                                          'name': n} for n in TYPES])
         self.stub_out(
-            'nova_plugin.filters.slo_request.CinderSlo.type_qos',
+            'nova_plugin.filters.slo_request.CinderVolumeTypes.type_qos',
             lambda slo, ctxt, ref: TYPES[ref])
         self.stub_out(
-            'nova_plugin.filters.slo_request.CinderSlo.default_type',
+            'nova_plugin.filters.slo_request.CinderVolumeTypes.default_type',
             lambda slo, ctxt: 'lvm-1')
         self.volume_types = {cinder_fixture.CinderFixture.IMAGE_BACKED_VOL:
                              'slo-gold'}
@@ -467,7 +472,7 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
         for _ in range(2):
             server = self._new_volume('slo-gold')
             self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
-        why = explain.recent(host='host1')[-1]
+        why = self.recent(host='host1')[-1]
         self.assertFalse(why.passed)
         self.assertEqual(server['id'], why.request)
         self.assertIn('reserved 800.0 + pending 0.0 + request 500.0 = '
@@ -484,7 +489,7 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertIn('No valid host', server['fault']['message'])
         self.assertEqual(
             {'host1': False, 'host2': False},
-            {d.host: d.passed for d in explain.recent(request=server['id'])})
+            {d.host: d.passed for d in self.recent(request=server['id'])})
 
     def test_non_slo_boots_are_unaffected(self):
         self.reports(host1=(1000, 1000), host2=(1000, 1000))
@@ -492,7 +497,7 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
         self._create_server(networks='none')            # from an image
         self._new_volume('lvm-1')                       # a type without QoS
         self._new_volume(None)                          # Cinder's default
-        self.assertEqual([], explain.recent())
+        self.assertEqual([], self.recent())
 
     def test_unknown_capacity_follows_missing_report_policy(self):
         self.reports(host1=(0, 0), host2=(0, 0))
@@ -506,20 +511,21 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
         # a move has no BuildRequest: forget the boot's answer, so the
         # filter reads the instance's mappings in its cell
-        slo_request.RESOLVER.clear()
+        self.worker.resolver.clear()
         # host1 still full: no host for the move; the server stays put
         self.api.post_server_action(server['id'], {'migrate': None})
         self._wait_for_migration_status(server, ['error'])
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
-        why = explain.recent(host='host1', request=server['id'])[-1]
+        why = self.recent(host='host1', request=server['id'])[-1]
         self.assertFalse(why.passed)
         # room on host1 now: the move goes there
         self.reports(host1=(1000, 100), host2=(1000, 500))
         self._migrate_server(server)
         server = self._wait_for_state_change(server, 'VERIFY_RESIZE')
         self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
-        demand = slo_request.RESOLVER.demand(
-            objects.RequestSpec(instance_uuid=server['id']))
-        self.assertEqual((slo_request.SOURCE_INSTANCE, 500.0),
+        demand = self.worker.resolver.demand(
+            objects.RequestSpec(instance_uuid=server['id']),
+            slo_request.NovaVolumeLookup())
+        self.assertEqual((slo_lookup.SOURCE_INSTANCE, 500.0),
                          (demand.source, demand.iops))

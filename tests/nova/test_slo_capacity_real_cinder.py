@@ -19,8 +19,8 @@ deployment without a service catalog would: ``auth_type = admin_token``
 with the server's ``endpoint`` and ``token`` (the scheduler's admin
 context carries no token, so ``nova.volume.cinder`` loads this plugin).
 The test creates volume types, QoS specs and a volume over Cinder's HTTP
-API (keystoneauth, no Cinder import). The resolver and ``CinderSlo`` are
-the real ones, and hosts are judged as the fake-based tests judge them:
+API (keystoneauth, no Cinder import). The resolver and ``CinderVolumeTypes``
+are the real ones, and hosts are judged as the fake-based tests judge them:
 
 * ``RealCinderFilterTestCase``: the filter through Nova's handler on
   FakeHostStates; only the Nova DB boundary is a stub (the boot request's
@@ -52,7 +52,6 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
-from nova_plugin import explain
 from nova_plugin.filters import slo_capacity
 from nova_plugin.filters import slo_request
 from tests import cinder_process
@@ -152,8 +151,8 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
         _point_nova_at(self, server)
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
-        self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
-                      slo_request.Resolver())
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         # the Nova DB boundary: the boot request's mappings
         self.bdms = []
         self.stub_out(
@@ -191,7 +190,7 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
         self.assertEqual(['host2'], self.passing(
             uuids.new_gold, 'host1', 'host2', source_type='image',
             image_id=uuids.image, volume_type=self.type_name('gold')))
-        why = explain.recent(host='host1')[-1]
+        why = self.recent(host='host1')[-1]
         self.assertEqual((False, uuids.new_gold), (why.passed, why.request))
         self.assertIn('reserved 800.0 + pending 0.0 + request 500.0 = '
                       '1300.0 IOPS', why.reason)
@@ -203,8 +202,9 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
         self.assertEqual(['host2'], self.passing(
             uuids.old_gold, 'host1', 'host2', source_type='volume',
             volume_id=self.cinder['gold_volume']))
-        demand = slo_request.RESOLVER.demand(
-            objects.RequestSpec(instance_uuid=uuids.old_gold))
+        demand = self.worker.resolver.demand(
+            objects.RequestSpec(instance_uuid=uuids.old_gold),
+            slo_request.NovaVolumeLookup())
         self.assertEqual((500.0, ''), (demand.iops, demand.error))
 
     def test_room_full_unknown_and_missing(self):
@@ -219,7 +219,7 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
                          self.passing(uuids.silver, *hosts, **silver))
         self.assertIn('reserved 901.0 + pending 0.0 + request 100.0 = '
                       '1001.0 IOPS, limit 1.00 x capacity 1000.0',
-                      explain.recent(host='full')[-1].reason)
+                      self.recent(host='full')[-1].reason)
         self.flags(missing_report_policy='reject', group='iosched')
         self.assertEqual(['room'],
                          self.passing(uuids.silver, *hosts, **silver))
@@ -234,7 +234,7 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
                 getattr(uuids, 'plain%d' % n), 'full', 'missing',
                 source_type='image', image_id=uuids.image,
                 volume_type=volume_type))
-        self.assertEqual([], explain.recent())
+        self.assertEqual([], self.recent())
 
     def test_unknown_type_follows_the_lookup_failure_policy(self):
         self.report('h1', 1000, 1000)
@@ -242,9 +242,10 @@ class RealCinderFilterTestCase(test.NoDBTestCase):
                     volume_type=self.type_name('nope'))
         self.assertEqual(['h1'], self.passing(uuids.nope1, 'h1', **nope))
         self.assertIn('slo_lookup_failure_policy=pass',
-                      explain.recent(host='h1')[-1].reason)
-        demand = slo_request.RESOLVER.demand(
-            objects.RequestSpec(instance_uuid=uuids.nope1))
+                      self.recent(host='h1')[-1].reason)
+        demand = self.worker.resolver.demand(
+            objects.RequestSpec(instance_uuid=uuids.nope1),
+            slo_request.NovaVolumeLookup())
         self.assertIn(exception.VolumeTypeNotFound.__name__, demand.error)
         self.flags(slo_lookup_failure_policy='reject', group='iosched')
         self.assertEqual([], self.passing(uuids.nope2, 'h1', **nope))
@@ -273,8 +274,8 @@ class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
         plugin_state.ignore_noload_warning()
         state = self.useFixture(plugin_state.PluginState())
         self.clock, self.store = state.clock, state.store
-        self.stub_out('nova_plugin.filters.slo_request.RESOLVER',
-                      slo_request.Resolver())
+        self.worker = state.worker
+        self.recent = state.worker.explainer.recent
         # the API validates a requested type against Cinder's real list
         # (the fake API request has no token: ask as the admin)
         self.stub_out(
@@ -308,7 +309,7 @@ class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
         self.reports(host1=(1000, 800), host2=(1000, 0))
         server = self._new_volume('gold')
         self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
-        why = explain.recent(host='host1')[-1]
+        why = self.recent(host='host1')[-1]
         self.assertEqual((False, server['id']), (why.passed, why.request))
         self.assertIn('reserved 800.0 + pending 0.0 + request 500.0 = '
                       '1300.0 IOPS', why.reason)
@@ -323,4 +324,4 @@ class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
         self.flags(missing_report_policy='reject', group='iosched')
         self._new_volume('plain')                       # no QoS spec
         self._new_volume(None)                          # Cinder's default
-        self.assertEqual([], explain.recent())
+        self.assertEqual([], self.recent())

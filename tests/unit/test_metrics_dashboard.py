@@ -21,7 +21,7 @@ import re
 import pytest
 
 from host_agent import metrics as agent_metrics
-from nova_plugin import metrics as scheduler_metrics
+from nova_plugin import state as scheduler_state
 from tests.unit import test_metrics_agent as helpers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -41,8 +41,9 @@ def _families():
     agent.reporter = helpers.FakeReporter()
     m = agent_metrics.AgentMetrics(agent).attach()
     agent.reporter.report_host_io(object())
+    worker = scheduler_state.SchedulerState()   # a scheduler worker's
     return list(m.registry.collect()) + list(
-        scheduler_metrics.REGISTRY.collect())
+        worker.metrics.registry.collect())
 
 
 def exported():

@@ -22,6 +22,7 @@ from prometheus_client import exposition
 import pytest
 
 from nova_plugin import conf as iosched_conf
+from nova_plugin.conf import metrics as metrics_conf
 from nova_plugin import endpoint
 from nova_plugin import metrics
 from nova_plugin import store
@@ -32,17 +33,16 @@ from tests.unit.nova_plugin import reports
 def _conf(**overrides):
     """A private ConfigOpts; its own OptGroups (overrides live on them)."""
     conf = cfg.ConfigOpts()
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-    conf.register_opts(iosched_conf.METRICS_OPTS,
-                       group=iosched_conf.METRICS_GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)
     conf([], default_config_files=[])
     for name, value in overrides.items():
-        conf.set_override(name, value, group=iosched_conf.METRICS_GROUP)
+        conf.set_override(name, value, group=metrics_conf.GROUP)
     return conf
 
 
-def _scrape():
-    return helpers.scrape(metrics.REGISTRY)
+def _scrape(counters):
+    return helpers.scrape(counters.registry)
 
 
 def _delta(before, after, name, **labels):
@@ -51,23 +51,23 @@ def _delta(before, after, name, **labels):
 
 
 @pytest.fixture
-def fresh_store(monkeypatch):
+def fresh_store():
+    """A store and the metrics that read it, as a worker's state has."""
     clock = reports.FakeClock(1000.0)
     st = store.ReportStore(clock=clock)
-    monkeypatch.setattr(store, 'STORE', st)
-    return st, clock
+    return st, clock, metrics.SchedulerMetrics(st)
 
 
 def test_reports_received_and_dropped_by_reason(fresh_store):
-    st, _ = fresh_store
-    ep = endpoint.ReportEndpoint(st)
+    st, _, counters = fresh_store
+    ep = endpoint.ReportEndpoint(st, metrics=counters)
     good = reports.report(host='c1', ts=100.0).to_dict()
     future = dict(good, version='9.0')
     broken = dict(good, pcpus=0)
-    before = _scrape()
+    before = _scrape(counters)
     for report in (good, good, future, broken, broken):
         ep.report_host_io({}, report)
-    after = _scrape()
+    after = _scrape(counters)
     d = _delta(before, after, 'iosched_scheduler_reports_received_total')
     assert d == 5
     for reason, n in (('out_of_order', 1), ('unsupported_version', 1),
@@ -90,13 +90,13 @@ STORE_ROWS = [
 @pytest.mark.parametrize('name,hosts,now,want', STORE_ROWS,
                          ids=[r[0] for r in STORE_ROWS])
 def test_store_gauges(fresh_store, name, hosts, now, want):
-    st, clock = fresh_store
+    st, clock, counters = fresh_store
     for host, at, interval in hosts:
         clock.now = at
         st.update(reports.report(host=host, ts=at,
                                  report_interval=interval))
     clock.now = now
-    got = _scrape()
+    got = _scrape(counters)
     v = helpers.value
     assert v(got, 'iosched_scheduler_hosts', state='fresh') == want['fresh']
     assert v(got, 'iosched_scheduler_hosts', state='stale') == want['stale']
@@ -108,12 +108,13 @@ def test_store_gauges(fresh_store, name, hosts, now, want):
 
 
 def test_filter_and_weigher_counters():
-    before = _scrape()
-    metrics.note_filter('IoDensityFilter', True)
-    metrics.note_filter('IoDensityFilter', False)
-    metrics.note_filter('LsvmFilter', False, metrics.CAUSE_NO_REPORT)
-    metrics.note_weigher('IoStrengthWeigher', hosts_missing=3)
-    after = _scrape()
+    counters = metrics.SchedulerMetrics()
+    before = _scrape(counters)
+    counters.note_filter('IoDensityFilter', True)
+    counters.note_filter('IoDensityFilter', False)
+    counters.note_filter('LsvmFilter', False, metrics.CAUSE_NO_REPORT)
+    counters.note_weigher('IoStrengthWeigher', hosts_missing=3)
+    after = _scrape(counters)
     checks = 'iosched_scheduler_filter_checks_total'
     rejections = 'iosched_scheduler_filter_rejections_total'
     assert _delta(before, after, checks, filter='IoDensityFilter',
@@ -134,10 +135,11 @@ def test_filter_and_weigher_counters():
 
 
 @pytest.fixture
-def no_exporter(monkeypatch):
-    monkeypatch.setattr(metrics, '_STATE', {'pid': None, 'exporter': None})
-    yield
-    metrics.stop_exporter()
+def no_exporter():
+    """A worker's metrics, with no endpoint yet; stopped afterwards."""
+    counters = metrics.SchedulerMetrics(store.ReportStore())
+    yield counters
+    counters.stop_exporter()
 
 
 def _free_ports(n):
@@ -162,7 +164,7 @@ def _free_ports(n):
 
 
 def test_exporter_off_by_default(no_exporter):
-    assert metrics.ensure_exporter(_conf()) is None
+    assert no_exporter.ensure_exporter(_conf()) is None
 
 
 def test_a_worker_takes_the_first_free_port_of_the_range(no_exporter):
@@ -172,9 +174,9 @@ def test_a_worker_takes_the_first_free_port_of_the_range(no_exporter):
     taken.listen()
     try:
         conf = _conf(enabled=True, port=base, max_workers=3)
-        exporter = metrics.ensure_exporter(conf)
+        exporter = no_exporter.ensure_exporter(conf)
         assert exporter.port == base + 1
-        assert metrics.ensure_exporter(conf) is exporter     # once
+        assert no_exporter.ensure_exporter(conf) is exporter     # once
         body = urllib.request.urlopen(
             'http://127.0.0.1:%d/metrics' % exporter.port,
             timeout=10).read().decode()
@@ -190,8 +192,8 @@ def test_no_free_port_logs_once_and_schedules_on(no_exporter, caplog):
     taken.listen()
     try:
         conf = _conf(enabled=True, port=base, max_workers=1)
-        assert metrics.ensure_exporter(conf) is None
-        assert metrics.ensure_exporter(conf) is None
+        assert no_exporter.ensure_exporter(conf) is None
+        assert no_exporter.ensure_exporter(conf) is None
     finally:
         taken.close()
     assert caplog.text.count('no free port') == 1

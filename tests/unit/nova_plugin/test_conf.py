@@ -69,6 +69,26 @@ def test_list_opts_and_help_style():
         assert 'Related options:' in opt.help, opt.name
 
 
+def test_list_opts_merges_the_package_modules_by_group():
+    """One entry per group (oslo-config-generator writes a "From" header
+    per entry), [iosched] first, each option once; every module of the
+    package has both hooks and registers what it lists."""
+    listed = iosched_conf.list_opts()
+    assert [group for group, _ in listed] == ['iosched', 'iosched_metrics']
+    names = [o.name for _, opts in listed for o in opts]
+    assert len(names) == len(set(names))
+    modules = list(iosched_conf._modules())
+    assert [m.__name__.rsplit('.', 1)[1] for m in modules] == [
+        'listener', 'metrics', 'rules', 'senders', 'slo']
+    for module in modules:
+        conf = cfg.ConfigOpts()
+        module.register_opts(conf)
+        conf([], default_config_files=[])
+        for group, opts in module.list_opts():
+            for opt in opts:
+                getattr(getattr(conf, group), opt.dest)    # registered
+
+
 def _imports(path):
     tree = ast.parse(open(path).read(), path)
     for node in ast.walk(tree):

@@ -50,8 +50,8 @@ def _conf(**overrides):
     ``iosched_conf.iosched_group`` would leak them into every ConfigOpts
     (the global CONF included)."""
     conf = cfg.ConfigOpts()
-    conf.register_group(cfg.OptGroup(iosched_conf.GROUP))
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
+    for group, opts in iosched_conf.list_opts():
+        conf.register_opts(opts, group=group)   # new OptGroups, by name
     iosched_conf.register_opts(conf)        # what the code does: a no-op
     conf([], default_config_files=[])
     for name, value in overrides.items():
@@ -131,12 +131,8 @@ def test_report_over_fake_transport(listener, caplog):
 
 
 @pytest.fixture
-def fresh_state(monkeypatch):
-    """An empty per-process listener state; stops what a test started."""
-    monkeypatch.setattr(listener_mod, '_STATE', {'listener': None,
-                                             'warned_off': False,
-                                             'armed': None})
-    monkeypatch.setattr(listener_mod, '_INHERITED', [])
+def started(monkeypatch):
+    """The listeners a test starts; stopped afterwards."""
     started = []
     real = listener_mod.BackgroundListener.start
 
@@ -149,52 +145,12 @@ def fresh_state(monkeypatch):
         listener.stop()
 
 
-def test_ensure_listener_disabled_warns_once(fresh_state, caplog):
-    conf = _conf()
-    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
-        for _ in range(5):
-            assert listener_mod.ensure_listener(conf, 'fake:/') is None
-    assert [r.getMessage() for r in caplog.records].count(
-        caplog.records[0].getMessage()) == 1
-    assert 'listen_for_reports is off' in caplog.records[0].getMessage()
-    assert len(caplog.records) == 1
-    assert fresh_state == []
-
-
-def test_ensure_listener_once_per_process_and_resyncs(fresh_state):
-    conf = _conf(listen_for_reports=True)
-    first = listener_mod.ensure_listener(conf, transport_url='fake:/')
-    assert first is not None and first.pid == os.getpid()
-    assert listener_mod.ensure_listener(conf, transport_url='fake:/') is first
-    assert first.listening.wait(10)
-    assert first.state == 'listening'
-    assert first.server.dispatcher.endpoints[0].store is store.get_store()
-    assert first.resyncs == 1           # resync_on_start defaults to True
-    assert listener_mod.current_listener() is first
-    # A forked worker (another pid) starts its own and keeps the parent's
-    # object, untouched.
-    first.pid = -1
-    second = listener_mod.ensure_listener(conf, transport_url='fake:/')
-    assert second is not first
-    assert listener_mod._INHERITED == [first]
-    assert first.state == 'listening'
-    assert second.listening.wait(10)
-    assert fresh_state == [first, second]
-
-
-def test_resync_on_start_off(fresh_state):
-    conf = _conf(listen_for_reports=True, resync_on_start=False)
-    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
-    assert listener.listening.wait(10)
-    assert listener.resyncs == 0
-
-
-def test_resync_request_reaches_agents_topic(fresh_state):
+def test_resync_request_reaches_agents_topic(started):
     """The cast a worker sends: topic agents_topic, method resync."""
     conf = _conf(listen_for_reports=True, agents_topic='agents-x')
-    listener = listener_mod.BackgroundListener(conf, transport_url='fake:/',
-                                           store=store.ReportStore(),
-                                           host='w1')
+    listener = listener_mod.BackgroundListener(conf, store.ReportStore(),
+                                               transport_url='fake:/',
+                                               host='w1')
     got = []
 
     class Agentish(object):
@@ -204,7 +160,6 @@ def test_resync_request_reaches_agents_topic(fresh_state):
             got.append(requester)
 
     listener.start()
-    fresh_state.append(listener)
     assert listener.listening.wait(10)
     agent_server = oslo_messaging.get_rpc_server(
         listener.server.transport,
@@ -218,35 +173,6 @@ def test_resync_request_reaches_agents_topic(fresh_state):
     finally:
         agent_server.stop()
         agent_server.wait()
-
-
-def test_ensure_listener_never_blocks_on_the_bus(fresh_state, monkeypatch):
-    """A start that hangs (broker half up) does not hold up requests."""
-    release = threading.Event()
-    started = []
-
-    def hanging_start(conf, **kwargs):
-        release.wait(30)
-        started.append(kwargs)
-        return endpoint.start_listener(conf, **kwargs)
-
-    real_init = listener_mod.BackgroundListener.__init__
-
-    def init(self, conf, **kwargs):
-        real_init(self, conf, start=hanging_start, **kwargs)
-    monkeypatch.setattr(listener_mod.BackgroundListener, '__init__', init)
-    conf = _conf(listen_for_reports=True, resync_on_start=False)
-    st = store.get_store()
-    st.clear()
-    listener = listener_mod.ensure_listener(conf, transport_url='fake:/')
-    # the "scheduling request" goes on: nothing held, nothing waited for
-    assert st.get('compute-1') is None
-    assert listener.began.wait(10)
-    assert listener.state == 'connecting'
-    assert listener_mod.ensure_listener(conf, 'fake:/') is listener
-    release.set()
-    assert listener.listening.wait(10)
-    assert len(started) == 1
 
 
 @pytest.mark.parametrize('failures, cap, delays', [
@@ -312,27 +238,6 @@ def test_stop_while_waiting_for_the_broker():
     listener.stop()
     assert listener.state == 'stopped'
     assert listener._thread.join(10) is None and not listener._thread.is_alive()
-
-
-def test_after_fork_in_child_drops_parent_listener(fresh_state):
-    conf = _conf(listen_for_reports=True)
-    parent = listener_mod.ensure_listener(conf, transport_url='fake:/')
-    assert parent.listening.wait(10)
-    listener_mod._after_fork_in_child()     # as if this were the child
-    child = listener_mod.current_listener()
-    assert child is not None and child is not parent
-    assert listener_mod._INHERITED == [parent]
-    assert parent.state == 'listening'          # not stopped
-    assert child.listening.wait(10)
-
-
-def test_after_fork_in_child_does_nothing_unarmed(fresh_state, monkeypatch):
-    # cfg.CONF without [iosched] registered, or listening off
-    monkeypatch.setattr(listener_mod.cfg, 'CONF', cfg.ConfigOpts())
-    listener_mod._after_fork_in_child()
-    listener_mod.arm(_conf(listen_for_reports=False))
-    listener_mod._after_fork_in_child()
-    assert listener_mod.current_listener() is None and fresh_state == []
 
 
 @pytest.mark.parametrize('url, addresses', [

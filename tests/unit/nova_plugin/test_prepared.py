@@ -12,7 +12,7 @@
 """The whole-list parts of the filters' hot path, against the per-host
 ones (no nova): ``lsvm_rule.passes`` against ``check``, ``prepared``,
 ``inflight.observe_node`` against ``Tracker.observe``, the explain ring's
-batches against a plain bounded ring, ``metrics.note_filters`` against
+batches against a plain bounded ring, ``SchedulerMetrics.note_filters`` against
 ``note_filter``. Example counts: IOSCHED_PREPARED_EXAMPLES (default 300).
 """
 
@@ -247,9 +247,9 @@ def test_record_returns_its_decision_and_numbers_go_on():
         explain.Explainer(maxlen=0)
 
 
-def _samples():
+def _samples(counters):
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for m in metrics.REGISTRY.collect() for s in m.samples
+            for m in counters.registry.collect() for s in m.samples
             if not s.name.endswith('_created') and
             m.name in (metrics.PREFIX + 'filter_checks',
                        metrics.PREFIX + 'filter_rejections')}
@@ -260,14 +260,15 @@ def _samples():
     (5, {metrics.CAUSE_RULE: 1, metrics.CAUSE_NO_REPORT: 0,
          metrics.CAUSE_SLO_LOOKUP: 4})])
 def test_note_filters_counts_as_note_filter(passed, rejected):
-    before = _samples()
+    counters = metrics.SchedulerMetrics()
+    before = _samples(counters)
     for _ in range(passed):
-        metrics.note_filter('OneByOne', True)
+        counters.note_filter('OneByOne', True)
     for cause, n in rejected.items():
         for _ in range(n):
-            metrics.note_filter('OneByOne', False, cause)
-    metrics.note_filters('AllAtOnce', passed, rejected)
-    after = _samples()
+            counters.note_filter('OneByOne', False, cause)
+    counters.note_filters('AllAtOnce', passed, rejected)
+    after = _samples(counters)
 
     def grown(name):
         out = {}

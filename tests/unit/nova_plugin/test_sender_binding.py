@@ -271,10 +271,12 @@ def test_agent_client_signs_and_the_listener_verifies(caplog):
         server.transport.cleanup()
 
 
-def test_listener_warns_once_when_reports_are_not_authenticated(
-        caplog, monkeypatch):
-    monkeypatch.setattr(endpoint, '_WARNED_AUTH_NONE', [])
-    conf = test_endpoint._conf()
+@pytest.mark.parametrize('auth, warnings', [('none', 2), ('hmac', 0)])
+def test_each_listener_warns_when_reports_are_not_authenticated(
+        caplog, auth, warnings):
+    """Once per listener started (a scheduler worker starts one: once per
+    worker), never with signed reports."""
+    conf = test_endpoint._conf(report_auth=auth, report_master_key=MASTER)
     with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
         for _ in range(2):
             server = endpoint.start_listener(conf, transport_url='fake:/',
@@ -284,7 +286,7 @@ def test_listener_warns_once_when_reports_are_not_authenticated(
             server.wait()
             server.transport.cleanup()
     assert sum('report_auth = none' in r.getMessage()
-               for r in caplog.records) == 1
+               for r in caplog.records) == warnings
 
 
 def test_old_clients_still_reach_a_new_listener():

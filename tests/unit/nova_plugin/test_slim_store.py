@@ -26,6 +26,7 @@ from iosched.contract import payload
 from nova_plugin import endpoint
 from nova_plugin import lsvm_rule
 from nova_plugin import scoring
+from nova_plugin import state
 from nova_plugin import store
 
 REQUESTS = [
@@ -100,7 +101,7 @@ def test_the_scheduler_store_keeps_slim_entries():
     assert st.update(full)
     held = st.get(full.host)
     assert held == store.slim(full) and held.lsvm.nlsvm_vcpus is not None
-    assert store.STORE._slim        # nova-scheduler's own store
+    assert state.SchedulerState().store._slim   # a scheduler worker's
     # Newer/older ordering is unchanged by slimming.
     assert not st.update(full)
     assert store.ReportStore(slim=False).update(full)

@@ -13,10 +13,8 @@
 
 import threading
 
-from oslo_config import cfg
 import pytest
 
-from nova_plugin import conf as iosched_conf
 from nova_plugin import scoring
 from nova_plugin import store
 from tests.unit.nova_plugin import reports
@@ -161,23 +159,6 @@ def test_stats(st, clock):
     assert stats['stored'] == 2
     st.clear()
     assert st.stats()['hosts'] == 0 and st.stats()['stored'] == 0
-
-
-def test_get_store_applies_conf():
-    conf = cfg.ConfigOpts()
-    # a private group: overrides live on the OptGroup object (no leak)
-    conf.register_group(cfg.OptGroup(iosched_conf.GROUP))
-    conf.register_opts(iosched_conf.OPTS, group=iosched_conf.GROUP)
-    conf([], default_config_files=[])
-    conf.set_override('report_ttl_intervals', 7.0, group='iosched')
-    conf.set_override('store_max_hosts', 42, group='iosched')
-    saved = (store.STORE.ttl_intervals, store.STORE.max_hosts)
-    try:
-        s = store.get_store(conf)
-        assert s is store.STORE
-        assert (s.ttl_intervals, s.max_hosts) == (7.0, 42)
-    finally:
-        store.STORE.configure(*saved)
 
 
 def test_thread_safety_smoke(clock):
