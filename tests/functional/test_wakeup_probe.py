@@ -166,8 +166,9 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     fixtures.require('root + cgroups', ok, why)
     code = ('import sys\nfrom host_agent.linux import wakeup_probe as wp\n'
             'from host_agent.linux import cpus as cpulist\n'
-            'wp.run(lsvm_bound.PROBE_CASES, cpulist.online_cpus(), wakes=5000, '
-            'hogs_per_cpu=1)\n')
+            'from iosched.contract import lsvm as lsvm_bound\n'
+            'wp.run(lsvm_bound.PROBE_CASES, cpulist.online_cpus(), '
+            'wakes=5000, hogs_per_cpu=1)\n')
     proc = subprocess.Popen([sys.executable, '-c', code],
                             cwd=os.path.dirname(os.path.dirname(
                                 os.path.dirname(os.path.abspath(__file__)))))
