@@ -54,7 +54,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from host_agent import linux  # noqa: E402
+from host_agent.linux import cpus as cpulist  # noqa: E402
 from host_agent.linux import wakeup_probe as wp  # noqa: E402
+from host_agent.linux import wakeup_probe_groups as wp_groups  # noqa: E402
 from host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound
 
@@ -77,7 +79,7 @@ def machine_cpusets(cpuset_root):
     top = os.path.join(cpuset_root, 'machine')
     out = []
     for d, dirs, _ in os.walk(top):
-        out.append((d, wp.parse_cpu_list(_read(os.path.join(d,
+        out.append((d, cpulist.parse_cpu_list(_read(os.path.join(d,
                                                             'cpuset.cpus'))),
                     _read(os.path.join(d, LB))))
     return out
@@ -128,12 +130,12 @@ def partition(cpuset_root, cpu, cpus, notes, touch_machine=False,
             except OSError as e:
                 notes.append('RESTORE FAILED %s = %s: %s' % (path, value, e))
         for d in reversed(created):
-            for pid in wp._read_pids(d):     # a sleeper still alive
+            for pid in wp_groups._read_pids(d):     # a sleeper still alive
                 try:
                     _write(os.path.join(cpuset_root, 'cgroup.procs'), pid)
                 except OSError:
                     pass
-            if not wp._rmdir(d):
+            if not wp_groups._rmdir(d):
                 notes.append('REMOVE FAILED %s' % d)
 
 
@@ -257,8 +259,8 @@ def main(argv=None):
     if args.quick:
         args.rounds, args.wakes = 1, 150
     start = time.monotonic()
-    online = wp.online_cpus()
-    cpus = wp.parse_cpu_list(args.cpus) if args.cpus else online
+    online = cpulist.online_cpus()
+    cpus = cpulist.parse_cpu_list(args.cpus) if args.cpus else online
     wp.check_args(list(lsvm_bound.PROBE_CASES), cpus, args.wakes, args.hogs_per_cpu,
                   args.lsvm_weight, online, args.period_us, args.work_us)
     pin = cpus[-1] if args.pin_cpu is None else args.pin_cpu
