@@ -36,7 +36,6 @@ from host_agent.reporter import rpcapi
 from iosched.contract import signature
 from nova_plugin import conf as plugin_conf
 from nova_plugin import endpoint
-from nova_plugin import store as store_mod
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 from tests.unit.nova_plugin import test_hostile_payloads as hostile

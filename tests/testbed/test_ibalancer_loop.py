@@ -25,7 +25,6 @@ libvirt/QEMU/root are missing.
 import pytest
 
 from bench import testbed_common as tc
-from host_agent import model
 from host_agent.drivers.libvirt import threads
 from host_agent.policies import ibalancer
 from iosched.contract import slo

@@ -29,7 +29,6 @@ from iosched.contract import stats
 from iosched.testbed import cli
 from iosched.testbed import daemons
 from iosched.testbed import domxml
-from iosched.testbed import guest as guest_mod
 from iosched.testbed import spec as spec_mod
 from tests.testbed import needs
 

@@ -20,7 +20,6 @@ delay. No nova import.
 import logging
 import os
 import socket
-import threading
 import time
 
 from oslo_config import cfg
@@ -128,21 +127,6 @@ def test_report_over_fake_transport(listener, caplog):
     assert st.hosts() == ['compute-7']
 
 
-
-
-@pytest.fixture
-def started(monkeypatch):
-    """The listeners a test starts; stopped afterwards."""
-    started = []
-    real = listener_mod.BackgroundListener.start
-
-    def start(self):
-        started.append(self)
-        return real(self)
-    monkeypatch.setattr(listener_mod.BackgroundListener, 'start', start)
-    yield started
-    for listener in started:
-        listener.stop()
 
 
 def test_resync_request_reaches_agents_topic(started):

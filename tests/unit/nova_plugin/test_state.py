@@ -39,19 +39,11 @@ _conf = test_endpoint._conf
 
 
 @pytest.fixture
-def worker(monkeypatch):
-    """An empty per-process holder; stops every listener a test started."""
+def worker(monkeypatch, started):
+    """An empty per-process holder; the listeners a test started (stopped
+    afterwards by ``started``)."""
     monkeypatch.setattr(state, '_WORKER', state._Worker())
-    started = []
-    real = listener_mod.BackgroundListener.start
-
-    def start(self):
-        started.append(self)
-        return real(self)
-    monkeypatch.setattr(listener_mod.BackgroundListener, 'start', start)
-    yield started
-    for listener in started:
-        listener.stop()
+    return started
 
 
 def test_listen_off_warns_once_per_worker(worker, caplog):

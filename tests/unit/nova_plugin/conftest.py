@@ -1,0 +1,31 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Fixtures shared by the nova_plugin unit tests."""
+
+import pytest
+
+from nova_plugin import listener as listener_mod
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The report listeners a test starts; stopped afterwards."""
+    started = []
+    real = listener_mod.BackgroundListener.start
+
+    def start(self):
+        started.append(self)
+        return real(self)
+    monkeypatch.setattr(listener_mod.BackgroundListener, 'start', start)
+    yield started
+    for listener in started:
+        listener.stop()
