@@ -31,9 +31,7 @@ setuptools.setup(
     license='Apache-2.0',
     python_requires='>=3.11',
     packages=setuptools.find_packages(
-        include=['host_agent', 'host_agent.*', 'nova_plugin',
-                 'nova_plugin.*', 'cinder_qos', 'cinder_qos.*', 'iosched',
-                 'iosched.*']),
+        include=['iosched', 'iosched.*']),
     package_data={'iosched.demo': ['scenarios/*.yaml'],
                   'iosched.testbed': ['guest/*.c']},
     # Generated sample configurations and the agent's systemd unit, in
@@ -55,58 +53,58 @@ setuptools.setup(
     },
     entry_points={
         'console_scripts': [
-            'io-host-agent = host_agent.cmd.agent:main',
-            'iosched-explain = host_agent.cmd.explain:main',
-            'iosched-wakeup-probe = host_agent.cmd.wakeup_probe:main',
-            'iosched-placement = nova_plugin.cmd.placement:main',
-            'iosched-status = nova_plugin.cmd.status:main',
-            'iosched-report-key = nova_plugin.cmd.report_key:main',
+            'io-host-agent = iosched.host_agent.cmd.agent:main',
+            'iosched-explain = iosched.host_agent.cmd.explain:main',
+            'iosched-wakeup-probe = iosched.host_agent.cmd.wakeup_probe:main',
+            'iosched-placement = iosched.nova_plugin.cmd.placement:main',
+            'iosched-status = iosched.nova_plugin.cmd.status:main',
+            'iosched-report-key = iosched.nova_plugin.cmd.report_key:main',
             'iosched-demo = iosched.demo.cmd:main',
-            'iosched-slo = cinder_qos.cmd.slo:main',
+            'iosched-slo = iosched.cinder_qos.cmd.slo:main',
             'iosched-testbed = iosched.testbed.cli:main',
             'iosched-iotrace = iosched.iotrace.cli:main',
         ],
         'oslo.config.opts': [
-            'iosched.host_agent = host_agent.conf.opts:list_opts',
-            'iosched.nova_plugin = nova_plugin.conf:list_opts',
-            'iosched.cinder_qos = cinder_qos.conf:list_opts',
+            'iosched.host_agent = iosched.host_agent.conf.opts:list_opts',
+            'iosched.nova_plugin = iosched.nova_plugin.conf:list_opts',
+            'iosched.cinder_qos = iosched.cinder_qos.conf:list_opts',
         ],
         # `openstack volume slo type ...` (python-openstackclient plugin)
         'openstack.cli.extension': [
-            'volume_slo = cinder_qos.osc.plugin',
+            'volume_slo = iosched.cinder_qos.osc.plugin',
         ],
         'openstack.volume_slo.v1': [
-            'volume_slo_type_create = cinder_qos.osc.commands:CreateSloType',
-            'volume_slo_type_list = cinder_qos.osc.commands:ListSloType',
-            'volume_slo_type_show = cinder_qos.osc.commands:ShowSloType',
-            'volume_slo_type_set = cinder_qos.osc.commands:SetSloType',
-            'volume_slo_type_delete = cinder_qos.osc.commands:DeleteSloType',
+            'volume_slo_type_create = iosched.cinder_qos.osc.commands:CreateSloType',
+            'volume_slo_type_list = iosched.cinder_qos.osc.commands:ListSloType',
+            'volume_slo_type_show = iosched.cinder_qos.osc.commands:ShowSloType',
+            'volume_slo_type_set = iosched.cinder_qos.osc.commands:SetSloType',
+            'volume_slo_type_delete = iosched.cinder_qos.osc.commands:DeleteSloType',
         ],
         # Named like Nova's own entries: one per extra-spec namespace.
         'nova.api.extra_spec_validators': [
-            'iosched = nova_plugin.validators',
+            'iosched = iosched.nova_plugin.validators',
         ],
         # Drivers only read; each one's knob set (the writer of that kind
         # of host) is registered under the same name in ...knobs.
         'iosched.host_agent.drivers': [
             'simulated = iosched.simdriver.driver:SimulatedDriver',
-            'libvirt = host_agent.drivers.libvirt.driver:LibvirtDriver',
+            'libvirt = iosched.host_agent.drivers.libvirt.driver:LibvirtDriver',
         ],
         'iosched.host_agent.knobs': [
             'simulated = iosched.simdriver.knobs:SimulatedKnobs',
-            'libvirt = host_agent.actuators.host_knobs:HostKnobs',
+            'libvirt = iosched.host_agent.actuators.host_knobs:HostKnobs',
         ],
         'iosched.host_agent.policies': [
-            'vslicer = host_agent.policies.vslicer:VSlicerPolicy',
-            'isacs = host_agent.policies.isacs:IsacsPolicy',
-            'vturbo = host_agent.policies.vturbo:VTurboPolicy',
-            'slo = host_agent.policies.slo:SloPolicy',
-            'vaio = host_agent.policies.vaio:VaioPolicy',
-            'ibalancer = host_agent.policies.ibalancer:IBalancerPolicy',
+            'vslicer = iosched.host_agent.policies.vslicer:VSlicerPolicy',
+            'isacs = iosched.host_agent.policies.isacs:IsacsPolicy',
+            'vturbo = iosched.host_agent.policies.vturbo:VTurboPolicy',
+            'slo = iosched.host_agent.policies.slo:SloPolicy',
+            'vaio = iosched.host_agent.policies.vaio:VaioPolicy',
+            'ibalancer = iosched.host_agent.policies.ibalancer:IBalancerPolicy',
         ],
         'iosched.host_agent.actuators': [
-            'driver = host_agent.actuators.driver:DriverActuator',
-            'noop = host_agent.actuators.noop:NoopActuator',
+            'driver = iosched.host_agent.actuators.driver:DriverActuator',
+            'noop = iosched.host_agent.actuators.noop:NoopActuator',
         ],
     },
     classifiers=[

@@ -62,7 +62,7 @@ def slope_per_hour(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var * 3600
 
 
-PACKAGES = ('host_agent', 'simulator', 'nova_plugin', 'oslo_')
+PACKAGES = ('iosched', 'oslo_')
 
 
 def owner(frames):
@@ -108,9 +108,9 @@ def agent_bytes(agent, exclude):
 
 
 def build(vcpus, pcpus):
-    from host_agent import assembly
-    from host_agent import model
-    from host_agent import plugins
+    from iosched.host_agent import assembly
+    from iosched.host_agent import model
+    from iosched.host_agent import plugins
     from iosched.simdriver import driver as sim_driver
     from iosched.simulator import host as sim_host
     from iosched.simulator import spec as sim_spec

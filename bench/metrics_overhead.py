@@ -47,13 +47,13 @@ from oslo_config import cfg  # noqa: E402
 from prometheus_client import exposition  # noqa: E402
 
 from iosched.contract import slo as slo_mod  # noqa: E402
-from cinder_qos import translate  # noqa: E402
-from host_agent import assembly  # noqa: E402
-from host_agent.conf import opts  # noqa: E402
-from host_agent import metrics  # noqa: E402
-from host_agent import model  # noqa: E402
-from host_agent.policies import slo  # noqa: E402
-from host_agent.policies import vslicer  # noqa: E402
+from iosched.cinder_qos import translate  # noqa: E402
+from iosched.host_agent import assembly  # noqa: E402
+from iosched.host_agent.conf import opts  # noqa: E402
+from iosched.host_agent import metrics  # noqa: E402
+from iosched.host_agent import model  # noqa: E402
+from iosched.host_agent.policies import slo  # noqa: E402
+from iosched.host_agent.policies import vslicer  # noqa: E402
 from iosched.simdriver import driver as sim_driver  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec as S  # noqa: E402

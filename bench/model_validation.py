@@ -74,8 +74,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from host_agent.policies import lsvm_bounds  # noqa: E402
-from host_agent import policy_params  # noqa: E402
+from iosched.host_agent.policies import lsvm_bounds  # noqa: E402
+from iosched.host_agent import policy_params  # noqa: E402
 from iosched.contract import stats  # noqa: E402
 from iosched.contract import lsvm  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402

@@ -12,7 +12,7 @@
 # under the License.
 """Which LSVM mechanism shortens wake-up latency on this kernel?
 
-No VM involved: the agent's wake-up self-test (host_agent.linux
+No VM involved: the agent's wake-up self-test (iosched.host_agent.linux
 .wakeup_probe: busy loops pinned to every CPU, each in a cgroup of its
 own as libvirt puts every VM, and a sleeper that wakes every --period-us
 on an absolute timer and spins 50 us) with every mechanism and more:
@@ -53,11 +53,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from host_agent import linux  # noqa: E402
-from host_agent.linux import cpus as cpulist  # noqa: E402
-from host_agent.linux import wakeup_probe as wp  # noqa: E402
-from host_agent.linux import wakeup_probe_groups as wp_groups  # noqa: E402
-from host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
+from iosched.host_agent import linux  # noqa: E402
+from iosched.host_agent.linux import cpus as cpulist  # noqa: E402
+from iosched.host_agent.linux import wakeup_probe as wp  # noqa: E402
+from iosched.host_agent.linux import wakeup_probe_groups as wp_groups  # noqa: E402
+from iosched.host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound
 
 LB = 'cpuset.sched_load_balance'

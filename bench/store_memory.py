@@ -12,7 +12,7 @@
 """A scheduler worker's report store at 10,000 hosts: measured and bounded.
 
 * Memory (tracemalloc) of the scheduler's store (slim entries,
-  ``nova_plugin.store.slim``) holding ``--hosts`` reports of ``--vcpus``
+  ``iosched.nova_plugin.store.slim``) holding ``--hosts`` reports of ``--vcpus``
   vCPUs and ``--decisions`` decisions each, decoded from JSON and fed
   through ``ReportEndpoint.report_host_io`` as the scheduler's listener
   does (the slim store gets ``HostReport.head_from_dict``); baselines in
@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench.nova_scale import reports as fake_reports  # noqa: E402
-from nova_plugin import endpoint  # noqa: E402
-from nova_plugin import store  # noqa: E402
+from iosched.nova_plugin import endpoint  # noqa: E402
+from iosched.nova_plugin import store  # noqa: E402
 
 TEMPLATES = 200
 
@@ -116,7 +116,7 @@ def main(argv=None):
     if args.hosts < 1 or args.flood < 0 or args.host_states < 0:
         p.error('--hosts must be >= 1, --flood and --host-states >= 0')
     # the flood is refused report by report: one WARNING each
-    logging.getLogger('nova_plugin.endpoint').setLevel(logging.ERROR)
+    logging.getLogger('iosched.nova_plugin.endpoint').setLevel(logging.ERROR)
     texts = wire(args.hosts, args)
     mib = 2.0 ** 20
     full = traced(store.ReportStore(max_hosts=args.hosts), texts)

@@ -37,8 +37,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
-from host_agent.drivers.libvirt import threads  # noqa: E402
+from iosched.host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
+from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
 from iosched.contract import stats  # noqa: E402
 
 RUN_DIR = '/run/libvirt/qemu'
@@ -294,7 +294,7 @@ def knob_view(guests):
     """What the kernel and libvirt hold now, per guest: the vCPU 0 and
     emulator (main loop) threads' slices in us, and the vCPU 0 and
     emulator pins. For showing that a knob was applied and restored."""
-    from host_agent.linux import sched
+    from iosched.host_agent.linux import sched
     out = {}
     for name, g in sorted(guests.items()):
         pid = threads.qemu_pid(RUN_DIR, g.domain_name)
@@ -349,8 +349,8 @@ class AgentThread:
         self._th = None
 
     def __enter__(self):
-        from host_agent import assembly
-        from host_agent import privsep
+        from iosched.host_agent import assembly
+        from iosched.host_agent import privsep
         privsep.ensure_started(self.conf)
         if self.driver is None:
             self.driver = ScopedDriver.for_prefix(self.conf, self.prefix)

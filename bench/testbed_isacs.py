@@ -52,12 +52,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
-from host_agent import conf as agent_conf  # noqa: E402
-from host_agent import model  # noqa: E402
-from host_agent.policies import base  # noqa: E402
-from host_agent.policies import isacs  # noqa: E402
-from host_agent import policy_params  # noqa: E402
-from host_agent import privsep  # noqa: E402
+from iosched.host_agent import conf as agent_conf  # noqa: E402
+from iosched.host_agent import model  # noqa: E402
+from iosched.host_agent.policies import base  # noqa: E402
+from iosched.host_agent.policies import isacs  # noqa: E402
+from iosched.host_agent import policy_params  # noqa: E402
+from iosched.host_agent import privsep  # noqa: E402
 from iosched.contract import knob_kinds
 
 CONF = agent_conf.CONF
@@ -242,7 +242,7 @@ def main(argv=None):
     tc.setup_conf(CONF, [
         ('host_agent', 'policies', args.policies.split(',')),
         ('libvirt', 'guest_pcpus', str(args.shared_cpu))] + args.isacs)
-    from host_agent import plugins
+    from iosched.host_agent import plugins
     try:
         policies = plugins.load_policies(CONF)   # fail before booting
     except plugins.PluginError as e:

@@ -26,7 +26,7 @@ s, not measured):
 
 * ``none``: no iotune on any disk.
 * ``static``: each SLO volume's front-end keys of
-  ``cinder_qos.translate.translate(slo.parse(text))`` set with
+  ``iosched.cinder_qos.translate.translate(slo.parse(text))`` set with
   ``setBlockIoTune`` (what Nova writes; the neighbour has no QoS).
 * ``agent``: the host agent with ``[host_agent] policies = slo``, its
   ``volume_qos_file`` written from the guests' sidecars (serial -> QoS
@@ -57,8 +57,8 @@ import testbed_slo_report as report  # noqa: E402
 
 from iosched.contract import qos_keys  # noqa: E402
 from iosched.contract import slo as slo_mod  # noqa: E402
-from cinder_qos import translate  # noqa: E402
-from host_agent import conf as agent_conf  # noqa: E402
+from iosched.cinder_qos import translate  # noqa: E402
+from iosched.host_agent import conf as agent_conf  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-slo-'
@@ -260,8 +260,8 @@ def main(argv=None):
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
     from iosched.testbed import testbed
-    from host_agent import privsep
-    from host_agent.drivers.libvirt import threads
+    from iosched.host_agent import privsep
+    from iosched.host_agent.drivers.libvirt import threads
     specs = guest_specs(args, slos)
     bss = {s.name: int(s.opts['bs']) for s in specs}
     workdir = testbed.DEFAULT_WORKDIR

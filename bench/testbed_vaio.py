@@ -65,7 +65,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import testbed_common as tc  # noqa: E402
 
-from host_agent import conf as agent_conf  # noqa: E402
+from iosched.host_agent import conf as agent_conf  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-va-'
@@ -319,8 +319,8 @@ def main(argv=None):
     from iosched.testbed import shared_disk
     from iosched.testbed import spec
     from iosched.testbed import testbed
-    from host_agent import privsep
-    from host_agent.drivers.libvirt import threads
+    from iosched.host_agent import privsep
+    from iosched.host_agent.drivers.libvirt import threads
     tc.setup_conf(CONF, [('host_agent', 'policies', ['vaio']),
                          ('host_agent_policy.vaio', 'switch_scheduler',
                           True),

@@ -49,8 +49,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
-from host_agent import conf as agent_conf  # noqa: E402
-from host_agent import privsep  # noqa: E402
+from iosched.host_agent import conf as agent_conf  # noqa: E402
+from iosched.host_agent import privsep  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-vtb-'

@@ -9,12 +9,17 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""iosched: the parts that are not one of the design's three deployables.
+"""iosched: I/O-aware scheduling for OpenStack Nova and Cinder on KVM.
 
-The three deployables are top-level packages of their own: host_agent
-(every compute node), nova_plugin (inside nova-scheduler and nova-api)
-and cinder_qos (the admins' SLO tooling). Everything else lives here,
-so nothing generic lands in Nova's site-packages:
+One top-level package, so nothing generic lands in Nova's site-packages.
+The design's three deployables:
+
+* iosched.host_agent: the agent on every compute node (``io-host-agent``).
+* iosched.nova_plugin: filters, weighers and extra-spec validators, loaded
+  by nova-scheduler and nova-api by class path.
+* iosched.cinder_qos: the admins' SLO tooling (``iosched-slo``).
+
+and what they share or are tested with,
 
 * iosched.contract: what the agent, the scheduler plugin, the simulator
   and cinder_qos agree on (the HostReport, its signature, the RPC API, the

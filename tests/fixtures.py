@@ -20,9 +20,9 @@ import uuid as uuid_mod
 
 import pytest
 
-from host_agent import assembly
-from host_agent import conf as agent_conf
-from host_agent.policies import vslicer
+from iosched.host_agent import assembly
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.policies import vslicer
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import driver as sim_driver
 from iosched.simdriver import knobs as sim_knobs
@@ -137,10 +137,10 @@ def mutated(data, path, value):
 
 
 def use_driver_in_main(driver):
-    """Make ``io-host-agent``'s main() (host_agent.cmd.agent, run in a
+    """Make ``io-host-agent``'s main() (iosched.host_agent.cmd.agent, run in a
     subprocess by tests) use ``driver`` whatever ``[host_agent] driver``
     names: its driver class is loaded through ``plugins.load_class``."""
-    from host_agent.cmd import agent as cmd
+    from iosched.host_agent.cmd import agent as cmd
 
     class Driver(object):
         name = driver.name       # its knob set is the one for that name

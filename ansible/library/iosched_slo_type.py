@@ -13,7 +13,7 @@
 
 """Ansible module ``iosched_slo_type``: an SLO volume type, idempotently.
 
-A thin shell over ``cinder_qos.client`` (what ``iosched-slo type create``
+A thin shell over ``iosched.cinder_qos.client`` (what ``iosched-slo type create``
 and ``delete`` run): ``plan()`` checks the SLO text, ``SloAdmin`` creates
 or deletes the QoS spec, volume type and association. Check mode reads
 Cinder only and predicts what a real run would do, refusing the same
@@ -30,7 +30,7 @@ description:
     (consumer C(front-end)) carrying the C(iosched:*) keys of an SLO
     C(<throughput, latency>) and its QEMU ceiling, associated with each
     other (docs/slo.md in the iosched project).
-  - The module runs C(cinder_qos.client) of iosched, the code behind
+  - The module runs C(iosched.cinder_qos.client) of iosched, the code behind
     C(iosched-slo type create) and C(iosched-slo type delete).
   - Idempotent. C(changed) is true only when a QoS spec, volume type or
     association was created, updated or deleted.
@@ -173,8 +173,8 @@ actions:
 from ansible.module_utils.basic import AnsibleModule
 
 try:
-    from cinder_qos import client
-    from cinder_qos import rest
+    from iosched.cinder_qos import client
+    from iosched.cinder_qos import rest
     HAS_IOSCHED, IMPORT_ERROR = True, ''
 except ImportError as e:    # reported by fail_json in main()
     HAS_IOSCHED, IMPORT_ERROR = False, str(e)

@@ -20,11 +20,11 @@ function path through ``HostFilterHandler``/``HostWeightHandler``:
 
 * default: Nova's default ``enabled_filters`` and
   ``nova.scheduler.weights.all_weighers``;
-* iosched: the same plus every class of ``nova_plugin.filters.all_filters``
-  and ``nova_plugin.weighers.all_weighers`` (whatever exists at run time);
+* iosched: the same plus every class of ``iosched.nova_plugin.filters.all_filters``
+  and ``iosched.nova_plugin.weighers.all_weighers`` (whatever exists at run time);
 * iosched alone: only the plugin's classes, on the same hosts (its own part).
 
-The plugin reads the store of a ``nova_plugin.state.SchedulerState``
+The plugin reads the store of a ``iosched.nova_plugin.state.SchedulerState``
 (installed with ``use_state`` while the classes load and run) holding a
 fresh report for every host, each parsed from JSON by
 ``HostReport.from_dict`` as the endpoint does, with ``[iosched]
@@ -89,7 +89,7 @@ def setup_nova():
     """Register Nova's objects and parse its configuration (defaults)."""
     from nova import objects
     import nova.conf
-    from nova_plugin import conf as plugin_conf
+    from iosched.nova_plugin import conf as plugin_conf
 
     objects.register_all()
     nova.conf.CONF([], project='nova', default_config_files=[])
@@ -216,9 +216,9 @@ class Handlers(object):
         nova_classes = {c.__name__: c for c in self.fh.get_matching_classes(
             ['nova.scheduler.filters.all_filters'])}
         plugin_filters = self.fh.get_matching_classes(
-            ['nova_plugin.filters.all_filters'])
+            ['iosched.nova_plugin.filters.all_filters'])
         plugin_weighers = self.wh.get_matching_classes(
-            ['nova_plugin.weighers.all_weighers'])
+            ['iosched.nova_plugin.weighers.all_weighers'])
         default_filters = [nova_classes[n]() for n in NOVA_DEFAULT_FILTERS]
         default_weighers = [c() for c in self.wh.get_matching_classes(
             ['nova.scheduler.weights.all_weighers'])]
@@ -315,7 +315,7 @@ def _traced(build):
 def run(args, log=print):
     """Part 1. Returns the JSON-ready figures."""
     setup_nova()
-    from nova_plugin import state as plugin_state
+    from iosched.nova_plugin import state as plugin_state
 
     worker = plugin_state.SchedulerState()   # as a scheduler worker's
     try:

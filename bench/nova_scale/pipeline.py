@@ -16,7 +16,7 @@ HostReport (``rpcapi.ReportAPI`` on ``messaging.get_transport``) every
 ``interval`` seconds, the hosts evenly staggered over the interval. On the
 same fanout topic (a fresh one per run) listen, at the same time:
 
-* N iosched workers: ``nova_plugin.endpoint.start_listener(conf,
+* N iosched workers: ``iosched.nova_plugin.endpoint.start_listener(conf,
   transport_url=..., store=..., host=...)``, each with its own ReportStore
   of slim entries, as nova-scheduler's (``ReportStore(slim=True)``: the
   endpoint parses the report's head only);
@@ -155,10 +155,10 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         return report_host_io
 
     if kind == 'iosched':
-        from nova_plugin import conf as plugin_conf
-        from nova_plugin import endpoint
-        from nova_plugin import metrics as metrics_mod
-        from nova_plugin import store as store_mod
+        from iosched.nova_plugin import conf as plugin_conf
+        from iosched.nova_plugin import endpoint
+        from iosched.nova_plugin import metrics as metrics_mod
+        from iosched.nova_plugin import store as store_mod
 
         class TimingStore(store_mod.ReportStore):
             """The scheduler's store (slim entries), noting each report."""
@@ -267,9 +267,9 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
     """Cast every host's report every interval, staggered, until the end."""
     from oslo_config import cfg
 
-    from host_agent.reporter import messaging
+    from iosched.host_agent.reporter import messaging
     from iosched.contract import payload
-    from host_agent.reporter import rpcapi
+    from iosched.host_agent.reporter import rpcapi
     from iosched.contract import signature
 
     api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)

@@ -45,10 +45,10 @@ import statistics
 from oslo_log import log as logging
 
 from bench.reproduce import harness
-from host_agent import assembly
-from host_agent import conf as agent_conf
-from host_agent import model
-from host_agent import plugins
+from iosched.host_agent import assembly
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent import model
+from iosched.host_agent import plugins
 from iosched.contract import stats
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
@@ -64,7 +64,7 @@ SYSTEMS = ('xen-stock', 'xen-paper', 'linux-stock', 'linux-agent')
 def _agent(sim, infos, policy_names):
     """The real host agent over ``sim`` with the named policies (options
     at their defaults, as the embedded default runs them)."""
-    logging.getLogger('host_agent').logger.setLevel(logging.ERROR)
+    logging.getLogger('iosched.host_agent').logger.setLevel(logging.ERROR)
     conf = agent_conf.CONF
     drv = sim_driver.SimulatedDriver(sim, {i.uuid: i for i in infos})
     return assembly.build_agent(

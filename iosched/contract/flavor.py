@@ -14,12 +14,12 @@
 Description:
     One ``Spec`` row per extra spec iosched reads: the ``iosched:*`` keys a
     tenant sets (``SPECS``, validated by the Nova API through
-    ``nova_plugin.validators``) and Nova's own ``hw:cpu_policy``
+    ``iosched.nova_plugin.validators``) and Nova's own ``hw:cpu_policy``
     (``CPU_POLICY_SPEC``, validated by Nova). ``check()`` is the strict
     reading of one ``iosched:*`` key (the API validators); ``read()`` is the
     tolerant reading of a whole flavor that the scheduler
-    (``nova_plugin.scoring``), the host agent (``host_agent.model``) and
-    Placement sizing (``nova_plugin.placement_resources``) all use: a value
+    (``iosched.nova_plugin.scoring``), the host agent (``iosched.host_agent.model``) and
+    Placement sizing (``iosched.nova_plugin.placement_resources``) all use: a value
     ``check()`` refuses is unset, and listed in ``FlavorSpecs.ignored``.
     ``iosched.contract.flavor_warnings`` logs one warning per (flavor, key,
     value) per process for those; ``check_specs()`` raises the first one
@@ -233,7 +233,7 @@ class Spec:
             raise InvalidExtraSpec(self.key, value, self.kind.accepted())
 
 
-# The iosched:* table (validated by nova_plugin.validators).
+# The iosched:* table (validated by iosched.nova_plugin.validators).
 SPECS = (
     Spec(IO_PROFILE, Choice(IO_PROFILES), 'io_profile',
          "Expected I/O intensity of the VM's vCPUs before any measurement: "

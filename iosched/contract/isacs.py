@@ -11,7 +11,7 @@
 # under the License.
 """ISACS's equations (seed 000, sections 2.2-2.6), once, as pure functions.
 
-The agent (``host_agent.collectors`` for Eqs. 1-2, ``host_agent.policies.
+The agent (``iosched.host_agent.collectors`` for Eqs. 1-2, ``iosched.host_agent.policies.
 isacs`` for Eqs. 3-4 on KVM) and the simulator's Credit2 model
 (``iosched.simulator.xen.isacs_math``) both call these; docs/isacs.md
 explains the readings. No clock, no I/O; any credit unit (the simulator

@@ -26,7 +26,7 @@ from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload_check
 
 # A vCPU's class by its I/O strength and run share over the window
-# (host_agent.collectors.rates.classify); io and mixed vCPUs count as
+# (iosched.host_agent.collectors.rates.classify); io and mixed vCPUs count as
 # I/O-intensive (the report's io_vcpus, the scheduler's density).
 KLASS_IO = 'io'
 KLASS_CPU = 'cpu'

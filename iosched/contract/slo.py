@@ -207,7 +207,7 @@ class SLO:
         missing = [k for k in qos_keys.REQUIRED_IOSCHED_KEYS if k not in specs]
         if missing:
             raise SLOError('QoS spec lacks %s; accepted: a spec made by '
-                           'cinder_qos.translate' % ', '.join(missing))
+                           'iosched.cinder_qos.translate' % ', '.join(missing))
         kwargs = {}
         readers = (
             (qos_keys.MIN_IOPS, 'min_iops', slo_units.number),

@@ -14,7 +14,7 @@
 Each compute host is a ``iosched.simulator.host.SimHost``. With iosched,
 each host runs the real agent (collectors, the scenario's policies:
 vSlicer then ISACS by default, journaled actuator), built by
-``host_agent.assembly`` over ``iosched.simdriver``'s ``SimulatedDriver``
+``iosched.host_agent.assembly`` over ``iosched.simdriver``'s ``SimulatedDriver``
 and the simulator's knob set; agents report over oslo.messaging
 (``fake:/`` in the process, or a ``rabbit://`` URL) to the real Nova
 plugin endpoint, whose store feeds the real filter and weigher inside
@@ -35,18 +35,18 @@ from oslo_log import log as logging
 
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent import assembly
-from host_agent.collectors import vcpu_io_strength
-from host_agent import conf as agent_conf
-from host_agent import model
-from host_agent import plugins
-from host_agent.reporter import messaging
-from host_agent.reporter import rpcapi
+from iosched.cinder_qos import translate
+from iosched.host_agent import assembly
+from iosched.host_agent.collectors import vcpu_io_strength
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent import model
+from iosched.host_agent import plugins
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import rpcapi
 from iosched.contract import flavor as flavor_contract
 from iosched.demo import placement
 from iosched.simdriver import driver as sim_driver
-from nova_plugin import state as plugin_state
+from iosched.nova_plugin import state as plugin_state
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -121,7 +121,7 @@ class Cloud(object):
 
     # -- wiring ----------------------------------------------------------
     def _start_iosched(self, transport_url):
-        from nova_plugin import endpoint
+        from iosched.nova_plugin import endpoint
         CONF.set_override('tick_interval', self.sc.tick_s, 'host_agent')
         transport = messaging.get_transport(CONF, transport_url)
         # One transport for both ends: each fake:/ transport is its own bus.

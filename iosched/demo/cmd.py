@@ -27,7 +27,7 @@ import sys
 import time
 import warnings
 
-from host_agent.cmd import clip
+from iosched.host_agent.cmd import clip
 
 EPILOG = """examples:
   iosched-demo                                # embedded default

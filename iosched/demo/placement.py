@@ -26,10 +26,10 @@ Two things stand in for parts of a cloud the demo does not run:
 
 Stock = Nova's default filters (less ComputeFilter) and
 ``nova.scheduler.weights.all_weighers``; iosched adds
-``nova_plugin.filters.all_filters`` and ``nova_plugin.weighers.all_weighers``,
-which read the ``nova_plugin.state.SchedulerState`` the cloud gives (its
+``iosched.nova_plugin.filters.all_filters`` and ``iosched.nova_plugin.weighers.all_weighers``,
+which read the ``iosched.nova_plugin.state.SchedulerState`` the cloud gives (its
 store fed by the agents' reports, on the simulated clock): installed with
-``nova_plugin.state.use_state`` while the classes load and while they
+``iosched.nova_plugin.state.use_state`` while the classes load and while they
 place.
 """
 
@@ -43,7 +43,7 @@ from nova.scheduler import filters as nova_filters
 from nova.scheduler import host_manager
 from nova.scheduler import weights as nova_weights
 
-from nova_plugin import state as plugin_state
+from iosched.nova_plugin import state as plugin_state
 
 CONF = nova.conf.CONF
 
@@ -60,7 +60,7 @@ def setup_nova():
         return
     objects.register_all()
     CONF([], project='nova', default_config_files=[])
-    import nova_plugin.conf as plugin_conf
+    import iosched.nova_plugin.conf as plugin_conf
     plugin_conf.register_opts(CONF)
     _CONFIGURED.append(True)
 
@@ -113,7 +113,7 @@ def make_request_spec(server, index):
 
 class Scheduler(object):
     """Filters and weighers as nova-scheduler runs them; the iosched ones
-    on ``state`` (a ``nova_plugin.state.SchedulerState``)."""
+    on ``state`` (a ``iosched.nova_plugin.state.SchedulerState``)."""
 
     def __init__(self, with_iosched, state=None):
         setup_nova()
@@ -133,8 +133,8 @@ class Scheduler(object):
         wpaths = ['nova.scheduler.weights.all_weighers']
         names = STOCK_FILTERS
         if with_iosched:
-            paths.append('nova_plugin.filters.all_filters')
-            wpaths.append('nova_plugin.weighers.all_weighers')
+            paths.append('iosched.nova_plugin.filters.all_filters')
+            wpaths.append('iosched.nova_plugin.weighers.all_weighers')
             names = names + IOSCHED_FILTERS
         classes = {c.__name__: c for c in fh.get_matching_classes(paths)}
         self.filter_handler = fh

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from host_agent.cmd import clip
+from iosched.host_agent.cmd import clip
 
 PROG = 'iosched-iotrace'
 EXIT_FAILED = 1

@@ -14,7 +14,7 @@
 * domains: libvirt's running domains (``libvirt`` Python binding), or
   the ones named;
 * threads: the QEMU pid from libvirt's pidfile, its threads from procfs
-  (``host_agent.drivers.libvirt.threads``): vCPU threads by name, the
+  (``iosched.host_agent.drivers.libvirt.threads``): vCPU threads by name, the
   main loop (tid = pid) and I/O threads as completion threads;
 * sectors: a domain disk whose source is the traced block device covers
   the device's sectors given by its storage ``<slice>`` (offset, size),
@@ -24,7 +24,7 @@
 import os
 import xml.etree.ElementTree as ET
 
-from host_agent.drivers.libvirt import threads
+from iosched.host_agent.drivers.libvirt import threads
 
 
 class HostMapError(Exception):

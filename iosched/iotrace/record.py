@@ -40,7 +40,7 @@ import re
 import signal
 import time
 
-from host_agent import linux
+from iosched.host_agent import linux
 from iosched.iotrace import rawtrace
 from iosched.iotrace import tracelines
 

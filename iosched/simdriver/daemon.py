@@ -33,7 +33,7 @@ import socket
 import time
 import zlib
 
-from host_agent import model
+from iosched.host_agent import model
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec

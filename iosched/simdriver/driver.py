@@ -30,8 +30,8 @@ shared device, ``sim-disk``, with scheduler ``fifo``
 whatever their VM).
 """
 
-from host_agent.drivers import base
-from host_agent import model
+from iosched.host_agent.drivers import base
+from iosched.host_agent import model
 from iosched.contract import slo
 from iosched.contract import lsvm as lsvm_bound
 from iosched.simulator import probe as sim_probe

@@ -13,7 +13,7 @@
 
 Registered as ``simulated`` in ``iosched.host_agent.knobs``: the agent's
 ``DriverActuator`` writes a ``SimulatedDriver``'s host through it, as it
-writes a real host through ``host_agent.actuators.host_knobs``. Kinds:
+writes a real host through ``iosched.host_agent.actuators.host_knobs``. Kinds:
 slice, weight, affinity, iotune, a vCPU's SCHED_DEADLINE reservation, the
 VM-level weight and CFS cap, and the vaio policy's ``vm_io_weight``.
 
@@ -37,8 +37,8 @@ new process's simulated host.
 
 import weakref
 
-from host_agent.actuators import knob_set
-from host_agent.drivers import base
+from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.drivers import base
 from iosched.simdriver import state_file
 from iosched.contract import knob_kinds
 

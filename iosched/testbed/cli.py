@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from host_agent.cmd import clip
+from iosched.host_agent.cmd import clip
 from iosched.testbed import daemons
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed

@@ -10,17 +10,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The host agent reading an attached volume's SLO from Cinder's real API
-(``host_agent.cinder_slo``): the volume's type and its QoS spec, the SLO
+(``iosched.host_agent.cinder_slo``): the volume's type and its QoS spec, the SLO
 the slo policy then defends, and the new one after an in-use retype once
 the cache entry expires."""
 
 import uuid
 
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent import cinder_slo
-from host_agent import model
-from host_agent import volume_slo
+from iosched.cinder_qos import translate
+from iosched.host_agent import cinder_slo
+from iosched.host_agent import model
+from iosched.host_agent import volume_slo
 
 
 class Clock(object):

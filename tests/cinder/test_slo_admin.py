@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""cinder_qos.client and ``iosched-slo type ...`` against Cinder's own API.
+"""iosched.cinder_qos.client and ``iosched-slo type ...`` against Cinder's own API.
 
 Everything goes over HTTP to the in-process Cinder API of the
 ``cinder_api`` fixture (tests/cinder/conftest.py), through an openstacksdk
@@ -24,9 +24,9 @@ import uuid
 
 import pytest
 
-from cinder_qos import client
-from cinder_qos import rest
-from cinder_qos.cmd import slo as cmd
+from iosched.cinder_qos import client
+from iosched.cinder_qos import rest
+from iosched.cinder_qos.cmd import slo as cmd
 from tests import fixtures as iosched_fixtures
 
 

@@ -25,9 +25,9 @@ import pytest
 
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
-# name, SLO text: each translated by cinder_qos.translate
+# name, SLO text: each translated by iosched.cinder_qos.translate
 SLOS = [
     ('iops_mean', '500iops,10ms'),
     ('bandwidth', '8MB/s,10ms'),

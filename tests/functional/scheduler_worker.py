@@ -13,7 +13,7 @@
 
 Like nova-scheduler it optionally monkey-patches with eventlet first
 (``--eventlet``), configures ``[iosched]`` on the global ``cfg.CONF``,
-loads the plugin (``nova_plugin.state.for_worker``, what the filters'
+loads the plugin (``iosched.nova_plugin.state.for_worker``, what the filters'
 ``__init__`` does: the worker's state, its listener started), then either
 serves in this process (``--forks 0``) or forks workers (``--forks N``:
 like oslo.service's launchers; the at-fork hooks retire this process's
@@ -71,8 +71,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 
 from oslo_config import cfg  # noqa: E402
 
-from nova_plugin import conf as iosched_conf  # noqa: E402
-from nova_plugin import state as state_mod  # noqa: E402
+from iosched.nova_plugin import conf as iosched_conf  # noqa: E402
+from iosched.nova_plugin import state as state_mod  # noqa: E402
 
 CONF = cfg.CONF
 
@@ -95,7 +95,7 @@ def setup():
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format='%(process)d %(levelname)s %(name)s '
                                '%(message)s')
-    logging.getLogger('nova_plugin').addHandler(RECORDER)
+    logging.getLogger('iosched.nova_plugin').addHandler(RECORDER)
     iosched_conf.register_opts(CONF)
     CONF([], project='iosched-test-worker', default_config_files=[])
     for name, value in (('listen_for_reports', True),

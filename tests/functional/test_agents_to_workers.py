@@ -11,7 +11,7 @@
 # under the License.
 """Real host agents -> a real RabbitMQ -> forked scheduler workers.
 
-Four ``host_agent.agent.Agent`` (simulated driver, vSlicer) report over the
+Four ``iosched.host_agent.agent.Agent`` (simulated driver, vSlicer) report over the
 broker, each with its resync server. Two scheduler workers are forked by
 ``scheduler_worker.py`` (their listeners start in the at-fork hook, with no
 request at all) and each must hold every host. Then a third worker starts
@@ -29,9 +29,9 @@ import time
 
 import pytest
 
-from host_agent.reporter import messaging
-from host_agent.reporter import resync
-from host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import resync
+from iosched.host_agent.reporter import rpcapi
 from tests import fixtures
 from tests.functional import workers as workers_mod
 

@@ -204,7 +204,7 @@ class Site(object):
 
     def status(self, *hosts):
         proc = subprocess.run(
-            [sys.executable, '-m', 'nova_plugin.cmd.status',
+            [sys.executable, '-m', 'iosched.nova_plugin.cmd.status',
              '--transport-url', self.url, '--topic', self.topic,
              '--agents-topic', self.agents_topic, '--wait', '30', '--json']
             + [a for h in hosts for a in ('--host', h)],
@@ -303,11 +303,11 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
         'LsvmFilter,SloCapacityFilter')
     assert nova['filter_scheduler']['weight_classes'] == (
         'nova.scheduler.weights.all_weighers,'
-        'nova_plugin.weighers.all_weighers')
+        'iosched.nova_plugin.weighers.all_weighers')
     assert re.findall(r'^available_filters = (.*)$',
                       site.nova_conf.read_text(), re.M) == [
         'nova.scheduler.filters.all_filters',
-        'nova_plugin.filters.all_filters']
+        'iosched.nova_plugin.filters.all_filters']
     assert nova['iosched'] == {'listen_for_reports': 'true',
                                'resync_on_start': 'true'}
     assert nova['DEFAULT'] == {'debug': 'true'}

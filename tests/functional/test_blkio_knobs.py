@@ -25,14 +25,14 @@ import subprocess
 
 import pytest
 
-from host_agent.actuators import blkio_knobs
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent.actuators import knob_set
-from host_agent.drivers.libvirt import block_devices
-from host_agent import model
-from host_agent.policies import vaio
-from host_agent import policy_params
+from iosched.host_agent.actuators import blkio_knobs
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.drivers.libvirt import block_devices
+from iosched.host_agent import model
+from iosched.host_agent.policies import vaio
+from iosched.host_agent import policy_params
 from iosched.contract import knob_kinds
 from tests import fixtures
 

@@ -32,9 +32,9 @@ import urllib.parse
 import urllib.request
 import uuid
 
-from nova_plugin import conf as plugin_conf
-from nova_plugin import endpoint
-from nova_plugin import store as store_mod
+from iosched.nova_plugin import conf as plugin_conf
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import store as store_mod
 from tests import fixtures
 from tests import tcp_proxy
 

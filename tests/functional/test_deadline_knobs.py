@@ -16,7 +16,7 @@ A child running as ``nobody`` (QEMU runs as another user) in a fresh
 cgroup v1 ``cpu`` group, busy or asleep, gets a reservation of 1 ms every
 4 ms: read back, held near 25 % of a CPU, able to start a thread (the
 reset-on-fork flag), seen by the admission figures
-(``host_agent.linux.deadline``), refused when pinned to one CPU, and
+(``iosched.host_agent.linux.deadline``), refused when pinned to one CPU, and
 ended by None without leaving bandwidth behind in the kernel (the 6.18
 leak ``sched_deadline.set_fair`` works around). The group gets the VM-level weight
 and a 25 % cap.
@@ -36,12 +36,12 @@ import uuid as uuid_mod
 
 import pytest
 
-from host_agent.actuators import linux_knobs
-from host_agent import conf as agent_conf
-from host_agent.drivers import base as driver_base
-from host_agent.linux import deadline
-from host_agent.linux import sched
-from host_agent.linux import sched_deadline
+from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent.linux import deadline
+from iosched.host_agent.linux import sched
+from iosched.host_agent.linux import sched_deadline
 from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.functional import test_linux_knobs as tlk

@@ -56,8 +56,8 @@ HARNESS_FILES = [os.path.join(HARNESS, f)
 VENV_BIN = os.path.dirname(sys.executable)
 RABBIT = 'rabbit://stackrabbit:secret@10.0.0.1:5672/'
 OUR_FILTERS = ['IoDensityFilter', 'LsvmFilter', 'SloCapacityFilter']
-OUR_AVAILABLE = 'nova_plugin.filters.all_filters'
-OUR_WEIGHER = 'nova_plugin.weighers.all_weighers'
+OUR_AVAILABLE = 'iosched.nova_plugin.filters.all_filters'
+OUR_WEIGHER = 'iosched.nova_plugin.weighers.all_weighers'
 NOVA_AVAILABLE = 'nova.scheduler.filters.all_filters'
 NOVA_WEIGHERS = 'nova.scheduler.weights.all_weighers'
 
@@ -70,13 +70,13 @@ debug = True
 [filter_scheduler]
 enabled_filters = ComputeFilter,AggregateInstanceExtraSpecsFilter,SameHostFilter
 available_filters = nova.scheduler.filters.all_filters
-available_filters = nova_plugin.filters.io_density.IoDensityFilter
+available_filters = iosched.nova_plugin.filters.io_density.IoDensityFilter
 track_instance_changes = False
 """
 OPERATOR_FILTERS = ['ComputeFilter', 'AggregateInstanceExtraSpecsFilter',
                     'SameHostFilter']
 OPERATOR_AVAILABLE = [NOVA_AVAILABLE,
-                      'nova_plugin.filters.io_density.IoDensityFilter']
+                      'iosched.nova_plugin.filters.io_density.IoDensityFilter']
 ALL_IN_ONE = 'rabbit,mysql,key,n-api,n-cond,n-sch,n-cpu,placement-api,c-api'
 
 
@@ -115,7 +115,7 @@ class Devstack:
             #!/bin/bash
             echo "iosched-status	$*" >> "$HARNESS_CALLS"
             if [[ -n "${HARNESS_PROCESS_DIR:-}" ]]; then
-                exec %s -m nova_plugin.cmd.status "$@"
+                exec %s -m iosched.nova_plugin.cmd.status "$@"
             fi
             """ % shlex.quote(sys.executable)))
         status.chmod(0o755)
@@ -490,8 +490,8 @@ def test_written_options_exist_and_parse(tmp_path):
     from oslo_config import cfg
     from oslo_log import log as oslo_log
 
-    from host_agent.conf import opts as agent_opts
-    from nova_plugin import conf as nova_conf
+    from iosched.host_agent.conf import opts as agent_opts
+    from iosched.nova_plugin import conf as nova_conf
 
     ds = Devstack(tmp_path, IOSCHED_LSVM_TRAIT='True',
                   IOSCHED_AGENT_CINDER='True', IOSCHED_AGENT_USER='stack',
@@ -646,7 +646,7 @@ def test_agent_starts_reports_and_stops(tmp_path):
         assert check[1].split() == ['--config-file', str(ds.agent_conf),
                                     '--host', host, '--wait', '60']
         status = subprocess.run(
-            [sys.executable, '-m', 'nova_plugin.cmd.status',
+            [sys.executable, '-m', 'iosched.nova_plugin.cmd.status',
              '--config-file', str(ds.nova_conf), '--host', host,
              '--wait', '120', '--json'],
             capture_output=True, text=True, timeout=300)

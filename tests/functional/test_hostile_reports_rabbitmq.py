@@ -31,11 +31,11 @@ from hypothesis import strategies as st
 import oslo_messaging
 import pytest
 
-from host_agent.reporter import messaging
-from host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import rpcapi
 from iosched.contract import signature
-from nova_plugin import conf as plugin_conf
-from nova_plugin import endpoint
+from iosched.nova_plugin import conf as plugin_conf
+from iosched.nova_plugin import endpoint
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 from tests.unit.nova_plugin import test_hostile_payloads as hostile

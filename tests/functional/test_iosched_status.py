@@ -29,7 +29,7 @@ import uuid
 import pytest
 
 from iosched.contract import payload
-from nova_plugin.cmd import status
+from iosched.nova_plugin.cmd import status
 from tests import fixtures
 
 AGENT = os.path.join(os.path.dirname(sys.executable), 'io-host-agent')
@@ -185,7 +185,7 @@ def test_leaves_no_topic_override_behind(agent):
     the command's topics must not stay as overrides (a later listener in
     the same process, e.g. nova-scheduler's or a test's, would use them)."""
     from oslo_config import cfg
-    from nova_plugin import conf as iosched_conf
+    from iosched.nova_plugin import conf as iosched_conf
     run(*_bus(agent), '--wait', '1')
     fresh = cfg.ConfigOpts()
     iosched_conf.register_opts(fresh)

@@ -36,7 +36,7 @@ import sys
 import time
 import types
 
-from host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import journal as journal_mod
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import knobs as sim_knobs
 from iosched.simdriver import state_file

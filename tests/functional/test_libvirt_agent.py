@@ -38,17 +38,17 @@ import time
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import host_knobs
-from host_agent.actuators import journal as journal_mod
-from host_agent import assembly
-from host_agent.drivers.libvirt import driver as lv_driver
-from host_agent.linux import cgroups
-from host_agent.linux import sched
-from host_agent.linux import sched_deadline
-from host_agent import model
-from host_agent.policies import vslicer
-from host_agent import privsep
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import host_knobs
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent import assembly
+from iosched.host_agent.drivers.libvirt import driver as lv_driver
+from iosched.host_agent.linux import cgroups
+from iosched.host_agent.linux import sched
+from iosched.host_agent.linux import sched_deadline
+from iosched.host_agent import model
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent import privsep
 from iosched.contract import knob_kinds
 from tests import fixtures
 
@@ -753,7 +753,7 @@ def test_knobs_that_travel_with_a_migrated_domain_are_put_back(guests,
     own journal and host name sees the guest for the first time: every
     value the source changed goes back to its original, read from the
     domain's metadata, and the record is removed."""
-    from host_agent.actuators import held_marker
+    from iosched.host_agent.actuators import held_marker
     insts = _by_name(driver)
     cpu, db = insts['cpu'], insts['db']
     cdom, ddom = driver.domain(cpu.uuid), driver.domain(db.uuid)

@@ -16,7 +16,7 @@ user) gets a 300 us EEVDF slice, then sits in a fresh cgroup v1 ``cpu``
 group whose weight and cap are set; a 25 % cap must hold it near 25 % of
 a CPU. The daemon is started as production starts it: oslo.privsep runs
 ``helper_command`` = the venv's ``privsep-helper --config-file ...``, and
-the helper keeps only the capabilities of ``host_agent.privsep``.
+the helper keeps only the capabilities of ``iosched.host_agent.privsep``.
 
 Needs root and a cgroup v1 ``cpu`` hierarchy at /sys/fs/cgroup/cpu.
 """
@@ -29,11 +29,11 @@ import uuid
 
 import pytest
 
-from host_agent.actuators import linux_knobs
-from host_agent import conf as agent_conf
-from host_agent.drivers import base as driver_base
-from host_agent.linux import sched
-from host_agent import privsep
+from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent.linux import sched
+from iosched.host_agent import privsep
 from iosched.contract import knob_kinds
 from tests import fixtures
 

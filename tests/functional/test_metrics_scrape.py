@@ -31,17 +31,17 @@ from prometheus_client import parser
 import pytest
 
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent.actuators import journal as journal_mod
-from host_agent import assembly
-from host_agent import metrics
-from host_agent import model
-from host_agent.policies import slo
-from host_agent.policies import vslicer
-from host_agent.reporter import messaging
-from host_agent.reporter import rpcapi
-from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
+from iosched.cinder_qos import translate
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent import assembly
+from iosched.host_agent import metrics
+from iosched.host_agent import model
+from iosched.host_agent.policies import slo
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import rpcapi
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import endpoint
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
@@ -207,7 +207,7 @@ def _scheduler_worker(url, topic, base, ready, stop):
                         ('max_workers', 4)):
         conf.set_override(name, value, 'iosched_metrics')
     # the worker's state: its store is what the gauges read
-    from nova_plugin import state
+    from iosched.nova_plugin import state
     worker = state.SchedulerState()
     server = endpoint.start_listener(conf, worker.store, transport_url=url,
                                      host='worker-%d' % os.getpid(),
@@ -295,8 +295,8 @@ eventlet.monkey_patch()
 import json, sys, urllib.request
 from eventlet import hubs
 from oslo_config import cfg
-from nova_plugin import conf as iosched_conf
-from nova_plugin import state
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import state
 
 conf = cfg.ConfigOpts()
 for group, opts in iosched_conf.list_opts():
@@ -344,8 +344,8 @@ def test_scheduler_endpoint_under_eventlet(tmp_path):
 
 MAIN_SCRIPT = '''
 import json, sys, urllib.request
-from host_agent import agent as agent_mod
-from host_agent.cmd import agent as cmd
+from iosched.host_agent import agent as agent_mod
+from iosched.host_agent.cmd import agent as cmd
 from tests import fixtures
 
 sim, driver = fixtures.sim_host_with_vms()

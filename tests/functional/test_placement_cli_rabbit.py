@@ -28,12 +28,12 @@ import threading
 
 import pytest
 
-from host_agent.reporter import messaging
-from host_agent.reporter import resync
-from host_agent.reporter import rpcapi
-from nova_plugin.cmd import placement
-from nova_plugin.cmd import placement_rules as rules_mod
-from nova_plugin import scoring
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import resync
+from iosched.host_agent.reporter import rpcapi
+from iosched.nova_plugin.cmd import placement
+from iosched.nova_plugin.cmd import placement_rules as rules_mod
+from iosched.nova_plugin import scoring
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 

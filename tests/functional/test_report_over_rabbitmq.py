@@ -21,13 +21,13 @@ import uuid
 
 import pytest
 
-from host_agent.reporter import messaging
+from iosched.host_agent.reporter import messaging
 from iosched.contract import payload
 from iosched.contract import payload_sections
-from host_agent.reporter import rpcapi
-from nova_plugin import conf as plugin_conf
-from nova_plugin import endpoint
-from nova_plugin import store as store_mod
+from iosched.host_agent.reporter import rpcapi
+from iosched.nova_plugin import conf as plugin_conf
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import store as store_mod
 from tests import fixtures
 
 

@@ -26,9 +26,9 @@ import time
 
 import pytest
 
-from host_agent.reporter import messaging
-from host_agent.reporter import resync
-from host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import resync
+from iosched.host_agent.reporter import rpcapi
 from tests import fixtures
 from tests.functional import workers as workers_mod
 

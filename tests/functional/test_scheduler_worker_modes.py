@@ -31,8 +31,8 @@ import uuid
 
 import pytest
 
-from host_agent.reporter import messaging
-from host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import rpcapi
 from tests import fixtures
 from tests.functional import workers as workers_mod
 from tests.unit.nova_plugin import reports

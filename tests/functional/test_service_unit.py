@@ -11,7 +11,7 @@
 # under the License.
 """``etc/systemd/io-host-agent.service``: its claims, and SIGTERM restoring.
 
-* The hardening is what docs and ``host_agent/privsep.py`` reason: the
+* The hardening is what docs and ``iosched/host_agent/privsep.py`` reason: the
   bounding set is the privsep daemon's capabilities (CAP_SYS_NICE) and
   nothing else, the file system is read-only but the cgroup tree, tracefs
   and the journal's state directory, and the settings that would break the
@@ -36,8 +36,8 @@ import uuid
 
 import pytest
 
-from host_agent.actuators import journal as journal_mod
-from host_agent import privsep
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent import privsep
 from tests import fixtures
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -100,7 +100,7 @@ def test_file_system_is_read_only_but_what_the_agent_writes(service):
     # StateDirectory systemd creates writable
     # the option's default, not the global CONF's current value: other
     # tests' overrides can reach it through oslo's shared OptGroup objects
-    from host_agent.conf import agent as agent_opts
+    from iosched.host_agent.conf import agent as agent_opts
     (journal,) = [o.default for o in agent_opts.OPTS
                   if o.name == 'journal_path']
     assert os.path.dirname(journal) == '/var/lib/%s' % _one(

@@ -31,12 +31,12 @@ import time
 
 import pytest
 
-from host_agent import conf as agent_conf
-from host_agent.linux import cgroups
-from host_agent.linux import cpus as cpulist
-from host_agent.linux import privileged_probe
-from host_agent.linux import wakeup_probe_groups as groups
-from host_agent import privsep
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.linux import cgroups
+from iosched.host_agent.linux import cpus as cpulist
+from iosched.host_agent.linux import privileged_probe
+from iosched.host_agent.linux import wakeup_probe_groups as groups
+from iosched.host_agent import privsep
 from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
@@ -44,7 +44,7 @@ CONF = agent_conf.CONF
 CGROUP_ROOT = '/sys/fs/cgroup'
 HELPER = os.path.join(os.path.dirname(sys.executable), 'privsep-helper')
 SECTION = privsep.CFG_SECTION
-MARK = b'host_agent.linux.wakeup_sleeper'
+MARK = b'iosched.host_agent.linux.wakeup_sleeper'
 CAP_SYS_NICE = 1 << 23
 
 
@@ -164,8 +164,8 @@ def test_self_test_through_the_real_daemon(daemon):
 def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     ok, why = _requirements()
     fixtures.require('root + cgroups', ok, why)
-    code = ('import sys\nfrom host_agent.linux import wakeup_probe as wp\n'
-            'from host_agent.linux import cpus as cpulist\n'
+    code = ('import sys\nfrom iosched.host_agent.linux import wakeup_probe as wp\n'
+            'from iosched.host_agent.linux import cpus as cpulist\n'
             'from iosched.contract import lsvm as lsvm_bound\n'
             'wp.run(lsvm_bound.PROBE_CASES, cpulist.online_cpus(), '
             'wakes=5000, hogs_per_cpu=1)\n')

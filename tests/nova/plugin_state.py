@@ -12,8 +12,8 @@
 """Shared set-up of the tests that run the plugin inside Nova.
 
 * ``PluginState``: the scheduler worker's state, fresh for one test: a
-  ``nova_plugin.state.SchedulerState`` (``worker``) whose report store runs
-  on a fake clock, installed with ``nova_plugin.state.use_state`` for the
+  ``iosched.nova_plugin.state.SchedulerState`` (``worker``) whose report store runs
+  on a fake clock, installed with ``iosched.nova_plugin.state.use_state`` for the
   test (the filters and weighers Nova loads meanwhile use it); ``store``
   and ``clock`` for short.
 * ``enable_plugin(test, *filters)``: nova.conf of nova-scheduler as
@@ -34,7 +34,7 @@ import warnings
 import fixtures
 from sqlalchemy import exc as sqla_exc
 
-from nova_plugin import state
+from iosched.nova_plugin import state
 from tests.unit.nova_plugin import reports
 
 
@@ -66,10 +66,10 @@ NOVA_FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
 def enable_plugin(test, *filters):
     """See the module docstring."""
     test.flags(available_filters=['nova.scheduler.filters.all_filters',
-                                  'nova_plugin.filters.all_filters'],
+                                  'iosched.nova_plugin.filters.all_filters'],
                enabled_filters=NOVA_FILTERS + list(filters),
                weight_classes=['nova.scheduler.weights.all_weighers',
-                               'nova_plugin.weighers.all_weighers'],
+                               'iosched.nova_plugin.weighers.all_weighers'],
                group='filter_scheduler')
 
 
@@ -90,8 +90,8 @@ def agent_placement_conf(test, sections):
 
     from oslo_config import cfg
 
-    from host_agent.conf import io_inventory as io_inventory_conf
-    from host_agent.conf import placement as placement_conf
+    from iosched.host_agent.conf import io_inventory as io_inventory_conf
+    from iosched.host_agent.conf import placement as placement_conf
 
     path = os.path.join(test.useFixture(fixtures.TempDir()).path,
                         'host-agent.conf')

@@ -22,9 +22,9 @@ the hosts whose I/O vCPUs exceed floor(pcpus * max_io_vcpus_per_pcpu).
 How the harness stands in for separate scheduler processes:
 
 * **Own state per worker.** Real workers are separate processes, each
-  with its own ``nova_plugin.state.SchedulerState`` (its store filled by
+  with its own ``iosched.nova_plugin.state.SchedulerState`` (its store filled by
   the fanout reports, each report's figures and in-flight baselines);
-  ``nova_plugin.state.current`` hands out the one of this process.
+  ``iosched.nova_plugin.state.current`` hands out the one of this process.
   ``PerWorkerPlugin`` gives each scheduler service a state of its own,
   wraps its ``select_destinations`` (the RPC endpoint) so the green thread
   serving a request is tagged with its worker, and patches
@@ -52,11 +52,11 @@ How the harness stands in for separate scheduler processes:
 * **Claims.** With ``claims = True`` every compute node gets a child
   provider ``<node>:iosched`` with ``CUSTOM_IOSCHED_IO_VCPU`` inventory
   floor(pcpus * max_io_vcpus_per_pcpu), published by the agent's own
-  ``host_agent.placement_inventory.InventoryPublisher`` from the same
+  ``iosched.host_agent.placement_inventory.InventoryPublisher`` from the same
   report (``[io_inventory]`` and ``[placement]`` of a host-agent.conf
   pointed at the in-process Placement, as tests/nova/test_placement_inventory.py
   does), and the io flavor carries the ``resources:`` keys of
-  ``nova_plugin.placement_resources``, set through the API at microversion
+  ``iosched.nova_plugin.placement_resources``, set through the API at microversion
   2.86 (Nova's ``resources:`` validator).
 """
 
@@ -73,10 +73,10 @@ from nova.scheduler import rpcapi as scheduler_rpcapi
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 
-from host_agent import placement_inventory
-from host_agent import placement_sizing
-from nova_plugin import placement_resources
-from nova_plugin import state
+from iosched.host_agent import placement_inventory
+from iosched.host_agent import placement_sizing
+from iosched.nova_plugin import placement_resources
+from iosched.nova_plugin import state
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -97,7 +97,7 @@ class PerWorkerPlugin(fixtures.Fixture):
         # created after nova.tests.functional monkey-patched threading:
         # local to each green thread
         self._local = threading.local()
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.state.current',
+        self.useFixture(fixtures.MonkeyPatch('iosched.nova_plugin.state.current',
                                              self.current))
 
     def add(self, service):

@@ -27,7 +27,7 @@ malformed one is 401.
 
 Nova's extra-spec validators are the installed ones, so the
 ``nova.api.extra_spec_validators`` entry point ``iosched``
-(``nova_plugin.validators``) judges ``iosched:*`` keys at microversion
+(``iosched.nova_plugin.validators``) judges ``iosched:*`` keys at microversion
 2.86 and later. When ready the process prints one JSON line on stdout::
 
     {"endpoint": "http://127.0.0.1:PORT/v2.1", "root": "http://127.0.0.1:PORT/",

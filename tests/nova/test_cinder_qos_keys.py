@@ -27,7 +27,7 @@ from nova.virt.libvirt.volume import volume
 
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 
 def _nova_tune_opts():

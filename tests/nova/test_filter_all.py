@@ -41,19 +41,19 @@ from nova.scheduler import filters
 from nova import test
 from nova.tests.unit.scheduler import fakes
 
-from nova_plugin.filters import io_density
-from nova_plugin.filters import lsvm
-from nova_plugin.filters import slo_capacity
-from nova_plugin import inflight
-from nova_plugin import lsvm_rule
-from nova_plugin import metrics
-from nova_plugin import request_spec
-from nova_plugin import scoring
-from nova_plugin import slo_check
-from nova_plugin import slo_lookup
-from nova_plugin import slo_rule
-from nova_plugin import state
-from nova_plugin.weighers import io_strength
+from iosched.nova_plugin.filters import io_density
+from iosched.nova_plugin.filters import lsvm
+from iosched.nova_plugin.filters import slo_capacity
+from iosched.nova_plugin import inflight
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import metrics
+from iosched.nova_plugin import request_spec
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import slo_check
+from iosched.nova_plugin import slo_lookup
+from iosched.nova_plugin import slo_rule
+from iosched.nova_plugin import state
+from iosched.nova_plugin.weighers import io_strength
 from tests.unit.nova_plugin import reports
 
 EXAMPLES = int(os.environ.get('IOSCHED_FILTER_ALL_EXAMPLES', '60'))
@@ -286,9 +286,9 @@ class WholeListTestCase(test.NoDBTestCase):
         scope.__enter__()
         self.addCleanup(scope.__exit__, None, None, None)
         reports_ = worker.store
-        logging.getLogger('nova_plugin').setLevel(
+        logging.getLogger('iosched.nova_plugin').setLevel(
             logging.DEBUG if debug else logging.INFO)
-        self.addCleanup(logging.getLogger('nova_plugin').setLevel,
+        self.addCleanup(logging.getLogger('iosched.nova_plugin').setLevel,
                         logging.NOTSET)
         for name, value in opts.items():
             self.flags(**{name: value, 'group': 'iosched'})
@@ -313,7 +313,7 @@ class WholeListTestCase(test.NoDBTestCase):
                       'error': slo_lookup.Demand(error='no Cinder')}[
                           rnd['demand']]
             self.useFixture(fixtures.MonkeyPatch(
-                'nova_plugin.slo_lookup.Resolver.demand',
+                'iosched.nova_plugin.slo_lookup.Resolver.demand',
                 lambda resolver, spec_obj, lookup, d=demand: d))
             rebuild = rnd['rebuild']
             # the filters, each alone on every host, in Nova's order

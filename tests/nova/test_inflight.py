@@ -14,7 +14,7 @@
 Nova's scheduler calls ``HostState.consume_from_request`` on the host it
 chose and keeps using the same HostState for the next requests; the
 plugin's filters and weigher see that growth as placements since the
-host's last report (``nova_plugin.inflight``), with no help from the demo's
+host's last report (``iosched.nova_plugin.inflight``), with no help from the demo's
 ``note_placement``.
 """
 
@@ -24,9 +24,9 @@ from nova import objects
 from nova.scheduler import host_manager
 from nova import test
 
-from nova_plugin.filters import io_density
-from nova_plugin.filters import lsvm
-from nova_plugin.weighers import io_strength
+from iosched.nova_plugin.filters import io_density
+from iosched.nova_plugin.filters import lsvm
+from iosched.nova_plugin.weighers import io_strength
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 

@@ -22,10 +22,10 @@ the 1.3 report the agent's vSlicer plan gives under a measured mechanism
 
 from nova.tests.functional import integrated_helpers
 
-from host_agent import model
-from host_agent.policies import vslicer
-from host_agent import policy_params
-from host_agent.reporter import build
+from iosched.host_agent import model
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent import policy_params
+from iosched.host_agent.reporter import build
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 

@@ -29,8 +29,8 @@ from nova import test
 from nova.tests.unit.scheduler import fakes
 from oslo_utils.fixture import uuidsentinel as uuids
 
-from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import endpoint
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -122,7 +122,7 @@ class SchedulerMetricsTestCase(test.NoDBTestCase):
         self.flags(missing_report_policy='reject', group='iosched')
         handler = filters.HostFilterHandler()
         flts = [cls() for cls in handler.get_matching_classes(
-            ['nova_plugin.filters.all_filters'])]
+            ['iosched.nova_plugin.filters.all_filters'])]
         hosts = [fakes.FakeHostState(h, h + '-node', {})
                  for h in ('busy', 'idle', 'unknown')]
         passed = handler.get_filtered_objects(flts, hosts, _spec())
@@ -132,7 +132,7 @@ class SchedulerMetricsTestCase(test.NoDBTestCase):
         handler = weights.HostWeightHandler()
         handler.get_weighed_objects(
             [cls() for cls in handler.get_matching_classes(
-                ['nova_plugin.weighers.all_weighers'])],
+                ['iosched.nova_plugin.weighers.all_weighers'])],
             hosts[1:], _spec())
 
         # 'busy' goes stale: 3.5 report intervals later, 'idle' reports

@@ -22,7 +22,7 @@ and Nova's API, conductor and scheduler in Nova's functional harness
 (``ProviderUsageBaseTestCase``, fake computes host1..host4) with nova.conf
 as docs/nova.md "Enable it" says: ``[iosched] listen_for_reports = true``
 and ``[DEFAULT] transport_url`` the real broker, so the scheduler's report
-listener (``nova_plugin.listener``) gets the agents' reports over the bus.
+listener (``iosched.nova_plugin.listener``) gets the agents' reports over the bus.
 Nova's own RPC stays on the harness's fake driver (its transport is built
 before the test sets the URL); only the iosched listener reads the URL.
 The worker's listener is started (``SchedulerState.start_listener``) as a
@@ -80,7 +80,7 @@ import nova.conf
 from nova.tests.functional.api import client
 from placement import deploy
 
-from nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import conf as iosched_conf
 from tests import fixtures as iosched_fixtures
 from tests.nova import plugin_state
 

@@ -21,7 +21,7 @@ the process-wide store. Flavors carry ``iosched:io_profile`` extra specs.
 Every report gives 4 guest-usable pCPUs; the MediumFakeDriver's 10 vCPUs
 (x4 allocation ratio in Placement) are never the limit here. Servers
 placed since a host's last report count through the in-flight estimate
-(``nova_plugin.inflight``, default ``inflight_vcpu_profile=mixed``: each
+(``iosched.nova_plugin.inflight``, default ``inflight_vcpu_profile=mixed``: each
 such vCPU is an I/O vCPU of 0.5 I/O strength).
 
 Cases: I/O spread (one boot, boots with reports in between, a burst
@@ -123,7 +123,7 @@ class IoSpreadTestCase(_PlacementTestCase):
 
     def test_io_servers_between_two_reports(self):
         # Boots faster than the agents report: no report has the new
-        # servers yet. The in-flight estimate (nova_plugin.inflight) sees
+        # servers yet. The in-flight estimate (iosched.nova_plugin.inflight) sees
         # them in Nova's HostState and counts each 2-vCPU server as 1.0 of
         # I/O strength (inflight_vcpu_profile=mixed), so even with I/O at
         # 10x Nova's weighers the burst spreads: host3 (0.55); host3 is now

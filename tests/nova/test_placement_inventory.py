@@ -27,8 +27,8 @@ allocation are reserved, so the slots left are the ones really free.
 
 from nova.tests.functional import integrated_helpers
 
-from host_agent import placement_inventory as pi
-from host_agent import placement_sizing as ps
+from iosched.host_agent import placement_inventory as pi
+from iosched.host_agent import placement_sizing as ps
 from iosched.contract import payload
 from iosched.contract import payload_sections
 from tests.nova import plugin_state

@@ -15,10 +15,10 @@ fix: I/O vCPU slots claimed in Placement.
 Nova's functional harness (``tests/nova/race_harness.py``) with several
 scheduler services standing in for separate scheduler processes:
 
-* each worker has its own ``nova_plugin.state.SchedulerState`` (report
+* each worker has its own ``iosched.nova_plugin.state.SchedulerState`` (report
   store, in-flight baselines), as a process of its own would: the
   services' ``select_destinations`` tag the green thread serving a request
-  with its worker, and ``nova_plugin.state.current`` is patched to hand
+  with its worker, and ``iosched.nova_plugin.state.current`` is patched to hand
   out that worker's (every report reaches every store, as the fanout
   does); each service already has its own HostManager;
 * requests go to the workers in turn, as RabbitMQ hands a shared queue's

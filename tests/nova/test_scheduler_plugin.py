@@ -12,7 +12,7 @@
 """The plugin through Nova's own filter and weight handlers.
 
 Loads the plugin by function path as nova-scheduler does
-(``get_matching_classes(['nova_plugin.filters.all_filters'])``), runs it
+(``get_matching_classes(['iosched.nova_plugin.filters.all_filters'])``), runs it
 on ``FakeHostState`` hosts with a real ``RequestSpec`` and ``Flavor``, and
 reads the reports from a ``ReportStore`` on a test clock.
 """
@@ -29,12 +29,12 @@ from nova.scheduler import weights
 from nova import test
 from nova.tests.unit.scheduler import fakes
 
-from nova_plugin import listener as listener_mod
-from nova_plugin import scoring
-from nova_plugin import state
-from nova_plugin.filters import io_density
-from nova_plugin.filters import lsvm
-from nova_plugin.weighers import io_strength
+from iosched.nova_plugin import listener as listener_mod
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import state
+from iosched.nova_plugin.filters import io_density
+from iosched.nova_plugin.filters import lsvm
+from iosched.nova_plugin.weighers import io_strength
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -75,7 +75,7 @@ class FilterTestCase(_PluginTestCase):
         super(FilterTestCase, self).setUp()
         self.handler = filters.HostFilterHandler()
         self.filters = [cls() for cls in self.handler.get_matching_classes(
-            ['nova_plugin.filters.all_filters'])]
+            ['iosched.nova_plugin.filters.all_filters'])]
 
     def passing(self, spec, hosts):
         return [h.host for h in self.handler.get_filtered_objects(
@@ -160,7 +160,7 @@ class FilterTestCase(_PluginTestCase):
 
 
     def _quiet(self, level):
-        log = logging.getLogger('nova_plugin')
+        log = logging.getLogger('iosched.nova_plugin')
         log.setLevel(level)
         self.addCleanup(log.setLevel, logging.NOTSET)
         # IoDensityFilter alone
@@ -193,7 +193,7 @@ class FilterTestCase(_PluginTestCase):
         self.report('busy', pcpus=4, io_vcpus=3)
         self.report('idle', pcpus=4, io_vcpus=0)
         logger = self.useFixture(fixtures.FakeLogger(
-            name='nova_plugin', level=logging.DEBUG))
+            name='iosched.nova_plugin', level=logging.DEBUG))
         self.passing(_spec(2), self.hosts('busy', 'idle'))
         lines = [line for line in logger.output.splitlines()
                  if 'check for' in line]
@@ -210,7 +210,7 @@ class WeigherTestCase(_PluginTestCase):
         super(WeigherTestCase, self).setUp()
         self.handler = weights.HostWeightHandler()
         self.weighers = [cls() for cls in self.handler.get_matching_classes(
-            ['nova_plugin.weighers.all_weighers'])]
+            ['iosched.nova_plugin.weighers.all_weighers'])]
 
     def weighed(self, spec, hosts, weighers=None):
         return [(w.obj.host, w.weight) for w in
@@ -312,11 +312,11 @@ class WeigherTestCase(_PluginTestCase):
 class PluginLoadTestCase(test.NoDBTestCase):
     """Loading the classes, as nova-scheduler does when it starts, makes
     the worker's state and starts its report listener, once; scheduling
-    requests start nothing (nova_plugin.state)."""
+    requests start nothing (iosched.nova_plugin.state)."""
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.MonkeyPatch('nova_plugin.state._WORKER',
+        self.useFixture(fixtures.MonkeyPatch('iosched.nova_plugin.state._WORKER',
                                              state._Worker()))
         self.started = []
         real = listener_mod.BackgroundListener.start
@@ -325,7 +325,7 @@ class PluginLoadTestCase(test.NoDBTestCase):
             self.started.append(listener)
             return real(listener)
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_plugin.listener.BackgroundListener.start', start))
+            'iosched.nova_plugin.listener.BackgroundListener.start', start))
         self.flags(listen_for_reports=True, resync_on_start=False,
                    report_topic='iosched-load-%s' % uuids.topic,
                    group='iosched')
@@ -333,9 +333,9 @@ class PluginLoadTestCase(test.NoDBTestCase):
     def _load(self):
         fh, wh = filters.HostFilterHandler(), weights.HostWeightHandler()
         loaded = [cls() for cls in fh.get_matching_classes(
-            ['nova_plugin.filters.all_filters'])]
+            ['iosched.nova_plugin.filters.all_filters'])]
         loaded += [cls() for cls in wh.get_matching_classes(
-            ['nova_plugin.weighers.all_weighers'])]
+            ['iosched.nova_plugin.weighers.all_weighers'])]
         return fh, wh, loaded
 
     def test_load_starts_the_listener_once_requests_never(self):

@@ -28,10 +28,10 @@ from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
 from iosched.contract import payload_sections
-from nova_plugin import filters as plugin_filters
-from nova_plugin.filters import slo_capacity
-from nova_plugin.filters import slo_request
-from nova_plugin import slo_lookup
+from iosched.nova_plugin import filters as plugin_filters
+from iosched.nova_plugin.filters import slo_capacity
+from iosched.nova_plugin.filters import slo_request
+from iosched.nova_plugin import slo_lookup
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -335,7 +335,7 @@ class FilterTestCase(test.NoDBTestCase):
         self.demand = slo_lookup.Demand(iops=500.0,
                                          volumes=(('gold', 500.0),),
                                          source='build_request')
-        self.stub_out('nova_plugin.slo_lookup.Resolver.demand',
+        self.stub_out('iosched.nova_plugin.slo_lookup.Resolver.demand',
                       lambda resolver, spec_obj, lookup: self.demand)
         self.handler = filters.HostFilterHandler()
         self.filters = [slo_capacity.SloCapacityFilter()]
@@ -378,7 +378,7 @@ class FilterTestCase(test.NoDBTestCase):
         self.report('h1', 1000, 400)
         self.assertEqual(['h1'], self.passing('h1'))
         pending = type('P', (), {'reserved_iops': 200.0})()
-        self.stub_out('nova_plugin.store.ReportStore.pending',
+        self.stub_out('iosched.nova_plugin.store.ReportStore.pending',
                       lambda st, host: pending)
         self.assertEqual([], self.passing('h1'))
         self.assertIn('pending 200.0',
@@ -410,7 +410,7 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
     def setUp(self):
         self.flags(available_filters=[
             'nova.scheduler.filters.all_filters',
-            'nova_plugin.filters.all_filters'],
+            'iosched.nova_plugin.filters.all_filters'],
             enabled_filters=['ComputeFilter', 'ComputeCapabilitiesFilter',
                              'ImagePropertiesFilter', 'SloCapacityFilter'],
             group='filter_scheduler')
@@ -427,10 +427,10 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
                       lambda *a, **kw: [{'id': TYPE_IDS.get(n, n),
                                          'name': n} for n in TYPES])
         self.stub_out(
-            'nova_plugin.filters.slo_request.CinderVolumeTypes.type_qos',
+            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.type_qos',
             lambda slo, ctxt, ref: TYPES[ref])
         self.stub_out(
-            'nova_plugin.filters.slo_request.CinderVolumeTypes.default_type',
+            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.default_type',
             lambda slo, ctxt: 'lvm-1')
         self.volume_types = {cinder_fixture.CinderFixture.IMAGE_BACKED_VOL:
                              'slo-gold'}

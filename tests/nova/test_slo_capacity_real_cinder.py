@@ -52,8 +52,8 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
 
-from nova_plugin.filters import slo_capacity
-from nova_plugin.filters import slo_request
+from iosched.nova_plugin.filters import slo_capacity
+from iosched.nova_plugin.filters import slo_request
 from tests import cinder_process
 from tests.nova import plugin_state
 from tests.nova import test_slo_capacity as fake_based
@@ -265,7 +265,7 @@ class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
     def setUp(self):
         self.flags(available_filters=[
             'nova.scheduler.filters.all_filters',
-            'nova_plugin.filters.all_filters'],
+            'iosched.nova_plugin.filters.all_filters'],
             enabled_filters=['ComputeFilter', 'ComputeCapabilitiesFilter',
                              'ImagePropertiesFilter', 'SloCapacityFilter'],
             group='filter_scheduler')

@@ -33,8 +33,8 @@ from nova.tests.functional import integrated_helpers
 from stevedore import extension
 
 from iosched.contract import flavor
-from nova_plugin import scoring
-from nova_plugin import validators
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import validators
 from tests.unit.nova_plugin import test_extra_specs_table as table
 
 

@@ -25,8 +25,8 @@ libvirt/QEMU/root are missing.
 import pytest
 
 from bench import testbed_common as tc
-from host_agent.drivers.libvirt import threads
-from host_agent.policies import ibalancer
+from iosched.host_agent.drivers.libvirt import threads
+from iosched.host_agent.policies import ibalancer
 from iosched.contract import slo
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod

@@ -29,8 +29,8 @@ import os
 import pytest
 
 from bench import testbed_common as tc
-from host_agent.policies import isacs
-from host_agent.policies import vturbo
+from iosched.host_agent.policies import isacs
+from iosched.host_agent.policies import vturbo
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed as testbed_mod
 from iosched.contract import knob_kinds

@@ -17,7 +17,7 @@ limits to the attached disk within a tick, and they stay when it stops
 
 The volume's spec reaches the agent through ``[host_agent]
 volume_qos_file`` here; from Cinder's API the same change arrives through
-``host_agent.cinder_slo`` (tests/cinder/test_agent_slo_lookup.py).
+``iosched.host_agent.cinder_slo`` (tests/cinder/test_agent_slo_lookup.py).
 Prefix ``iosched-rt-``; skips locally and fails in CI (CI=true) when
 libvirt/QEMU/root are missing.
 """
@@ -30,7 +30,7 @@ from bench import testbed_common as tc
 from iosched.contract import qos_attach
 from iosched.contract import qos_keys as qos_keys
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs

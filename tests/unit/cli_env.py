@@ -227,8 +227,8 @@ class Env(object):
                     reports.report(host=host).to_dict()).encode())
 
     def _journal(self):
-        from host_agent.actuators import journal as journal_mod
-        from host_agent import model
+        from iosched.host_agent.actuators import journal as journal_mod
+        from iosched.host_agent import model
         path = os.path.join(self.files.root, 'journal.jsonl')
         j = journal_mod.Journal(path, clock=lambda: 1.7e9)
         j.record(model.Change(kind='vcpu_slice', instance_uuid='u1',
@@ -244,15 +244,15 @@ class Env(object):
         mp.setattr(cfg, 'find_config_files', lambda *a, **k: [])
         mp.setattr(cfg, 'find_config_dirs', lambda *a, **k: [])
         absent = os.path.join(self.root, 'absent.conf')
-        from host_agent.cmd import explain
-        from nova_plugin.cmd import placement
-        from nova_plugin.cmd import placement_sources as sources
-        from nova_plugin.cmd import status
+        from iosched.host_agent.cmd import explain
+        from iosched.nova_plugin.cmd import placement
+        from iosched.nova_plugin.cmd import placement_sources as sources
+        from iosched.nova_plugin.cmd import status
         mp.setattr(explain, 'DEFAULT_CONFIG', absent)
         mp.setattr(placement, 'DEFAULT_CONFIG', absent)
         mp.setattr(status, 'DEFAULT_CONFIGS', (absent,))
         # io-host-agent: the driver is where the real start begins
-        from host_agent import plugins
+        from iosched.host_agent import plugins
 
         real_load = plugins.load_class
 
@@ -340,7 +340,7 @@ class Env(object):
             return [path]
         mp.setattr(render, 'render', fake_render)
         # Cinder for iosched-slo type and openstack volume slo type
-        from cinder_qos import client
+        from iosched.cinder_qos import client
         from openstackclient.common import clientmanager
         env = self
         # (not mp.setattr: its getattr would run osc's ClientCache)
@@ -358,7 +358,7 @@ class Env(object):
     # -- per case --------------------------------------------------------
     def start_case(self, case_dir):
         from tests.unit.cinder_qos.test_client import FakeApi
-        from cinder_qos import client
+        from iosched.cinder_qos import client
         self.case_dir = case_dir
         os.makedirs(case_dir)
         self.api = FakeApi()
@@ -405,17 +405,17 @@ class Env(object):
         return code, out.getvalue(), err.getvalue()
 
     def run_agent(self, argv):
-        from host_agent.cmd import agent
+        from iosched.host_agent.cmd import agent
         agent.CONF.clear()      # a fresh process parses once
         return agent.main(argv)
 
     def run_explain(self, argv):
-        from host_agent.cmd import explain
+        from iosched.host_agent.cmd import explain
         return explain.main(argv)
 
     def run_wakeup(self, argv):
-        from host_agent.cmd import wakeup_probe
-        from host_agent import model
+        from iosched.host_agent.cmd import wakeup_probe
+        from iosched.host_agent import model
 
         def probe(conf, cases, cpus, wakes, hogs_per_cpu, lsvm_weight):
             return tuple(model.WakeupProbe(c, True, 15.0, 40.0, wakes)
@@ -424,15 +424,15 @@ class Env(object):
         return wakeup_probe.main(argv, probe=probe)
 
     def run_placement(self, argv):
-        from nova_plugin.cmd import placement
+        from iosched.nova_plugin.cmd import placement
         return placement.main(argv)
 
     def run_status(self, argv):
-        from nova_plugin.cmd import status
+        from iosched.nova_plugin.cmd import status
         return status.main(argv)
 
     def run_report_key(self, argv):
-        from nova_plugin.cmd import report_key
+        from iosched.nova_plugin.cmd import report_key
         return report_key.main(argv)
 
     def run_demo(self, argv):
@@ -440,8 +440,8 @@ class Env(object):
         return cmd.main(argv)
 
     def run_slo(self, argv):
-        from cinder_qos import client
-        from cinder_qos.cmd import slo
+        from iosched.cinder_qos import client
+        from iosched.cinder_qos.cmd import slo
         api = self.api
         return slo.main(argv, admin_factory=lambda a: client.SloAdmin(api))
 

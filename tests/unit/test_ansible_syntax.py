@@ -146,7 +146,7 @@ def test_default_flavor_extra_specs_are_valid():
 
 def test_default_slo_types_plan():
     """The example SLO types are what iosched-slo type create accepts."""
-    from cinder_qos import client
+    from iosched.cinder_qos import client
     types = _defaults()['iosched_cloud_objects_slo_types']
     assert types
     for t in types:
@@ -221,8 +221,8 @@ def _params(mod, **kw):
 
 
 IOSCHED = dict(enabled_filters=['IoDensityFilter', 'LsvmFilter'],
-               available_filters=['nova_plugin.filters.all_filters'],
-               weight_classes=['nova_plugin.weighers.all_weighers'],
+               available_filters=['iosched.nova_plugin.filters.all_filters'],
+               weight_classes=['iosched.nova_plugin.weighers.all_weighers'],
                options={'iosched': {'listen_for_reports': True,
                                     'report_topic': 'r'}})
 
@@ -235,9 +235,9 @@ IOSCHED = dict(enabled_filters=['IoDensityFilter', 'LsvmFilter'],
      'ImagePropertiesFilter,ServerGroupAntiAffinityFilter,'
      'ServerGroupAffinityFilter,IoDensityFilter,LsvmFilter\n'
      'available_filters = nova.scheduler.filters.all_filters\n'
-     'available_filters = nova_plugin.filters.all_filters\n'
+     'available_filters = iosched.nova_plugin.filters.all_filters\n'
      'weight_classes = nova.scheduler.weights.all_weighers,'
-     'nova_plugin.weighers.all_weighers\n\n'
+     'iosched.nova_plugin.weighers.all_weighers\n\n'
      '[iosched]\nlisten_for_reports = true\nreport_topic = r\n'),
     # the operator's lists kept; only the missing items added; of repeated
     # ListOpt keys the last (the effective one) is extended
@@ -246,9 +246,9 @@ IOSCHED = dict(enabled_filters=['IoDensityFilter', 'LsvmFilter'],
      'weight_classes = w.two\n\n[iosched]\nreport_topic = old\n',
      '[filter_scheduler]\n# mine\nenabled_filters = A,LsvmFilter,'
      'IoDensityFilter\navailable_filters = x.all\n'
-     'available_filters = nova_plugin.filters.all_filters\n'
+     'available_filters = iosched.nova_plugin.filters.all_filters\n'
      'weight_classes = w.one\nweight_classes = w.two,'
-     'nova_plugin.weighers.all_weighers\n\n[iosched]\nreport_topic = r\n'
+     'iosched.nova_plugin.weighers.all_weighers\n\n[iosched]\nreport_topic = r\n'
      'listen_for_reports = true\n'),
 ])
 def test_nova_conf_edit_adds_on_top_and_is_idempotent(before, after):

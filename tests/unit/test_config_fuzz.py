@@ -34,12 +34,12 @@ from hypothesis import strategies as st
 from oslo_config import cfg
 from oslo_config import types
 
-from cinder_qos import conf as cinder_qos_conf
+from iosched.cinder_qos import conf as cinder_qos_conf
 from iosched.contract import slo
-from cinder_qos import translate
-from host_agent.conf import opts as agent_opts
-from host_agent import plugins
-from nova_plugin import conf as nova_conf
+from iosched.cinder_qos import translate
+from iosched.host_agent.conf import opts as agent_opts
+from iosched.host_agent import plugins
+from iosched.nova_plugin import conf as nova_conf
 from tests.unit import input_fuzz as fz
 
 
@@ -53,7 +53,7 @@ def _keystoneauth_names():
     """keystoneauth1's own options of the [cinder] and [placement] groups:
     the library checks them (and Nova registers the same ones in the same
     process, so their types must stay the library's)."""
-    from host_agent.conf import keystone
+    from iosched.host_agent.conf import keystone
     return {o.dest for o in keystone.group_opts('block-storage')}
 
 
@@ -221,7 +221,7 @@ def test_option_values_accepted_together_run_every_policy(values):
 
 
 def _run_every_policy(values):
-    from host_agent import assembly
+    from iosched.host_agent import assembly
     from tests import fixtures
     conf = cfg.ConfigOpts()
     _register(conf)

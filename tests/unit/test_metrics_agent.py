@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""host_agent.metrics over a fake agent: what a scrape shows for a given
+"""iosched.host_agent.metrics over a fake agent: what a scrape shows for a given
 state (table rows), what ticks add up, and the endpoint's life."""
 
 import socket
@@ -22,10 +22,10 @@ from prometheus_client import exposition
 from prometheus_client import parser
 import pytest
 
-from host_agent.conf import metrics as metrics_conf
-from host_agent import metrics
-from host_agent import model
-from host_agent.policies import slo_window
+from iosched.host_agent.conf import metrics as metrics_conf
+from iosched.host_agent import metrics
+from iosched.host_agent import model
+from iosched.host_agent.policies import slo_window
 from iosched.contract import slo as slo_contract
 from iosched.contract import knob_kinds
 

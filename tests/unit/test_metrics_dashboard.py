@@ -20,8 +20,8 @@ import re
 
 import pytest
 
-from host_agent import metrics as agent_metrics
-from nova_plugin import state as scheduler_state
+from iosched.host_agent import metrics as agent_metrics
+from iosched.nova_plugin import state as scheduler_state
 from tests.unit import test_metrics_agent as helpers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""nova_plugin.metrics without Nova: report counters through the real
+"""iosched.nova_plugin.metrics without Nova: report counters through the real
 endpoint, the store's gauges at scrape time, and the per-worker port
 range. (tests/nova/test_metrics_scheduler.py drives the filters.)"""
 
@@ -21,11 +21,11 @@ import prometheus_client
 from prometheus_client import exposition
 import pytest
 
-from nova_plugin import conf as iosched_conf
-from nova_plugin.conf import metrics as metrics_conf
-from nova_plugin import endpoint
-from nova_plugin import metrics
-from nova_plugin import store
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin.conf import metrics as metrics_conf
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import metrics
+from iosched.nova_plugin import store
 from tests.unit import test_metrics_agent as helpers
 from tests.unit.nova_plugin import reports
 

@@ -25,12 +25,12 @@ import re
 from oslo_config import cfg
 import pytest
 
-from cinder_qos import conf as cinder_conf
-from host_agent.conf import opts as agent_opts
+from iosched.cinder_qos import conf as cinder_conf
+from iosched.host_agent.conf import opts as agent_opts
 from iosched.contract import signature
-from nova_plugin import conf as nova_conf
-from nova_plugin import endpoint
-from nova_plugin import store
+from iosched.nova_plugin import conf as nova_conf
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 
 SENTINEL = 'S3CRET-sentinel-0123456789abcdef-0123456789abcdef'

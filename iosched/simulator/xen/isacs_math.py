@@ -18,7 +18,7 @@ the CPU-BOOST test, concealing) and their guards are
 ``iosched.contract.isacs``, shared with the agent's KVM policy; what is
 here is how the Xen model applies them to one run-queue (``reallocate``)
 and Algorithm 2's literal choices (``pick_destination``, ``pick_migrant``),
-which the agent reads differently (``host_agent/policies/isacs.py``).
+which the agent reads differently (``iosched/host_agent/policies/isacs.py``).
 Every function works in one credit unit (microseconds in the simulator).
 """
 

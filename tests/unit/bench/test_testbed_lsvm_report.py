@@ -13,7 +13,7 @@
 
 from bench import testbed_common
 from bench import testbed_lsvm_report as rep
-from host_agent import model
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 
 

@@ -10,11 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Table tests of cinder_qos.translate.check() (QEMU throttle_is_valid)."""
+"""Table tests of iosched.cinder_qos.translate.check() (QEMU throttle_is_valid)."""
 
 import pytest
 
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 SLO = {'iosched:min_iops': '120', 'iosched:latency_ms': '60'}
 

@@ -10,15 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""cinder_qos.client: plan() and SloAdmin over an in-memory Cinder."""
+"""iosched.cinder_qos.client: plan() and SloAdmin over an in-memory Cinder."""
 
 import io
 import json
 
 import pytest
 
-from cinder_qos import client
-from cinder_qos.cmd import slo as cmd
+from iosched.cinder_qos import client
+from iosched.cinder_qos.cmd import slo as cmd
 
 
 class FakeApi:

@@ -10,15 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Tests of the iosched-slo CLI (cinder_qos.cmd.slo.main)."""
+"""Tests of the iosched-slo CLI (iosched.cinder_qos.cmd.slo.main)."""
 
 import json
 
 import pytest
 
-from cinder_qos.cmd import slo as cmd
+from iosched.cinder_qos.cmd import slo as cmd
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 
 def run(capsys, *argv):

@@ -10,14 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Tests of cinder_qos.conf: defaults shared with translate, bounds, help."""
+"""Tests of iosched.cinder_qos.conf: defaults shared with translate, bounds, help."""
 
 from oslo_config import cfg
 import pytest
 
-from cinder_qos import conf
+from iosched.cinder_qos import conf
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 
 @pytest.fixture

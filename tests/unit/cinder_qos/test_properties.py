@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 SETTINGS = settings(max_examples=300, deadline=None, database=None)
 

@@ -32,14 +32,14 @@ import pytest
 from hypothesis import strategies as st
 
 from iosched.contract import qos_attach
-from cinder_qos import client
+from iosched.cinder_qos import client
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 from iosched.contract import slo_units
-from host_agent import model
-from host_agent import volume_slo
-from host_agent.reporter import build
+from iosched.host_agent import model
+from iosched.host_agent import volume_slo
+from iosched.host_agent.reporter import build
 from tests.unit.cinder_qos import test_client
 from tests.unit import input_fuzz as fz
 
@@ -295,7 +295,7 @@ def test_any_qos_spec_on_a_disk_leaves_the_agent_ticking(specs):
     """The agent's whole tick with that spec on every disk: the policies
     still act (vSlicer's LSVM slice) and no tick fails."""
     from tests import fixtures
-    from host_agent.conf import CONF
+    from iosched.host_agent.conf import CONF
     sim, driver = fixtures.sim_host_with_vms()
     listed = driver.list_instances
 
@@ -348,7 +348,7 @@ _PER_GB = st.sampled_from(['total_iops_sec_per_gb',
 def test_cinder_answers_never_stop_the_agent(case):
     """Whatever Cinder answers for a volume, its type and QoS spec, the
     agent's reader returns spec keys as text, {} or None; never raises."""
-    from host_agent import cinder_slo
+    from iosched.host_agent import cinder_slo
     bodies = {
         '/volumes/vol-1': {'volume': {'id': 'vol-1', 'size': case['size'],
                                       'volume_type_id': 't1'}},
@@ -380,10 +380,10 @@ def test_cinder_answers_never_stop_the_agent(case):
 @given(st.sampled_from(qos_keys.CONSUMERS + ('', None, 'x')),
        st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=6))
 def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
-    """nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
+    """iosched.nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
     SloSpecError naming the key; when the agent accepts the SLO, the
     scheduler counts the same B."""
-    from nova_plugin import slo_rule
+    from iosched.nova_plugin import slo_rule
     try:
         b = slo_rule.min_iops_from_qos(consumer, specs, name='gold')
     except slo_rule.SloSpecError as e:

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Table tests of cinder_qos.translate: translate(), derive(), consumer()."""
+"""Table tests of iosched.cinder_qos.translate: translate(), derive(), consumer()."""
 
 import dataclasses
 
@@ -18,7 +18,7 @@ import pytest
 
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from cinder_qos import translate
+from iosched.cinder_qos import translate
 
 # The Flubber paper's five SLOs (Table 1) with N = sysbench threads, h = 1.5,
 # S = 16 KiB. Hand-computed (digest 002 section 4.3):

@@ -31,17 +31,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 import pytest
 
-from host_agent import model
-from host_agent.policies import lsvm_mechanisms
-from host_agent.policies import vslicer
-from host_agent.policies import vturbo
-from host_agent import policy_params
+from iosched.host_agent import model
+from iosched.host_agent.policies import lsvm_mechanisms
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent.policies import vturbo
+from iosched.host_agent import policy_params
 from iosched.contract import flavor
 from iosched.contract import flavor_warnings
 from iosched.contract import lsvm as lsvm_bound
-from nova_plugin import lsvm_rule
-from nova_plugin import placement_resources as pr
-from nova_plugin import request_spec
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import placement_resources as pr
+from iosched.nova_plugin import request_spec
 from iosched.contract import knob_kinds
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
@@ -294,7 +294,7 @@ def test_each_ignored_value_is_warned_about_once(specs):
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-SOURCES = ('host_agent', 'nova_plugin', 'iosched', 'cinder_qos', 'bench',
+SOURCES = ('iosched', 'bench',
            'ansible')
 HOME = os.path.join('iosched', 'contract', 'flavor.py')
 

@@ -13,9 +13,9 @@
 every kind a policy can plan has a writer on a real host and on the
 simulator."""
 
-from host_agent.actuators import blkio_knobs
-from host_agent.actuators import libvirt_knobs
-from host_agent.actuators import linux_knobs
+from iosched.host_agent.actuators import blkio_knobs
+from iosched.host_agent.actuators import libvirt_knobs
+from iosched.host_agent.actuators import linux_knobs
 from iosched.contract import knob_kinds
 from iosched.simdriver import knobs as sim_knobs
 

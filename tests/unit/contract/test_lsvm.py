@@ -12,7 +12,7 @@
 """Table tests of the one LSVM bound (iosched.contract.lsvm).
 
 The host agent's vSlicer policy and the Nova LsvmFilter both use it (it
-replaced the copy in nova_plugin/lsvm_rule.py and the table test that kept
+replaced the copy in iosched/nova_plugin/lsvm_rule.py and the table test that kept
 the copy equal to the agent's). Every figure is worked out in its row.
 """
 

@@ -37,16 +37,16 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-SCANNED = ('host_agent', 'nova_plugin', 'cinder_qos', 'iosched', 'bench')
+SCANNED = ('iosched', 'bench')
 CONTRACT = 'iosched/contract/'
 FORMULA_MODULES = ('stats', 'isacs', 'lsvm')
 # Same name or value, another concept (each with why).
 NOT_A_COPY = {
-    ('host_agent/policies/slo_window.py', 'IDLE'):
+    ('iosched/host_agent/policies/slo_window.py', 'IDLE'):
         "an SLO window's verdict (no I/O), not a vCPU class",
     ('iosched/simulator/throttle.py', 'wait_us'):
         "a token bucket's wait for the next request, not the LSVM wait",
-    ('nova_plugin/inflight.py', 'observe'):
+    ('iosched/nova_plugin/inflight.py', 'observe'):
         'records a placement in flight, not ISACS Eq. 1',
 }
 PERCENTILE = re.compile(

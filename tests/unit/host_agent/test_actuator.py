@@ -16,12 +16,12 @@ import json
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import knob_set
-from host_agent.actuators import journal as journal_mod
-from host_agent.actuators import noop
-from host_agent.drivers import base
-from host_agent import model
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import noop
+from iosched.host_agent.drivers import base
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 
 

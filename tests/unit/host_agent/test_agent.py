@@ -14,7 +14,7 @@ never raises whatever fails underneath."""
 
 import pytest
 
-from host_agent import model
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 from tests import fixtures
 
@@ -198,7 +198,7 @@ class _Outage(_Broken):
 
     def list_instances(self):
         if self.all_fail:
-            from host_agent.drivers import base
+            from iosched.host_agent.drivers import base
             raise base.DriverError('libvirt at qemu:///system does not '
                                    'answer')
         return self._d.list_instances()
@@ -217,7 +217,7 @@ def test_a_driver_outage_keeps_the_knobs_and_is_said_once(host, caplog):
     with caplog.at_level(logging.DEBUG):
         fixtures.run_ticks(sim, agent, 5)
     said = [r for r in caplog.records if r.levelno >= logging.WARNING
-            and r.name == 'host_agent.agent']
+            and r.name == 'iosched.host_agent.agent']
     assert len(said) == 1 and 'does not answer' in said[0].getMessage()
     assert not [r for r in caplog.records if r.exc_info]   # no tracebacks
     # Nothing is restored or forgotten for an outage.

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""host_agent.assembly.build_agent, the knob sets chosen by driver name,
+"""iosched.host_agent.assembly.build_agent, the knob sets chosen by driver name,
 and the seams it closes: one place builds an Agent, drivers only read,
 no writer chosen by probing, host_agent imports nothing of the
 simulator."""
@@ -21,16 +21,16 @@ import types
 import pytest
 from stevedore import extension
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import host_knobs
-from host_agent.actuators import knob_set
-from host_agent.actuators import noop
-from host_agent import assembly
-from host_agent.drivers import base
-from host_agent.drivers.libvirt import driver as lv_driver
-from host_agent import model
-from host_agent import plugins
-from host_agent.policies import vslicer
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import host_knobs
+from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.actuators import noop
+from iosched.host_agent import assembly
+from iosched.host_agent.drivers import base
+from iosched.host_agent.drivers.libvirt import driver as lv_driver
+from iosched.host_agent import model
+from iosched.host_agent import plugins
+from iosched.host_agent.policies import vslicer
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import driver as sim_driver
 from iosched.simdriver import knobs as sim_knobs
@@ -164,16 +164,16 @@ def test_start_resolves_the_mechanism_unless_one_is_given():
 
 # -- the seams -------------------------------------------------------------
 def test_only_the_assembly_builds_an_agent():
-    """An Agent is constructed in host_agent/assembly.py only (the
+    """An Agent is constructed in iosched/host_agent/assembly.py only (the
     command, the demo, the benches and the tests call build_agent)."""
     calls = []
-    for path, text in _sources('host_agent', 'iosched', 'bench', 'tests'):
+    for path, text in _sources('iosched', 'bench', 'tests'):
         for node in ast.walk(ast.parse(text)):
             if (isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)
                     and node.func.attr == 'Agent'):
                 calls.append(path)
-    assert calls == ['host_agent/assembly.py']
+    assert calls == ['iosched/host_agent/assembly.py']
 
 
 @pytest.mark.parametrize('cls', [base.Driver, lv_driver.LibvirtDriver,
@@ -185,16 +185,15 @@ def test_drivers_have_no_knob_methods(cls):
 
 
 def test_no_writer_is_chosen_by_probing():
-    assert not [path for path, text in _sources('host_agent', 'iosched',
-                                                'bench', 'tests')
+    assert not [path for path, text in _sources('iosched', 'bench', 'tests')
                 if 'writes_' + 'itself' in text]
 
 
 @pytest.mark.parametrize('top, forbidden', [
-    ('host_agent', 'iosched.simulator'),
-    ('host_agent', 'iosched.simdriver'),
-    ('host_agent/drivers', 'host_agent.actuators'),
-    ('iosched/simulator', 'host_agent'),
+    ('iosched/host_agent', 'iosched.simulator'),
+    ('iosched/host_agent', 'iosched.simdriver'),
+    ('iosched/host_agent/drivers', 'iosched.host_agent.actuators'),
+    ('iosched/simulator', 'iosched.host_agent'),
 ])
 def test_layers(top, forbidden):
     """The agent reaches the simulator only through the entry points of

@@ -19,10 +19,10 @@ import pytest
 import requests_mock
 
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent import cinder_slo
-from host_agent import model
-from host_agent import volume_slo
+from iosched.cinder_qos import translate
+from iosched.host_agent import cinder_slo
+from iosched.host_agent import model
+from iosched.host_agent import volume_slo
 
 EP = 'http://cinder.test/v3/p1'
 SPECS = translate.translate(slo_mod.parse('120iops,60ms,p99,qd=8'))
@@ -141,5 +141,5 @@ def test_resolver_takes_cinder_for_disks_not_in_the_file():
 
 
 def test_from_conf_is_off_by_default():
-    from host_agent import conf
+    from iosched.host_agent import conf
     assert cinder_slo.from_conf(conf.CONF) is None

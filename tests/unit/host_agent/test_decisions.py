@@ -16,10 +16,10 @@ import dataclasses
 
 import pytest
 
-from host_agent.actuators import decisions
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import noop
-from host_agent import model
+from iosched.host_agent.actuators import decisions
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import noop
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 

@@ -14,7 +14,7 @@ the driver's model, else 0 (unknown)."""
 
 import pytest
 
-from host_agent.reporter import build
+from iosched.host_agent.reporter import build
 from iosched.contract import payload
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host

@@ -22,9 +22,9 @@ import sys
 
 import pytest
 
-from host_agent.actuators import journal as journal_mod
-from host_agent.cmd import explain
-from host_agent import model
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.cmd import explain
+from iosched.host_agent import model
 from iosched.contract import payload
 from iosched.contract import payload_sections
 
@@ -200,7 +200,7 @@ def test_bad_input_exits_2_with_a_clear_error(tmp_path, capsys, make, says):
 
 def test_console_script_never_prints_a_traceback(tmp_path):
     proc = subprocess.run(
-        [sys.executable, '-m', 'host_agent.cmd.explain', '--journal',
+        [sys.executable, '-m', 'iosched.host_agent.cmd.explain', '--journal',
          str(tmp_path / 'missing.jsonl')], capture_output=True, text=True,
         cwd=ROOT)
     assert proc.returncode == 2
@@ -221,18 +221,18 @@ def test_help_explains_sources_exit_codes_and_rules(capsys):
 
 def test_console_script_is_declared():
     setup = open(os.path.join(ROOT, 'setup.py')).read()
-    assert "'iosched-explain = host_agent.cmd.explain:main'" in setup
+    assert "'iosched-explain = iosched.host_agent.cmd.explain:main'" in setup
 
 
 RULE_NAME = re.compile(r'^([a-z][a-z0-9]*)\.[a-z][a-z0-9_]*$')
 
 
 def policy_rule_names():
-    """Every rule name in host_agent/policies/*.py: string literals given
+    """Every rule name in iosched/host_agent/policies/*.py: string literals given
     as ``rule=``/``rule = '...'``, and any literal of the same
     ``<policy>.<name>`` shape (rules chosen through tuples)."""
     literals, prefixes = set(), {'vturbo'}
-    for path in glob.glob(os.path.join(ROOT, 'host_agent', 'policies',
+    for path in glob.glob(os.path.join(ROOT, 'iosched', 'host_agent', 'policies',
                                        '*.py')):
         prefixes.add(os.path.basename(path)[:-3])
         tree = ast.parse(open(path).read())
@@ -261,5 +261,5 @@ def test_every_policy_rule_has_a_description():
     assert 'vslicer.lsvm_microslice' in names and 'isacs.equal_weight' in \
         names, names
     missing = [r for r in names if not explain.describe(r)]
-    assert not missing, ('add these rules to host_agent.cmd.explain.RULES: '
+    assert not missing, ('add these rules to iosched.host_agent.cmd.explain.RULES: '
                          '%s' % missing)

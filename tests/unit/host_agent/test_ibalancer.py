@@ -15,10 +15,10 @@ import dataclasses
 
 import pytest
 
-from host_agent import model
-from host_agent.policies import ibalancer as ib
-from host_agent.policies import ibalancer_equations as eq
-from host_agent import policy_params
+from iosched.host_agent import model
+from iosched.host_agent.policies import ibalancer as ib
+from iosched.host_agent.policies import ibalancer_equations as eq
+from iosched.host_agent import policy_params
 from iosched.contract import slo as slo_contract
 from iosched.contract import knob_kinds
 
@@ -312,7 +312,7 @@ def test_cap_respects_static_ceiling_and_slo_floor():
 
 def test_the_policy_reads_every_option_of_its_group():
     from oslo_config import cfg
-    from host_agent.conf import ibalancer as opts
+    from iosched.host_agent.conf import ibalancer as opts
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)
     conf([])

@@ -22,13 +22,13 @@ import statistics
 from oslo_config import cfg
 import pytest
 
-from host_agent import agent as agent_mod
-from host_agent import assembly
-from host_agent.cmd import explain
-from host_agent.conf import opts
-from host_agent import model
-from host_agent.policies import compose
-from host_agent.policies import ibalancer
+from iosched.host_agent import agent as agent_mod
+from iosched.host_agent import assembly
+from iosched.host_agent.cmd import explain
+from iosched.host_agent.conf import opts
+from iosched.host_agent import model
+from iosched.host_agent.policies import compose
+from iosched.host_agent.policies import ibalancer
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
@@ -87,7 +87,7 @@ def _spread(tp):
 
 def test_loop_evens_out_per_vm_throughput_and_explains_it(tmp_path, caplog,
                                                           capsys):
-    caplog.set_level(logging.INFO, logger='host_agent.actuators.driver')
+    caplog.set_level(logging.INFO, logger='iosched.host_agent.actuators.driver')
     _, _, stock = _run(tmp_path / 's', False)
     ag, host, tp = _run(tmp_path / 'a', True)
     # stock: the hog's neighbours get clearly less

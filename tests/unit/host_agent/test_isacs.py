@@ -21,10 +21,10 @@ import types
 from oslo_config import cfg
 import pytest
 
-from host_agent.conf import isacs as isacs_conf
-from host_agent import model
-from host_agent.policies import isacs
-from host_agent import policy_params
+from iosched.host_agent.conf import isacs as isacs_conf
+from iosched.host_agent import model
+from iosched.host_agent.policies import isacs
+from iosched.host_agent import policy_params
 from iosched.contract import payload_sections
 from iosched.contract import knob_kinds
 

@@ -16,9 +16,9 @@ import json
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent import model
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 

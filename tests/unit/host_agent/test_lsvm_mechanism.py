@@ -14,8 +14,8 @@ the agent's start-up resolution with a driver that has a self-test."""
 
 import pytest
 
-from host_agent import lsvm_mechanism
-from host_agent import model
+from iosched.host_agent import lsvm_mechanism
+from iosched.host_agent import model
 from tests import fixtures
 
 

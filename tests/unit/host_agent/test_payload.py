@@ -144,10 +144,10 @@ def test_null_nlsvm_vcpus_means_unknown():
 
 
 def test_build_fills_the_1_2_lsvm_fields_from_vslicer_facts():
-    from host_agent import model
-    from host_agent.policies import vslicer
-    from host_agent import policy_params
-    from host_agent.reporter import build
+    from iosched.host_agent import model
+    from iosched.host_agent.policies import vslicer
+    from iosched.host_agent import policy_params
+    from iosched.host_agent.reporter import build
 
     def inst(uuid, vcpus, specs):
         return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,

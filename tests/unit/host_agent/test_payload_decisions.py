@@ -17,8 +17,8 @@ import types
 
 import pytest
 
-from host_agent import model
-from host_agent.reporter import build
+from iosched.host_agent import model
+from iosched.host_agent.reporter import build
 from iosched.contract import payload
 from iosched.contract import payload_check
 from iosched.contract import payload_sections

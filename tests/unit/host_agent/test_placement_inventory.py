@@ -33,11 +33,11 @@ from oslo_config import cfg
 import pytest
 import requests_mock
 
-from host_agent.conf import io_inventory as io_inventory_conf
-from host_agent.conf import placement as placement_conf
-from host_agent import placement_base
-from host_agent import placement_inventory as pi
-from host_agent import placement_sizing as ps
+from iosched.host_agent.conf import io_inventory as io_inventory_conf
+from iosched.host_agent.conf import placement as placement_conf
+from iosched.host_agent import placement_base
+from iosched.host_agent import placement_inventory as pi
+from iosched.host_agent import placement_sizing as ps
 from iosched.contract import payload
 from iosched.contract import payload_sections
 from tests import fixtures
@@ -687,10 +687,10 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
 
 MAIN_SCRIPT = '''
 import json, sys
-from host_agent import agent as agent_mod
-from host_agent.cmd import agent as cmd
-from host_agent import placement_inventory as pi
-from host_agent import placement_trait as pt
+from iosched.host_agent import agent as agent_mod
+from iosched.host_agent.cmd import agent as cmd
+from iosched.host_agent import placement_inventory as pi
+from iosched.host_agent import placement_trait as pt
 from tests import fixtures
 from tests.unit.host_agent.test_placement_inventory import (
     FakeInventoryPlacement)

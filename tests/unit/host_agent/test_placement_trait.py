@@ -32,8 +32,8 @@ from oslo_config import cfg
 import pytest
 import requests_mock
 
-from host_agent.conf import placement as placement_conf
-from host_agent import placement_trait as pt
+from iosched.host_agent.conf import placement as placement_conf
+from iosched.host_agent import placement_trait as pt
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 
@@ -533,9 +533,9 @@ def test_real_keystoneauth_adapter_from_conf(tmp_path):
 
 MAIN_SCRIPT = '''
 import json, sys
-from host_agent import agent as agent_mod
-from host_agent.cmd import agent as cmd
-from host_agent import placement_trait as pt
+from iosched.host_agent import agent as agent_mod
+from iosched.host_agent.cmd import agent as cmd
+from iosched.host_agent import placement_trait as pt
 from tests import fixtures
 from tests.unit.host_agent.test_placement_trait import FakePlacement
 

@@ -24,16 +24,16 @@ import types
 
 import pytest
 
-from host_agent.conf import opts
-from host_agent.policies import base
-from host_agent.policies import vaio
-from host_agent import policy_params
+from iosched.host_agent.conf import opts
+from iosched.host_agent.policies import base
+from iosched.host_agent.policies import vaio
+from iosched.host_agent import policy_params
 
 NAMES = sorted(e.name for e in metadata.entry_points(
     group='iosched.host_agent.policies'))
 # Options of a policy's group that are no Params field, and who reads them.
 NOT_PARAMS = {
-    # host_agent.lsvm_mechanism, once at agent start (the self-test).
+    # iosched.host_agent.lsvm_mechanism, once at agent start (the self-test).
     'vslicer': {'mechanism', 'selftest_target_us', 'selftest_wakes',
                 'selftest_hogs_per_cpu'},
 }

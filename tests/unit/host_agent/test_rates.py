@@ -17,7 +17,7 @@ import math
 
 import pytest
 
-from host_agent.collectors import rates
+from iosched.host_agent.collectors import rates
 
 MS = 1_000_000  # ns
 

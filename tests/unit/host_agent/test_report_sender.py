@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""host_agent.reporter.sender: the tick never waits on the bus."""
+"""iosched.host_agent.reporter.sender: the tick never waits on the bus."""
 
 import logging
 import threading
@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from host_agent.reporter import sender as sender_mod
+from iosched.host_agent.reporter import sender as sender_mod
 
 
 class Report(object):
@@ -85,7 +85,7 @@ def test_a_blocked_bus_never_blocks_the_caller(reporter, sender):
 
 
 def test_outage_one_warning_backoff_and_resume(reporter, sender, caplog):
-    caplog.set_level(logging.INFO, logger='host_agent.reporter.sender')
+    caplog.set_level(logging.INFO, logger='iosched.host_agent.reporter.sender')
     reporter.down = True
     sender.report_host_io(Report(1))
     assert _wait(lambda: len(reporter.attempts) >= 3, timeout=10)

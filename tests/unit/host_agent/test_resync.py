@@ -9,11 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of host_agent.reporter.resync and Agent.resend_last_report.
+"""Tests of iosched.host_agent.reporter.resync and Agent.resend_last_report.
 
 The coalescer runs on an injected clock and scheduler (no sleeping); the
 RPC path uses oslo.messaging's fake:/ bus with the scheduler side's real
-client (``nova_plugin.rpcapi.AgentAPI``).
+client (``iosched.nova_plugin.rpcapi.AgentAPI``).
 """
 
 import threading
@@ -23,9 +23,9 @@ from oslo_config import cfg
 import oslo_messaging
 import pytest
 
-from host_agent.conf import reporter as reporter_conf
-from host_agent.reporter import resync
-from nova_plugin import rpcapi
+from iosched.host_agent.conf import reporter as reporter_conf
+from iosched.host_agent.reporter import resync
+from iosched.nova_plugin import rpcapi
 from tests import fixtures
 from tests.unit.nova_plugin import reports
 

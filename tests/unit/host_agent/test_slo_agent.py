@@ -20,12 +20,12 @@ import pytest
 
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent import assembly
-from host_agent.conf import opts
-from host_agent import model
-from host_agent.policies import slo
-from host_agent.policies import slo_window
+from iosched.cinder_qos import translate
+from iosched.host_agent import assembly
+from iosched.host_agent.conf import opts
+from iosched.host_agent import model
+from iosched.host_agent.policies import slo
+from iosched.host_agent.policies import slo_window
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S

@@ -17,13 +17,13 @@ import json
 import pytest
 
 from iosched.contract import slo as slo_mod
-from cinder_qos import translate
-from host_agent.actuators import driver as driver_act
-from host_agent.collectors import disk as disk_col
-from host_agent import model
+from iosched.cinder_qos import translate
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.collectors import disk as disk_col
+from iosched.host_agent import model
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
-from host_agent import volume_slo
+from iosched.host_agent import volume_slo
 from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
@@ -160,7 +160,7 @@ def test_report_disk_slo_fields_round_trip_and_default_for_1_3():
 
 
 def test_rebase_of_a_held_knob_survives_a_crash(tmp_path):
-    from host_agent.actuators import journal as journal_mod
+    from iosched.host_agent.actuators import journal as journal_mod
     io = knob_kinds.DISK_IOTUNE
     path = str(tmp_path / 'j.jsonl')
     drv = ta.DictKnobs({(io, 'u1', 'vda'): {'total_iops_sec': 500}})

@@ -13,11 +13,11 @@
 
 import pytest
 
-from host_agent import model
-from host_agent.policies import slo
-from host_agent.policies import slo_caps
-from host_agent.policies import slo_window
-from host_agent import policy_params
+from iosched.host_agent import model
+from iosched.host_agent.policies import slo
+from iosched.host_agent.policies import slo_caps
+from iosched.host_agent.policies import slo_window
+from iosched.host_agent import policy_params
 from iosched.contract import slo as slo_contract
 from iosched.contract import knob_kinds
 

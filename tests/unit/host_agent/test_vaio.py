@@ -20,15 +20,15 @@ import os
 
 import pytest
 
-from host_agent.actuators import blkio_knobs
-from host_agent import assembly
-from host_agent.cmd import explain
-from host_agent.conf import CONF
-from host_agent.drivers import base as driver_base
-from host_agent.drivers.libvirt import block_devices
-from host_agent import model
-from host_agent.policies import vaio
-from host_agent import policy_params
+from iosched.host_agent.actuators import blkio_knobs
+from iosched.host_agent import assembly
+from iosched.host_agent.cmd import explain
+from iosched.host_agent.conf import CONF
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent.drivers.libvirt import block_devices
+from iosched.host_agent import model
+from iosched.host_agent.policies import vaio
+from iosched.host_agent import policy_params
 from iosched.contract import knob_kinds
 from tests import fixtures
 

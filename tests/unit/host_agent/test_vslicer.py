@@ -15,10 +15,10 @@ import dataclasses
 
 import pytest
 
-from host_agent import model
-from host_agent.policies import vslicer
-from host_agent.policies import vslicer_bound
-from host_agent import policy_params
+from iosched.host_agent import model
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent.policies import vslicer_bound
+from iosched.host_agent import policy_params
 from iosched.contract import knob_kinds
 
 P = policy_params.params_for(

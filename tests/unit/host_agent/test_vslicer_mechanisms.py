@@ -15,10 +15,10 @@ use: tests/unit/contract/test_lsvm.py."""
 
 import pytest
 
-from host_agent import model
-from host_agent.policies import lsvm_bounds
-from host_agent.policies import vslicer
-from host_agent import policy_params
+from iosched.host_agent import model
+from iosched.host_agent.policies import lsvm_bounds
+from iosched.host_agent.policies import vslicer
+from iosched.host_agent import policy_params
 from iosched.contract import knob_kinds
 from iosched.contract import lsvm as lsvm_bound
 
@@ -230,6 +230,6 @@ BURSTS_EMA = [
 @pytest.mark.parametrize('name,prev,run,wakeups,want', BURSTS_EMA,
                          ids=[b[0] for b in BURSTS_EMA])
 def test_burst_ema(name, prev, run, wakeups, want):
-    from host_agent.collectors import vcpu_io_strength
+    from iosched.host_agent.collectors import vcpu_io_strength
     assert vcpu_io_strength.burst_ema(prev, run, wakeups) == \
         pytest.approx(want)

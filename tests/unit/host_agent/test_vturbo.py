@@ -16,10 +16,10 @@ import dataclasses
 from oslo_config import cfg
 import pytest
 
-from host_agent.conf import vturbo as vturbo_conf
-from host_agent import model
-from host_agent.policies import vturbo
-from host_agent import policy_params
+from iosched.host_agent.conf import vturbo as vturbo_conf
+from iosched.host_agent import model
+from iosched.host_agent.policies import vturbo
+from iosched.host_agent import policy_params
 from iosched.contract import knob_kinds
 
 

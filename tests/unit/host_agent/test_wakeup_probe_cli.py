@@ -19,10 +19,10 @@ import os
 
 import pytest
 
-from host_agent.cmd import wakeup_probe as cli
-from host_agent import linux
-from host_agent.linux import wakeup_probe as wp
-from host_agent import model
+from iosched.host_agent.cmd import wakeup_probe as cli
+from iosched.host_agent import linux
+from iosched.host_agent.linux import wakeup_probe as wp
+from iosched.host_agent import model
 from iosched.contract import lsvm as lsvm_bound
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -179,5 +179,5 @@ def test_json_shape(config):
 
 def test_console_script_is_declared():
     setup = open(os.path.join(ROOT, 'setup.py')).read()
-    assert ("'iosched-wakeup-probe = host_agent.cmd.wakeup_probe:main'"
+    assert ("'iosched-wakeup-probe = iosched.host_agent.cmd.wakeup_probe:main'"
             in setup)

@@ -13,7 +13,7 @@
 
 import pytest
 
-from nova_plugin import listener as listener_mod
+from iosched.nova_plugin import listener as listener_mod
 
 
 @pytest.fixture

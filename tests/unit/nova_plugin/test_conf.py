@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of nova_plugin.conf and of the plugin's import rules (no nova)."""
+"""Tests of iosched.nova_plugin.conf and of the plugin's import rules (no nova)."""
 
 import ast
 import os
@@ -17,10 +17,10 @@ import os
 from oslo_config import cfg
 import pytest
 
-from nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import conf as iosched_conf
 
 PLUGIN = os.path.join(os.path.dirname(__file__), '..', '..', '..',
-                      'nova_plugin')
+                      'iosched', 'nova_plugin')
 
 
 def _conf():
@@ -109,8 +109,8 @@ def _plugin_files():
 
 
 def test_import_rules():
-    """Only filters/, weighers/ and validators import nova; from host_agent
-    only the contract modules (payload, rpcapi, signature)."""
+    """Only filters/, weighers/ and validators import nova; nothing imports
+    the host agent (what both need is in iosched.contract)."""
     files = dict(_plugin_files())
     assert 'scoring.py' in files and 'store.py' in files
     for rel, path in files.items():
@@ -119,11 +119,4 @@ def test_import_rules():
             if top == 'nova':
                 assert (rel.split(os.sep)[0] in ('filters', 'weighers') or
                         rel == 'validators.py'), (rel, module)
-            if top == 'host_agent':
-                # The contract modules: the payload schema and the agents'
-                # resync RPC client (oslo.messaging only), the report
-                # signature (stdlib only).
-                assert module in ('iosched.contract.payload',
-                                  'host_agent.reporter.rpcapi',
-                                  'iosched.contract.signature'), (
-                    rel, module)
+            assert not module.startswith('iosched.host_agent'), (rel, module)

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of nova_plugin.endpoint, direct and over oslo.messaging's fake:/ bus.
+"""Tests of iosched.nova_plugin.endpoint, direct and over oslo.messaging's fake:/ bus.
 
 The casts use exactly the agent side's client (fanout, namespace
 ``iosched``, version 1.0). The background listener is driven through
@@ -27,10 +27,10 @@ import oslo_messaging
 import pytest
 
 from iosched.contract import payload
-from nova_plugin import conf as iosched_conf
-from nova_plugin import endpoint
-from nova_plugin import listener as listener_mod
-from nova_plugin import store
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import listener as listener_mod
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 
 
@@ -77,7 +77,7 @@ def test_endpoint_stores_good_and_drops_malformed(caplog, slim):
     assert st.get('h1') == r
     # an out-of-order copy is ignored, not dropped
     ep.report_host_io({}, reports.report(host='h1', ts=1.0).to_dict())
-    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
         ep.report_host_io({}, _malformed())
         ep.report_host_io({}, 'not a dict')
     assert ep.counts == {'stored': 1, 'ignored': 1, 'dropped': 2}
@@ -115,7 +115,7 @@ def test_report_over_fake_transport(listener, caplog):
     assert _wait_for(lambda: st.get('compute-7') is not None)
     assert st.get('compute-7') == r
 
-    caplog.set_level(logging.WARNING, logger='nova_plugin.endpoint')
+    caplog.set_level(logging.WARNING, logger='iosched.nova_plugin.endpoint')
     cctxt.cast({}, 'report_host_io', report=_malformed())
 
     def dropped():
@@ -177,7 +177,7 @@ def test_retry_backoff_and_one_warning_per_outage(caplog, failures, cap,
         store=store.ReportStore(),
         probe=lambda url: outcomes.pop(0),
         start=lambda conf, **kw: sentinel, wait=waits.append)
-    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
         listener._run()
     assert listener.server is sentinel and listener.state == 'listening'
     assert waits == delays and listener.delays == delays
@@ -205,7 +205,7 @@ def test_start_errors_are_retried_like_a_dead_broker(caplog):
     listener = listener_mod.BackgroundListener(
         conf, transport_url='fake:/', probe=lambda url: None, start=start,
         wait=lambda delay: None, store=store.ReportStore(), host='w')
-    with caplog.at_level(logging.WARNING, logger='nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
         listener._run()
     assert listener.server == 'server' and len(calls) == 3
     assert 'MessagingException: auth refused' in caplog.records[0].message

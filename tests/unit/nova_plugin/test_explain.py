@@ -9,13 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of nova_plugin.explain and nova_plugin.request_spec (no nova)."""
+"""Tests of iosched.nova_plugin.explain and iosched.nova_plugin.request_spec (no nova)."""
 
 import types
 
-from nova_plugin import explain
-from nova_plugin import request_spec
-from nova_plugin import scoring
+from iosched.nova_plugin import explain
+from iosched.nova_plugin import request_spec
+from iosched.nova_plugin import scoring
 
 
 def test_ring_is_bounded_and_filtered():

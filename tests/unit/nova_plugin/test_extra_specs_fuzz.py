@@ -31,12 +31,12 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from host_agent import model
-from host_agent.policies import lsvm_mechanisms
-from host_agent.policies import vturbo
+from iosched.host_agent import model
+from iosched.host_agent.policies import lsvm_mechanisms
+from iosched.host_agent.policies import vturbo
 from iosched.contract import flavor
-from nova_plugin import lsvm_rule
-from nova_plugin import scoring
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import scoring
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
 

@@ -21,10 +21,10 @@ tests/unit/contract/test_flavor.py.
 
 import pytest
 
-from host_agent import model
+from iosched.host_agent import model
 from iosched.contract import flavor
-from nova_plugin import placement_resources
-from nova_plugin import scoring
+from iosched.nova_plugin import placement_resources
+from iosched.nova_plugin import scoring
 
 IO = 'iosched:io_profile'
 LS = 'iosched:latency_sensitive'

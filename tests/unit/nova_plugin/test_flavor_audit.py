@@ -17,9 +17,9 @@ import json
 
 import pytest
 
-from nova_plugin.cmd import flavor_audit as fa
-from nova_plugin.cmd import placement
-from nova_plugin.cmd import placement_sources as sources
+from iosched.nova_plugin.cmd import flavor_audit as fa
+from iosched.nova_plugin.cmd import placement
+from iosched.nova_plugin.cmd import placement_sources as sources
 
 IO_VCPU = 'resources:CUSTOM_IOSCHED_IO_VCPU'
 LSVM_BW = 'resources:CUSTOM_IOSCHED_LSVM_BW'

@@ -44,10 +44,10 @@ from hypothesis import strategies as st
 
 from iosched.contract import payload
 from iosched.contract import signature
-from nova_plugin import endpoint
-from nova_plugin import lsvm_rule
-from nova_plugin import scoring
-from nova_plugin import store as store_mod
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import store as store_mod
 from tests.unit.nova_plugin import reports
 
 EXAMPLES = int(os.environ.get('IOSCHED_HOSTILE_EXAMPLES', '2500'))

@@ -9,15 +9,15 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.inflight (no Nova: duck-typed host states)."""
+"""Table tests of iosched.nova_plugin.inflight (no Nova: duck-typed host states)."""
 
 import types
 
 import pytest
 
-from nova_plugin import inflight
-from nova_plugin import scoring
-from nova_plugin import store
+from iosched.nova_plugin import inflight
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 
 D = inflight.Delta
@@ -127,7 +127,7 @@ def test_pending_for_reads_the_host_state_and_the_store():
 def test_conf_option_default_and_choices():
     from oslo_config import cfg
 
-    from nova_plugin import conf as iosched_conf
+    from iosched.nova_plugin import conf as iosched_conf
     conf = cfg.ConfigOpts()
     iosched_conf.register_opts(conf)
     conf([], default_config_files=[])

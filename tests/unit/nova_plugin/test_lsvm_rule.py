@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.lsvm_rule.
+"""Table tests of iosched.nova_plugin.lsvm_rule.
 
 Every figure is computed by hand in the comment of its row. The bound
 itself (W, T_m, the shares) is iosched.contract.lsvm, which the agent
@@ -20,8 +20,8 @@ import pytest
 
 from iosched.contract import payload
 from iosched.contract import payload_sections
-from nova_plugin import lsvm_rule
-from nova_plugin import scoring
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import scoring
 from tests.unit.nova_plugin import reports
 
 R = scoring.Request

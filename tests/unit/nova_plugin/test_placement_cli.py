@@ -24,10 +24,10 @@ import pytest
 
 from iosched.contract import payload
 from iosched.contract import payload_sections
-from nova_plugin.cmd import placement
-from nova_plugin.cmd import placement_rules as rules_mod
-from nova_plugin.cmd import placement_sources as sources
-from nova_plugin import scoring
+from iosched.nova_plugin.cmd import placement
+from iosched.nova_plugin.cmd import placement_rules as rules_mod
+from iosched.nova_plugin.cmd import placement_sources as sources
+from iosched.nova_plugin import scoring
 from tests.unit.nova_plugin import reports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -613,7 +613,7 @@ def test_help_explains_with_examples(monkeypatch):
 def test_module_runs_and_imports_no_nova(three):
     code = ('import sys, runpy; sys.argv = ["iosched-placement"] + '
             'sys.argv[1:]; '
-            'import nova_plugin.cmd.placement as p; rc = p.main(); '
+            'import iosched.nova_plugin.cmd.placement as p; rc = p.main(); '
             'assert "nova" not in sys.modules, "nova imported"; '
             'sys.exit(rc)')
     proc = subprocess.run(

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.placement_resources.
+"""Table tests of iosched.nova_plugin.placement_resources.
 
 ``DERIVED`` rows are also booted through Nova in
 tests/nova/test_placement_race.py (Nova's ``resources:`` validator at 2.86
@@ -19,7 +19,7 @@ accepts every derived key).
 import pytest
 
 from iosched.contract import flavor
-from nova_plugin import placement_resources as pr
+from iosched.nova_plugin import placement_resources as pr
 
 IO = 'iosched:io_profile'
 LS = 'iosched:latency_sensitive'

@@ -27,12 +27,12 @@ import pytest
 
 from iosched.contract import payload_sections
 from iosched.contract import lsvm as lsvm_bound
-from nova_plugin import explain
-from nova_plugin import inflight
-from nova_plugin import lsvm_rule
-from nova_plugin import metrics
-from nova_plugin import prepared
-from nova_plugin import scoring
+from iosched.nova_plugin import explain
+from iosched.nova_plugin import inflight
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import metrics
+from iosched.nova_plugin import prepared
+from iosched.nova_plugin import scoring
 from tests.unit.nova_plugin import reports
 
 EXAMPLES = int(os.environ.get('IOSCHED_PREPARED_EXAMPLES', '300'))

@@ -16,8 +16,8 @@ bad decision, the scheduler's slim store does not parse decisions."""
 import json
 
 from iosched.contract import payload_sections
-from nova_plugin import endpoint
-from nova_plugin import store
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 
 DECISION = {'kind': 'vcpu_slice', 'instance_uuid': 'u1', 'target': '0',

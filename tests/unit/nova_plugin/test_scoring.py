@@ -9,11 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.scoring; every number is computed by hand."""
+"""Table tests of iosched.nova_plugin.scoring; every number is computed by hand."""
 
 import pytest
 
-from nova_plugin import scoring
+from iosched.nova_plugin import scoring
 from tests.unit.nova_plugin import reports
 
 R = scoring.Request

@@ -23,11 +23,11 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from iosched.contract import payload
-from host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import rpcapi
 from iosched.contract import rpc
 from iosched.contract import signature
-from nova_plugin import endpoint
-from nova_plugin import store
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 from tests.unit.nova_plugin import test_endpoint
 

@@ -23,11 +23,11 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from iosched.contract import payload
-from nova_plugin import endpoint
-from nova_plugin import lsvm_rule
-from nova_plugin import scoring
-from nova_plugin import state
-from nova_plugin import store
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import lsvm_rule
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import state
+from iosched.nova_plugin import store
 
 REQUESTS = [
     scoring.Request(vcpus=1),

@@ -9,15 +9,15 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of nova_plugin.slo_rule; every number is computed by hand."""
+"""Table tests of iosched.nova_plugin.slo_rule; every number is computed by hand."""
 
 import math
 
 from oslo_config import cfg
 import pytest
 
-from nova_plugin import conf as iosched_conf
-from nova_plugin import slo_rule
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import slo_rule
 
 V = slo_rule.VolumeRef
 

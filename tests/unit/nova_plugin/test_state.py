@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of nova_plugin.state: one SchedulerState per worker, made (and its
+"""Tests of iosched.nova_plugin.state: one SchedulerState per worker, made (and its
 listener started) at plugin load, a new one in a forked child, installed
 by tests and the demo with ``use_state``; and no other module-level
 mutable state anywhere in nova_plugin. No nova import (the filters'
@@ -28,10 +28,10 @@ import types
 
 import pytest
 
-import nova_plugin
-from nova_plugin import endpoint
-from nova_plugin import listener as listener_mod
-from nova_plugin import state
+import iosched.nova_plugin
+from iosched.nova_plugin import endpoint
+from iosched.nova_plugin import listener as listener_mod
+from iosched.nova_plugin import state
 from tests.unit.nova_plugin import reports
 from tests.unit.nova_plugin import test_endpoint
 
@@ -48,7 +48,7 @@ def worker(monkeypatch, started):
 
 def test_listen_off_warns_once_per_worker(worker, caplog):
     conf = _conf()
-    with caplog.at_level(logging.WARNING, logger='nova_plugin.state'):
+    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.state'):
         first = state.for_worker(conf, 'fake:/')
         for _ in range(4):
             assert state.for_worker(conf, 'fake:/') is first
@@ -111,7 +111,7 @@ def test_a_process_that_forks_retires_its_listener(worker, caplog):
     assert _wait_for(lambda: first.state == 'stopped')
     state._before_fork()                # the next fork: nothing more
     assert state.current() is st and st.listener is first   # no start
-    with caplog.at_level(logging.INFO, logger='nova_plugin.state'):
+    with caplog.at_level(logging.INFO, logger='iosched.nova_plugin.state'):
         assert state.for_request() is st
     assert 'forked but schedules' in caplog.text
     assert not st.retired and st.listener is not first
@@ -188,7 +188,7 @@ def test_a_listener_eventlet_dropped_is_started_again_per_request(
     assert first.listening.wait(10)
     monkeypatch.setattr(first, 'lost', lambda: True)   # its hub replaced
     assert state.current().listener is first    # host_passes: no start
-    with caplog.at_level(logging.INFO, logger='nova_plugin.state'):
+    with caplog.at_level(logging.INFO, logger='iosched.nova_plugin.state'):
         assert state.for_request() is st
     assert st.listener is not first and st.lost_listeners == [first]
     assert any('dropped with the eventlet hub' in r.getMessage()
@@ -262,12 +262,12 @@ _VALUE_CALLS = re.compile(
     r'^(logging\.getLogger|collections\.namedtuple|re\.compile|'
     r'cfg\.OptGroup)$')
 # The one holder, and what needs nova to be imported here.
-_ALLOWED = {('nova_plugin.state', '_WORKER'),
-            ('nova_plugin.validators', 'UNKNOWN_KEY')}
+_ALLOWED = {('iosched.nova_plugin.state', '_WORKER'),
+            ('iosched.nova_plugin.validators', 'UNKNOWN_KEY')}
 
 
 def _modules():
-    for info in pkgutil.walk_packages(nova_plugin.__path__, 'nova_plugin.'):
+    for info in pkgutil.walk_packages(iosched.nova_plugin.__path__, 'nova_plugin.'):
         yield info.name
 
 

@@ -9,14 +9,14 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of nova_plugin.store.ReportStore on an injected clock."""
+"""Tests of iosched.nova_plugin.store.ReportStore on an injected clock."""
 
 import threading
 
 import pytest
 
-from nova_plugin import scoring
-from nova_plugin import store
+from iosched.nova_plugin import scoring
+from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports
 
 

@@ -15,8 +15,8 @@ admission figures, the knob state file and the wall-clock daemon host."""
 
 import pytest
 
-from host_agent.drivers import base
-from host_agent import model
+from iosched.host_agent.drivers import base
+from iosched.host_agent import model
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import driver as sim_driver
 from iosched.simdriver import knobs as sim_knobs

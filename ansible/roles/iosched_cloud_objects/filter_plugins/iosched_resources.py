@@ -14,7 +14,7 @@ the ``resources:CUSTOM_IOSCHED_*`` keys its ``iosched:*`` specs call for.
 
     extra_specs | iosched_flavor_resources(vcpus, lsvm_vcpu_share)
 
-is ``nova_plugin.placement_resources.with_resources`` (iosched installed
+is ``iosched.nova_plugin.placement_resources.with_resources`` (iosched installed
 on the control host, beside openstacksdk): ``resources:CUSTOM_IOSCHED_IO_VCPU``
 = vcpus for ``iosched:io_profile`` io or mixed, ``resources:
 CUSTOM_IOSCHED_LSVM_BW`` = vcpus x round(1000 x lsvm_vcpu_share) for
@@ -29,7 +29,7 @@ left to Nova's validators (microversion 2.86).
 from ansible.errors import AnsibleFilterError
 
 try:
-    from nova_plugin import placement_resources as _resources
+    from iosched.nova_plugin import placement_resources as _resources
 except ImportError as exc:      # reported when the filter is used
     _resources = None
     _IMPORT_ERROR = str(exc)

@@ -84,8 +84,8 @@ EXAMPLES = r'''
   iosched_nova_conf:
     path: /etc/nova/nova.conf
     enabled_filters: [IoDensityFilter, LsvmFilter, SloCapacityFilter]
-    available_filters: [nova_plugin.filters.all_filters]
-    weight_classes: [nova_plugin.weighers.all_weighers]
+    available_filters: [iosched.nova_plugin.filters.all_filters]
+    weight_classes: [iosched.nova_plugin.weighers.all_weighers]
     options:
       iosched: {listen_for_reports: true}
 '''

@@ -10,18 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """LibvirtDriver.deadline_state: the running domains' QEMU pids go to
-host_agent.linux.deadline.measure (a fake connection and run dir)."""
+iosched.host_agent.linux.deadline.measure (a fake connection and run dir)."""
 
 import logging
 
 import pytest
 
-from host_agent import conf as agent_conf
-from host_agent.drivers import base
-from host_agent.drivers.libvirt import driver as lv_driver
-from host_agent import linux
-from host_agent.linux import deadline
-from host_agent import model
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base
+from iosched.host_agent.drivers.libvirt import driver as lv_driver
+from iosched.host_agent import linux
+from iosched.host_agent.linux import deadline
+from iosched.host_agent import model
 from tests import fixtures
 
 CONF = agent_conf.CONF

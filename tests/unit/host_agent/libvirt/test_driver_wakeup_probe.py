@@ -10,18 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """LibvirtDriver.wakeup_probe: the self-test over the driver's pCPUs
-through host_agent.linux.privileged_probe (faked here), errors as
+through iosched.host_agent.linux.privileged_probe (faked here), errors as
 DriverError."""
 
 import pytest
 
-from host_agent import conf as agent_conf
-from host_agent.drivers import base
-from host_agent.drivers.libvirt import driver as lv_driver
-from host_agent import linux
-from host_agent.linux import privileged_probe
-from host_agent.linux import wakeup_probe
-from host_agent import model
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base
+from iosched.host_agent.drivers.libvirt import driver as lv_driver
+from iosched.host_agent import linux
+from iosched.host_agent.linux import privileged_probe
+from iosched.host_agent.linux import wakeup_probe
+from iosched.host_agent import model
 
 CONF = agent_conf.CONF
 

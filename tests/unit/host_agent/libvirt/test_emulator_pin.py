@@ -15,8 +15,8 @@ tests/functional/test_libvirt_agent.py)."""
 
 import pytest
 
-from host_agent.actuators import libvirt_knobs
-from host_agent.drivers import base
+from iosched.host_agent.actuators import libvirt_knobs
+from iosched.host_agent.drivers import base
 from iosched.contract import knob_kinds
 from tests import fixtures
 

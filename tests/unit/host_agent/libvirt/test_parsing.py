@@ -16,9 +16,9 @@ import os
 
 import pytest
 
-from host_agent.drivers.libvirt import domain_xml
-from host_agent.drivers.libvirt import threads
-from host_agent.drivers.libvirt import tracing
+from iosched.host_agent.drivers.libvirt import domain_xml
+from iosched.host_agent.drivers.libvirt import threads
+from iosched.host_agent.drivers.libvirt import tracing
 
 NOVA_XML = """<domain type='kvm' id='3'>
   <name>instance-0000002a</name>
@@ -139,7 +139,7 @@ def test_pidfile(tmp_path):
 
 
 def test_hostile_domain_name_never_leaves_the_run_dir(tmp_path):
-    from host_agent import paths
+    from iosched.host_agent import paths
     with pytest.raises((paths.UnsafePath, threads.ThreadError)):
         threads.qemu_pid(str(tmp_path), '../../etc/passwd')
 
@@ -164,7 +164,7 @@ def test_tracepoint_lines():
 
 
 def test_cpu_stat():
-    from host_agent.linux import cgroups
+    from iosched.host_agent.linux import cgroups
     assert cgroups.parse_cpu_stat(
         'nr_periods 1200\nnr_throttled 37\nthrottled_time 812345678\n'
         'garbage\n') == {'nr_periods': 1200, 'nr_throttled': 37,

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from host_agent.drivers.libvirt import qemu_histograms as qh
+from iosched.host_agent.drivers.libvirt import qemu_histograms as qh
 from iosched.contract import slo
 
 N = len(slo.LATENCY_HIST_BOUNDS_NS) + 1

@@ -18,9 +18,9 @@ import logging
 
 import pytest
 
-from host_agent import conf as agent_conf
-from host_agent.drivers import base
-from host_agent.drivers.libvirt import driver as lv_driver
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base
+from iosched.host_agent.drivers.libvirt import driver as lv_driver
 from tests import fixtures
 
 CONF = agent_conf.CONF

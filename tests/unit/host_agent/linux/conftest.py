@@ -16,8 +16,8 @@ import collections
 
 import pytest
 
-from host_agent import conf as agent_conf
-from host_agent import privsep
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent import privsep
 
 QEMU_PID = 4242
 MACHINE = 'qemu-1-instance-00000001'

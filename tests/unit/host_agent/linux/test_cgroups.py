@@ -14,9 +14,9 @@ read side and the write plans, on fake v1 and v2 trees."""
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import cgroups
-from host_agent import paths
+from iosched.host_agent import linux
+from iosched.host_agent.linux import cgroups
+from iosched.host_agent import paths
 from tests.unit.host_agent.linux import conftest
 
 

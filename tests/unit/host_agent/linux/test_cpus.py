@@ -15,8 +15,8 @@ import os
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import cpus as cpulist
+from iosched.host_agent import linux
+from iosched.host_agent.linux import cpus as cpulist
 
 
 @pytest.mark.parametrize('text,cpus', [

@@ -9,16 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""host_agent.linux.deadline on fake procfs/sysfs/cgroup trees: the
+"""iosched.host_agent.linux.deadline on fake procfs/sysfs/cgroup trees: the
 kernel's limit, root-domain CPUs, the thread scan and the debugfs sum."""
 
 import os
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import deadline
-from host_agent import model
+from iosched.host_agent import linux
+from iosched.host_agent.linux import deadline
+from iosched.host_agent import model
 
 # /sys/kernel/debug/sched/debug of the project's 2-CPU 6.18 host, trimmed:
 # the fair servers (2 x 0.05 CPU) and one 0.25 reservation.

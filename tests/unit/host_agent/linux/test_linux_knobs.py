@@ -15,11 +15,11 @@ import os
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import linux_knobs
-from host_agent.drivers import base as driver_base
-from host_agent.linux import sched
-from host_agent import model
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent.linux import sched
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import conftest
 

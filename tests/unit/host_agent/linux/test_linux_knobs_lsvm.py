@@ -18,14 +18,14 @@ import os
 
 import pytest
 
-from host_agent.actuators import driver as driver_act
-from host_agent.actuators import journal as journal_mod
-from host_agent.actuators import linux_knobs
-from host_agent.drivers import base as driver_base
-from host_agent import linux
-from host_agent.linux import sched
-from host_agent.linux import sched_deadline
-from host_agent import model
+from iosched.host_agent.actuators import driver as driver_act
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent import linux
+from iosched.host_agent.linux import sched
+from iosched.host_agent.linux import sched_deadline
+from iosched.host_agent import model
 from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import test_linux_knobs as base_tests
 

@@ -13,7 +13,7 @@
 
 import pytest
 
-from host_agent import paths
+from iosched.host_agent import paths
 
 ROOT = '/sys/fs/cgroup'
 

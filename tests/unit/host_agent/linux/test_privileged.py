@@ -17,14 +17,14 @@ import os
 from oslo_privsep import capabilities
 import pytest
 
-from host_agent.conf import paths as paths_conf
-from host_agent import linux
-import host_agent.linux.privileged
-from host_agent.linux import sched
-from host_agent import privsep
+from iosched.host_agent.conf import paths as paths_conf
+from iosched.host_agent import linux
+import iosched.host_agent.linux.privileged
+from iosched.host_agent.linux import sched
+from iosched.host_agent import privsep
 from tests.unit.host_agent.linux import conftest
 
-privileged = host_agent.linux.privileged
+privileged = iosched.host_agent.linux.privileged
 VCPU0 = 'cpu/' + conftest.V1_DOMAIN + '/vcpu0/'
 
 WRITES_OK = [

@@ -17,8 +17,8 @@ import struct
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import sched
+from iosched.host_agent import linux
+from iosched.host_agent.linux import sched
 
 # /proc/<pid>/sched of a busy loop on kernel 6.18 (EEVDF), after a 300 us
 # custom slice was set; trimmed.

@@ -9,16 +9,16 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""SCHED_DEADLINE in ``host_agent.linux.sched``: parameter checks, the
+"""SCHED_DEADLINE in ``iosched.host_agent.linux.sched``: parameter checks, the
 attributes set and read, error hints; the system calls are fakes."""
 
 import errno
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import sched
-from host_agent.linux import sched_deadline
+from iosched.host_agent import linux
+from iosched.host_agent.linux import sched
+from iosched.host_agent.linux import sched_deadline
 
 DL = sched.SCHED_DEADLINE
 ROF = sched.SCHED_FLAG_RESET_ON_FORK

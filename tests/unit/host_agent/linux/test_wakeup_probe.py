@@ -22,14 +22,14 @@ import signal
 
 import pytest
 
-from host_agent import linux
-from host_agent.linux import cgroups
-from host_agent.linux import privileged_probe
-from host_agent.linux import wakeup_probe as wp
-from host_agent.linux import wakeup_probe_groups as groups
-from host_agent.linux import wakeup_probe_rows as wp_rows
-from host_agent.linux import wakeup_sleeper
-from host_agent import model
+from iosched.host_agent import linux
+from iosched.host_agent.linux import cgroups
+from iosched.host_agent.linux import privileged_probe
+from iosched.host_agent.linux import wakeup_probe as wp
+from iosched.host_agent.linux import wakeup_probe_groups as groups
+from iosched.host_agent.linux import wakeup_probe_rows as wp_rows
+from iosched.host_agent.linux import wakeup_sleeper
+from iosched.host_agent import model
 from iosched.contract import lsvm as lsvm_bound
 from tests.unit.host_agent.linux import conftest
 
@@ -357,11 +357,11 @@ def test_only_the_driver_and_the_cli_import_the_probe_entrypoint():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__))))))
     users = []
-    for base, _, files in os.walk(os.path.join(root, 'host_agent')):
+    for base, _, files in os.walk(os.path.join(root, 'iosched', 'host_agent')):
         for f in files:
             path = os.path.join(base, f)
-            if f.endswith('.py') and 'host_agent.linux.privileged_probe' in \
+            if f.endswith('.py') and 'iosched.host_agent.linux.privileged_probe' in \
                     set(_imported(path)):
                 users.append(os.path.relpath(path, root))
-    assert sorted(users) == ['host_agent/cmd/wakeup_probe.py',
-                             'host_agent/drivers/libvirt/lsvm_probes.py']
+    assert sorted(users) == ['iosched/host_agent/cmd/wakeup_probe.py',
+                             'iosched/host_agent/drivers/libvirt/lsvm_probes.py']

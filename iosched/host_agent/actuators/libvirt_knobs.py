@@ -1,0 +1,254 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Knobs libvirt applies to a live domain (``VIR_DOMAIN_AFFECT_LIVE``).
+
+=================  =========================  ==============================
+kind               target                     value
+=================  =========================  ==============================
+vcpu_pin           vCPU index                 tuple of pCPU ids; None = all
+disk_iotune        disk target ('vda')        dict of the iotune keys set
+iface_bandwidth    tap name ('tap1234')       {'inbound.average': KiB/s,
+                                               'outbound.average': KiB/s};
+                                              0 = unlimited
+vm_sched           '' (the whole VM)          {'cpu_shares', 'vcpu_period',
+                                               'vcpu_quota'} (schedinfo)
+=================  =========================  ==============================
+
+Reads return the same shape, so the journal can restore what it read.
+Live changes only: a hard reboot starts from the persistent XML, and the
+agent re-applies its plan on the next tick. A live migration carries the
+live XML, these settings included, to the destination: ``mark_held`` and
+``read_held`` keep the originals in the domain's metadata for the
+destination's agent (``held_marker``).
+"""
+
+from iosched.host_agent.actuators import held_marker
+from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.drivers import base
+from iosched.contract import qos_keys
+from iosched.contract import knob_kinds
+
+try:
+    import libvirt
+except ImportError:
+    libvirt = None
+
+# The QEMU emulator (main loop) threads' pCPUs, target '': vTurbo's host
+# half pins LSVMs' I/O threads to a turbo pCPU (virDomainPinEmulator).
+KINDS = (knob_kinds.VCPU_PIN, knob_kinds.DISK_IOTUNE,
+         knob_kinds.IFACE_BANDWIDTH, knob_kinds.VM_SCHED,
+         knob_kinds.EMULATOR_PIN)
+
+
+
+def _cpumap(pcpus, ncpus):
+    if pcpus is None:
+        return tuple(True for _ in range(ncpus))
+    bad = [c for c in pcpus if not 0 <= int(c) < ncpus]
+    if bad or not pcpus:
+        raise base.DriverError('cannot pin to %r: this host has CPUs 0-%d'
+                               % (pcpus, ncpus - 1))
+    return tuple(i in set(int(c) for c in pcpus) for i in range(ncpus))
+
+
+def _from_cpumap(cpumap):
+    if all(cpumap):
+        return None
+    return tuple(i for i, on in enumerate(cpumap) if on)
+
+
+def _tap_qdiscs(tap):
+    """The qdisc kinds on a tap (read only; ``tc`` needs no privilege
+    to show)."""
+    import subprocess
+    out = subprocess.run(['tc', 'qdisc', 'show', 'dev', tap],
+                         capture_output=True, text=True).stdout
+    return [line.split()[1] for line in out.splitlines()
+            if line.startswith('qdisc ')]
+
+
+class LibvirtKnobs(knob_set.KnobWriter):
+    """read/write of the kinds above on domains the driver resolves."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def knobs(self):
+        return KINDS
+
+    def marked_kinds(self):
+        """All of them: a live migration carries them to another host."""
+        return KINDS
+
+    def _live(self):
+        return libvirt.VIR_DOMAIN_AFFECT_LIVE
+
+    # -- the held-knobs marker (held_marker) -------------------------------
+    def mark_held(self, uuid, held):
+        """Record ``held`` ({(kind, target): original}) in the live
+        domain's metadata; {} removes the record."""
+        dom = self.driver.domain(uuid)
+        kind = libvirt.VIR_DOMAIN_METADATA_ELEMENT
+        try:
+            if held:
+                dom.setMetadata(kind, held_marker.to_xml(
+                    self.driver.host_name(), held), held_marker.HELD_KEY,
+                    held_marker.HELD_NS, self._live())
+            else:
+                dom.setMetadata(kind, None, None, held_marker.HELD_NS,
+                                self._live())
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot record the held knobs of %s in '
+                                   'its metadata: %s' % (uuid, e))
+
+    def read_held(self, uuid):
+        """(host, {(kind, target): original}) recorded on the live
+        domain, or None when there is no record."""
+        dom = self.driver.domain(uuid)
+        try:
+            text = dom.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT,
+                                held_marker.HELD_NS, self._live())
+        except libvirt.libvirtError as e:
+            if e.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN_METADATA:
+                return None
+            raise base.DriverError('cannot read the metadata of %s: %s'
+                                   % (uuid, e))
+        try:
+            host, held = held_marker.from_xml(text)
+        except held_marker.MarkerError as e:
+            raise base.DriverError('metadata %s of %s: %s' % (
+                held_marker.HELD_NS, uuid, e))
+        return host, {(k, t): journal_mod._from_json(k, v)
+                      for (k, t), v in held.items() if k in KINDS}
+
+    def read_knob(self, kind, uuid, target):
+        dom = self.driver.domain(uuid)
+        try:
+            if kind == knob_kinds.VCPU_PIN:
+                info = dom.vcpuPinInfo(self._live())
+                return _from_cpumap(info[int(target)])
+            if kind == knob_kinds.DISK_IOTUNE:
+                got = dom.blockIoTune(target, self._live())
+                return {k: int(got[k]) for k in qos_keys.FRONTEND_KEYS
+                        if int(got.get(k, 0))}
+            if kind == knob_kinds.IFACE_BANDWIDTH:
+                got = dom.interfaceParameters(target, self._live())
+                return {k: int(got.get(k, 0)) for k in knob_kinds.IFACE_KEYS}
+            if kind == knob_kinds.VM_SCHED:
+                got = dom.schedulerParametersFlags(self._live())
+                return {k: int(got[k]) for k in knob_kinds.SCHED_KEYS
+                        if k in got}
+            if kind == knob_kinds.EMULATOR_PIN:
+                return _from_cpumap(dom.emulatorPinInfo(self._live()))
+        except (libvirt.libvirtError, IndexError, ValueError) as e:
+            raise base.DriverError('cannot read %s of %s/%s: %s'
+                                   % (kind, uuid, target, e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(KINDS)))
+
+    def _pin_emulator(self, dom, uuid, value):
+        """libvirt's emulator pin, and the same CPUs for the VM's I/O
+        threads (IO *, vhost-*): libvirt 9 moves only the main loop live,
+        and a SCHED_DEADLINE reservation on an I/O thread needs its
+        affinity over the root domain. All or nothing: a failure puts the
+        previous pin back."""
+        live = self._live()
+        before = dom.emulatorPinInfo(live)
+        cpumap = _cpumap(value, len(before))
+        dom.pinEmulator(cpumap, live)
+        cpus = [i for i, on in enumerate(cpumap) if on]
+        try:
+            for tid in self._io_tids(uuid):
+                self._set_affinity(tid, cpus)
+        except Exception as e:
+            try:
+                dom.pinEmulator(tuple(before), live)
+                for tid in self._io_tids(uuid):
+                    self._set_affinity(tid, [i for i, on in enumerate(before)
+                                             if on])
+            except Exception:
+                pass
+            raise base.DriverError('cannot move the I/O threads of %s to '
+                                   'CPUs %s (emulator pin put back): %s'
+                                   % (uuid, cpus, e))
+
+    def _io_tids(self, uuid):
+        threads = self.driver.io_threads(uuid)
+        io = threads.get('io', {}) if isinstance(threads, dict) else {}
+        return sorted(io.values())
+
+    @staticmethod
+    def _set_affinity(tid, cpus):
+        from iosched.host_agent.linux import privileged
+        from iosched.host_agent import privsep
+        privsep.ensure_started()
+        privileged.set_affinity(tid, cpus)
+
+    def _set_bandwidth(self, dom, uuid, target, value):
+        params = {k: int(value.get(k, 0)) for k in knob_kinds.IFACE_KEYS}
+        before = dom.interfaceParameters(target, self._live())
+        try:
+            dom.setInterfaceParameters(target, params, self._live())
+        except libvirt.libvirtError as e:
+            # NOTE(iosched): libvirt builds htb classes with an sfq leaf;
+            # when the leaf fails (kernels without sch_sfq) it leaves the
+            # htb root behind. Put the previous bandwidth back so nothing
+            # is half-applied, then report the failure.
+            try:
+                dom.setInterfaceParameters(
+                    target, {k: int(before.get(k, 0))
+                             for k in knob_kinds.IFACE_KEYS},
+                    self._live())
+            except libvirt.libvirtError:
+                pass
+            left = [q for q in _tap_qdiscs(target) if q == 'htb']
+            raise base.DriverError(
+                'cannot set iface_bandwidth of %s/%s to %r: %s%s'
+                % (uuid, target, value, e,
+                   ' (htb left on %s after rollback)' % target if left
+                   else ''))
+
+    def write_knob(self, kind, uuid, target, value):
+        dom = self.driver.domain(uuid)
+        try:
+            if kind == knob_kinds.VCPU_PIN:
+                ncpus = len(dom.vcpuPinInfo(self._live())[0])
+                dom.pinVcpuFlags(int(target), _cpumap(value, ncpus),
+                                 self._live())
+                return
+            if kind == knob_kinds.DISK_IOTUNE:
+                unknown = set(value) - set(qos_keys.FRONTEND_KEYS)
+                if unknown:
+                    raise base.DriverError(
+                        'unknown iotune keys %s; accepted: %s'
+                        % (sorted(unknown), ', '.join(qos_keys.FRONTEND_KEYS)))
+                # libvirt merges: keys not given keep their value, so every
+                # key is set (0 = unlimited) to make the write exact.
+                params = {k: int(value.get(k, 0))
+                          for k in qos_keys.FRONTEND_KEYS}
+                dom.setBlockIoTune(target, params, self._live())
+                return
+            if kind == knob_kinds.IFACE_BANDWIDTH:
+                return self._set_bandwidth(dom, uuid, target, value)
+            if kind == knob_kinds.VM_SCHED:
+                params = {k: int(v) for k, v in value.items()
+                          if k in knob_kinds.SCHED_KEYS}
+                dom.setSchedulerParametersFlags(params, self._live())
+                return
+            if kind == knob_kinds.EMULATOR_PIN:
+                return self._pin_emulator(dom, uuid, value)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot set %s of %s/%s to %r: %s'
+                                   % (kind, uuid, target, value, e))
+        raise base.DriverError('unknown knob %r; accepted: %s'
+                               % (kind, ', '.join(KINDS)))

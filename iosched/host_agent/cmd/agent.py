@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``io-host-agent``: the iosched agent daemon of a compute node.
+
+Usage::
+
+    io-host-agent --config-file /etc/iosched/host-agent.conf
+
+It logs its effective configuration, restores whatever a crashed previous
+run left changed (journal), ticks until SIGTERM/SIGINT, then restores every
+knob it changed and exits.
+"""
+
+import signal
+import sys
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from iosched.host_agent import assembly
+from iosched.host_agent.cmd import clip
+from iosched.host_agent import conf as agent_conf
+from iosched.host_agent.drivers import base as driver_base
+from iosched.host_agent import metrics
+from iosched.host_agent import placement_base
+from iosched.host_agent import placement_inventory
+from iosched.host_agent import placement_trait
+from iosched.host_agent import plugins
+from iosched.host_agent.reporter import messaging
+from iosched.host_agent.reporter import resync
+from iosched.host_agent.reporter import rpcapi
+from iosched.host_agent.reporter import sender as report_sender
+
+LOG = logging.getLogger(__name__)
+CONF = agent_conf.CONF
+
+
+def build_reporter(conf):
+    if not conf.reporter.enabled:
+        return None
+    transport = messaging.get_transport(conf, conf.reporter.transport_url)
+    # retry=1: a cast tries one reconnection (about a second) and fails
+    # while the broker is down, instead of blocking until it is back;
+    # main() sends from a thread (sender.BackgroundSender) that retries.
+    # (retry=0 never revives a closed pooled connection: every later cast
+    # failed with "connection already closed", measured in CI.)
+    return rpcapi.ReportAPI(transport, conf.reporter.topic,
+                            key=check_report_key(conf.reporter.report_key),
+                            retry=1)
+
+
+def check_report_key(key):
+    """The ``[reporter] report_key`` as given, or a clear error."""
+    if not key:
+        return None
+    key = key.strip()
+    if len(key) != 64 or any(c not in '0123456789abcdef' for c in key):
+        raise ValueError(
+            '[reporter] report_key must be the 64 lowercase hex characters '
+            '`iosched-report-key --host NAME` prints; got %d characters'
+            % len(key))
+    return key
+
+
+def _open_host(conf):
+    """The driver ``[host_agent] driver`` names and the knob set
+    registered for it. The knob set prepares the host first (the libvirt
+    host's forks the privileged daemon before the driver opens
+    connections and trace files, so that it inherits none of them)."""
+    driver_cls = plugins.load_class(plugins.DRIVERS, conf.host_agent.driver)
+    knobs_cls = plugins.knobs_class(driver_cls.name)
+    knobs_cls.prepare(conf)
+    driver = driver_cls.from_conf(conf)
+    try:
+        return driver, knobs_cls.for_driver(conf, driver)
+    except Exception:
+        driver.close()
+        raise
+
+
+def _configure(argv):
+    """Parse argv and the configuration files, set up logging and read
+    every option once (a bad value fails here, not mid-run)."""
+    CONF(argv, project='iosched',
+         prog='io-host-agent', description=__doc__.split('\n\n')[0],
+         epilog='Options are read from the configuration files; see '
+                'etc/iosched/host-agent.conf.sample for all of them.')
+    logging.setup(CONF, 'iosched')
+    CONF.log_opt_values(LOG, logging.DEBUG)
+
+
+def main(argv=None):
+    logging.register_options(CONF)
+    try:
+        _configure(sys.argv[1:] if argv is None else argv)
+    except (cfg.Error, OSError, ValueError, logging.LogConfigError) as e:
+        # before logging works: one line on stderr, no traceback
+        hint = ('' if isinstance(e, cfg.ConfigFileValueError) else
+                ' (accepted: readable ini files for --config-file and '
+                '--config-dir, a writable --log-file or --log-dir, a '
+                'logging ini file for --log-config-append)')
+        print(clip('io-host-agent: error: cannot start: %s%s' % (e, hint)),
+              file=sys.stderr)
+        return 2
+    try:
+        check_report_key(CONF.reporter.report_key)
+    except ValueError as e:
+        LOG.error('cannot start: %s', e)
+        return 2
+    try:
+        driver, knobs = _open_host(CONF)
+    except (plugins.PluginError, NotImplementedError, ValueError,
+            driver_base.DriverError) as e:
+        LOG.error('cannot start the %s driver: %s', CONF.host_agent.driver,
+                  e)
+        return 2
+    agent = assembly.build_agent(CONF, driver, knobs=knobs,
+                                 reporter=build_reporter(CONF))
+    # Re-send the latest report when a scheduler worker starts (resync).
+    resync_service = (resync.start_from_conf(
+        CONF, agent, messaging.get_transport(
+            CONF, CONF.reporter.transport_url))
+        if CONF.reporter.enabled else None)
+    # [lsvm_trait] publish: the LSVM trait in Placement; [io_inventory]
+    # publish: the I/O inventories of the compute node's child provider
+    # (each None when off).
+    publishers = [placement_trait.start_from_conf(CONF, agent.host),
+                  placement_inventory.start_from_conf(CONF, agent.host)]
+    agent.reporter = placement_base.with_publisher(agent.reporter,
+                                                   *publishers)
+    # [metrics]: the Prometheus endpoint (None when off or not bound).
+    exporter = metrics.start_from_conf(CONF, agent)
+    # The tick loop never waits on the bus: reports go from a thread.
+    sender = (report_sender.BackgroundSender(
+        agent.reporter, max_retry_interval=agent.report_interval)
+        if agent.reporter is not None else None)
+    if sender is not None:
+        agent.reporter = sender
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: agent.stop())
+    LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
+             agent.host, CONF.host_agent.tick_interval,
+             ','.join(CONF.host_agent.policies), CONF.host_agent.actuator)
+    try:
+        agent.run()
+    finally:
+        if sender is not None:
+            sender.stop()
+        if exporter is not None:
+            exporter.stop()
+        if resync_service is not None:
+            resync_service.stop()
+        for publisher in publishers:
+            if publisher is not None:
+                publisher.stop()
+        messaging.cleanup()
+        driver.close()
+    return 0

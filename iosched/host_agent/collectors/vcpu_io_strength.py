@@ -1,0 +1,114 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Per-vCPU I/O strength (blueprint 4.1, ISACS Eqs. 1-2) and run shares.
+
+For each vCPU and window (the time since the previous tick): E_n and the
+EMA gap I_bar from exact I/O event timestamps when the driver has them
+(tracepoints, the simulator), else estimated from the wake-up counter
+(``rates.estimate_ema_gap``); run and wait shares from schedstat-like
+counters; IVCredit relative to the host's mean consumption; and a class.
+The equations are ``iosched.contract.isacs``'s.
+"""
+
+from iosched.host_agent.collectors import base
+from iosched.host_agent.collectors import rates
+from iosched.host_agent import model
+from iosched.contract import isacs
+
+
+# Weight of the newest window in the burst EMA (CPU per activation): a
+# tick's figure is noisy (a few dozen wake-ups), the reservation it sizes
+# should not flap.
+BURST_EMA_WEIGHT = 0.3
+
+
+# burst_t = w * run / wakeups + (1 - w) * burst_(t-1)   (first: run/wakeups;
+# a window without wake-ups keeps the previous figure)
+def burst_ema(prev_us, run_ns, wakeups, weight=BURST_EMA_WEIGHT):
+    """The smoothed CPU time per activation, us."""
+    if not wakeups:
+        return prev_us
+    now_us = run_ns / 1000.0 / wakeups
+    if not prev_us:
+        return now_us
+    return weight * now_us + (1.0 - weight) * prev_us
+
+
+class VcpuIoStrengthCollector(base.Collector):
+    name = 'vcpu_io_strength'
+
+    def __init__(self, conf):
+        super().__init__(conf)
+        self._burst = {}   # (instance uuid, vcpu) -> smoothed burst, us
+
+    def forget(self, instance_uuids):
+        super().forget(instance_uuids)
+        gone = set(instance_uuids)
+        for key in [k for k in self._burst if k[0] in gone]:
+            del self._burst[key]
+
+
+    def collect(self, driver, instances):
+        c = self.conf.collectors
+        cutoff_ns = c.gap_cutoff_ms * 1e6
+        raw = []
+        for inst in instances:
+            for cur in self.read(driver.vcpu_samples, inst):
+                key = (cur.instance_uuid, cur.vcpu)
+                prev = self._prev.get(key)
+                self._prev[key] = cur
+                if prev is None:
+                    continue
+                window_ns = (cur.ts - prev.ts) * 1e9
+                run = rates.delta(prev.run_ns, cur.run_ns)
+                wait = rates.delta(prev.wait_ns, cur.wait_ns)
+                wakeups = rates.delta(prev.wakeups, cur.wakeups)
+                if window_ns <= 0 or None in (run, wait, wakeups):
+                    continue  # counters reset: restart from this sample
+                if cur.io_events_ns is not None:
+                    n, ibar = isacs.ema_gap(cur.io_events_ns, c.ema_weight,
+                                            cutoff_ns)
+                    exact = True
+                else:
+                    n, ibar = rates.estimate_ema_gap(wakeups, window_ns,
+                                                     cutoff_ns)
+                    exact = False
+                est_n, est_ibar = rates.estimate_ema_gap(wakeups, window_ns,
+                                                         cutoff_ns)
+                estimate = isacs.io_strength(est_n, est_ibar, window_ns)
+                raw.append((cur, window_ns, run, wait, n, ibar, exact,
+                            estimate, wakeups))
+        if not raw:
+            return ()
+        mean_run = sum(r[2] for r in raw) / len(raw)
+        out = []
+        for cur, window_ns, run, wait, n, ibar, exact, estimate, wakeups \
+                in raw:
+            strength = isacs.io_strength(n, ibar, window_ns)
+            run_share = min(1.0, run / window_ns)
+            key = (cur.instance_uuid, cur.vcpu)
+            self._burst[key] = burst_ema(self._burst.get(key, 0.0), run,
+                                         wakeups)
+            out.append(model.VcpuIoStrength(
+                instance_uuid=cur.instance_uuid, vcpu=cur.vcpu,
+                pcpu=cur.pcpu, events=n, mean_gap_ns=ibar,
+                io_strength=strength,
+                ivcredit=isacs.ivcredit(strength, run, mean_run),
+                run_share=run_share,
+                wait_share=min(1.0, wait / window_ns),
+                klass=rates.classify(strength, run_share,
+                                     c.io_strength_threshold,
+                                     c.cpu_share_threshold,
+                                     c.idle_share_threshold),
+                exact=exact, io_strength_estimate=estimate,
+                burst_us=round(self._burst[key], 1)))
+        return tuple(out)

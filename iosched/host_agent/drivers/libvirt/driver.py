@@ -1,0 +1,349 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""``LibvirtDriver``: inventory and counters of real guests (read only).
+
+Per tick: the active domains (``listAllDomains``), their XML (cached per
+domain id: Nova metadata, extra specs, disks, NICs), ``getAllDomainStats``
+(vCPU time/wait/delay, block and net counters), and per vCPU thread the
+procfs counters (schedstat run/wait, voluntary context switches, last CPU)
+plus, when tracefs is available, the exact wake-up timestamps.
+
+Writes do not happen here: ``iosched.host_agent.actuators.host_knobs`` (the knob
+set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
+knobs (sched_setattr and cgroups through privsep, libvirt for pinning,
+iotune, interface bandwidth and schedinfo). This driver also resolves
+instance/vCPU to thread ids, cgroups and domains for them. The LSVM
+mechanisms' probes (deadline admission, wake-up self-test) are in
+``lsvm_probes``.
+
+Configuration::
+
+    [host_agent]
+    driver = libvirt
+    [libvirt]
+    uri = qemu:///system
+    [host_paths]
+    proc_root = /proc
+"""
+
+import socket
+import time
+
+from oslo_log import log as logging
+
+from iosched.host_agent.drivers import base
+from iosched.host_agent.drivers.libvirt import block_devices
+from iosched.host_agent.drivers.libvirt import domain_xml
+from iosched.host_agent.drivers.libvirt import lsvm_probes
+from iosched.host_agent.drivers.libvirt import qemu_histograms
+from iosched.host_agent.drivers.libvirt import resolve
+from iosched.host_agent.drivers.libvirt import threads
+from iosched.host_agent.drivers.libvirt import tracing
+from iosched.host_agent import model
+from iosched.host_agent import paths
+
+try:
+    import libvirt
+    import libvirt_qemu
+except ImportError:   # the agent still imports; from_conf says why not
+    libvirt = libvirt_qemu = None
+
+LOG = logging.getLogger(__name__)
+
+
+def parse_cpu_list(text):
+    """'0-3,6' (sysfs cpu lists) -> (0, 1, 2, 3, 6)."""
+    return domain_xml.parse_cpuset(text.strip())
+
+
+class LibvirtDriver(resolve.Resolution, base.Driver):
+    name = 'libvirt'
+
+    def __init__(self, conf, conn):
+        self.conf = conf
+        self.conn = conn      # None between a lost and a reopened connection
+        self._lost_at = None  # monotonic time the connection was lost
+        p = conf.host_paths
+        self.proc_root = p.proc_root
+        self.run_dir = p.libvirt_run_dir
+        self._xml = {}        # domain id -> (uuid, Domain)
+        self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
+        self._stats = {}      # uuid -> getAllDomainStats dict
+        self._events = {}     # tid -> [ts_ns]
+        self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
+        self._dl_warned = set()
+        self._hists = {}      # uuid -> {target: cumulative bins}
+        self.histograms = (qemu_histograms.Histograms()
+                           if conf.libvirt.latency_histograms else None)
+        self.tracer = None
+        if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
+                p.tracefs_root):
+            try:
+                self.tracer = tracing.WakeupTracer(p.tracefs_root)
+                self.tracer.open()
+            except OSError as e:
+                LOG.warning('tracefs at %s unusable (%s): I/O events are '
+                            'estimated from wake-up counters', p.tracefs_root,
+                            e)
+                self.tracer = None
+        elif conf.libvirt.trace_wakeups:
+            LOG.warning('no tracefs with sched_wakeup at %s: I/O events are '
+                        'estimated from wake-up counters', p.tracefs_root)
+
+    @classmethod
+    def from_conf(cls, conf):
+        if libvirt is None:
+            raise base.DriverError('libvirt-python is not installed '
+                                   '(pip install libvirt-python)')
+        try:
+            conn = libvirt.open(conf.libvirt.uri)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot connect to %s: %s'
+                                   % (conf.libvirt.uri, e))
+        return cls(conf, conn)
+
+    # -- inventory -------------------------------------------------------
+    def host_name(self):
+        return self.conf.host_agent.host or socket.gethostname()
+
+    def pcpus(self):
+        configured = self.conf.libvirt.guest_pcpus
+        if configured:
+            return parse_cpu_list(configured)
+        path = paths.safe_join(self.conf.host_paths.sys_root, 'devices',
+                               'system', 'cpu', 'online')
+        with open(path) as fh:
+            return parse_cpu_list(fh.read())
+
+    def now(self):
+        return time.monotonic()
+
+    # -- the connection ----------------------------------------------------
+    def _domains(self):
+        """The active domains. A connection libvirtd dropped (libvirtd
+        restarted: running guests stay up) is reopened here, once per
+        call, so the agent recovers on its first tick after libvirtd
+        answers again. DriverError while it does not."""
+        flags = libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
+        if self.conn is not None:
+            try:
+                return self.conn.listAllDomains(flags)
+            except libvirt.libvirtError as e:
+                if self._alive():
+                    raise base.DriverError('cannot list domains: %s' % e)
+                self._lost(e)
+        self._reopen()
+        try:
+            return self.conn.listAllDomains(flags)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot list domains: %s' % e)
+
+    def _alive(self):
+        try:
+            return bool(self.conn.isAlive())
+        except libvirt.libvirtError:
+            return False
+
+    def _lost(self, why):
+        uri = self.conf.libvirt.uri
+        LOG.warning('connection to libvirt at %s lost (%s); reconnecting '
+                    'at every tick, knobs stay as they are meanwhile', uri,
+                    why)
+        self._lost_at = time.monotonic()
+        try:
+            self.conn.close()
+        except libvirt.libvirtError:
+            pass
+        self.conn = None
+        # Domain objects belong to the connection that made them.
+        self._xml.clear()
+
+    def _reopen(self):
+        uri = self.conf.libvirt.uri
+        try:
+            self.conn = libvirt.open(uri)
+        except libvirt.libvirtError as e:
+            raise base.DriverError('libvirt at %s does not answer (%s); '
+                                   'trying again next tick' % (uri, e))
+        if self._lost_at is not None:
+            LOG.info('reconnected to libvirt at %s after %.1f s', uri,
+                     time.monotonic() - self._lost_at)
+        self._lost_at = None
+
+    # -- inventory, continued --------------------------------------------
+    def list_instances(self):
+        doms = self._domains()
+        seen_ids = set()
+        infos = {}
+        for dom in doms:
+            dom_id = dom.ID()
+            seen_ids.add(dom_id)
+            try:
+                cached = self._xml.get(dom_id)
+                if cached is None or cached[0] != dom.UUIDString():
+                    parsed = domain_xml.parse(dom.XMLDesc(0))
+                    self._xml[dom_id] = cached = (parsed.uuid, parsed, dom)
+                uuid, parsed, _ = cached
+                pid = threads.qemu_pid(self.run_dir, parsed.name)
+                tids = threads.vcpu_tids(self.proc_root, pid)
+            except (domain_xml.DomainXMLError, threads.ThreadError,
+                    paths.UnsafePath, libvirt.libvirtError) as e:
+                LOG.warning('skipping domain %s: %s', dom.name(), e)
+                continue
+            infos[uuid] = (parsed, pid, tids, dom, dom_id)
+        for gone in set(self._xml) - seen_ids:
+            del self._xml[gone]
+        if self.histograms is not None:
+            self.histograms.forget(set(self._info) - set(infos))
+        self._info = infos
+        self._refresh_stats()
+        self._refresh_histograms()
+        self._refresh_events()
+        return [model.InstanceInfo(
+            uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
+            extra_specs=dict(d.extra_specs),
+            disks=tuple(model.DiskInfo(target=k.target, serial=k.serial)
+                        for k in d.disks),
+            generation=dom_id)
+            for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
+
+    def _refresh_stats(self):
+        doms = [v[3] for v in self._info.values()]
+        self._stats = {}
+        if not doms:
+            return
+        flags = (libvirt.VIR_DOMAIN_STATS_VCPU |
+                 libvirt.VIR_DOMAIN_STATS_BLOCK |
+                 libvirt.VIR_DOMAIN_STATS_INTERFACE)
+        try:
+            for dom, stats in self.conn.domainListGetStats(doms, flags):
+                self._stats[dom.UUIDString()] = stats
+        except libvirt.libvirtError as e:
+            LOG.warning('getAllDomainStats failed: %s', e)
+
+    def _refresh_histograms(self):
+        self._hists = {}
+        if self.histograms is None or libvirt_qemu is None:
+            return
+        for uuid, (parsed, _, _, dom, _) in self._info.items():
+            aliases = {d.target: d.alias for d in parsed.disks if d.alias}
+            if not aliases:
+                continue
+
+            def monitor(cmd, dom=dom):
+                return libvirt_qemu.qemuMonitorCommand(dom, cmd, 0)
+            try:
+                self._hists[uuid] = self.histograms.read(uuid, monitor,
+                                                         aliases)
+            except Exception as e:  # a monitor problem must not stop listing
+                LOG.warning('no latency histogram for %s (percentile SLOs '
+                            'are judged on the mean): %s', parsed.name, e)
+
+    def _refresh_events(self):
+        if self.tracer is None:
+            return
+        self.tracer.watch(t for v in self._info.values()
+                          for t in v[2].values())
+        self._events = self.tracer.drain()
+
+    # -- counters --------------------------------------------------------
+    def vcpu_samples(self, instance):
+        parsed, pid, tids = self._info[instance.uuid][:3]
+        ts = self.now()
+        out = []
+        for vcpu in range(parsed.vcpus):
+            tid = tids.get(vcpu)
+            if tid is None:
+                raise base.DriverError('no thread for vCPU %d of %s'
+                                       % (vcpu, parsed.name))
+            try:
+                run, wait, wakeups, cpu = threads.thread_counters(
+                    self.proc_root, pid, tid)
+            except threads.ThreadError as e:
+                raise base.DriverError(str(e))
+            events = None
+            if self.tracer is not None:
+                events = tuple(self._events.get(tid, ()))
+            out.append(model.VcpuSample(
+                instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
+                run_ns=run, wait_ns=wait, wakeups=wakeups,
+                io_events_ns=events))
+        return out
+
+    def disk_samples(self, instance):
+        stats = self._stats.get(instance.uuid, {})
+        ts = self.now()
+        out = []
+        for i in range(int(stats.get('block.count', 0))):
+            name = stats.get('block.%d.name' % i)
+            if not name:
+                continue
+            g = lambda k: int(stats.get('block.%d.%s' % (i, k), 0))  # noqa
+            out.append(model.DiskSample(
+                instance_uuid=instance.uuid, target=name, ts=ts,
+                rd_reqs=g('rd.reqs'), wr_reqs=g('wr.reqs'),
+                rd_bytes=g('rd.bytes'), wr_bytes=g('wr.bytes'),
+                total_time_ns=g('rd.times') + g('wr.times'),
+                latency_hist=self._hists.get(instance.uuid, {}).get(name)))
+        return out
+
+    def block_devices(self):
+        """``model.BlockDevice`` per host device under the disks of the
+        last ``list_instances`` (the vaio policy's input)."""
+        return block_devices.resolve(
+            [(uuid, d.target, d.source)
+             for uuid, (parsed, _, _, _, _) in sorted(self._info.items())
+             for d in parsed.disks], self.conf.host_paths.sys_root)
+
+    def domain_stats(self, uuid):
+        """The raw getAllDomainStats of the last tick (vcpu.N.delay...)."""
+        return dict(self._stats.get(uuid, {}))
+
+    # -- the LSVM mechanisms' probes (lsvm_probes) -------------------------
+    def deadline_state(self):
+        """``model.DeadlineState`` of this host (``lsvm_probes``), over the
+        QEMU processes of the running domains (read now: the agent asks
+        before its first tick too)."""
+        pids = self._qemu_pids()       # reconnects when libvirtd restarted
+        try:
+            host_cpus = self.conn.getCPUMap(0)[0]
+        except libvirt.libvirtError:
+            host_cpus = None
+        return lsvm_probes.deadline_state(self.conf, pids, host_cpus,
+                                          self._dl_warned)
+
+    def _qemu_pids(self):
+        pids = set()
+        for dom in self._domains():
+            try:
+                pids.add(threads.qemu_pid(self.run_dir, dom.name()))
+            except threads.ThreadError as e:
+                LOG.debug('deadline admission: %s', e)
+        return sorted(pids)
+
+    def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
+                     lsvm_weight=10000):
+        """The wake-up self-test over ``pcpus()`` (``lsvm_probes``)."""
+        return lsvm_probes.wakeup_probe(self.conf, self.pcpus, cases,
+                                        wakes=wakes,
+                                        hogs_per_cpu=hogs_per_cpu,
+                                        lsvm_weight=lsvm_weight)
+
+    def close(self):
+        if self.tracer is not None:
+            self.tracer.close()
+            self.tracer = None
+        try:
+            if self.conn is not None:
+                self.conn.close()
+        except Exception:
+            pass

@@ -1,0 +1,348 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Data types that flow through the host agent: measure -> decide -> act.
+
+Standard library and ``iosched.contract`` only. Every stage exchanges these
+frozen dataclasses, so a stage can be tested with literal values and no
+other stage's code:
+
+* drivers return ``InstanceInfo``, ``VcpuSample`` and ``DiskSample``
+  (cumulative raw counters, like the kernel and libvirt expose them);
+* collectors turn two samples into a ``HostSnapshot`` of rates
+  (``VcpuIoStrength``, ``DiskRates``);
+* policies turn a snapshot (and their previous state) into a ``Plan`` of
+  ``Action``s (and their next state);
+* actuators apply actions, journal ``Change``s and keep the latest
+  ``Decision`` (the explanation) of every knob.
+
+Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
+``_us`` microseconds. Timestamps (``ts``) are seconds on the driver's clock.
+"""
+
+import dataclasses
+import functools
+import typing
+
+from iosched.contract import flavor as flavor_contract
+from iosched.contract import flavor_warnings
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
+from iosched.contract import lsvm as lsvm_bound
+
+
+
+# A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
+# type's QoS spec ``iosched:*`` keys by ``iosched.host_agent.volume_slo``); its
+# statistics are ``iosched.contract.qos_keys.STAT_QUANTILES``, its latency
+# histogram bounds ``slo.LATENCY_HIST_BOUNDS_NS``, the reference request
+# size ``slo.DEFAULT_REF_IO_BYTES``.
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskInfo:
+    target: str                      # guest device name, e.g. 'vda'
+    serial: str = ''                 # Cinder volume id for volumes
+    qos: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
+    slo: typing.Optional[slo_mod.SLO] = None   # from qos, None: no SLO
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceInfo:
+    uuid: str                        # Nova instance uuid
+    name: str                        # libvirt domain name
+    flavor: str = ''
+    vcpus: int = 1
+    extra_specs: typing.Mapping[str, str] = dataclasses.field(
+        default_factory=dict)        # flavor extra specs (iosched:* keys)
+    disks: tuple = ()                # tuple[DiskInfo]
+    # Which run of the instance this is (libvirt: the domain id): a new
+    # value is a new QEMU process whose knobs start from their defaults,
+    # so what the agent held on the old one is retired. 0: not tracked.
+    generation: int = 0
+
+    # What the flavor's extra specs mean (iosched.contract.flavor.read, as
+    # for the scheduler and Placement sizing): a value the Nova API would
+    # refuse is unset, warned about once when a driver lists the instance.
+    def __post_init__(self):
+        flavor_warnings.warn_ignored(
+            self.flavor or 'of instance %s' % self.uuid, self.flavor_specs)
+
+    @functools.cached_property
+    def flavor_specs(self):         # iosched.contract.flavor.FlavorSpecs
+        return flavor_contract.read(self.extra_specs)
+
+    @property
+    def latency_sensitive(self):
+        return self.flavor_specs.latency_sensitive
+
+    @property
+    def latency_ms(self):           # int, None: unset
+        return self.flavor_specs.latency_ms
+
+    @property
+    def dedicated(self):            # hw:cpu_policy=dedicated: Nova pins
+        return self.flavor_specs.dedicated
+
+
+@dataclasses.dataclass(frozen=True)
+class VcpuSample:
+    """Cumulative counters of one vCPU thread at time ``ts``."""
+    instance_uuid: str
+    vcpu: int
+    ts: float
+    pcpu: typing.Optional[int]       # where it last ran
+    run_ns: int                      # schedstat field 1: time on a CPU
+    wait_ns: int                     # schedstat field 2: runnable, waiting
+    wakeups: int                     # wake-ups (I/O events, estimate)
+    # Exact I/O response event timestamps (ns, driver clock) since the
+    # previous sample, when the driver has them (tracepoints, simulator);
+    # None when only counters exist.
+    io_events_ns: typing.Optional[tuple] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskSample:
+    """Cumulative counters of one guest disk at time ``ts``."""
+    instance_uuid: str
+    target: str
+    ts: float
+    rd_reqs: int
+    wr_reqs: int
+    rd_bytes: int
+    wr_bytes: int
+    total_time_ns: int               # sum of request latencies
+    # Cumulative latency histogram, when the driver keeps one: counts per
+    # bucket, len(slo.LATENCY_HIST_BOUNDS_NS) + 1 (the last: overflow).
+    latency_hist: typing.Optional[tuple] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class VcpuIoStrength:
+    """One vCPU over one window (blueprint 4.1)."""
+    instance_uuid: str
+    vcpu: int
+    pcpu: typing.Optional[int]
+    events: int                      # E_n
+    mean_gap_ns: float               # I-bar: EMA of gaps <= 10 ms
+    io_strength: float               # E_n * I-bar / window, 0..~1
+    ivcredit: float                  # io_strength * consumed / mean consumed
+    run_share: float                 # run time / window, 0..1
+    wait_share: float                # runnable-but-waiting / window
+    klass: str                       # payload_sections.KLASSES
+    exact: bool                      # True: from event timestamps
+    # The counter-based estimate for the same window (equal to io_strength
+    # when not exact): kept to measure how far the estimator is off.
+    io_strength_estimate: float = 0.0
+    # CPU time per activation (run time / wake-ups), us, smoothed over
+    # ticks (EMA): what a SCHED_DEADLINE runtime must cover so that a burst
+    # is not throttled half-way (0: no wake-up seen yet).
+    burst_us: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DiskRates:
+    instance_uuid: str
+    target: str
+    iops: float
+    bytes_per_s: float
+    mean_latency_ms: float
+    window_s: float = 0.0
+    reqs: int = 0                    # requests completed in the window
+    # Mean requests in flight (Little: summed latency / window).
+    outstanding: float = 0.0
+    # Windowed latency percentiles (ms) by qos_keys.STAT_QUANTILES key,
+    # from the histogram; empty when the driver keeps none.
+    latency_pcts_ms: typing.Mapping[str, float] = dataclasses.field(
+        default_factory=dict)
+
+    def latency_ms(self, stat):
+        """The window's ``stat`` latency, ms; None when not measured."""
+        if stat == qos_keys.STAT_MEAN:
+            return self.mean_latency_ms if self.reqs else None
+        return self.latency_pcts_ms.get(stat)
+
+    def ref_ops_per_s(self, ref_io_bytes=slo_mod.DEFAULT_REF_IO_BYTES):
+        """Throughput in operations of ``ref_io_bytes`` (a request of x
+        bytes counts max(1, x / ref) ops, as QEMU's size_iops_sec; from the
+        window's totals, exact when requests are all >= or all <= ref)."""
+        return max(self.iops, self.bytes_per_s / float(ref_io_bytes))
+
+
+# [host_agent_policy.vslicer] mechanism = auto: chosen at agent start by
+# the wake-up self-test among contract.lsvm.MECHANISMS (docs/architecture.md
+# section 4).
+MECH_AUTO = 'auto'
+
+
+@dataclasses.dataclass(frozen=True)
+class WakeupProbe:
+    """One row of the wake-up self-test: a sleeper among busy loops."""
+    mechanism: str                   # contract.lsvm.PROBE_CASES
+    ok: bool                         # the kernel accepted the mechanism
+    p50_us: float = 0.0              # wake lateness percentiles, us
+    p99_us: float = 0.0
+    samples: int = 0
+    error: str = ''                  # why not ok (e.g. EPERM)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeadlineState:
+    """SCHED_DEADLINE admission figures of a host (driver.deadline_state)."""
+    cpus: tuple = ()                 # CPUs of the root domain LSVM threads
+                                     # may span (their affinity must cover it)
+    limit: float = 0.0               # bandwidth the kernel admits there, CPUs
+                                     # (sched_rt_runtime/period x len(cpus))
+    foreign: float = 0.0             # held by threads that are not VMs'
+    reserved: float = 0.0            # held by threads of the VMs (ours)
+    all_cpus: bool = False           # ``cpus`` are all the host's CPUs (an
+                                     # affinity over them reads back as None)
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSched:
+    """What this host's kernel gives LSVMs, as measured at agent start.
+
+    Filled by the agent (the self-test of ``iosched.host_agent.linux.wakeup_probe``
+    on a real host, the simulator's probe on a simulated one) and read by
+    the pure vSlicer policy from every snapshot.
+    """
+    mechanism: str = lsvm_bound.MECH_SLICE  # in force (never 'auto')
+    wakeup_p99_us: float = 0.0       # measured p99 wake-up latency under
+                                     # ``mechanism``; 0 = not measured
+    # SCHED_DEADLINE admission: CPUs of the root domain LSVM threads span
+    # (their affinity must cover it), the kernel's limit (sched_rt_runtime
+    # / sched_rt_period x len(dl_cpus)) and the bandwidth other threads
+    # hold there (CPUs), all 0/() when deadline is not in use.
+    dl_cpus: tuple = ()
+    dl_all_cpus: bool = False        # dl_cpus are all the host's CPUs
+    dl_bw_limit: float = 0.0
+    dl_bw_foreign: float = 0.0
+    probes: tuple = ()               # tuple[WakeupProbe], the self-test
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockDevice:
+    """A host block device under guest disks, and its I/O scheduler (the
+    driver's ``block_devices()``; read by the vaio policy)."""
+    name: str                        # kernel name: 'loop3', 'sda'
+    devno: str = ''                  # 'major:minor'
+    scheduler: str = ''              # in force: 'bfq', 'none'; '' unknown
+    schedulers: tuple = ()           # the ones the kernel offers for it
+    disks: tuple = ()                # ((instance_uuid, target), ...) on it
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSnapshot:
+    host: str
+    ts: float
+    window_s: float
+    pcpus: tuple                     # guest-usable pCPU ids
+    instances: typing.Mapping[str, InstanceInfo]
+    vcpus: tuple                     # tuple[VcpuIoStrength]
+    disks: tuple = ()                # tuple[DiskRates]
+    sched: HostSched = HostSched()   # the LSVM mechanism in force
+    # The shared device's measured capacity, IOPS of slo.DEFAULT_REF_IO_BYTES
+    # ([host_agent] disk_capacity_iops or the driver's; 0 = unknown).
+    disk_capacity_iops: float = 0.0
+    # Host block devices under the guests' disks (tuple[BlockDevice]);
+    # empty when the driver does not resolve them.
+    block_devices: tuple = ()
+
+
+# Action kinds, their targets and values: iosched.contract.knob_kinds.
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    kind: str
+    instance_uuid: str
+    target: str                      # vCPU index as str, or disk target
+    value: typing.Any
+    rule: str                        # the policy rule that chose it
+    reason: str                      # inputs that led to it, for humans
+
+    @property
+    def key(self):
+        return (self.kind, self.instance_uuid, self.target)
+
+
+# A policy's own state type (its frozen ``State`` dataclass).
+PolicyState = typing.TypeVar('PolicyState')
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan(typing.Generic[PolicyState]):
+    policy: str
+    actions: tuple = ()              # tuple[Action]
+    notes: tuple = ()                # tuple[str]: refusals, warnings
+    # What the report, the metrics and the explanation carry, by name,
+    # e.g. {'lsvm': vslicer.LsvmState, 'slo': slo_window.SloFacts} (in
+    # iosched.host_agent.policies); never a policy's own state.
+    facts: typing.Mapping[str, typing.Any] = dataclasses.field(
+        default_factory=dict)
+    # The policy's next state (``Plan[slo.State]`` for the SLO policy;
+    # None for a stateless one): the agent keeps it under the policy's
+    # name and gives it back to that policy's next ``decide``.
+    state: typing.Optional[PolicyState] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """A journaled write: what it was before and what we set."""
+    kind: str
+    instance_uuid: str
+    target: str
+    before: typing.Any
+    after: typing.Any
+    rule: str
+    ts: float
+    reason: str = ''                 # the action's reason (inputs)
+
+
+# Decision.status values (derived from applied / error).
+DECISION_APPLIED = 'applied'         # the knob holds ``after``
+DECISION_FAILED = 'failed'           # the write (or the knob) failed
+DECISION_DRY_RUN = 'dry-run'         # noop actuator: nothing written
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """Why a knob has (or would have) its value: one action, explained.
+
+    ``before`` is the value the knob had before the write that set
+    ``after`` (equal to ``after`` when it already had it; None when
+    unknown: dry run, unreadable knob). ``ts`` is when this explanation
+    was decided: the write, or the tick the rule or reason last changed.
+    ``policy`` is the policy whose rule chose it. ``applied`` is False
+    for a dry run and for a failure, which has ``error``.
+    """
+    kind: str
+    instance_uuid: str
+    target: str
+    before: typing.Any
+    after: typing.Any
+    rule: str
+    reason: str
+    ts: float
+    policy: str = ''
+    applied: bool = True
+    error: str = ''
+
+    @property
+    def key(self):
+        return (self.kind, self.instance_uuid, self.target)
+
+    @property
+    def status(self):
+        if self.error:
+            return DECISION_FAILED
+        return DECISION_APPLIED if self.applied else DECISION_DRY_RUN

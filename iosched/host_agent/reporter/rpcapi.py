@@ -1,0 +1,53 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The agent's RPC client: cast HostReports to every scheduler worker.
+
+The API (namespace, method, versions and their history) is
+``iosched.contract.rpc``; the server is ``iosched.nova_plugin.endpoint``.
+"""
+
+import oslo_messaging
+
+from iosched.contract import rpc
+from iosched.contract import signature as report_signature
+
+
+class ReportAPI(object):
+    """Agent side: cast HostReports to every scheduler worker."""
+
+    def __init__(self, transport, topic, key=None, retry=None):
+        """``key``: this host's report key (hex), or None to send unsigned.
+        ``retry``: oslo.messaging's connection retries per cast (None:
+        forever, blocking the caller while the broker is down; 1: one
+        reconnection, then fail, for ``sender.BackgroundSender``; 0 never
+        revives a closed pooled connection)."""
+        target = oslo_messaging.Target(topic=topic, namespace=rpc.NAMESPACE,
+                                       version=rpc.REPORT_VERSION)
+        self.client = oslo_messaging.get_rpc_client(transport, target)
+        self.key = key or None
+        self.retry = retry
+
+    def report_host_io(self, report):
+        """Fanout-cast a HostReport: every scheduler worker gets it."""
+        data = report.to_dict()
+        if self.key is None:
+            cctxt = self.client.prepare(
+                fanout=True, version=rpc.REPORT_VERSION_UNSIGNED,
+                retry=self.retry)
+            cctxt.cast({}, rpc.REPORT_METHOD, report=data)
+            return
+        cctxt = self.client.prepare(fanout=True,
+                                    version=rpc.REPORT_VERSION_SIGNED,
+                                    retry=self.retry)
+        cctxt.cast({}, rpc.REPORT_METHOD, report=data,
+                   signature=report_signature.sign(
+                       data, self.key, scheme=report_signature.SCHEME_V2))

@@ -1,0 +1,124 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Which attached disks have an SLO: QoS specs by volume id, to SLOs.
+
+A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
+``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
+re-read when it changes) or, for the other disks with a serial, from the
+Cinder API (``iosched.host_agent.cinder_slo``, when ``[volume_slo] from_cinder``).
+``attach`` returns the instances with each disk's spec and its
+``iosched.contract.slo.SLO`` (``SLO.from_specs``, the reader of what the
+admin tooling writes); a spec that does not parse is reported once and the
+disk treated as having no SLO.
+"""
+
+import dataclasses
+import json
+import os
+
+from oslo_log import log as logging
+
+from iosched.host_agent import model
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
+
+LOG = logging.getLogger(__name__)
+
+
+class QosFile(object):
+    """``{volume id: {key: value}}`` from a JSON file, cached by mtime."""
+
+    def __init__(self, path):
+        self.path = path
+        self._stamp = None
+        self._specs = {}
+        self._said = None
+
+    def specs(self):
+        """The file's content; the last good one when it is bad or gone."""
+        if not self.path:
+            return {}
+        try:
+            st = os.stat(self.path)
+            stamp = (st.st_mtime_ns, st.st_size)
+            if stamp != self._stamp:
+                self._specs = _load(self.path)
+                self._stamp = stamp
+                self._said = None
+        except (OSError, ValueError, RecursionError) as e:
+            # (RecursionError: json nested deeper than the stack)
+            if str(e) != self._said:
+                LOG.warning('volume_qos_file %s: %s; keeping the last good '
+                            'content (%d volumes)', self.path, e,
+                            len(self._specs))
+                self._said = str(e)
+        return self._specs
+
+
+def _load(path):
+    with open(path) as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict)
+            for k, v in data.items()):
+        raise ValueError('not a JSON object of volume id -> QoS spec object;'
+                         ' accepted: {"<volume id>": {"<key>": "<value>"}}')
+    return {k: {str(a): str(b) for a, b in v.items()}
+            for k, v in data.items()}
+
+
+def slo_of(specs):
+    """The ``iosched.contract.slo.SLO`` of a QoS spec dict, None without
+    ``iosched:`` keys; raises ``slo.SLOError`` for a bad one."""
+    if not any(qos_keys.is_iosched_key(str(k)) for k in specs):
+        return None
+    return slo_mod.SLO.from_specs(specs)
+
+
+class Resolver(object):
+    """Fills ``DiskInfo.qos`` and ``DiskInfo.slo`` of listed instances."""
+
+    def __init__(self, qos_file='', cinder=None):
+        self.file = QosFile(qos_file)
+        self.cinder = cinder    # a cinder_slo.CinderQosLookup, or None
+        self._bad = {}          # serial -> error said
+
+    def attach(self, instances):
+        by_serial = self.file.specs()
+        out = []
+        for inst in instances:
+            disks = tuple(self._disk(inst, d, by_serial) for d in inst.disks)
+            if disks != tuple(inst.disks):
+                inst = dataclasses.replace(inst, disks=disks)
+            out.append(inst)
+        return out
+
+    def _disk(self, inst, disk, by_serial):
+        qos = dict(disk.qos or {})
+        if disk.serial and disk.serial in by_serial:
+            qos.update(by_serial[disk.serial])
+        elif disk.serial and self.cinder is not None:
+            qos.update(self.cinder.specs(disk.serial) or {})
+        if not qos:
+            return disk
+        try:
+            slo = slo_of(qos)
+            self._bad.pop(disk.serial, None)
+        except slo_mod.SLOError as e:
+            key = disk.serial or '%s/%s' % (inst.uuid, disk.target)
+            if self._bad.get(key) != str(e):
+                LOG.warning('disk %s/%s (volume %s): bad SLO, not defended:'
+                            ' %s', inst.uuid, disk.target, disk.serial, e)
+                self._bad[key] = str(e)
+            slo = None
+        return model.DiskInfo(target=disk.target, serial=disk.serial,
+                              qos=qos, slo=slo)

@@ -1,0 +1,125 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Judge every host of a request by its SLO floors: ``SloCapacityFilter``'s
+check.
+
+``judge(state, host_states, demand, label, settings, name)`` takes the
+request's floors (``slo_lookup.Demand``, read once per request), applies
+``[iosched] slo_lookup_failure_policy`` when they could not be read, and
+else ``slo_rule.admit`` to each host's fresh report (prepared once per
+report, ``iosched.nova_plugin.prepared``) with the SLO IOPS placed since it,
+``[iosched] missing_report_policy`` where the report is missing or says
+nothing of its disk. Every host's reason goes to the worker's explain
+ring (written when read), the verdicts to its metrics. The filter calls
+it and only logs the rejections.
+
+No nova import.
+"""
+
+from iosched.nova_plugin import metrics
+from iosched.nova_plugin import prepared
+from iosched.nova_plugin import report_checks
+from iosched.nova_plugin import slo_rule
+
+
+def pending_iops(pending):
+    """SLO floors placed on a host since its report, if the store has them.
+
+    ``store.ReportStore.pending()`` gives a ``scoring.Pending``; it counts
+    SLO IOPS only once it has a ``reserved_iops`` field, else 0.
+    """
+    return float(getattr(pending, 'reserved_iops', 0.0) or 0.0)
+
+
+# slo_rule.admit's verdict for valid numbers (B > 0):
+#   unknown (None) if C <= 0, else R + P + B <= f * C + eps * max(1, f * C)
+def _admit(capacity, reserved, pending, request, fraction):
+    if capacity <= 0:
+        return None
+    limit = fraction * capacity
+    return (reserved + pending + request
+            <= limit + slo_rule.REL_EPSILON * max(1.0, limit))
+
+
+def judge(state, host_states, demand, label, settings, name):
+    """``report_checks.Verdicts`` of the floors ``demand`` on
+    ``host_states`` (a list), recorded in ``state`` under the filter
+    ``name``; None for a request without SLO floors (every host passes,
+    nothing recorded)."""
+    if not demand.iops and not demand.error:
+        return None
+    if demand.error:
+        oks, passed, rejected, reason_of = _lookup_failed(
+            host_states, demand, settings)
+    else:
+        oks, passed, rejected, reason_of = _judge_hosts(
+            state.store, state.prepared, host_states, demand.iops, settings)
+    state.explainer.record_batch('filter', label, host_states, reason_of,
+                                 passed=oks)
+    state.metrics.note_filters(name, len(passed), rejected)
+    return report_checks.Verdicts(host_states, oks, passed, reason_of)
+
+
+def _lookup_failed(host_states, demand, settings):
+    policy = settings.slo_lookup_failure_policy
+    ok = policy == 'pass'
+    why = ('SLO floors unknown (slo_lookup_failure_policy=%s): %s'
+           % (policy, demand.error))
+    oks = [ok] * len(host_states)
+    return (oks, list(host_states) if ok else [],
+            {metrics.CAUSE_SLO_LOOKUP: 0 if ok else len(oks)},
+            lambda i: why)
+
+
+def _judge_hosts(reports, cache, host_states, request_iops, settings):
+    """(verdicts, passing hosts, rejections by cause, reason_of)."""
+    preps = prepared.fresh(reports, host_states, cache)
+    fraction = settings.slo_capacity_fraction
+    missing = settings.missing_report_policy
+    missing_passes = missing == 'pass'
+    valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
+    oks, passed, p_iops = [], [], []
+    no_report = by_rule = 0
+    for host_state, prep in zip(host_states, preps):
+        if prep is None:
+            ok = missing_passes
+            no_report += not ok
+            p_iops.append(None)
+        else:
+            p = pending_iops(reports.pending(host_state.host))
+            p_iops.append(p)
+            if valid and prep.slo_ok and prepared.iops_ok(p):
+                verdict = _admit(prep.capacity_iops, prep.reserved_iops,
+                                 p, request_iops, fraction)
+            else:               # raises SloSpecError, as before
+                verdict, _ = slo_rule.admit(
+                    prep.capacity_iops, prep.reserved_iops, p,
+                    request_iops, fraction)
+            ok = missing_passes if verdict is None else verdict
+            by_rule += not ok
+        oks.append(ok)
+        if ok:
+            passed.append(host_state)
+
+    def reason_of(i):
+        prep = preps[i]
+        if prep is None:
+            return report_checks.missing_reason(missing)
+        verdict, why = slo_rule.admit(
+            prep.capacity_iops, prep.reserved_iops, p_iops[i],
+            request_iops, fraction)
+        if verdict is None:
+            why = '%s (missing_report_policy=%s)' % (why, missing)
+        return why
+
+    return oks, passed, {metrics.CAUSE_RULE: by_rule,
+                         metrics.CAUSE_NO_REPORT: no_report}, reason_of

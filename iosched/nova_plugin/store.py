@@ -1,0 +1,304 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The latest HostReport of every compute host, as one scheduler worker has it.
+
+Fed by ``iosched.nova_plugin.endpoint`` (one fanout consumer per scheduler worker),
+read by the filters and the weigher; the worker's store is the ``store`` of
+its ``iosched.nova_plugin.state.SchedulerState`` (slim entries). Thread-safe: the
+RPC server's threads write while the scheduler reads.
+
+* Order. A report replaces the held one if its ``ts`` is newer, or equal with
+  a higher ``seq``; an older one is ignored (out-of-order delivery, or a
+  replayed copy), unless the held report is already stale (an agent whose
+  clock stepped back recovers after one TTL instead of never).
+* Clock skew. A report stamped more than ``max_clock_skew`` seconds ahead
+  of the store's clock is refused (``future``): ordered by the sender's
+  ``ts``, one report from the far future would hide every genuine report
+  of its host until then. So a bogus ``ts`` costs a host at most
+  ``max_clock_skew`` plus one TTL, and none when reports are signed
+  (``iosched.nova_plugin.endpoint``, ``[iosched] report_auth``).
+* Staleness. A report is stale once ``ttl_intervals * report_interval``
+  seconds have passed since this store *received* it, on the store's clock
+  (injectable: the demo runs on a simulated clock). The agent's ``ts`` is
+  only used for ordering, so clock skew between hosts cannot make a live
+  host look dead. ``get()`` returns None for a stale report.
+* In-flight estimate. ``note_placement()`` adds up placements made since the
+  host's last report; a newer report clears them (it is assumed to include
+  them).
+* Bounded memory, real hosts first. A host ``get()`` has been asked about
+  is *known* (Nova's filters ask only about hosts Nova has). Beyond
+  ``max_hosts`` the unknown host whose report was received longest ago is
+  evicted (O(1): unknown hosts are kept in order of receipt); a report
+  from a new unknown host when every held host is known is refused
+  (``refused``); known hosts are evicted (oldest first) only when they
+  alone exceed ``max_hosts``. So invented host names cannot push out
+  hosts Nova schedules to.
+* Slim entries (``slim=True``, the scheduler's store): what the filters
+  and the weigher read, not the report's per-vCPU records and decisions
+  (``slim()``): 1.1 KB per host instead of 43 KB for a report of 32 vCPUs
+  and 50 decisions, so ``max_hosts`` bounds the memory for real
+  (``bench/store_memory.py``). The decisions stay on the host, in
+  ``iosched-explain`` and ``iosched-status``. Such a store does not keep
+  the records (``keeps_records`` is False), so the endpoint does not
+  parse them either (``HostReport.head_from_dict``).
+* Counts (``stats()``), for logs, a benchmark and the CLI: reports
+  ``received`` (= ``stored`` + ``ignored`` + ``dropped``), ``stored``,
+  ``ignored`` (out of order or a duplicate, e.g. a resync copy),
+  ``future`` (stamped beyond the clock skew), ``refused`` (a new unknown
+  host while the store is full of known ones), ``dropped`` (malformed or
+  unauthenticated, counted by the endpoint through ``note_dropped()``),
+  ``evicted``; hosts held, fresh and stale; the age of the newest and the
+  oldest report held.
+"""
+
+import collections
+import dataclasses
+import threading
+import time
+
+from iosched.nova_plugin import scoring
+
+# What ``admit()`` did with a report.
+STORED = 'stored'
+OUT_OF_ORDER = 'out_of_order'
+FUTURE = 'future'
+REFUSED = 'refused'
+
+
+def slim(report):
+    """``report`` without what no filter or weigher reads: the per-vCPU
+    records and the decisions. The one figure the filters derive from the
+    vCPU records, the count of non-LSVM vCPUs (``lsvm_rule.figures``), is
+    kept in ``lsvm.nlsvm_vcpus`` when the agent did not send it (and left
+    None without records: the rule derives 0 either way), as
+    ``HostReport.head_from_dict`` does."""
+    if not report.vcpus and not report.decisions:
+        return report
+    lsvm = report.lsvm
+    if lsvm.nlsvm_vcpus is None and report.vcpus:
+        lsvm = dataclasses.replace(lsvm, nlsvm_vcpus=max(
+            0, len(report.vcpus) - lsvm.count))
+    return dataclasses.replace(report, vcpus=(), decisions=(), lsvm=lsvm)
+
+
+class _Entry(object):
+    __slots__ = ('report', 'received_at', 'pending')
+
+    def __init__(self, report, received_at):
+        self.report = report
+        self.received_at = received_at
+        self.pending = scoring.NO_PENDING
+
+
+class ReportStore(object):
+    """Latest report per host, with staleness and an in-flight estimate."""
+
+    def __init__(self, clock=time.time, ttl_intervals=3.0, max_hosts=100000,
+                 max_clock_skew=300.0, slim=False):
+        self._clock = clock
+        self._slim = slim
+        # Whether a stored report keeps its per-vCPU records and decisions
+        # (the endpoint parses and verifies them only then).
+        self.keeps_records = not slim
+        self._lock = threading.Lock()
+        # host -> _Entry, least recently received first
+        self._entries = collections.OrderedDict()
+        # held hosts no filter has asked about, least recently received
+        # first (the eviction candidates); values unused
+        self._unknown = collections.OrderedDict()
+        # hosts the filters asked about (bounded like the entries)
+        self._known = set()
+        self._counts = {'stored': 0, 'ignored': 0, 'dropped': 0,
+                        'evicted': 0, 'future': 0, 'refused': 0}
+        self.ttl_intervals = float(ttl_intervals)
+        self.max_hosts = int(max_hosts)
+        self.max_clock_skew = float(max_clock_skew)
+
+    def configure(self, ttl_intervals=None, max_hosts=None,
+                  max_clock_skew=None):
+        """Apply new settings (from ``[iosched]``); None keeps the current."""
+        with self._lock:
+            if ttl_intervals is not None:
+                self.ttl_intervals = float(ttl_intervals)
+            if max_clock_skew is not None:
+                self.max_clock_skew = float(max_clock_skew)
+            if max_hosts is not None:
+                self.max_hosts = int(max_hosts)
+                self._evict_locked()
+
+    def now(self):
+        """The store's clock (the demo's is simulated)."""
+        return self._clock()
+
+    def _is_stale(self, entry, now):
+        ttl = self.ttl_intervals * entry.report.report_interval
+        return now - entry.received_at > ttl
+
+    def _evict_locked(self):
+        while len(self._entries) > max(self.max_hosts, 0):
+            if self._unknown:
+                host, _ = self._unknown.popitem(last=False)
+                del self._entries[host]
+            else:
+                host, _ = self._entries.popitem(last=False)
+            self._counts['evicted'] += 1
+
+    def update(self, report):
+        """Store ``report`` unless the held one is newer; True if stored."""
+        return self.admit(report) == STORED
+
+    def admit(self, report):
+        """Store ``report`` or say why not: STORED, OUT_OF_ORDER, ..."""
+        now = self._clock()
+        host = report.host
+        with self._lock:
+            if report.ts > now + self.max_clock_skew:
+                self._counts['future'] += 1
+                return FUTURE
+            held = self._entries.get(host)
+            if held is not None and not self._is_stale(held, now):
+                old = held.report
+                newer = (report.ts > old.ts or
+                         (report.ts == old.ts and report.seq > old.seq))
+                if not newer:
+                    self._counts['ignored'] += 1
+                    return OUT_OF_ORDER
+            known = host in self._known
+            if (held is None and not known and not self._unknown and
+                    len(self._entries) >= self.max_hosts):
+                # full of hosts Nova asked about: keep them
+                self._counts['refused'] += 1
+                return REFUSED
+            self._entries.pop(host, None)
+            self._entries[host] = _Entry(
+                slim(report) if self._slim else report, now)
+            if not known:
+                self._unknown.pop(host, None)
+                self._unknown[host] = None
+            self._counts['stored'] += 1
+            self._evict_locked()
+            return STORED
+
+    def note_dropped(self):
+        """Count a report dropped before it reached the store (malformed)."""
+        with self._lock:
+            self._counts['dropped'] += 1
+
+    def get(self, host):
+        """The host's latest report, or None if missing or stale."""
+        now = self._clock()
+        with self._lock:
+            if host not in self._known:
+                self._note_known_locked(host)
+            entry = self._entries.get(host)
+            if entry is None or self._is_stale(entry, now):
+                return None
+            return entry.report
+
+    def get_many(self, hosts):
+        """``get(host)`` of each of ``hosts``, in order, with one clock
+        read and one lock for the list (the filters' whole-list path)."""
+        now = self._clock()
+        out = []
+        with self._lock:
+            for host in hosts:
+                if host not in self._known:
+                    self._note_known_locked(host)
+                entry = self._entries.get(host)
+                out.append(None if entry is None or self._is_stale(entry, now)
+                           else entry.report)
+        return out
+
+    def _note_known_locked(self, host):
+        # Only Nova's filters and weighers call get(): the host exists.
+        # Bounded (twice the entries: names Nova asks about before their
+        # first report, and hosts since deleted from Nova, fit).
+        if len(self._known) >= 2 * max(self.max_hosts, 1):
+            return
+        self._known.add(host)
+        self._unknown.pop(host, None)
+
+    def note_placement(self, host, io_vcpus, lsvm_vcpus=0, io_strength=None,
+                       vcpus=None):
+        """Count a placement on ``host`` until its next report arrives.
+
+        ``io_strength`` defaults to 1.0 per I/O vCPU (see
+        ``scoring.request_io_strength`` for a request's estimate); ``vcpus``
+        (all of the placement's vCPUs) defaults to the larger of
+        ``io_vcpus`` and ``lsvm_vcpus``. A host without a held report has
+        nothing to correct: the note is dropped. Returns whether it was
+        recorded.
+        """
+        if io_strength is None:
+            io_strength = float(io_vcpus)
+        if vcpus is None:
+            vcpus = max(int(io_vcpus), int(lsvm_vcpus))
+        with self._lock:
+            entry = self._entries.get(host)
+            if entry is None:
+                return False
+            p = entry.pending
+            entry.pending = scoring.Pending(
+                placements=p.placements + 1,
+                io_vcpus=p.io_vcpus + int(io_vcpus),
+                lsvm_vcpus=p.lsvm_vcpus + int(lsvm_vcpus),
+                io_strength=p.io_strength + float(io_strength),
+                vcpus=scoring.pending_vcpus(p) + int(vcpus))
+            return True
+
+    def pending(self, host):
+        """Placements noted on ``host`` since its last report."""
+        with self._lock:
+            entry = self._entries.get(host)
+            return entry.pending if entry is not None else scoring.NO_PENDING
+
+    def hosts(self):
+        """Sorted names of the hosts held, fresh or stale."""
+        with self._lock:
+            return sorted(self._entries)
+
+    def stats(self):
+        """Counts and staleness, for logs, the CLI and the demo."""
+        now = self._clock()
+        with self._lock:
+            stale = [h for h, e in self._entries.items()
+                     if self._is_stale(e, now)]
+            # Entries are in order of receipt: oldest first, newest last.
+            oldest = next(iter(self._entries.values()), None)
+            newest = (self._entries[next(reversed(self._entries))]
+                      if self._entries else None)
+            return dict(
+                self._counts,
+                received=(self._counts['stored'] + self._counts['ignored'] +
+                          self._counts['dropped'] + self._counts['future'] +
+                          self._counts['refused']),
+                hosts=len(self._entries),
+                known_hosts=len(self._known),
+                fresh=len(self._entries) - len(stale),
+                stale=len(stale),
+                stale_hosts=sorted(stale),
+                pending_hosts=sum(1 for e in self._entries.values()
+                                  if e.pending.placements),
+                oldest_age=(now - oldest.received_at
+                            if oldest is not None else None),
+                newest_age=(now - newest.received_at
+                            if newest is not None else None),
+                ttl_intervals=self.ttl_intervals,
+                max_hosts=self.max_hosts)
+
+    def clear(self):
+        """Forget every report and counter (tests, resync)."""
+        with self._lock:
+            self._entries.clear()
+            self._unknown.clear()
+            self._known.clear()
+            self._counts = dict.fromkeys(self._counts, 0)

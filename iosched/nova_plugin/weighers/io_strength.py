@@ -1,0 +1,104 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""IoStrengthWeigher: weigh hosts by the I/O strength they would carry.
+
+The raw value is ``iosched.nova_plugin.scoring.score``: minus the I/O strength per
+pCPU after placement, so with a positive multiplier (the default) hosts with
+less I/O strength win and I/O-bound vCPUs spread across hosts; a negative
+multiplier packs them. Config (an aggregate's metadata key of the same name
+overrides the multiplier)::
+
+    [iosched]
+    io_strength_weight_multiplier = 1.0
+    missing_report_weight = lowest
+    inflight_vcpu_profile = mixed
+
+A thin adapter: ``weigh_objects`` reads the request, the options and this
+worker's state (``iosched.nova_plugin.state``), calls ``iosched.nova_plugin.weighing.
+weigh`` (every host at once; a host without a fresh report gets the value
+``scoring.missing_weights`` gives it over all the hosts being weighed,
+because Nova normalises each weigher's raw values over those hosts) and
+logs each host's raw value at DEBUG. Loading the class makes the worker's
+state and starts its report listener.
+"""
+
+import logging as std_logging
+
+from oslo_log import log as logging
+
+import nova.conf
+from nova.scheduler import utils
+from nova.scheduler import weights
+
+from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import prepared
+from iosched.nova_plugin import state
+from iosched.nova_plugin import weighing
+
+LOG = logging.getLogger(__name__)
+
+CONF = nova.conf.CONF
+iosched_conf.register_opts(CONF)
+
+
+class IoStrengthWeigher(weights.BaseHostWeigher):
+    """Prefer hosts with less I/O strength per pCPU after placement."""
+
+    # NOTE(iosched): minval/maxval stay None. A fixed minval would clamp a
+    # host without a report to the same value as the worst reported host;
+    # weigh_objects() places it just outside the reported range instead.
+    minval = None
+    maxval = None
+
+    def __init__(self):
+        super().__init__()
+        # CONF.iosched, looked up once: a group attribute reads the
+        # option's current value at each access (by the group's name)
+        self._group = None
+        state.for_worker(CONF)
+
+    def weight_multiplier(self, host_state):
+        """Override the weight multiplier."""
+        if not getattr(host_state, 'aggregates', None):
+            # what get_weight_multiplier gives without aggregate metadata
+            # (Nova asks once per host: the group is looked up once)
+            if self._group is None:
+                self._group = CONF.iosched
+            return self._group.io_strength_weight_multiplier
+        return utils.get_weight_multiplier(
+            host_state, 'io_strength_weight_multiplier',
+            CONF.iosched.io_strength_weight_multiplier)
+
+    def _weigh_object(self, host_state, weight_properties):
+        """Higher weights win: less I/O strength per pCPU after placement
+        (None without a fresh report)."""
+        worker = state.current().configure(CONF)
+        request = worker.requests.read(weight_properties)[0]
+        return weighing.assess(worker, host_state, request,
+                               prepared.settings(CONF))[0]
+
+    def weigh_objects(self, weighed_obj_list, weight_properties):
+        """Raw values of all hosts, with the missing ones filled in."""
+        worker = state.for_request().configure(CONF)
+        request, label = worker.requests.read(weight_properties)
+        host_states = [w.obj for w in weighed_obj_list]
+        filled, reason_of = weighing.weigh(
+            worker, host_states, request, label, prepared.settings(CONF),
+            self.weight_multiplier, type(self).__name__)
+        if LOG.isEnabledFor(std_logging.DEBUG):
+            for i, (host_state, weight) in enumerate(zip(host_states,
+                                                         filled)):
+                LOG.debug('%(host_state)s raw I/O strength weight '
+                          '%(weight).4f for %(request)s: %(reason)s',
+                          {'host_state': host_state, 'weight': weight,
+                           'request': label, 'reason': reason_of(i)})
+        return filled
