@@ -93,7 +93,8 @@ SHARED = (type, type(gc), type(len), type(lambda: 0), type(
 def agent_bytes(agent, exclude):
     """Bytes of the objects reachable from ``agent`` (sys.getsizeof over
     gc referents), not counting ``exclude`` (the driver and simulator,
-    the shared configuration) nor modules, classes and code."""
+    the shared configuration) nor modules, classes and code.
+    """
     seen = set(id(o) for o in exclude)
     stack = [agent]
     total = 0

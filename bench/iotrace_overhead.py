@@ -47,10 +47,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from bench import testbed_common as tc  # noqa: E402
 from iosched.iotrace import hostmap  # noqa: E402
 from iosched.iotrace import record  # noqa: E402
+from iosched.testbed import daemons  # noqa: E402
 from iosched.testbed import shared_disk  # noqa: E402
 from iosched.testbed import spec as spec_mod  # noqa: E402
 from iosched.testbed import testbed as testbed_mod  # noqa: E402
-from iosched.testbed import daemons  # noqa: E402
 
 PREFIX = 'iosched-it-'
 OPTS = {'bs': '16384', 'qd': '2', 'report_ms': '500'}

@@ -46,8 +46,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from oslo_config import cfg  # noqa: E402
 from prometheus_client import exposition  # noqa: E402
 
-from iosched.contract import slo as slo_mod  # noqa: E402
 from iosched.cinder_qos import translate  # noqa: E402
+from iosched.contract import slo as slo_mod  # noqa: E402
 from iosched.host_agent import assembly  # noqa: E402
 from iosched.host_agent.conf import opts  # noqa: E402
 from iosched.host_agent import metrics  # noqa: E402

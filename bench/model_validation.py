@@ -74,10 +74,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from iosched.contract import lsvm  # noqa: E402
+from iosched.contract import stats  # noqa: E402
 from iosched.host_agent.policies import lsvm_bounds  # noqa: E402
 from iosched.host_agent import policy_params  # noqa: E402
-from iosched.contract import stats  # noqa: E402
-from iosched.contract import lsvm  # noqa: E402
 from iosched.simulator import host as sim_host  # noqa: E402
 from iosched.simulator import spec  # noqa: E402
 from iosched.simulator import spec_kernel  # noqa: E402
@@ -94,7 +94,8 @@ def reservation(args, activation_us=None):
     """The agent's deadline knobs for the LSVM vCPU (and the I/O
     threads' runtime, which only sets the period here: the simulator has
     no QEMU threads), for a vCPU using ``activation_us`` (default
-    ``--activation-us``) of CPU per activation."""
+    ``--activation-us``) of CPU per activation.
+    """
     share = lsvm.deadline_share(PCPUS, len(GUESTS), args.deadline_max_share)
     runtime = lsvm_bounds.deadline_runtime_us(
         args.t_m_us, args.activation_us if activation_us is None
@@ -136,7 +137,8 @@ def kernel_spec(args):
 
 def run_phase(phase, args, kernel, jitter, dl_params=None):
     """One simulated phase: LSVM latencies and CPU shares (``dl_params``:
-    the deadline phase's reservation, default ``reservation(args)``)."""
+    the deadline phase's reservation, default ``reservation(args)``).
+    """
     host_spec = spec.HostSpec(name='testbed', pcpus=PCPUS,
                               default_slice_us=args.base_slice_us,
                               kernel=kernel)
@@ -184,7 +186,8 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
 def agent_on_sim(args, kernel, path_us, stock):
     """The deadline phase with the runtime the agent would size from the
     simulated vCPU's activations (one per request, ``--burst-us``), or
-    None when that is the reservation already simulated."""
+    None when that is the reservation already simulated.
+    """
     dl = reservation(args, args.burst_us)
     if dl == reservation(args):
         return None
@@ -198,7 +201,8 @@ def agent_on_sim(args, kernel, path_us, stock):
 
 def fit_jitter(args, kernel, real_idle):
     """The burst jitter whose simulated idle p99 - p50 is nearest the real
-    idle phase's (ties: the smaller jitter), and that idle run."""
+    idle phase's (ties: the smaller jitter), and that idle run.
+    """
     want = real_idle['rtt_p99_us'] - real_idle['rtt_p50_us']
     best = None
     for j in JITTER_GRID:
@@ -217,7 +221,8 @@ def _number(x):
 def load_real(path):
     """{phase: {'rtt_p50_us', 'rtt_p99_us', 'cpu_share'}} from the testbed
     bench's JSON; phases without both numbers are left out; {} when the
-    file is missing or unreadable (the reason is returned too)."""
+    file is missing or unreadable (the reason is returned too).
+    """
     if not path or not os.path.exists(path):
         return {}, 'no file %s' % path
     try:
@@ -250,7 +255,8 @@ def ratios(rows, real):
     """Per phase: predicted and real RTT p50/p99 over stock's, p99 over
     the idle floor's, and the predicted figures over the real ones (None
     where a figure is missing).
-    ``rows``: {phase: {'pred_rtt_p50_us', 'pred_rtt_p99_us'}}."""
+    ``rows``: {phase: {'pred_rtt_p50_us', 'pred_rtt_p99_us'}}.
+    """
     out = {}
     st = rows.get('stock', {})
     rst = real.get('stock', {})

@@ -53,12 +53,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux  # noqa: E402
 from iosched.host_agent.linux import cpus as cpulist  # noqa: E402
 from iosched.host_agent.linux import wakeup_probe as wp  # noqa: E402
-from iosched.host_agent.linux import wakeup_probe_groups as wp_groups  # noqa: E402
+from iosched.host_agent.linux import \
+    wakeup_probe_groups as wp_groups  # noqa: E402
 from iosched.host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
-from iosched.contract import lsvm as lsvm_bound
 
 LB = 'cpuset.sched_load_balance'
 
@@ -91,7 +92,8 @@ def partition(cpuset_root, cpu, cpus, notes, touch_machine=False,
     """{cpu} as a root domain of its own; yields the cpuset directory a
     task must join. ``nest_in``: create the two children inside this
     cpuset (which then gets load balancing off too) instead of the root.
-    Restores every file it changed and removes what it created."""
+    Restores every file it changed and removes what it created.
+    """
     restore = []             # (path, old value), undone in reverse
     created = []
     parent = nest_in or cpuset_root

@@ -82,12 +82,12 @@ def _means(g, seconds):
 def main():
     from iosched.contract import qos_attach
     from iosched.host_agent import conf as agent_conf
+    from iosched.host_agent.drivers.libvirt import threads
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
     from iosched.testbed import spec as spec_mod
     from iosched.testbed import testbed as testbed_mod
     from tests import cinder_process
-    from iosched.host_agent.drivers.libvirt import threads
 
     with cinder_process.cinder_server() as srv:
         say('Cinder API (real, child process %d) at %s' % (srv.pid,

@@ -87,7 +87,8 @@ def traced(st, texts):
 
 def host_state_bytes(n, args):
     """Bytes per host of ``n`` Nova HostStates, as bench-nova builds them
-    (the hosts of the same reports: pCPUs, vCPUs, instances)."""
+    (the hosts of the same reports: pCPUs, vCPUs, instances).
+    """
     from bench.nova_scale import handlers
 
     handlers.setup_nova()

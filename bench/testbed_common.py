@@ -37,9 +37,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from iosched.host_agent.drivers.libvirt import driver as lv_driver  # noqa: E402
-from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
 from iosched.contract import stats  # noqa: E402
+from iosched.host_agent.drivers.libvirt import \
+    driver as lv_driver  # noqa: E402
+from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
 
 RUN_DIR = '/run/libvirt/qemu'
 PROC = '/proc'
@@ -52,7 +53,8 @@ def progress(msg):
 
 def rounded_us(values, q):
     """The q-quantile of ``values`` (``iosched.contract.stats``) rounded to
-    0.1 (us); 0.0 without any."""
+    0.1 (us); 0.0 without any.
+    """
     return round(stats.percentile(values, q) or 0.0, 1)
 
 
@@ -66,7 +68,8 @@ def ratio(a, b, nd=3):
 def setup_conf(conf, overrides=()):
     """Parse no files and no argv; no persistent journal (the agent's
     ``shutdown()`` restores from memory); then ``(group, name, value)``
-    overrides, e.g. ``('host_agent', 'policies', ['isacs'])``."""
+    overrides, e.g. ``('host_agent', 'policies', ['isacs'])``.
+    """
     conf([], project='iosched', default_config_files=[])
     conf.set_override('journal_path', '', 'host_agent')
     for group, name, value in overrides:
@@ -78,7 +81,8 @@ def setup_conf(conf, overrides=()):
 def boot(specs, prefix, pin, log=progress):
     """Boot ``specs`` (``GuestSpec`` list) pinned to pCPU ``pin``; returns
     (Testbed, {name: Guest}, libvirtd_started). The caller runs
-    ``shutdown(tb, started)`` in a ``finally``."""
+    ``shutdown(tb, started)`` in a ``finally``.
+    """
     from iosched.testbed import daemons
     from iosched.testbed import testbed
     started = daemons.ensure_libvirtd()
@@ -98,7 +102,8 @@ def boot(specs, prefix, pin, log=progress):
 
 def shutdown(tb, libvirtd_started):
     """Remove this prefix's guests; stop libvirtd only if ``boot`` started
-    it."""
+    it.
+    """
     from iosched.testbed import daemons
     try:
         tb.down()
@@ -132,7 +137,8 @@ def _run_ns(pid, tid):
 
 class Probe:
     """Cumulative CPU ns of each guest's vCPU threads and of its other
-    QEMU threads, read from procfs (no libvirt, no shared driver)."""
+    QEMU threads, read from procfs (no libvirt, no shared driver).
+    """
 
     def __init__(self, guests):
         self.guests = dict(guests)
@@ -167,7 +173,8 @@ class Probe:
 
 class BurnSampler:
     """Every second, the latest burn rate of each guest that reports one
-    (``burn`` and ``hybrid`` guests)."""
+    (``burn`` and ``hybrid`` guests).
+    """
 
     def __init__(self, guests, period=1.0):
         self.guests = [g for g in guests if g.mode in ('burn', 'hybrid')]
@@ -204,7 +211,8 @@ def measure(rr_guest, guests, seconds, rate, burst_us, label):
     """One phase: ``rate`` req/s for ``seconds`` to ``rr_guest`` (an rr or
     hybrid guest) while burn rates are sampled. Returns RTT p50/p99 and the
     RTTs, each guest's vCPU CPU share and other-QEMU-thread CPU share over
-    the phase (CPU seconds per wall second), and mean burn rates."""
+    the phase (CPU seconds per wall second), and mean burn rates.
+    """
     probe = Probe({g.name: g for g in guests})
     count = max(1, int(rate * seconds))
     progress('%s: %d requests at %d/s, burst %d us' % (label, count, rate,
@@ -241,7 +249,8 @@ def _mean(values):
 
 def pool(rounds):
     """Pool the rounds of one arm: RTTs together (percentiles of the pooled
-    samples, plus each round's), shares and burn rates averaged."""
+    samples, plus each round's), shares and burn rates averaged.
+    """
     rtts = [r for x in rounds for r in x['rtts']]
     first = rounds[0]
     out = {'rtt_p50_us': rounded_us(rtts, 0.5),
@@ -271,7 +280,8 @@ def median(values):
 def round_ratios(arm_rounds, base_rounds, key):
     """Per round, ``arm[key] / base[key]`` (same round: adjacent in time
     under ABBA) and their median, robust to a round in which the shared
-    machine was busy for both."""
+    machine was busy for both.
+    """
     per = [ratio(a[key], b[key]) for a, b in zip(arm_rounds, base_rounds)]
     m = median(per)
     return {'per_round': per, 'median': None if m is None else round(m, 3)}
@@ -280,7 +290,8 @@ def round_ratios(arm_rounds, base_rounds, key):
 def interleave(rounds, arms):
     """Run ``arms`` ([(label, fn(round_index, label) -> result)]) for
     ``rounds`` rounds in ABBA order (even rounds in the given order, odd
-    rounds reversed). Returns {label: [result per round]}."""
+    rounds reversed). Returns {label: [result per round]}.
+    """
     out = {label: [] for label, _ in arms}
     for n in range(rounds):
         order = arms if n % 2 == 0 else list(reversed(arms))
@@ -293,7 +304,8 @@ def interleave(rounds, arms):
 def knob_view(guests):
     """What the kernel and libvirt hold now, per guest: the vCPU 0 and
     emulator (main loop) threads' slices in us, and the vCPU 0 and
-    emulator pins. For showing that a knob was applied and restored."""
+    emulator pins. For showing that a knob was applied and restored.
+    """
     from iosched.host_agent.linux import sched
     out = {}
     for name, g in sorted(guests.items()):
@@ -310,7 +322,8 @@ def knob_view(guests):
 # -- the agent --------------------------------------------------------------
 class ScopedDriver(lv_driver.LibvirtDriver):
     """The libvirt driver, seeing only domains named ``<prefix>*``: a
-    benchmark's agent must not touch other testbeds on a shared host."""
+    benchmark's agent must not touch other testbeds on a shared host.
+    """
 
     prefix = ''
 
@@ -331,7 +344,8 @@ class AgentThread:
     of policy objects). ``on_tick(agent)`` runs after each tick (e.g. to
     record ``agent.last_plan``). On exit the loop stops and ``shutdown()``
     restores every knob the agent changed; ``restored`` holds the count.
-    A driver is made (and closed) unless one is given."""
+    A driver is made (and closed) unless one is given.
+    """
 
     def __init__(self, conf, prefix, policies=None, interval=1.0,
                  on_tick=None, driver=None):
@@ -427,7 +441,8 @@ def agent_arm(conf, prefix, run, policies=None, on_tick=None,
     ``settle_ticks`` times (its plan applied) and is restored afterwards.
     ``during(label)`` runs after ``run`` while the agent still holds its
     knobs (e.g. ``knob_view``); ``totals`` (``AgentTotals``) adds up the
-    agent's CPU time and errors."""
+    agent's CPU time and errors.
+    """
     def arm(n, label):
         with AgentThread(conf, prefix, policies=policies,
                          on_tick=on_tick) as at:

@@ -179,7 +179,8 @@ def measure(guests, seconds, settle, label, caps=None):
 
 def pool(rounds):
     """Per arm: per-VM IOPS averaged over rounds, and the spread and
-    aggregate of each round, with their means."""
+    aggregate of each round, with their means.
+    """
     iops = {n: round(statistics.mean(r['iops'][n] for r in rounds), 1)
             for n in VMS}
     return {'iops': iops,
@@ -220,11 +221,11 @@ def print_table(res):
 
 def main(argv=None):
     args = parse_args(argv)
+    from iosched.host_agent.drivers.libvirt import threads
+    from iosched.host_agent import privsep
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
     from iosched.testbed import testbed
-    from iosched.host_agent import privsep
-    from iosched.host_agent.drivers.libvirt import threads
     specs = guest_specs(args)
     workdir = testbed.DEFAULT_WORKDIR
     tc.setup_conf(CONF, [('host_agent', 'policies', ['ibalancer'])] +

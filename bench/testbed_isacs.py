@@ -52,13 +52,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
+from iosched.contract import knob_kinds
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 from iosched.host_agent import model  # noqa: E402
 from iosched.host_agent.policies import base  # noqa: E402
 from iosched.host_agent.policies import isacs  # noqa: E402
 from iosched.host_agent import policy_params  # noqa: E402
 from iosched.host_agent import privsep  # noqa: E402
-from iosched.contract import knob_kinds
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-isx-'
@@ -68,7 +68,8 @@ BURNERS = ('cpu1', 'cpu2', 'cpu3')
 
 class FixedSlices(base.Policy):
     """Not a product policy: the same vCPU slices every tick (by guest
-    name), so the agent's actuator applies and restores them."""
+    name), so the agent's actuator applies and restores them.
+    """
 
     name = 'forced-slices'
 
@@ -156,7 +157,8 @@ def parse_args(argv):
 
 def agent_view(records):
     """Per guest, over the agent's ticks: mean I/O strength and IVCredit,
-    the classes seen and the slices ISACS chose."""
+    the classes seen and the slices ISACS chose.
+    """
     out = {}
     for name, rows in sorted(records.items()):
         n = max(1, len(rows))

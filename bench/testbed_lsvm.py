@@ -52,13 +52,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm_report as report  # noqa: E402
+from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 from iosched.host_agent import assembly  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 from iosched.host_agent import lsvm_mechanism  # noqa: E402
 from iosched.host_agent import model  # noqa: E402
 from iosched.host_agent.policies import vslicer  # noqa: E402
 from iosched.host_agent import privsep  # noqa: E402
-from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-lsvm-'

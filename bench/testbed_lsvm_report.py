@@ -11,7 +11,8 @@
 # under the License.
 """Pure: check the LSVM testbed bench's figures against the issue's
 targets and print the table (``bench/testbed_lsvm.py``; the rounds are
-pooled by ``bench.testbed_common.pool``)."""
+pooled by ``bench.testbed_common.pool``).
+"""
 
 from iosched.contract import knob_kinds
 
@@ -78,7 +79,8 @@ def targets(results, mechs):
 
 def share_limit(decisions, uuid):
     """The CPU share the agent allows the LSVM's vCPU 0 (deadline: runtime
-    / period; weight: the VM cap), from the actuator's decisions."""
+    / period; weight: the VM cap), from the actuator's decisions.
+    """
     for d in decisions.values():
         if d.instance_uuid != uuid:
             continue

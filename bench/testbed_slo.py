@@ -55,9 +55,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testbed_common as tc  # noqa: E402
 import testbed_slo_report as report  # noqa: E402
 
+from iosched.cinder_qos import translate  # noqa: E402
 from iosched.contract import qos_keys  # noqa: E402
 from iosched.contract import slo as slo_mod  # noqa: E402
-from iosched.cinder_qos import translate  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 
 CONF = agent_conf.CONF
@@ -147,7 +147,8 @@ def clear_all(guests):
 # -- host-side sampling -----------------------------------------------------
 class HostSampler:
     """Every second, per guest: libvirt block stats (IOPS, mean latency as
-    QEMU sees it) and the iotune in force; and the device's counters."""
+    QEMU sees it) and the iotune in force; and the device's counters.
+    """
 
     def __init__(self, guests, disk, period=1.0):
         self.guests, self.disk, self.period = guests, disk, period
@@ -220,7 +221,8 @@ def measure(guests, disk, slos, bss, seconds, settle, label, capacity):
 def drain(guests, seconds):
     """Let the SLO guests' backlogs of the previous arm drain (the
     neighbour held at 1 MiB/s, nothing else limited), so each arm starts
-    from the same state; then clear every iotune."""
+    from the same state; then clear every iotune.
+    """
     clear_all(guests)
     set_iotune(guests[NEIGHBOUR], {'total_bytes_sec': 2**20})
     time.sleep(seconds)
@@ -230,7 +232,8 @@ def drain(guests, seconds):
 def measure_capacity(guests, disk, seconds=8):
     """The device's capacity through the guests: everything at once, no
     limits (the neighbour alone keeps the device busy): bytes per second
-    serviced, from blk-throttle's counters of the guests' group."""
+    serviced, from blk-throttle's counters of the guests' group.
+    """
     clear_all(guests)
     time.sleep(3)
     t0, (_, b0) = time.monotonic(), disk.serviced()
@@ -257,11 +260,11 @@ def main(argv=None):
     args = parse_args(argv)
     slos = {'lat': slo_mod.parse(args.lat_slo),
             'tput': slo_mod.parse(args.tput_slo)}
+    from iosched.host_agent.drivers.libvirt import threads
+    from iosched.host_agent import privsep
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
     from iosched.testbed import testbed
-    from iosched.host_agent import privsep
-    from iosched.host_agent.drivers.libvirt import threads
     specs = guest_specs(args, slos)
     bss = {s.name: int(s.opts['bs']) for s in specs}
     workdir = testbed.DEFAULT_WORKDIR

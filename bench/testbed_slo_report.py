@@ -28,7 +28,8 @@ from iosched.contract import stats
 
 def window(rep, bs, slo=None):
     """One report as a dict: ref-size IOPS, mean and p99 (ms), and with an
-    ``slo`` (iosched.contract.slo.SLO) whether it met B, L and both."""
+    ``slo`` (iosched.contract.slo.SLO) whether it met B, L and both.
+    """
     ref = slo.ref_io_bytes if slo is not None else slo_mod.DEFAULT_REF_IO_BYTES
     iops_ref = rep.ops * bs / ref * 1e6 / max(1, rep.interval_us)
     mean = rep.mean_us

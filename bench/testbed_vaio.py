@@ -179,7 +179,8 @@ def set_sched(loop, name):
 
 def blkio_group(pid):
     """The QEMU process's blkio cgroup (v1), e.g.
-    /machine/qemu-1-x.libvirt-qemu."""
+    /machine/qemu-1-x.libvirt-qemu.
+    """
     with open('/proc/%d/cgroup' % pid) as fh:
         for line in fh:
             _, ctrl, path = line.rstrip('\n').split(':', 2)
@@ -214,7 +215,8 @@ def jain(xs):
 
 def trial(guests, seq, label):
     """All guests start their dd together; per guest the finish time (s
-    from the first start) and its DDEND fields."""
+    from the first start) and its DDEND fields.
+    """
     t0 = None
     for g in guests.values():
         t = g.dd_start(seq)
@@ -315,12 +317,12 @@ def print_table(res):
 
 def main(argv=None):
     args = parse_args(argv)
+    from iosched.host_agent.drivers.libvirt import threads
+    from iosched.host_agent import privsep
     from iosched.testbed import daemons
     from iosched.testbed import shared_disk
     from iosched.testbed import spec
     from iosched.testbed import testbed
-    from iosched.host_agent import privsep
-    from iosched.host_agent.drivers.libvirt import threads
     tc.setup_conf(CONF, [('host_agent', 'policies', ['vaio']),
                          ('host_agent_policy.vaio', 'switch_scheduler',
                           True),

@@ -158,7 +158,8 @@ class Bench(object):
 
     def calibrate(self):
         """The neighbours and the closed-loop reader alone (for the cap
-        and the paced rate) and the locality probe."""
+        and the paced rate) and the locality probe.
+        """
         cal = {}
         for kind in sorted({k for _, k in self.a.scenarios}):
             r = env.run_jobs(self.dev, [('noisy', self.groups['noisy'],
@@ -224,7 +225,8 @@ class Bench(object):
 
 def summarize(runs, scenarios):
     """Per scenario and setting: medians over rounds and ratios to the
-    same run's ``none``."""
+    same run's ``none``.
+    """
     out = {}
     for scenario in scenarios:
         key = '%s/%s' % scenario

@@ -65,7 +65,8 @@ def missing():
 def loop_device(directory, size_mib):
     """A loop device with direct I/O over a file of ``size_mib`` MiB of
     random data (written, so reads reach the disk rather than an unwritten
-    extent); yields '/dev/loopN'."""
+    extent); yields '/dev/loopN'.
+    """
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, 'img')
     dev = None
@@ -112,7 +113,8 @@ def available_schedulers(dev):
 def elevator(dev, name, tunables=None):
     """``name`` on ``dev`` with ``tunables`` ({file: value} under
     queue/iosched) written; afterwards the old values and the old
-    elevator come back."""
+    elevator come back.
+    """
     q = queue_dir(dev)
     old = current_scheduler(dev)
     restore = []
@@ -139,7 +141,8 @@ def read_tunable(dev, key):
 def blkio_groups(names, tag):
     """One blkio group per name under the v1 root; yields {name: dir}.
     On exit the groups' tasks go back to the root group and the groups
-    are removed."""
+    are removed.
+    """
     made = {}
     try:
         for name in names:
@@ -178,7 +181,8 @@ def sweep(tag, directory_root='/var/tmp'):
     """Undo what a killed earlier run named '<tag>-<pid>' left behind:
     its blkio groups, loop devices over files under
     <directory_root>/<tag>-<pid>/ and those files. Runs of live pids
-    (another bench or test running now) are left alone."""
+    (another bench or test running now) are left alone.
+    """
     for name in os.listdir(BLKIO):
         d = os.path.join(BLKIO, name)
         if os.path.isdir(d) and _dead_owner(name, tag):
@@ -210,7 +214,8 @@ def set_bfq_weight(group, weight):
 
 def set_throttle(group, dev, kind, value):
     """blk-throttle on ``dev`` for ``group``: kind is one of read_iops,
-    write_iops, read_bps, write_bps; value 0 removes the rule."""
+    write_iops, read_bps, write_bps; value 0 removes the rule.
+    """
     path = os.path.join(group, 'blkio.throttle.%s_device' % kind)
     _write(path, '%s %d' % (majmin(dev), int(value)))
     return _read(path)
@@ -226,7 +231,8 @@ def clear_throttles(group, dev):
 def fio_args(dev, job):
     """fio's command line for one job: {rw, bs, qd, offset_mib, size_mib,
     runtime, ramp, rate_iops?, ionice?
-    (an I/O class for ionice -c)}."""
+    (an I/O class for ionice -c)}.
+    """
     args = ['fio', '--name=%s' % job.get('name', 'job'),
             '--filename=%s' % dev, '--direct=1', '--ioengine=libaio',
             '--rw=%s' % job['rw'], '--bs=%s' % job['bs'],
@@ -247,7 +253,8 @@ def fio_args(dev, job):
 
 def start_in_group(args, group):
     """Start ``args`` with its pid in ``group`` (a blkio group dir, or
-    None for the root) before it execs, so all its I/O is charged there."""
+    None for the root) before it execs, so all its I/O is charged there.
+    """
     procs = os.path.join(group or BLKIO, 'cgroup.procs')
     return subprocess.Popen(
         ['sh', '-c', 'echo $$ > "$0" && exec "$@"', procs] + list(args),
@@ -265,7 +272,8 @@ def cpu_times():
 def run_jobs(dev, jobs):
     """Run fio jobs at once, each in its group; {name: summary}, plus
     'cpu_busy': the share of all CPUs busy (anyone's work) meanwhile.
-    ``jobs``: [(name, group, job)]."""
+    ``jobs``: [(name, group, job)].
+    """
     procs = []
     busy0, total0 = cpu_times()
     try:
@@ -327,7 +335,8 @@ def kernel_config(keys):
 
 def probe_cgroup2_io():
     """Ask the cgroup2 mount for its io controller; undo if it took.
-    Returns what happened, for the record."""
+    Returns what happened, for the record.
+    """
     out = {'mount': UNIFIED}
     ctl = os.path.join(UNIFIED, 'cgroup.controllers')
     if not os.path.exists(ctl):

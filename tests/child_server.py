@@ -41,7 +41,8 @@ def wait(stop):
 
 def main(serve, prefix):
     """Run ``serve(out, stop)`` with stdout kept for its JSON line (all
-    else goes to stderr) and a private TMPDIR removed at the end."""
+    else goes to stderr) and a private TMPDIR removed at the end.
+    """
     out = os.fdopen(os.dup(1), 'w')
     os.dup2(2, 1)
     tmp = tempfile.mkdtemp(prefix=prefix)

@@ -45,7 +45,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @dataclasses.dataclass(frozen=True)
 class CinderServer:
     """Where the child's Cinder API answers (noauth: the token is
-    ``user:project``, an admin)."""
+    ``user:project``, an admin).
+    """
 
     endpoint: str           # http://127.0.0.1:PORT/v3/<project_id>
     root: str               # http://127.0.0.1:PORT/
@@ -62,7 +63,8 @@ class CinderServer:
 
     def adapter(self, microversion=None):
         """A keystoneauth1 Adapter whose relative URLs are under
-        ``endpoint``; answers are not raised."""
+        ``endpoint``; answers are not raised.
+        """
         from keystoneauth1 import adapter as ks_adapter
         return ks_adapter.Adapter(
             self.session(), service_type='volumev3',

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Shared test helpers: a simulated host with an agent, and the rule that a
-test needing a real component fails (not skips) in CI when it is missing."""
+test needing a real component fails (not skips) in CI when it is missing.
+"""
 
 import contextlib
 import os
@@ -89,7 +90,8 @@ def agent_topics(*overrides):
 
 def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):
     """A SimHost with an LSVM, a CPU-bound VM and a disk VM, plus the
-    Nova metadata the driver reports for them."""
+    Nova metadata the driver reports for them.
+    """
     sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=pcpus,
                                              default_slice_us=3000),
                            seed=seed)
@@ -100,13 +102,15 @@ def sim_host_with_vms(name='compute-1', pcpus=2, seed=7):
 
 def sim_knobs_of(driver):
     """The knob set over a simulated driver's host: what a test reads
-    (or sets) knobs through, as the agent's actuator does."""
+    (or sets) knobs through, as the agent's actuator does.
+    """
     return sim_knobs.SimulatedKnobs(driver)
 
 
 def make_agent(driver, reporter=None, journal_path=None, policies=None):
     """An agent over ``driver`` on ``CONF`` (policies: vSlicer unless
-    given), journal in memory unless ``journal_path``."""
+    given), journal in memory unless ``journal_path``.
+    """
     if policies is None:
         policies = [vslicer.VSlicerPolicy(CONF)]
     return assembly.build_agent(CONF, driver, policies=policies,
@@ -123,7 +127,8 @@ def run_ticks(sim, agent, ticks, tick_us=1_000_000):
 def mutated(data, path, value):
     """A deep copy of ``data`` with the item at ``path`` (a tuple of keys
     and indexes) set to ``value``, or deleted when ``value is KeyError``:
-    table-driven tests of validators."""
+    table-driven tests of validators.
+    """
     import copy
     data = copy.deepcopy(data)
     target = data
@@ -139,7 +144,8 @@ def mutated(data, path, value):
 def use_driver_in_main(driver):
     """Make ``io-host-agent``'s main() (iosched.host_agent.cmd.agent, run in a
     subprocess by tests) use ``driver`` whatever ``[host_agent] driver``
-    names: its driver class is loaded through ``plugins.load_class``."""
+    names: its driver class is loaded through ``plugins.load_class``.
+    """
     from iosched.host_agent.cmd import agent as cmd
 
     class Driver(object):

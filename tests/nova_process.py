@@ -36,7 +36,8 @@ from tests import fixtures as iosched_fixtures
 @dataclasses.dataclass(frozen=True)
 class NovaServer:
     """Where the child's Nova API answers. The token ``user:project`` of
-    ``user_id`` ``admin`` is an admin; ``token_for`` makes others."""
+    ``user_id`` ``admin`` is an admin; ``token_for`` makes others.
+    """
 
     endpoint: str           # http://127.0.0.1:PORT/v2.1
     root: str               # http://127.0.0.1:PORT/
@@ -52,7 +53,8 @@ class NovaServer:
 
     def adapter(self, microversion=None, token=None):
         """A keystoneauth1 Adapter whose relative URLs are under
-        ``endpoint``; answers are not raised."""
+        ``endpoint``; answers are not raised.
+        """
         from keystoneauth1 import adapter as ks_adapter
         from keystoneauth1 import session as ks_session
         from keystoneauth1 import token_endpoint

@@ -87,8 +87,9 @@ _CPU_INFO = json.dumps({
 
 def setup_nova():
     """Register Nova's objects and parse its configuration (defaults)."""
-    from nova import objects
     import nova.conf
+    from nova import objects
+
     from iosched.nova_plugin import conf as plugin_conf
 
     objects.register_all()
@@ -127,7 +128,8 @@ def _numa(pcpus, memory_mb):
 def _fresh(text):
     """A new copy of ``text``: each ComputeNode has its own strings from the
     database, and the HostState keeps its ComputeNode (through
-    ``pci_stats``'s pool list), so a shared string would not be counted."""
+    ``pci_stats``'s pool list), so a shared string would not be counted.
+    """
     return text[:-1] + text[-1:]
 
 
@@ -177,7 +179,8 @@ def host_state(i, report):
 
 def heartbeat(hosts):
     """Every nova-compute reported just now (``ComputeFilter`` asks the
-    servicegroup API: last_seen_up within [DEFAULT] service_down_time)."""
+    servicegroup API: last_seen_up within [DEFAULT] service_down_time).
+    """
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     for h in hosts:
         h.update(service=dict(h.service, last_seen_up=now))
@@ -258,7 +261,8 @@ class Handlers(object):
 
 def templates(n, args):
     """JSON of up to ``args.templates`` distinct reports (host i uses
-    number i modulo their count, with its own name)."""
+    number i modulo their count, with its own name).
+    """
     return [json.dumps(fake_reports.report_dict(
         i, ts=time.time(), report_interval=3600.0, vcpus=args.vcpus,
         decisions=args.decisions, seed=args.seed))

@@ -63,7 +63,8 @@ MASTER_KEY = 'bench-only-master-key-' + '5' * 24
 
 def _percentiles(values):
     """p50, p99 (``iosched.contract.stats``, nearest rank), max and count;
-    None for each figure without any value."""
+    None for each figure without any value.
+    """
     return {'p50': stats.percentile(values, 0.5),
             'p99': stats.percentile(values, 0.99),
             'max': max(values, default=None), 'n': len(values)}
@@ -267,10 +268,10 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
     """Cast every host's report every interval, staggered, until the end."""
     from oslo_config import cfg
 
-    from iosched.host_agent.reporter import messaging
     from iosched.contract import payload
-    from iosched.host_agent.reporter import rpcapi
     from iosched.contract import signature
+    from iosched.host_agent.reporter import messaging
+    from iosched.host_agent.reporter import rpcapi
 
     api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)
     keys = {i: (signature.derive_host_key(MASTER_KEY,

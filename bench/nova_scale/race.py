@@ -94,8 +94,9 @@ def _child(settings, path):
     progress = os.fdopen(os.dup(1), 'w')
     os.dup2(2, 1)
     importlib.import_module('tests.nova.conftest')  # Nova harness shims
-    from tests.nova import race_harness
     from nova import objects
+
+    from tests.nova import race_harness
 
     objects.register_all()
     results = []
@@ -164,7 +165,8 @@ def _ratio(a, b):
 
 def run(args, log=print):
     """Run the bursts in a child process; returns the JSON-ready figures
-    (also written to <output_dir>/nova_race.json)."""
+    (also written to <output_dir>/nova_race.json).
+    """
     settings = _settings(args)
     out_dir = getattr(args, 'output_dir', None) or 'out/bench'
     os.makedirs(out_dir, exist_ok=True)

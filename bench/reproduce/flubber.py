@@ -298,7 +298,8 @@ def beta_rounds(quick):
     """Table 2 under another reading of VBC's event 1: a round turns when
     every VM has spent its credits *and* its requests have completed,
     on a disk without free read-ahead (a return to SeqR pays a seek), with
-    the static 8:1 split (no feedback)."""
+    the static 8:1 split (no feedback).
+    """
     dur = 5000.0 if quick else 20000.0
     warm = 2000.0
     rows = []
@@ -325,7 +326,8 @@ def beta_rounds(quick):
 
 def _settle(r, vms, t_end):
     """First second from which every later 1 s window meets every VM's
-    B and L; t_end / 1000 if none."""
+    B and L; t_end / 1000 if none.
+    """
     ok = None
     wins = {v.name: r.metrics.windows(v.name, 0.0, t_end) for v in vms}
     n = min(len(w) for w in wins.values())

@@ -111,7 +111,8 @@ def _agg(runs, what='net', kinds=None):
 
 def _change(new, base):
     """``harness.pct_change`` (a percent CHANGE, not a percentile), 0.0
-    from a zero base."""
+    from a zero base.
+    """
     if base == 0:
         return 0.0
     return harness.pct_change(new, base)
@@ -432,7 +433,8 @@ PERSIST = dict(vms=('net',) * 3, pcpus=2, warmup_s=1.0)
 
 def sweep(quick):
     """w x beta on the persistent-imbalance case (Credit1), where there is
-    a signal to act on; and Credit2's union with a beta low enough to fire."""
+    a signal to act on; and Credit2's union with a beta low enough to fire.
+    """
     rows = []
     kw = dict(PERSIST, duration_s=4.0)
     off = _runs(quick, 3, mode='off', **kw)

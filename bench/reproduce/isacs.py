@@ -284,7 +284,8 @@ def _normal_phase_burns(sched):
 def concealing(quick):
     """A mixed VM (iperf + stress on vCPU0) among 5 stress VMs, 5 pCPUs:
     credit burnt per round outside the CPU-BOOST phase, I/O vCPU over the
-    mean CPU-bound vCPU (claim 8: 1.0)."""
+    mean CPU-bound vCPU (claim 8: 1.0).
+    """
     rows = []
     variants = (('paper (head trigger)', {}),
                 ('strict trigger', {'trigger': 'all'}),
@@ -345,7 +346,8 @@ def _balance_run(io_balance, native, quick):
 def io_balance(quick):
     """Per-pCPU run-queues, 4 I/O VMs whose I/O vCPUs all start on
     run-queue 0 (i4c8): Algorithm 2 on/off, with and without Credit2's
-    own balance_load."""
+    own balance_load.
+    """
     rows = []
     claim = 'Claim 11: Algorithm 2 (per-pCPU run-queues, i4c8)'
     for on, native in ((True, True), (False, True), (True, False),
@@ -375,7 +377,8 @@ SLEEPY_PING = spec_paper.Ping(interval_us=5000)
 def sensitivity(quick):
     """The defaults against the alternatives they were chosen over, on
     three I/O vCPUs: a CPU-hungry receiver (i1c11), an always-runnable
-    mixed one (m4) and a sleeper pinged every 5 ms among 11 stress VMs."""
+    mixed one (m4) and a sleeper pinged every 5 ms among 11 stress VMs.
+    """
     rows = []
     variants = (('default (head, preempt, cap 2 ms)', {}),
                 ('IVCredit cap 10 ms', {'ivcredit_cap_us': 10000}),

@@ -45,11 +45,11 @@ import statistics
 from oslo_log import log as logging
 
 from bench.reproduce import harness
+from iosched.contract import stats
 from iosched.host_agent import assembly
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent import model
 from iosched.host_agent import plugins
-from iosched.contract import stats
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sp
@@ -63,7 +63,8 @@ SYSTEMS = ('xen-stock', 'xen-paper', 'linux-stock', 'linux-agent')
 
 def _agent(sim, infos, policy_names):
     """The real host agent over ``sim`` with the named policies (options
-    at their defaults, as the embedded default runs them)."""
+    at their defaults, as the embedded default runs them).
+    """
     logging.getLogger('iosched.host_agent').logger.setLevel(logging.ERROR)
     conf = agent_conf.CONF
     drv = sim_driver.SimulatedDriver(sim, {i.uuid: i for i in infos})
@@ -86,7 +87,8 @@ def _info(uuid, vcpus, specs):
 
 def _p99_or_nan(values):
     """p99 (``iosched.contract.stats``), NaN without any value (as the
-    mean beside it)."""
+    mean beside it).
+    """
     got = stats.percentile(values, 0.99)
     return float('nan') if got is None else got
 

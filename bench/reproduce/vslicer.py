@@ -215,7 +215,8 @@ def _ping_mean(n_vms, n_lsvm, quick, seed=7):
 
 def _closed_form(n_vms, m):
     """The ideal-schedule mean wait in ms (None: T_m does not divide T_n;
-    a lone LSVM's microslices run back to back, so T_m = T_n for m = 1)."""
+    a lone LSVM's microslices run back to back, so T_m = T_n for m = 1).
+    """
     n = n_vms - m
     t_m = T_NLSVM / n if m == 1 else T_M_PING
     if not vslicer_math.is_valid_microslice(T_NLSVM, n, t_m):

@@ -27,9 +27,9 @@ and ``plan()`` refuses an L below it, naming both.
 
 import dataclasses
 
+from iosched.cinder_qos import translate
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.cinder_qos import translate
 from iosched.contract import slo_units
 
 EXIT_OK = 0

@@ -25,9 +25,9 @@ agent and a bare ``translate(slo)`` agree. Example::
 
 from oslo_config import cfg
 
+from iosched.cinder_qos import translate
 from iosched.contract import opt_types
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 
 GROUP = cfg.OptGroup(
     name='cinder_qos',

@@ -147,7 +147,8 @@ class MiscasedExtraSpec(InvalidExtraSpec):
 @dataclasses.dataclass(frozen=True)
 class Choice:
     """One word out of a fixed list; ``exact``: as is (Nova's own keys),
-    else case-insensitive with surrounding whitespace ignored."""
+    else case-insensitive with surrounding whitespace ignored.
+    """
 
     choices: tuple
     exact: bool = False
@@ -217,7 +218,8 @@ class Integer:
 @dataclasses.dataclass(frozen=True)
 class Spec:
     """One flavor extra spec: its key, parser, ``FlavorSpecs`` field, what
-    it means, and what unset means."""
+    it means, and what unset means.
+    """
 
     key: str
     kind: object            # Choice | Boolean | Integer
@@ -376,7 +378,8 @@ def read(extra_specs):
 
 def check_specs(extra_specs):
     """The reading of ``extra_specs``; raises the ``InvalidExtraSpec`` of
-    the first (by key) value ``read`` would ignore."""
+    the first (by key) value ``read`` would ignore.
+    """
     reading = read(extra_specs)
     if reading.ignored:
         raise reading.ignored[0].error

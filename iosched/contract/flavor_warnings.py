@@ -60,7 +60,8 @@ def _first_time(token):
 # value): a 1 MB value is not kept whole.
 def warn_ignored(flavor, reading, log=LOG):
     """Log each of ``reading.ignored`` (a ``flavor.FlavorSpecs``) once per
-    process for ``flavor`` (a flavor name); returns how many were logged."""
+    process for ``flavor`` (a flavor name); returns how many were logged.
+    """
     shown = flavor_contract.shorten(flavor or '?')
     logged = 0
     for item in reading.ignored:

@@ -64,7 +64,8 @@ def observe(events, t_prev, ibar, t, weight=0.9, cutoff=10000):
 def ema_gap(times, weight=0.9, cutoff=10000):
     """Eq. 1 over a window's sorted event times, from a fresh start (ISACS
     re-initialises the event data at every reallocation): (E_n, Ibar), with
-    Ibar 0.0 when no interval was usable."""
+    Ibar 0.0 when no interval was usable.
+    """
     # observe() folded over the window, inline: the agent runs this over
     # every I/O completion of every vCPU each tick, and a call per event
     # doubled its tick (tests/unit/contract/test_isacs.py checks the two

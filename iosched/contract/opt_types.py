@@ -153,7 +153,8 @@ _HARDENED = {types.Float: FiniteFloat, types.Integer: CheckedInteger,
 def harden(opts):
     """Give the number, boolean and choice options of ``opts`` the checked
     types, in place (before the options are registered); returns
-    ``opts``."""
+    ``opts``.
+    """
     for opt in opts:
         old = opt.type
         if type(old) is types.Boolean:

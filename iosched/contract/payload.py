@@ -132,7 +132,6 @@ import json
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
 
-
 VERSION = '1.4'
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).
@@ -212,7 +211,8 @@ class HostReport:
 def _head(data, records):
     """The keyword arguments of a HostReport but ``decisions``, checked in
     ``from_dict``'s order; ``vcpus``: the parsed records (``records``) or
-    the list, its entries unchecked."""
+    the list, its entries unchecked.
+    """
     if not isinstance(data, dict):
         raise payload_check.PayloadError(
             '<root>', 'expected an object, got %s' % type(data).__name__)

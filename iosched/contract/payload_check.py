@@ -87,7 +87,8 @@ def positive(v):
 
 def is_json_value(value):
     """A knob value as JSON carries it: null, bool, number, string, list
-    or object (iotune keys)."""
+    or object (iotune keys).
+    """
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, (list, tuple)):

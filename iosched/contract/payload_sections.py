@@ -135,7 +135,8 @@ class LsvmState:
         """``vcpu_records``: how many per-vCPU records the report has, to
         derive ``nlsvm_vcpus`` from when the agent did not send it
         (``HostReport.head_from_dict``, which does not keep the records);
-        None: leave it None."""
+        None: leave it None.
+        """
         d = cls()
         get = payload_check.field
         nonneg = payload_check.nonneg

@@ -46,7 +46,8 @@ def specs_at_attach(specs, consumer, size_gb):
 
 def _limit(value):
     """A front-end key's value as libvirt's whole number, 0 if it is none
-    (not a number, NaN or infinite: Nova could not have applied it)."""
+    (not a number, NaN or infinite: Nova could not have applied it).
+    """
     try:
         return int(float(value))
     except (TypeError, ValueError, OverflowError):

@@ -186,7 +186,8 @@ def verify(report, signature, host_key, whole=True):
 def why_rejected(report, signature, master_key, whole=True):
     """None if ``signature`` binds ``report`` to its host, else the reason.
 
-    ``whole``: as for ``verify``."""
+    ``whole``: as for ``verify``.
+    """
     if signature is None:
         return 'unsigned (the scheduler requires signed reports)'
     host = report.get('host') if isinstance(report, dict) else None

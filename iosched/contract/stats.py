@@ -73,7 +73,8 @@ def rank(q, n):
 
 def percentile(samples, q):
     """The q-quantile (nearest rank, ``q`` in [0, 1]) of ``samples``, as a
-    float; None when there are none. ``samples`` need not be sorted."""
+    float; None when there are none. ``samples`` need not be sorted.
+    """
     ordered = sorted(samples)
     _check_q(q)
     if not ordered:

@@ -33,9 +33,11 @@ import uuid as uuid_mod
 
 from oslo_log import log as logging
 
+from iosched.cinder_qos import translate
+from iosched.contract import flavor as flavor_contract
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.cinder_qos import translate
+from iosched.demo import placement
 from iosched.host_agent import assembly
 from iosched.host_agent.collectors import vcpu_io_strength
 from iosched.host_agent import conf as agent_conf
@@ -43,10 +45,8 @@ from iosched.host_agent import model
 from iosched.host_agent import plugins
 from iosched.host_agent.reporter import messaging
 from iosched.host_agent.reporter import rpcapi
-from iosched.contract import flavor as flavor_contract
-from iosched.demo import placement
-from iosched.simdriver import driver as sim_driver
 from iosched.nova_plugin import state as plugin_state
+from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
@@ -264,7 +264,8 @@ def run_variant(scenario, with_iosched, transport_url='fake:/',
 
 def set_defaults():
     """The agent configuration the embedded default uses: in-memory
-    journal, a report every tick."""
+    journal, a report every tick.
+    """
     placement.setup_nova()     # parses the global CONF once
     CONF.set_override('journal_path', '', 'host_agent')
     CONF.set_override('report_every_ticks', 1, 'host_agent')

@@ -58,7 +58,8 @@ def parse_args(argv):
 
 def output_dir_problem(path):
     """Why report.json and report.png could not be written under
-    ``path`` (created if missing), or None; creates nothing."""
+    ``path`` (created if missing), or None; creates nothing.
+    """
     if not path.strip():
         return 'is empty'
     full = os.path.abspath(path)
@@ -84,8 +85,8 @@ def transport_url_problem(url):
     """Why oslo.messaging would refuse ``url``, or None."""
     from importlib import metadata
 
-    import oslo_messaging
     from oslo_config import cfg
+    import oslo_messaging
     schemes = sorted(e.name for e in metadata.entry_points(
         group='oslo.messaging.drivers'))
     try:

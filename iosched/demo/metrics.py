@@ -22,7 +22,6 @@ from iosched.contract import qos_keys
 from iosched.contract import stats
 
 
-
 def _pct_ms(values_us, q):
     """The q-quantile of latencies (us) in ms, rounded; 0.0 if none."""
     got = stats.percentile(values_us, q)
@@ -40,7 +39,8 @@ def _stat(lat_us, stat):
 
 def window_attainment(times_us, lat_us, slo, t0_us, t1_us, window_us=1e6):
     """Share of whole windows in [t0, t1) where the volume completed at
-    least B requests per second and its latency statistic was <= L."""
+    least B requests per second and its latency statistic was <= L.
+    """
     n = int((t1_us - t0_us) // window_us)
     buckets = [[] for _ in range(n)]
     for t, lat in zip(times_us, lat_us):

@@ -113,7 +113,8 @@ def make_request_spec(server, index):
 
 class Scheduler(object):
     """Filters and weighers as nova-scheduler runs them; the iosched ones
-    on ``state`` (a ``iosched.nova_plugin.state.SchedulerState``)."""
+    on ``state`` (a ``iosched.nova_plugin.state.SchedulerState``).
+    """
 
     def __init__(self, with_iosched, state=None):
         setup_nova()

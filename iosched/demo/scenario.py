@@ -47,8 +47,8 @@ import os
 
 import yaml
 
-from iosched.contract import slo as slo_mod
 from iosched.contract import flavor as flavor_contract
+from iosched.contract import slo as slo_mod
 from iosched.simulator import spec_kernel
 
 # The simulated hosts' kernel unless a host names another
@@ -229,7 +229,8 @@ def _extra_specs(specs, path):
     """Flavor extra specs as Nova stores them (text); one that every reader
     would ignore (``iosched.contract.flavor.check_specs``: what the Nova
     API refuses at microversion 2.86, or a miscased ``iosched:`` key) is
-    refused."""
+    refused.
+    """
     out = {}
     for k, v in _names(specs, path).items():
         out[k] = str(v).lower() if isinstance(v, bool) else str(v)
@@ -337,7 +338,8 @@ def _policies(data):
 
 def parse(data, name='scenario'):
     """The Scenario of ``data`` (a parsed file); the sections are checked
-    in this order, the first bad field raising ScenarioError."""
+    in this order, the first bad field raising ScenarioError.
+    """
     _only(_mapping(data, '<root>', 'a mapping of scenario fields'), '',
           FIELDS)
     hosts = _hosts(data)

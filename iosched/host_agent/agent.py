@@ -26,6 +26,7 @@ import time
 
 from oslo_log import log as logging
 
+from iosched.contract import knob_kinds
 from iosched.contract import qos_attach
 from iosched.contract import stats
 from iosched.host_agent import cinder_slo
@@ -37,7 +38,6 @@ from iosched.host_agent import model
 from iosched.host_agent.policies import compose
 from iosched.host_agent.reporter import build
 from iosched.host_agent import volume_slo
-from iosched.contract import knob_kinds
 
 LOG = logging.getLogger(__name__)
 RULE_RETUNE = 'slo.retune'
@@ -45,7 +45,8 @@ RULE_RETUNE = 'slo.retune'
 
 def merge_plans(plans):
     """Later policies override earlier actions on the same knob, but
-    of two iotune caps the tighter wins (``policies.compose``)."""
+    of two iotune caps the tighter wins (``policies.compose``).
+    """
     by_key = collections.OrderedDict()
     notes = []
     facts = {}
@@ -244,7 +245,8 @@ class Agent(object):
 
         At first sight of a disk (agent start, new attach) the disk's live
         limits are compared with its volume's: a retype while the agent
-        was not running left Nova's attach-time limits in place."""
+        was not running left Nova's attach-time limits in place.
+        """
         rebase = getattr(self.actuator, 'rebase', None)
         for inst in instances:
             for disk in inst.disks:
@@ -275,7 +277,8 @@ class Agent(object):
 
     def _live_static(self, uuid, target):
         """The disk's live front-end limits (the keys Nova sets), or None
-        when they cannot be read or a policy of ours holds the knob."""
+        when they cannot be read or a policy of ours holds the knob.
+        """
         held = getattr(getattr(self.actuator, 'journal', None), 'pending',
                        None)
         if held is not None and (knob_kinds.DISK_IOTUNE, uuid,
@@ -292,7 +295,8 @@ class Agent(object):
 
     def _block_devices(self, errors):
         """The driver's ``block_devices()`` (the vaio policy's input), or
-        () when it has none or cannot say."""
+        () when it has none or cannot say.
+        """
         from_driver = getattr(self.driver, 'block_devices', None)
         if from_driver is None:
             return ()

@@ -36,10 +36,10 @@ import time
 from keystoneauth1 import exceptions as ks_exc
 from oslo_log import log as logging
 
-from iosched.host_agent.conf import cinder as cinder_conf
-from iosched.host_agent.conf import keystone
 from iosched.contract import qos_attach
 from iosched.contract import qos_keys
+from iosched.host_agent.conf import cinder as cinder_conf
+from iosched.host_agent.conf import keystone
 
 LOG = logging.getLogger(__name__)
 MICROVERSION = '3.63'        # volume_type_id in GET /volumes/{id}
@@ -53,13 +53,15 @@ class CinderError(Exception):
 
 class CinderQosLookup(object):
     """The QoS spec of a volume by its id, looked up in Cinder and cached
-    (not an SLO: ``iosched.host_agent.volume_slo`` reads the SLO out of it)."""
+    (not an SLO: ``iosched.host_agent.volume_slo`` reads the SLO out of it).
+    """
 
     def __init__(self, adapter_factory, cache_ttl=60.0, timeout=5.0,
                  clock=time.monotonic):
         """``adapter_factory()`` returns a keystoneauth1 Adapter for the
         Block Storage API; it is called at the first lookup (a broken
-        configuration is an outage, not a crash) and its result kept."""
+        configuration is an outage, not a crash) and its result kept.
+        """
         self._factory = adapter_factory
         self._adapter = None
         self.ttl = cache_ttl
@@ -71,7 +73,8 @@ class CinderQosLookup(object):
 
     def specs(self, serial):
         """The QoS spec keys of volume ``serial`` ({}: none; None: no such
-        volume, or never known and Cinder is down)."""
+        volume, or never known and Cinder is down).
+        """
         hit = self._cache.get(serial)
         now = self._clock()
         if hit is not None and now - hit[1] < self.ttl:

@@ -22,8 +22,8 @@ import time
 
 from oslo_log import log as logging
 
-from iosched.host_agent import model
 from iosched.contract import lsvm as lsvm_bound
+from iosched.host_agent import model
 
 LOG = logging.getLogger(__name__)
 

@@ -328,7 +328,8 @@ def _serial(snapshot, uuid, target):
 
 class Exporter(object):
     """``GET /metrics`` of one registry, in a daemon thread; ``stop()``
-    closes the socket (the agent's shutdown)."""
+    closes the socket (the agent's shutdown).
+    """
 
     def __init__(self, registry, host, port):
         self.server, self.thread = prometheus_client.start_http_server(

@@ -34,11 +34,9 @@ import typing
 
 from iosched.contract import flavor as flavor_contract
 from iosched.contract import flavor_warnings
+from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.contract import lsvm as lsvm_bound
-
-
 
 # A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
 # type's QoS spec ``iosched:*`` keys by ``iosched.host_agent.volume_slo``); its
@@ -173,7 +171,8 @@ class DiskRates:
     def ref_ops_per_s(self, ref_io_bytes=slo_mod.DEFAULT_REF_IO_BYTES):
         """Throughput in operations of ``ref_io_bytes`` (a request of x
         bytes counts max(1, x / ref) ops, as QEMU's size_iops_sec; from the
-        window's totals, exact when requests are all >= or all <= ref)."""
+        window's totals, exact when requests are all >= or all <= ref).
+        """
         return max(self.iops, self.bytes_per_s / float(ref_io_bytes))
 
 
@@ -232,7 +231,8 @@ class HostSched:
 @dataclasses.dataclass(frozen=True)
 class BlockDevice:
     """A host block device under guest disks, and its I/O scheduler (the
-    driver's ``block_devices()``; read by the vaio policy)."""
+    driver's ``block_devices()``; read by the vaio policy).
+    """
     name: str                        # kernel name: 'loop3', 'sda'
     devno: str = ''                  # 'major:minor'
     scheduler: str = ''              # in force: 'bfq', 'none'; '' unknown

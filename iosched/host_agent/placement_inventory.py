@@ -301,7 +301,8 @@ class InventoryPublisher(placement_base.Publisher):
 
 def start_from_conf(conf, host):
     """A started InventoryPublisher, or None unless ``[io_inventory]
-    publish``."""
+    publish``.
+    """
     opts = conf.io_inventory
     if not opts.publish:
         return None

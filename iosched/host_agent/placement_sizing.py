@@ -186,7 +186,8 @@ def wanted_inventories(report, options):
 class Wanted:
     """The publisher's wanted state: the inventories one report calls for
     (IO_VCPU reserved = the configured reserve) and the report's measured
-    I/O vCPUs (None: ``reserve_unclaimed_io_vcpus`` off)."""
+    I/O vCPUs (None: ``reserve_unclaimed_io_vcpus`` off).
+    """
 
     inventories: dict
     io_vcpus: typing.Optional[int] = None

@@ -43,7 +43,8 @@ def load_class(namespace, name):
 
 def load_policies(conf, names=None):
     """The policies ``names`` (default ``[host_agent] policies``), in
-    order, each built from ``conf``."""
+    order, each built from ``conf``.
+    """
     if names is None:
         names = conf.host_agent.policies
     return [load_class(POLICIES, name)(conf) for name in names]

@@ -47,7 +47,8 @@ def _defaults():
 def params_for(name, conf=None, **overrides):
     """Policy ``name``'s Params: from ``conf``'s ``[host_agent_policy.
     <name>]`` (default: the options' defaults), then ``overrides``
-    (field=value)."""
+    (field=value).
+    """
     params_cls = policy_class(name).Params
     params = base.read_params(
         (conf if conf is not None else _defaults())[base.GROUP_PREFIX + name],

@@ -27,9 +27,9 @@ import os
 
 from oslo_log import log as logging
 
-from iosched.host_agent import model
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
+from iosched.host_agent import model
 
 LOG = logging.getLogger(__name__)
 
@@ -78,7 +78,8 @@ def _load(path):
 
 def slo_of(specs):
     """The ``iosched.contract.slo.SLO`` of a QoS spec dict, None without
-    ``iosched:`` keys; raises ``slo.SLOError`` for a bad one."""
+    ``iosched:`` keys; raises ``slo.SLOError`` for a bad one.
+    """
     if not any(qos_keys.is_iosched_key(str(k)) for k in specs):
         return None
     return slo_mod.SLO.from_specs(specs)

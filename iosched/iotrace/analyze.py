@@ -50,7 +50,8 @@ def requests(trace):
 
 def waits(reqs, a='que', b='dis'):
     """[Wait] of every request that reached both layers ``a`` and ``b``
-    (default: the queue wait, Dispatch - Queuing), in order of ``a``."""
+    (default: the queue wait, Dispatch - Queuing), in order of ``a``.
+    """
     out = [Wait(r.rid, r.vm, r.op, r.sync, r.t[a], r.t[b] - r.t[a])
            for r in reqs.values() if a in r.t and b in r.t]
     out.sort(key=lambda w: w.start)
@@ -65,7 +66,8 @@ def layers_present(trace):
 def shares(trace, window=1.0, step=0.1, t_end=None):
     """(times, {layer: {vm: [share or None]}}): per layer, each VM's
     share of the bytes reaching it in the ``window`` s before each time
-    (a moving sum; None where no bytes reached the layer)."""
+    (a moving sum; None where no bytes reached the layer).
+    """
     if window <= 0 or step <= 0:
         raise ValueError('window and step must be > 0 (got %r, %r)'
                          % (window, step))
@@ -121,7 +123,8 @@ def jain(xs):
 def fairness(trace):
     """{'finish': {vm: s}, 'bytes': {vm: n}, 'sd', 'mean', 'slowest',
     'fastest', 'ratio', 'jain'}; finish from the trace's finish lines,
-    else each VM's last Response (or Completion)."""
+    else each VM's last Response (or Completion).
+    """
     finish = dict(trace.finish)
     done = collections.Counter()
     last = {}

@@ -59,7 +59,8 @@ class TraceError(ValueError):
 
 class Trace:
     """A trace in memory: ``header`` (dict), ``io`` [Io], ``vcpu``
-    [Span], ``finish`` {vm: s}."""
+    [Span], ``finish`` {vm: s}.
+    """
 
     def __init__(self, header=None, io=None, vcpu=None, finish=None):
         self.header = dict(header or {})
@@ -117,7 +118,8 @@ def _num(v, what, where):
 
 def parse_line(rec, where):
     """One data line (a list) as an ``Io``, a ``Span``, a ('finish', vm,
-    ts) tuple or None (unknown kind)."""
+    ts) tuple or None (unknown kind).
+    """
     if not isinstance(rec, list) or not rec:
         raise TraceError('%s: want a JSON array, got %r' % (where, rec))
     kind = rec[0]

@@ -46,7 +46,8 @@ def devno(device):
 
 def disk_ranges(xml_text, device):
     """[(first sector, end sector)] of the domain's disks on ``device``
-    (end None: to the end of the device)."""
+    (end None: to the end of the device).
+    """
     want = devno(device)
     out = []
     root = ET.fromstring(xml_text)
@@ -120,7 +121,8 @@ class HostMap:
 
     def refresh(self):
         """Re-read the thread lists (thread-pool workers come and go);
-        threads seen once stay mapped."""
+        threads seen once stay mapped.
+        """
         for name, vm in self.vms.items():
             pid = vm['pid']
             task = os.path.join(self.proc_root, str(pid), 'task')

@@ -203,12 +203,14 @@ class Recorder:
 
     def run(self, duration=None, progress=None):
         """Record; returns the ``fmt.Trace``. ``duration`` None: until
-        SIGINT/SIGTERM."""
+        SIGINT/SIGTERM.
+        """
         return self.assemble(*self.capture(duration, progress))
 
     def _open_readers(self):
         """[(cpu or None, fd)]: the per-CPU binary pipes (raw), else the
-        text trace_pipe."""
+        text trace_pipe.
+        """
         if self.raw:
             base = os.path.join(self.inst.dir, 'per_cpu')
             cpus = sorted(int(d[3:]) for d in os.listdir(base)
@@ -223,7 +225,8 @@ class Recorder:
     def capture(self, duration=None, progress=None):
         """Record; returns (data, start, end): data is {cpu: bytes of
         binary pages} (raw) or {None: trace text bytes}; start and end
-        are ``time.monotonic`` values (the trace clock's)."""
+        are ``time.monotonic`` values (the trace clock's).
+        """
         old = {}
 
         def on_signal(signum, frame):

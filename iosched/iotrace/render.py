@@ -29,6 +29,7 @@ import io
 import os
 
 import matplotlib
+
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 

@@ -37,7 +37,8 @@ SOURCES = {
 
 def scenario(scheduler='cfq', vms=4, gib=1.0, seed=1, commit_ms=None):
     """A ``run.Scenario``; ``commit_ms`` defaults to the model's value
-    scaled with ``gib`` (the same number of commits per run)."""
+    scaled with ``gib`` (the same number of commits per run).
+    """
     kw = dict(scheduler=scheduler, vms=int(vms), gib=float(gib),
               seed=int(seed))
     if commit_ms is None:

@@ -66,7 +66,8 @@ Event = collections.namedtuple('Event', 'ts ev tid a b c d e')
 def parse(text):
     """Yield ``Event``s from trace text. Block events: a = dev
     'maj,min', b = rwbs, c = sector, d = sectors. sched_switch: a = prev
-    tid, b = prev_state, c = next tid. sched_wakeup: a = woken tid."""
+    tid, b = prev_state, c = next tid. sched_wakeup: a = woken tid.
+    """
     for line in text.splitlines():
         m = LINE.match(line)
         if not m:
@@ -99,7 +100,8 @@ def parse(text):
 
 def op_sync(rwbs):
     """('R'|'W', sync) from a rwbs string; None for neither (flush,
-    discard). Reads are sync; writes are sync when flagged S or F."""
+    discard). Reads are sync; writes are sync when flagged S or F.
+    """
     if 'R' in rwbs:
         return 'R', True
     if 'W' in rwbs:

@@ -87,7 +87,8 @@ class ReportEndpoint(object):
 
     def __init__(self, store, auth=AUTH_NONE, master_key=None, metrics=None):
         """``auth``: ``none`` or ``hmac`` (then ``master_key`` is needed);
-        ``metrics``: the ``metrics.SchedulerMetrics`` to count into."""
+        ``metrics``: the ``metrics.SchedulerMetrics`` to count into.
+        """
         if auth not in (AUTH_NONE, AUTH_HMAC):
             raise ValueError('[iosched] report_auth must be none or hmac; '
                              'got %r' % (auth,))

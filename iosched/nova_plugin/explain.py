@@ -49,7 +49,8 @@ class _Batch(object):
     """Decisions ``seq0 + i`` for ``start <= i < len(hosts)``: host
     ``hosts[i]`` (a name, or a HostState: its ``host``), ``passed[i]``,
     ``weights[i]`` (None: all None) and the reason ``reason_of(i)``,
-    written once, when first read."""
+    written once, when first read.
+    """
 
     __slots__ = ('seq0', 'stage', 'request', 'hosts', 'passed', 'weights',
                  'reason_of', 'start', 'reasons')
@@ -107,7 +108,8 @@ class Explainer(object):
         ``passed[i]`` and ``weights[i]`` (None: None for all) and the
         reason ``reason_of(i)``, called only when read. Returns the seq of
         the first (None for no host). The ring keeps the sequences: do not
-        change them afterwards."""
+        change them afterwards.
+        """
         if not hosts:
             return None
         with self._lock:

@@ -262,7 +262,8 @@ class BackgroundListener(object):
 
     def cancel(self):
         """Ask the thread to stop, without waiting: it stops retrying, and
-        a server it is starting is stopped before it listens."""
+        a server it is starting is stopped before it listens.
+        """
         self._stop.set()
 
     def stop(self, timeout=30.0):

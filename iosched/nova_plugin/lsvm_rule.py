@@ -167,7 +167,8 @@ def pending_terms(pending):
 #             (lsvm.deadline_share, lsvm.admits: the agent's admission)
 def _core(h, m_pending, n_pending, request):
     """(m, n, m_p, n_p, L_request, L, budget, T_m, W, T, s') of the rule
-    above; ``figures`` and ``passes`` both use it."""
+    above; ``figures`` and ``passes`` both use it.
+    """
     pcpus = h.pcpus
     m = h.count + m_pending + request.vcpus
     n = h.n_reported + n_pending

@@ -78,7 +78,8 @@ def drop_reason(error):
 
 class SchedulerMetrics(object):
     """One worker's counters in its own ``registry``, the gauges of its
-    report ``store`` (None: none) and its ``GET /metrics`` endpoint."""
+    report ``store`` (None: none) and its ``GET /metrics`` endpoint.
+    """
 
     def __init__(self, store=None):
         self.registry = registry = prometheus_client.CollectorRegistry()
@@ -128,7 +129,8 @@ class SchedulerMetrics(object):
     def note_filters(self, name, passed=0, rejected=None):
         """A filter judged many hosts: ``passed`` passed, ``rejected``
         maps a cause to the hosts rejected for it (the sums of
-        ``note_filter``)."""
+        ``note_filter``).
+        """
         if passed:
             self.checks.labels(name, 'passed').inc(passed)
         if rejected:
@@ -180,7 +182,8 @@ class SchedulerMetrics(object):
 
     def release_exporter(self):
         """Forget this process's endpoint and return it (None if none),
-        for the caller to stop; the next ``ensure_exporter`` binds anew."""
+        for the caller to stop; the next ``ensure_exporter`` binds anew.
+        """
         with self._lock:
             exporter, self.exporter = self.exporter, None
             self._exporter_pid = None
@@ -264,7 +267,8 @@ class GreenExporter(object):
     be a green thread blocking the whole process in the stdlib's
     ``select``; eventlet's own WSGI server serves in a green thread. A
     hub replaced after fork (oslo.service's eventlet launcher) drops it:
-    ``alive()`` is False then, and the next ``ensure_exporter`` rebinds."""
+    ``alive()`` is False then, and the next ``ensure_exporter`` rebinds.
+    """
 
     def __init__(self, registry, host, port):
         import eventlet

@@ -122,7 +122,8 @@ SIZED_BY = (flavor.IO_PROFILE, flavor.LATENCY_SENSITIVE)
 
 def check_sizing(specs):
     """Raise the ``flavor.InvalidExtraSpec`` of the first ignored value of a
-    ``SIZED_BY`` key (other keys are Nova's validators' to refuse)."""
+    ``SIZED_BY`` key (other keys are Nova's validators' to refuse).
+    """
     for item in flavor.read(specs).ignored:
         if str(item.key).strip().lower() in SIZED_BY:
             raise item.error

@@ -124,7 +124,8 @@ class Cache(object):
 
     def prepared(self, report):
         """The ``Prepared`` of ``report`` (made if its host's slot holds
-        another report)."""
+        another report).
+        """
         held = self._slots.get(report.host)
         if held is not None and held.report is report:
             return held
@@ -168,7 +169,8 @@ def pendings(reports, host_states, preps, profile):
     fresh report, None where ``preps`` has None: the store's notes
     (``reports.pending``) and Nova's placements since the report, with the
     baselines kept in the report's ``Prepared`` (``inflight.observe_node``:
-    ``inflight.Tracker``'s rule; a new report starts afresh)."""
+    ``inflight.Tracker``'s rule; a new report starts afresh).
+    """
     pending = reports.pending
     observe = inflight.observe_node
     combine = inflight.combine

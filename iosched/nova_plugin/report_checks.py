@@ -120,7 +120,8 @@ def judge(state, host_states, request, label, check, settings, name):
     """``Verdicts`` of ``check`` on ``host_states`` (a list) for
     ``request`` (``label`` names it in the ring), recorded in ``state``
     under the filter ``name``; None when the check does not look at the
-    request (every host passes, nothing recorded)."""
+    request (every host passes, nothing recorded).
+    """
     if not check.wants(request):
         return None
     reports = state.store

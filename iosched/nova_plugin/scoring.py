@@ -58,7 +58,8 @@ class Request:
     @classmethod
     def from_extra_specs(cls, vcpus, extra_specs):
         """Build from a flavor; an invalid value counts as unset
-        (``iosched.contract.flavor.read``, the agent's reading too)."""
+        (``iosched.contract.flavor.read``, the agent's reading too).
+        """
         return cls.from_flavor_specs(vcpus, flavor.read(extra_specs))
 
     @classmethod

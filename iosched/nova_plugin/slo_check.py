@@ -54,7 +54,8 @@ def judge(state, host_states, demand, label, settings, name):
     """``report_checks.Verdicts`` of the floors ``demand`` on
     ``host_states`` (a list), recorded in ``state`` under the filter
     ``name``; None for a request without SLO floors (every host passes,
-    nothing recorded)."""
+    nothing recorded).
+    """
     if not demand.iops and not demand.error:
         return None
     if demand.error:

@@ -139,7 +139,8 @@ class Resolver(object):
 
     def demand(self, spec_obj, lookup):
         """The ``Demand`` of ``spec_obj``; lookups (through ``lookup``)
-        once per request."""
+        once per request.
+        """
         uuid = request_spec.field(spec_obj, 'instance_uuid')
         if not uuid:
             return NO_DEMAND

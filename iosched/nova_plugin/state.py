@@ -121,7 +121,8 @@ class SchedulerState(object):
 
     def configure(self, conf):
         """Apply ``conf.iosched`` to the store and the SLO caches; cheap
-        when nothing changed (once per request). Returns the state."""
+        when nothing changed (once per request). Returns the state.
+        """
         g = conf.iosched
         st = self.store
         ttl, max_hosts = g.report_ttl_intervals, g.store_max_hosts
@@ -137,7 +138,8 @@ class SchedulerState(object):
     def start_listener(self, conf, transport_url=None):
         """Start the report listener once, if ``[iosched]
         listen_for_reports`` is set; returns it, or None (listening off:
-        said once, at WARNING). Never blocks on the bus."""
+        said once, at WARNING). Never blocks on the bus.
+        """
         if not conf.iosched.listen_for_reports:
             if not self._warned_off:
                 self._warned_off = True
@@ -167,14 +169,16 @@ class SchedulerState(object):
 
     def revive_listener(self):
         """Start the listener again if eventlet dropped it or this process
-        forked (see the module docstring); cheap otherwise."""
+        forked (see the module docstring); cheap otherwise.
+        """
         held = self.listener
         if held is not None and (self.retired or held.lost()):
             self.start_listener(*self._listen)
 
     def retire(self):
         """This process forks workers: stop listening and serving metrics,
-        without waiting (see the module docstring)."""
+        without waiting (see the module docstring).
+        """
         held = self.listener
         if held is None or self.retired:
             return
@@ -200,7 +204,8 @@ def _stop_retired(held, exporter):
 
 class _Worker(object):
     """This process's state, and whether ``for_worker`` made it (then a
-    forked child makes its own) or its owner installed it."""
+    forked child makes its own) or its owner installed it.
+    """
 
     def __init__(self):
         self.state = None
@@ -219,7 +224,8 @@ _WORKER = _Worker()
 def for_worker(conf, transport_url=None):
     """The state of this worker; the first call of a process (or of a
     forked child) makes it and starts its listener. A state installed by
-    ``use_state`` is returned as it is."""
+    ``use_state`` is returned as it is.
+    """
     w = _WORKER
     pid = os.getpid()
     with w.lock:
@@ -238,7 +244,8 @@ def for_worker(conf, transport_url=None):
 
 def current():
     """The state of this worker (made if the plugin was not loaded in
-    this process)."""
+    this process).
+    """
     st = _WORKER.state
     if st is None or (_WORKER.owned and st.pid != os.getpid()):
         return for_worker(_WORKER.conf or cfg.CONF, _WORKER.transport_url)
@@ -248,7 +255,8 @@ def current():
 def for_request():
     """``current()``, with a listener that eventlet dropped (or that a
     fork retired) started again (see the module docstring): once per
-    scheduling request."""
+    scheduling request.
+    """
     st = current()
     st.revive_listener()
     return st
@@ -257,7 +265,8 @@ def for_request():
 @contextlib.contextmanager
 def use_state(state):
     """Install ``state`` as this process's for the ``with`` block (tests,
-    the demo, benchmarks); the previous one comes back afterwards."""
+    the demo, benchmarks); the previous one comes back afterwards.
+    """
     w = _WORKER
     with w.lock:
         previous = (w.state, w.owned)

@@ -80,7 +80,8 @@ def slim(report):
     vCPU records, the count of non-LSVM vCPUs (``lsvm_rule.figures``), is
     kept in ``lsvm.nlsvm_vcpus`` when the agent did not send it (and left
     None without records: the rule derives 0 either way), as
-    ``HostReport.head_from_dict`` does."""
+    ``HostReport.head_from_dict`` does.
+    """
     if not report.vcpus and not report.decisions:
         return report
     lsvm = report.lsvm
@@ -206,7 +207,8 @@ class ReportStore(object):
 
     def get_many(self, hosts):
         """``get(host)`` of each of ``hosts``, in order, with one clock
-        read and one lock for the list (the filters' whole-list path)."""
+        read and one lock for the list (the filters' whole-list path).
+        """
         now = self._clock()
         out = []
         with self._lock:

@@ -37,7 +37,8 @@ def missing_reason(mode):
 
 def assess(state, host_state, request, settings):
     """``(raw value, reason)`` of one host; the value is None without a
-    fresh report."""
+    fresh report.
+    """
     reports = state.store
     prep = prepared.fresh(reports, [host_state], state.prepared)[0]
     if prep is None:
@@ -52,7 +53,8 @@ def weigh(state, host_states, request, label, settings, multiplier_of,
           name):
     """``(raw values, reason_of)`` of ``host_states`` (a list), the
     missing ones filled in, recorded in ``state`` under the weigher
-    ``name``."""
+    ``name``.
+    """
     mode = settings.missing_report_weight
     reports = state.store
     preps = prepared.fresh(reports, host_states, state.prepared)

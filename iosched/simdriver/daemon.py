@@ -101,7 +101,8 @@ def build(conf, clock=time.time):
 def add_example_vms(sim, driver):
     """Boot the example VMs (an LSVM, a CPU-bound VM, a VM with an SLO
     volume) on ``sim`` and give ``driver`` their Nova metadata; returns
-    the driver. The tests' ``sim_host_with_vms`` uses the same set."""
+    the driver. The tests' ``sim_host_with_vms`` uses the same set.
+    """
     for uuid, workloads, specs, disks in _vms():
         sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=workloads,
                                    disks=('vda',)))

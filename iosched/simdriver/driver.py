@@ -30,10 +30,10 @@ shared device, ``sim-disk``, with scheduler ``fifo``
 whatever their VM).
 """
 
+from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import slo
 from iosched.host_agent.drivers import base
 from iosched.host_agent import model
-from iosched.contract import slo
-from iosched.contract import lsvm as lsvm_bound
 from iosched.simulator import probe as sim_probe
 
 # The model device's name and scheduler.
@@ -71,7 +71,8 @@ class SimulatedDriver(base.Driver):
     @classmethod
     def from_conf(cls, conf):
         """The daemon's simulated host, on the wall clock
-        (``iosched.simdriver.daemon``)."""
+        (``iosched.simdriver.daemon``).
+        """
         from iosched.simdriver import daemon
         return daemon.build(conf)
 
@@ -124,7 +125,8 @@ class SimulatedDriver(base.Driver):
 
     def block_devices(self):
         """The model's one device under every disk (``model.BlockDevice``,
-        scheduler ``fifo``)."""
+        scheduler ``fifo``).
+        """
         disks = tuple(sorted((i.uuid, d.target)
                              for i in self.list_instances()
                              for d in i.disks))
@@ -142,7 +144,8 @@ class SimulatedDriver(base.Driver):
         (``contract.lsvm.PROBE_CASES``; the deadline
         case's period is the self-test's 2 ms). Deterministic; it does not
         touch this host's VMs or clock. Cost: about 3 ms of CPU per case on
-        a 2-pCPU host at the defaults (simulating 0.6 s each)."""
+        a 2-pCPU host at the defaults (simulating 0.6 s each).
+        """
         bad = [c for c in cases if c not in lsvm_bound.PROBE_CASES]
         if bad:
             raise base.DriverError(
@@ -159,7 +162,8 @@ class SimulatedDriver(base.Driver):
     def deadline_state(self):
         """``model.DeadlineState``: all pCPUs are one root domain
         (``all_cpus``); the simulator has no threads but the VMs'
-        (``foreign`` 0)."""
+        (``foreign`` 0).
+        """
         st = self.sim.deadline_state()
         return model.DeadlineState(cpus=st['cpus'], limit=st['limit'],
                                    foreign=0.0, reserved=st['reserved'],

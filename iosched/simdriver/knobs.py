@@ -37,10 +37,10 @@ new process's simulated host.
 
 import weakref
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.drivers import base
 from iosched.simdriver import state_file
-from iosched.contract import knob_kinds
 
 DEFAULT_IO_WEIGHT = 100
 # SimHost -> {uuid: vm_io_weight}: the simulator models no per-VM I/O
@@ -69,7 +69,8 @@ class SimulatedKnobs(knob_set.KnobSet):
     def for_driver(cls, conf, driver):
         """The knob set of ``driver``'s simulated host; with
         ``[host_agent] simulated_state_file``, the saved values are put
-        back first."""
+        back first.
+        """
         knobs = cls(driver, state_path=conf.host_agent.simulated_state_file)
         knobs.restore_state()
         return knobs
@@ -159,7 +160,8 @@ class SimulatedKnobs(knob_set.KnobSet):
 
     def restore_state(self):
         """Apply the saved knob values (a new process on the same host);
-        returns how many. Nothing without a state file."""
+        returns how many. Nothing without a state file.
+        """
         if self.state_path is None:
             return 0
         self._state = state_file.load(self.state_path)

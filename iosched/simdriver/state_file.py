@@ -51,7 +51,8 @@ def load(path):
 
 def save(path, state):
     """Write ``state`` ({(kind, uuid, target): value}) to ``path``
-    atomically (a temporary file renamed over it)."""
+    atomically (a temporary file renamed over it).
+    """
     data = {_key(*k): (list(v) if isinstance(v, tuple) else v)
             for k, v in state.items()}
     tmp = '%s.tmp' % path

@@ -126,7 +126,8 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
 
     def _set_next(self, p, e, now, delay=0):
         """Dispatch waiting entity e on p (which has no curr) after
-        ``delay`` us (an idle pCPU's exit latency)."""
+        ``delay`` us (an idle pCPU's exit latency).
+        """
         p.dequeue(e)
         self.nr_waiting -= 1
         e.wait_us += now + delay - e.wait_start
@@ -292,7 +293,8 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
     def _set_protect(self, p, e):
         """set_protect_slice (6.17+): protected until it has run min(its
         slice, the shortest slice still queued on p), at most to the end
-        of its request (vprot <= deadline)."""
+        of its request (vprot <= deadline).
+        """
         m = e.slice_us
         for x in p.queue:
             if x.slice_us < m:

@@ -61,7 +61,8 @@ class BandwidthMixin:
 
     def set_cap(self, ents, cap, now):
         """Cap the VM whose vCPU entities are ``ents`` at ``cap`` CPUs
-        (a float > 0), or remove its cap (None)."""
+        (a float > 0), or remove its cap (None).
+        """
         g = ents[0].group if ents else None
         if g is not None:
             self._settle_group(g, now)

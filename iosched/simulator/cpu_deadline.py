@@ -111,7 +111,8 @@ class DeadlineMixin:
 
     def _fair_take_off(self, e, now):
         """Runnable fair e leaves the fair class (stays runnable); returns
-        the pCPU it was running on, now without a curr, or None."""
+        the pCPU it was running on, now without a curr, or None.
+        """
         if e.throttled:
             e.throttled = False
             return None
@@ -179,7 +180,8 @@ class DeadlineMixin:
 
     def _dl_place(self, e, now):
         """Global EDF: a pCPU without deadline work, else preempt the
-        latest deadline if later, else wait."""
+        latest deadline if later, else wait.
+        """
         cpus = self.cpus
         prev = e.last_cpu
         target = None
@@ -274,7 +276,8 @@ class DeadlineMixin:
 
     def _dl_next(self, p, now):
         """p has no deadline entity any more: the earliest waiting one,
-        else the fair class."""
+        else the fair class.
+        """
         if p.dl_curr is not None:
             return
         if self.dl_waiting:

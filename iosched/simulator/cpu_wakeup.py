@@ -104,7 +104,8 @@ class WakeupMixin:
         false)); if it does not win, curr's protection shrinks to the
         shortest queued slice from now (update_protect_slice). Without
         HRTICK, update_curr's resched (request used up, or protection
-        over) then lets schedule() pick another entity."""
+        over) then lets schedule() pick another entity.
+        """
         short = self.preempt_short and e.slice_us < c.slice_us
         best = p.pick(not short)
         if best is e:

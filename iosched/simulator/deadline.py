@@ -44,7 +44,8 @@ PERIOD_MAX_US = 4000000
 
 def validate(value, field='deadline'):
     """None, or a dict of ``knob_kinds.DEADLINE_KEYS`` -> (Q, D, P) ints;
-    else ValueError."""
+    else ValueError.
+    """
     if value is None:
         return None
     accepted = ('None (SCHED_OTHER) or a dict {runtime_us, deadline_us, '
@@ -104,7 +105,8 @@ class DlState:
 
     def set_params(self, params):
         """New (Q, D, P): applied from the next reservation; the runtime
-        left is clamped to the new Q."""
+        left is clamped to the new Q.
+        """
         self.q, self.d, self.p = params
         if self.left > self.q:
             self.left = self.q
@@ -115,7 +117,8 @@ class DlState:
 
     def on_wakeup(self, now):
         """Apply the CBS wake-up rule; True if it must wait (throttled
-        until ``period_end()``, constrained deadline)."""
+        until ``period_end()``, constrained deadline).
+        """
         if not self.abs_dl:
             self.new_reservation(now)
             return False

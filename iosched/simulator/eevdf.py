@@ -143,7 +143,8 @@ class PCpu:
 
     def pick(self, protect=True):
         """pick_eevdf: protected curr, else earliest eligible deadline
-        (``protect`` False: __pick_eevdf(protect=false), PREEMPT_SHORT)."""
+        (``protect`` False: __pick_eevdf(protect=false), PREEMPT_SHORT).
+        """
         w, s = self.totals()
         c = self.curr
         best = None

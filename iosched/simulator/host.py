@@ -229,7 +229,8 @@ class SimHost:
 
     def set_vm_weight(self, uuid, weight):
         """cgroup v2 cpu.weight of the VM's group (1..10000), applied to
-        each vCPU (see ``_apply_weight``)."""
+        each vCPU (see ``_apply_weight``).
+        """
         vm = self._vm(uuid)
         vm.weight = checks.weight(weight, 'vm_weight')
         for i in range(len(vm.ents)):
@@ -240,7 +241,8 @@ class SimHost:
 
     def set_vm_cap(self, uuid, cap):
         """CFS bandwidth cap of the VM's group in CPUs (quota / period,
-        e.g. 0.25), or None = unlimited (``iosched.simulator.cpu_bandwidth``)."""
+        e.g. 0.25), or None = unlimited (``iosched.simulator.cpu_bandwidth``).
+        """
         vm = self._vm(uuid)
         if cap is not None:
             cap = checks.number_range('vm_cap', cap, 0, self.spec.pcpus,
@@ -255,7 +257,8 @@ class SimHost:
         """SCHED_DEADLINE for the vCPU thread: a dict {runtime_us,
         deadline_us, period_us}, or None = back to SCHED_OTHER
         (``iosched.simulator.cpu_deadline``: refused unless the vCPU may run on
-        every pCPU, and beyond the host's admission limit)."""
+        every pCPU, and beyond the host's admission limit).
+        """
         ent = self._ent(uuid, vcpu)
         self.sched.set_deadline(ent, deadline.validate(params),
                                 self.loop.now)
@@ -267,7 +270,8 @@ class SimHost:
     def deadline_state(self):
         """SCHED_DEADLINE admission: {'cpus': pCPU ids of the one root
         domain, 'limit': CPUs the kernel admits there, 'reserved': CPUs the
-        VMs' reservations hold} (the simulator has no other threads)."""
+        VMs' reservations hold} (the simulator has no other threads).
+        """
         n = self.spec.pcpus
         return {'cpus': tuple(range(n)),
                 'limit': self.spec.kernel.dl_bw_limit * n,
@@ -293,7 +297,8 @@ class SimHost:
 
     def set_disk_latency_histogram(self, uuid, disk, bounds_us):
         """Count the disk's latencies into buckets with these upper bounds
-        (QEMU's block-latency-histogram-set); counting starts now."""
+        (QEMU's block-latency-histogram-set); counting starts now.
+        """
         self._disk(uuid, disk).set_histogram(bounds_us)
 
     # -- counters -------------------------------------------------------------
@@ -347,7 +352,8 @@ class SimHost:
         ``before_us``; returns how many. A run's results are kept whole
         (``request_latencies_us`` and the like read from any time); a host
         that runs for hours (the agent's wall-clock simulated driver) keeps
-        a window instead, or its memory grows with every request."""
+        a window instead, or its memory grows with every request.
+        """
         dropped = 0
         for vm in self._vms.values():
             dropped += _trim(vm, before_us)

@@ -195,7 +195,8 @@ class IoVcpuW(workloads._Base):
 
 def _fed_from_elsewhere(vm_spec, index):
     """True when another vCPU hands work here (Stream.app_vcpu,
-    DdWriter.irq_vcpu)."""
+    DdWriter.irq_vcpu).
+    """
     for wl in vm_spec.vcpus:
         parts = (wl.sources + (wl.task,) if isinstance(wl, specs.IoVcpu)
                  else (wl,))

@@ -39,7 +39,6 @@ from iosched.simulator import checks
 from iosched.simulator import spec_kernel
 from iosched.simulator import spec_paper
 
-
 # -- workloads ---------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -283,7 +282,8 @@ class HostSpec:
 @dataclasses.dataclass(frozen=True)
 class VmSpec:
     """A VM: ``vcpus`` is one workload per vCPU, ``disks`` its guest disk
-    names (e.g. ('vda', 'vdb'))."""
+    names (e.g. ('vda', 'vdb')).
+    """
     uuid: str
     name: str
     vcpus: tuple = (CpuBound(),)

@@ -155,7 +155,8 @@ KERNELS = {k.name: k for k in (LINUX_6_12, LINUX_6_18_HZ250)}
 def base_slice_us(pcpus, base_us=700):
     """The kernel's default EEVDF slice on a host of ``pcpus`` CPUs:
     ``sysctl_sched_base_slice`` (700 us) x (1 + log2(min(pcpus, 8)))
-    (SCHED_TUNABLESCALING_LOG), for ``HostSpec.default_slice_us``."""
+    (SCHED_TUNABLESCALING_LOG), for ``HostSpec.default_slice_us``.
+    """
     n = min(max(1, int(pcpus)), 8)
     return base_us * (1 + n.bit_length() - 1)
 

@@ -130,7 +130,8 @@ def _compile_guest(out):
 def _locked(workdir):
     """One build at a time per work dir (processes share its scratch dir
     and temporary names); outputs are replaced atomically, so guests that
-    boot meanwhile read a whole old or a whole new file."""
+    boot meanwhile read a whole old or a whole new file.
+    """
     os.makedirs(workdir, exist_ok=True)
     with open(os.path.join(workdir, 'build.lock'), 'a') as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -142,7 +143,8 @@ def _locked(workdir):
 
 def build(workdir, force=False, log=print):
     """Build (or reuse) the kernel and initramfs; returns the manifest.
-    Serialised per work dir by a lock file (``<workdir>/build.lock``)."""
+    Serialised per work dir by a lock file (``<workdir>/build.lock``).
+    """
     with _locked(workdir):
         return _build(workdir, force, log)
 

@@ -105,7 +105,8 @@ def _specs(args):
 
 def _load_spec(path):
     """spec.load_file, with every way a file can be bad as a SpecError
-    naming --spec and the file."""
+    naming --spec and the file.
+    """
     import yaml
     try:
         return spec_mod.load_file(path)

@@ -51,7 +51,8 @@ def ensure_libvirtd(timeout=30.0, fix_kvm_perms=True):
     when this call started something. Raises RuntimeError if not ready.
     With ``fix_kvm_perms`` (default) it also applies ``set_kvm_perms()``
     when ``kvm_caps_thrash()``: without it every define/start/undefine
-    re-probes QEMU (4 s idle, ~1 min on a busy 2-core host)."""
+    re-probes QEMU (4 s idle, ~1 min on a busy 2-core host).
+    """
     if fix_kvm_perms and kvm_caps_thrash():
         set_kvm_perms()
     if libvirtd_ready():
@@ -83,7 +84,8 @@ def ensure_libvirtd(timeout=30.0, fix_kvm_perms=True):
 
 def stop_libvirtd(timeout=15.0):
     """Stop the daemons ``ensure_libvirtd`` started in this process (and
-    only those: each pidfile must still name the pid it started)."""
+    only those: each pidfile must still name the pid it started).
+    """
     stopped = []
     for name, pid in reversed(list(_started)):
         pidfile = dict((n, p) for n, _, p in DAEMONS)[name]
@@ -107,7 +109,8 @@ def kvm_caps_thrash():
     """True when libvirt 9.0 re-probes QEMU (~4 s) on every domain start:
     /dev/kvm exists but the QEMU user's group (kvm) cannot open it, while
     libvirt's root-run capability probe could ("KVM was enabled when
-    probing ..., but it is not available now"). TCG guests still work."""
+    probing ..., but it is not available now"). TCG guests still work.
+    """
     import grp
     try:
         st = os.stat('/dev/kvm')
@@ -120,7 +123,8 @@ def kvm_caps_thrash():
 def set_kvm_perms():
     """Opt-in: give /dev/kvm Debian's udev default (root:kvm 0660), which
     this udev-less sandbox lacks, so the capability cache stays valid.
-    Guests still run under TCG (``type='qemu'``)."""
+    Guests still run under TCG (``type='qemu'``).
+    """
     import grp
     os.chown('/dev/kvm', 0, grp.getgrnam('kvm').gr_gid)
     os.chmod('/dev/kvm', 0o660)

@@ -144,7 +144,8 @@ def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
 
 def read_nova_metadata(xml_text):
     """(name, flavor, extra_specs) from a domain's Nova metadata, as an
-    agent would read it; ``None`` fields when absent."""
+    agent would read it; ``None`` fields when absent.
+    """
     root = ET.fromstring(xml_text)
     inst = root.find('metadata/' + _n('instance'))
     if inst is None:

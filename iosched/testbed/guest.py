@@ -72,7 +72,8 @@ def hist_buckets(hist):
 class DiskReport:
     """One ``DISK`` report: ``ts`` (host ``time.monotonic()`` at arrival)
     and the guest's figures for the window of ``interval_us`` before it.
-    Latency fields are None from a guest program older than them."""
+    Latency fields are None from a guest program older than them.
+    """
     ts: float
     ops: int
     interval_us: int
@@ -95,7 +96,8 @@ class DiskReport:
 
     def latency_quantile_us(self, q):
         """The q-quantile (0..1) of the window's latencies in µs (nearest
-        rank, placed linearly inside its bucket); None if none."""
+        rank, placed linearly inside its bucket); None if none.
+        """
         counts, bounds = hist_buckets(self.hist)
         return stats.hist_quantile(counts, q, bounds)
 
@@ -118,7 +120,8 @@ class DiskReport:
 class Guest:
     """One guest. ``name`` is the short name, ``domain_name`` the libvirt
     name, ``uuid`` the (fake) Nova instance uuid, ``domain`` the
-    ``libvirt.virDomain`` (None when built without a connection)."""
+    ``libvirt.virDomain`` (None when built without a connection).
+    """
 
     def __init__(self, name, domain_name, uuid, mode, socket_path,
                  console_log, domain=None):
@@ -288,7 +291,8 @@ class Guest:
     def burn_rate(self, timeout=15.0, fresher_than=0.0):
         """Latest loop iterations per second of a ``burn`` guest or of a
         ``hybrid`` guest's burn thread (waits for a report newer than
-        ``fresher_than``, a ``time.monotonic()``)."""
+        ``fresher_than``, a ``time.monotonic()``).
+        """
         return self._rate('BURN', timeout, fresher_than)
 
     def disk_rate(self, timeout=15.0, fresher_than=0.0):
@@ -297,7 +301,8 @@ class Guest:
 
     def disk_reports(self, since=0.0, until=None):
         """The ``DiskReport``s that arrived after ``since`` (and not after
-        ``until``), ``time.monotonic()`` values, oldest first."""
+        ``until``), ``time.monotonic()`` values, oldest first.
+        """
         self.connect()
         with self._lock:
             return [r for r in self._disk_log if r.ts > since and
@@ -312,7 +317,8 @@ class Guest:
     def dd_start(self, seq, mib=0):
         """Start one dd trial (``dd`` guests): read ``mib`` MiB (0: the
         whole data area) with the journal writes; returns the host's
-        ``time.monotonic()`` at the send."""
+        ``time.monotonic()`` at the send.
+        """
         if self.mode != 'dd':
             raise GuestError('%s: dd_start() needs a dd guest, not %s'
                              % (self.name, self.mode))

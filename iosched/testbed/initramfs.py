@@ -87,7 +87,8 @@ class Cpio:
 
 def make_initramfs(out_path, busybox, guest_bin, modules):
     """Write the gzip'd initramfs; ``modules`` is [(name, ko_path)] in load
-    order. Returns the list of archive member names."""
+    order. Returns the list of archive member names.
+    """
     arc = Cpio()
     for d in ('bin', 'dev', 'etc', 'lib', 'lib/modules', 'proc', 'sys',
               'tmp', 'root'):

@@ -55,7 +55,8 @@ class SharedDiskError(Exception):
 
 def regions(sizes_mib):
     """(offset, size) in bytes of each guest's region: back to back from
-    1 MiB, each 1 MiB aligned."""
+    1 MiB, each 1 MiB aligned.
+    """
     out, start = [], ALIGN
     for mib in sizes_mib:
         out.append((start, int(mib) * ALIGN))
@@ -115,7 +116,8 @@ def remove_group(group):
 class SharedDisk:
     """The shared, capacity-limited disk ``name`` with one region per
     entry of ``sizes_mib``; its file is ``<workdir>/shared/<name>.img``,
-    its blkio group ``<blkio root>/<name>``."""
+    its blkio group ``<blkio root>/<name>``.
+    """
 
     def __init__(self, workdir, name, sizes_mib):
         self.name, self.sizes_mib = name, list(sizes_mib)
@@ -163,7 +165,8 @@ class SharedDisk:
 
     def place(self, specs):
         """``specs`` (GuestSpecs, one per region) with each guest's disk on
-        its region of this device."""
+        its region of this device.
+        """
         return [dataclasses.replace(s, disk_dev=self.loop,
                                     disk_offset=self.regions[i][0])
                 for i, s in enumerate(specs)]
@@ -177,7 +180,8 @@ class SharedDisk:
 
     def serviced(self):
         """Cumulative (ios, bytes) of the group on the device, reads and
-        writes together (blk-throttle's own counters)."""
+        writes together (blk-throttle's own counters).
+        """
         def total(kind):
             out = 0
             with open(os.path.join(self.group,

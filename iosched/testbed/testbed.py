@@ -116,7 +116,8 @@ class Testbed:
     def up(self, specs, pin=None, timeout=180.0):
         """Define and start one guest per spec, wait for every guest's HELLO
         on its channel and return the ``Guest`` objects (``boot_s`` set).
-        ``pin``: host CPU for all vCPUs and emulator threads."""
+        ``pin``: host CPU for all vCPUs and emulator threads.
+        """
         specs = list(specs)
         manifest = self.build()
         existing = {d.name() for d in self.conn.listAllDomains()}
@@ -194,7 +195,8 @@ class Testbed:
 
     def guests(self):
         """``Guest`` objects for the running testbed domains (also those
-        started by another process, e.g. the CLI)."""
+        started by another process, e.g. the CLI).
+        """
         out = []
         for dom in self._domains():
             if not dom.isActive():
@@ -213,7 +215,8 @@ class Testbed:
 
     def status(self):
         """One dict per testbed domain: name, uuid, state, pid, mode,
-        flavor, vcpu_pins (host CPUs per vCPU), emulator_pin."""
+        flavor, vcpu_pins (host CPUs per vCPU), emulator_pin.
+        """
         import libvirt
         rows = []
         for dom in self._domains():
@@ -255,13 +258,15 @@ class Testbed:
 
     def remove(self, names):
         """Remove the named guests only (short names); the others stay
-        up. Returns the domain names removed."""
+        up. Returns the domain names removed.
+        """
         want = {self.prefix + n for n in names}
         return [self._remove(d) for d in self._domains() if d.name() in want]
 
     def reconnect(self):
         """Drop the libvirt connection (libvirtd was restarted): the next
-        use opens a new one."""
+        use opens a new one.
+        """
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
@@ -272,7 +277,8 @@ class Testbed:
     def down(self):
         """Destroy and undefine the testbed's domains and remove their
         sockets, disks, sidecars and console logs. Idempotent; returns the
-        domain names removed."""
+        domain names removed.
+        """
         for g in self._guests.values():
             g.close()
         self._guests.clear()

@@ -143,10 +143,9 @@ class CinderAPI(object):
 
 
 def _harness_class():
-    from oslo_service import wsgi as oslo_wsgi
-
     from cinder import service
     from cinder.tests.functional import functional_helpers
+    from oslo_service import wsgi as oslo_wsgi
 
     class Harness(functional_helpers._FunctionalTestBase):
         """Cinder's functional base, driven by hand (not as a test)."""
@@ -194,7 +193,8 @@ def _logging_restored(request):
 def running_api(harness_cls=None):
     """Start Cinder (API, scheduler, volume), lift one project's quotas,
     yield its ``CinderAPI``, stop it all on the way out. Shared by the
-    ``cinder_api`` fixture and ``python -m tests.cinder.server``."""
+    ``cinder_api`` fixture and ``python -m tests.cinder.server``.
+    """
     harness = (harness_cls or _harness_class())()
     harness.setUp()
     try:

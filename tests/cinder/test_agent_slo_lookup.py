@@ -12,12 +12,13 @@
 """The host agent reading an attached volume's SLO from Cinder's real API
 (``iosched.host_agent.cinder_slo``): the volume's type and its QoS spec, the SLO
 the slo policy then defends, and the new one after an in-use retype once
-the cache entry expires."""
+the cache entry expires.
+"""
 
 import uuid
 
-from iosched.contract import slo as slo_mod
 from iosched.cinder_qos import translate
+from iosched.contract import slo as slo_mod
 from iosched.host_agent import cinder_slo
 from iosched.host_agent import model
 from iosched.host_agent import volume_slo

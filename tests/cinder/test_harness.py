@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The ``cinder_api`` fixture itself: Cinder's API answers over HTTP, with
-its scheduler and volume services up, through each client it offers."""
+its scheduler and volume services up, through each client it offers.
+"""
 
 
 def test_api_answers_with_its_default_type(cinder_api):

@@ -25,8 +25,8 @@ import uuid
 import pytest
 
 from iosched.cinder_qos import client
-from iosched.cinder_qos import rest
 from iosched.cinder_qos.cmd import slo as cmd
+from iosched.cinder_qos import rest
 from tests import fixtures as iosched_fixtures
 
 

@@ -23,9 +23,9 @@ import uuid
 
 import pytest
 
+from iosched.cinder_qos import translate
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 
 # name, SLO text: each translated by iosched.cinder_qos.translate
 SLOS = [

@@ -104,9 +104,9 @@ def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
     # entries (no decisions: no filter reads them) and the endpoint parses
     # only what it keeps (HostReport.head_from_dict): the decisions are
     # read here from the message the endpoint received.
-    from iosched.host_agent.cmd import explain
     from iosched.demo import cloud as cloud_mod
     from iosched.demo import scenario as scenario_mod
+    from iosched.host_agent.cmd import explain
     received = {}
     head = payload.HostReport.head_from_dict
 

@@ -111,7 +111,8 @@ class Site(object):
 
     def prepare(self, name):
         """The node's venv with the project's dependencies (CI's stand-in
-        for ``python3 -m venv`` + pip resolving them from an index)."""
+        for ``python3 -m venv`` + pip resolving them from an index).
+        """
         venv = self.node(name) / 'opt'
         subprocess.run([sys.executable, '-m', 'venv', '--without-pip',
                         str(venv)], check=True)
@@ -314,7 +315,7 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
     assert site.restarts.read_text() == 'restarted\n'
     # the plugin went into "Nova's Python" from the wheel
     assert list((site.node('s1') / 'opt' / 'lib').glob(
-        'python3*/site-packages/nova_plugin/filters/__init__.py'))
+        'python3*/site-packages/iosched/nova_plugin/filters/__init__.py'))
     pids = {n: site.pid(n) for n in ('c1', 'c2')}
 
     # second run: nothing changes, nothing restarts
@@ -364,7 +365,8 @@ def test_rollout_converges_is_idempotent_and_stops_at_a_broken_batch(site):
 
 def test_ansible_lint_is_clean(tmp_path):
     """ansible-lint (offline, its default production profile) on all of
-    ansible/: roles, playbooks, the modules' YAML."""
+    ansible/: roles, playbooks, the modules' YAML.
+    """
     lint = os.path.join(BIN, 'ansible-lint')
     fixtures.require('ansible-lint', os.path.exists(lint), 'no %s' % lint)
     collections = os.path.join(sys.prefix, 'share')

@@ -25,6 +25,7 @@ import subprocess
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import blkio_knobs
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import journal as journal_mod
@@ -33,7 +34,6 @@ from iosched.host_agent.drivers.libvirt import block_devices
 from iosched.host_agent import model
 from iosched.host_agent.policies import vaio
 from iosched.host_agent import policy_params
-from iosched.contract import knob_kinds
 from tests import fixtures
 
 

@@ -36,13 +36,13 @@ import uuid as uuid_mod
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import linux_knobs
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent.linux import deadline
 from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import sched_deadline
-from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.functional import test_linux_knobs as tlk
 
@@ -126,7 +126,8 @@ def _signal_thread(child):
 def _unaccounted():
     """What the root domain holds beyond every deadline thread's
     reservation: the fair servers, plus anything leaked. Read until two
-    readings agree (other jobs may start a reservation meanwhile)."""
+    readings agree (other jobs may start a reservation meanwhile).
+    """
     last = None
     for _ in range(10):
         with open(DEBUG) as fh:

@@ -332,7 +332,8 @@ def _operator_merged(ds):
 
 def test_fresh_nova_conf_keeps_nova_defaults(tmp_path, ini_functions):
     """A nova.conf without the options: Nova's defaults plus ours, and
-    clean takes all of it out again (the options unset, as before)."""
+    clean takes all of it out again (the options unset, as before).
+    """
     ds = Devstack(tmp_path, services='rabbit,n-sch',
                   nova_conf='[DEFAULT]\ndebug = True\n', **ini_functions)
     ds.run('stack install', 'stack post-config')
@@ -398,7 +399,8 @@ def test_compute_only_node(tmp_path, ini_functions):
 
 def test_agent_host_from_nova_cpu_conf(tmp_path):
     """With no IOSCHED_AGENT_HOST the agent reports as nova-compute's
-    [DEFAULT] host (nova-cpu.conf exists by the extra phase)."""
+    [DEFAULT] host (nova-cpu.conf exists by the extra phase).
+    """
     ds = Devstack(tmp_path, services='n-cpu', IOSCHED_AGENT_HOST='')
     ds.run('stack install', 'stack post-config')
     # Nova's [DEFAULT] host default
@@ -486,7 +488,8 @@ def _settings(name):
 
 def test_written_options_exist_and_parse(tmp_path):
     """Every key of host-agent.conf and of nova.conf's [iosched] is an
-    option of the project (or oslo.log's), and every value parses."""
+    option of the project (or oslo.log's), and every value parses.
+    """
     from oslo_config import cfg
     from oslo_log import log as oslo_log
 
@@ -579,7 +582,8 @@ print(json.dumps({'available': names, 'enabled': fs.enabled_filters,
 def test_nova_loads_the_filters_and_weigher(tmp_path):
     """Nova's own handlers (as HostManager does) load every class path
     the plugin wrote; IOSCHED_NOVA_* equal Nova's defaults. A child
-    process: this suite's process must not import Nova."""
+    process: this suite's process must not import Nova.
+    """
     fixtures.require('nova', *_nova_importable())
     ds = Devstack(tmp_path, services='n-sch',
                   nova_conf='[DEFAULT]\ndebug = True\n')
@@ -637,7 +641,8 @@ def test_agent_starts_reports_and_stops(tmp_path):
     (iosched-status on host-agent.conf) sees its first report;
     iosched-status on the plugin's nova.conf (the transport_url and
     [iosched] topics the scheduler's listener uses) sees it too. unstack
-    stops it with SIGTERM: it restores its knobs and exits."""
+    stops it with SIGTERM: it restores its knobs and exits.
+    """
     ds, procs = _real_agent(tmp_path)
     host = ds.env['IOSCHED_AGENT_HOST']
     try:
@@ -680,7 +685,8 @@ def test_stack_fails_without_a_report(tmp_path):
 
 def _local_conf_example():
     """(localrc variables, {section: {option: value}} of the nova.conf
-    post-config meta section) of devstack/local.conf.example."""
+    post-config meta section) of devstack/local.conf.example.
+    """
     localrc, post, meta, section = {}, {}, None, None
     with open(os.path.join(DEVSTACK, 'local.conf.example')) as f:
         for line in f:
@@ -704,7 +710,8 @@ def _local_conf_example():
 
 def test_local_conf_example(tmp_path):
     """local.conf.example's settings run through every phase; its
-    post-config filters, merged after the plugin's, end up with ours."""
+    post-config filters, merged after the plugin's, end up with ours.
+    """
     localrc, post = _local_conf_example()
     iosched = {k: v for k, v in localrc.items() if k.startswith('IOSCHED_')}
     assert iosched['IOSCHED_CREATE_EXAMPLES'] == 'True'
@@ -726,7 +733,8 @@ def test_local_conf_example(tmp_path):
 
 def test_stand_ins_write_what_devstack_writes(tmp_path):
     """By hand: with DevStack's own ini functions every phase leaves the
-    same bytes as with the harness's ini.py."""
+    same bytes as with the harness's ini.py.
+    """
     path = DEVSTACK_DIR
     nodes = {}
     for name, env in (('standin', {}), ('devstack',
@@ -755,7 +763,8 @@ def test_with_devstack_functions(tmp_path):
     enable_service, trueorfalse, run_process, stop_process), rpc_backend
     (get_transport_url) and ini-config run the plugin: run_process writes
     the unit devstack@iosched-agent, stop_process stops it, clean leaves
-    the operator's nova.conf."""
+    the operator's nova.conf.
+    """
     path = DEVSTACK_DIR
     systemd = tmp_path / 'systemd'
     ds = Devstack(tmp_path, runner='with_devstack.sh',

@@ -31,9 +31,9 @@ from hypothesis import strategies as st
 import oslo_messaging
 import pytest
 
+from iosched.contract import signature
 from iosched.host_agent.reporter import messaging
 from iosched.host_agent.reporter import rpcapi
-from iosched.contract import signature
 from iosched.nova_plugin import conf as plugin_conf
 from iosched.nova_plugin import endpoint
 from tests import fixtures

@@ -183,8 +183,10 @@ def test_collector_keeps_the_newest_report_per_host():
 def test_leaves_no_topic_override_behind(agent):
     """[iosched]'s OptGroup is shared by every ConfigOpts registering it:
     the command's topics must not stay as overrides (a later listener in
-    the same process, e.g. nova-scheduler's or a test's, would use them)."""
+    the same process, e.g. nova-scheduler's or a test's, would use them).
+    """
     from oslo_config import cfg
+
     from iosched.nova_plugin import conf as iosched_conf
     run(*_bus(agent), '--wait', '1')
     fresh = cfg.ConfigOpts()

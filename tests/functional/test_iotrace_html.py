@@ -15,7 +15,8 @@ size, no console message (a CSP violation, a failed load or a script
 error would be one), no URL other than ``data:``, the findings table
 holds the stock-CFQ inversion and the VA-CFQ page says none. A page with
 one external image fails the same check (the check can fail). Skips
-locally and fails under CI=true without chromium."""
+locally and fails under CI=true without chromium.
+"""
 
 import os
 import re

@@ -38,6 +38,7 @@ import time
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import host_knobs
 from iosched.host_agent.actuators import journal as journal_mod
@@ -49,7 +50,6 @@ from iosched.host_agent.linux import sched_deadline
 from iosched.host_agent import model
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent import privsep
-from iosched.contract import knob_kinds
 from tests import fixtures
 
 CONF = fixtures.CONF
@@ -209,7 +209,8 @@ def test_deadline_on_a_real_guest(guests, driver):
     """The deadline mechanism's knobs on a TCG guest's threads, ordered
     as the vSlicer policy orders them: widen the pins to the root domain,
     reserve the vCPU and the I/O-path threads; restore: end the
-    reservations, then re-pin (the kernel narrows no deadline thread)."""
+    reservations, then re-pin (the kernel narrows no deadline thread).
+    """
     lsvm = _by_name(driver)['lsvm']
     dom = driver.domain(lsvm.uuid)
     knobs = host_knobs.HostKnobs(CONF, driver)
@@ -290,7 +291,8 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
 
 def _kernel_has_sfq():
     """libvirt's interface bandwidth puts sfq under htb classes; probe the
-    qdisc in a private network namespace (touches no real interface)."""
+    qdisc in a private network namespace (touches no real interface).
+    """
     ns = 'iosched-sfq-%d' % os.getpid()
     subprocess.run(['ip', 'netns', 'add', ns], check=True)
     try:
@@ -359,7 +361,8 @@ def _vm_weight(driver, uuid):
 
 def _lsvm_changed(mechanism, tid, driver=None, uuid=None):
     """Whether the LSVM holds what ``mechanism`` sets (vCPU thread, or for
-    weight its VM-level cgroup)."""
+    weight its VM-level cgroup).
+    """
     if mechanism == 'deadline':
         return sched_deadline.get_deadline_us(tid) is not None
     if mechanism == 'weight':
@@ -428,7 +431,8 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
 
 def _journal_allowed(path):
     """{knob: (original, {original and every target since the last
-    clear})} from the agent's journal (a torn last line ignored)."""
+    clear})} from the agent's journal (a torn last line ignored).
+    """
     held = {}
     with open(path, encoding='utf-8') as fh:
         for line in fh:
@@ -462,7 +466,8 @@ def test_sigkill_campaign_on_real_guests(guests, driver, tmp_path):
     after its journal grew (mid-actuation: the restore at start or the
     first writes), half at a random time; after each, every knob the
     journal holds is live at its original or a journaled target, never a
-    third value; a last start ends with SIGTERM and everything is back."""
+    third value; a last start ends with SIGTERM and everything is back.
+    """
     import random
     rnd = random.Random(15)
     journal = tmp_path / 'journal.jsonl'
@@ -535,7 +540,8 @@ def _libvirtd_answers():
 
 def _restart_libvirtd(down_s):
     """SIGTERM libvirtd (guests stay up), wait ``down_s``, start it again
-    as tools/services.sh does; the wall-clock time it answers again."""
+    as tools/services.sh does; the wall-clock time it answers again.
+    """
     with open(LIBVIRTD_PID) as fh:
         pid = int(fh.read().strip())
     os.kill(pid, signal.SIGTERM)
@@ -564,7 +570,8 @@ def test_libvirtd_restart_under_the_agent(guests, driver, tmp_path):
     """libvirtd stopped for 2 s and started again under the running
     daemon (issue 15): the knobs stay as they are while it is away (no
     restore, no forget), one WARNING for the loss, and the agent is back
-    within two ticks of libvirtd answering; SIGTERM then restores all."""
+    within two ticks of libvirtd answering; SIGTERM then restores all.
+    """
     fixtures.require('a libvirtd this test may restart',
                      os.path.exists(LIBVIRTD_PID),
                      'no %s (libvirtd under a service manager?)'
@@ -642,7 +649,8 @@ def test_libvirtd_restart_under_the_agent(guests, driver, tmp_path):
 
 class _Destroying(object):
     """A driver (or knobs) proxy that destroys the victim's domain the
-    first time ``method`` is called for it, then lets the call go on."""
+    first time ``method`` is called for it, then lets the call go on.
+    """
 
     def __init__(self, inner, method, uuid, dom):
         self._inner, self._method, self._uuid = inner, method, uuid
@@ -674,8 +682,10 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
     vCPU counters are read, or just before its slice is written. The
     tick does not raise, the next one retires its journal entries, the
     other guests stay regulated; started again it is a new process,
-    regulated afresh, and ``shutdown()`` puts its default back."""
+    regulated afresh, and ``shutdown()`` puts its default back.
+    """
     import logging
+
     from iosched.testbed import spec
     tb = TESTBED[0]
     name = 'gone' + where
@@ -752,7 +762,8 @@ def test_knobs_that_travel_with_a_migrated_domain_are_put_back(guests,
     (no shutdown: it stays on the source host), and an agent with its
     own journal and host name sees the guest for the first time: every
     value the source changed goes back to its original, read from the
-    domain's metadata, and the record is removed."""
+    domain's metadata, and the record is removed.
+    """
     from iosched.host_agent.actuators import held_marker
     insts = _by_name(driver)
     cpu, db = insts['cpu'], insts['db']

@@ -29,12 +29,12 @@ import uuid
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import linux_knobs
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent.linux import sched
 from iosched.host_agent import privsep
-from iosched.contract import knob_kinds
 from tests import fixtures
 
 CONF = agent_conf.CONF
@@ -99,7 +99,8 @@ def _start_daemon(tmp_path, name, extra=''):
 
 def stop_daemon_and_remove(path):
     """Stop the privsep daemon, forget its helper, remove the test's
-    cgroup (retrying while the killed tasks leave it)."""
+    cgroup (retrying while the killed tasks leave it).
+    """
     privsep.sys_admin_pctxt.stop()
     CONF.clear_override('helper_command', SECTION)
     for _ in range(50):

@@ -12,7 +12,8 @@
 """A real agent (vSlicer + SLO policies, journaled driver actuator, on a
 simulated host) with its metrics endpoint on an ephemeral port: scraped
 over HTTP, parsed with prometheus_client's parser, and every value
-checked against the agent's own state."""
+checked against the agent's own state.
+"""
 
 import collections
 import json
@@ -30,8 +31,8 @@ from oslo_config import cfg
 from prometheus_client import parser
 import pytest
 
-from iosched.contract import slo as slo_mod
 from iosched.cinder_qos import translate
+from iosched.contract import slo as slo_mod
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent import assembly
 from iosched.host_agent import metrics
@@ -197,7 +198,8 @@ def test_stop_restores_and_the_scrape_says_so(served):
 
 def _scheduler_worker(url, topic, base, ready, stop):
     """A forked scheduler worker: its report listener (which starts its
-    metrics endpoint) on RabbitMQ until ``stop``."""
+    metrics endpoint) on RabbitMQ until ``stop``.
+    """
     conf = cfg.ConfigOpts()
     for group, opts in iosched_conf.list_opts():
         conf.register_opts(opts, group=group)
@@ -245,7 +247,8 @@ def _free(port):
 def test_two_scheduler_workers_one_port_each(tmp_path):
     """The multi-worker scheme: forked workers take consecutive ports of
     [iosched_metrics] port..port+max_workers-1, and each counts every
-    report an agent fanout-casts over RabbitMQ."""
+    report an agent fanout-casts over RabbitMQ.
+    """
     url = fixtures.rabbit_url()
     topic = 'iosched-test-metrics-%s' % uuid_mod.uuid4().hex[:8]
     base = _free_base(4)
@@ -328,7 +331,8 @@ print(json.dumps(out))
 def test_scheduler_endpoint_under_eventlet(tmp_path):
     """Monkey-patched by eventlet, the worker's endpoint is a green WSGI
     server that answers while the process runs on; a hub replaced after
-    fork drops it, and the next ensure_exporter binds the same port."""
+    fork drops it, and the next ensure_exporter binds the same port.
+    """
     root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     base = _free_base(2)
@@ -375,7 +379,8 @@ print(json.dumps({'rc': rc, 'closed': closed, 'body': seen['body']}))
 def test_io_host_agent_serves_metrics_and_closes_the_port(tmp_path):
     """``io-host-agent`` (its main(), simulated driver) starts the endpoint
     from [metrics], serves the agent's metrics while it runs, and closes
-    the port when it stops."""
+    the port when it stops.
+    """
     port = _free_base(1)
     path = tmp_path / 'host-agent.conf'
     path.write_text('[host_agent]\njournal_path = %s\n[reporter]\n'

@@ -21,9 +21,9 @@ import uuid
 
 import pytest
 
-from iosched.host_agent.reporter import messaging
 from iosched.contract import payload
 from iosched.contract import payload_sections
+from iosched.host_agent.reporter import messaging
 from iosched.host_agent.reporter import rpcapi
 from iosched.nova_plugin import conf as plugin_conf
 from iosched.nova_plugin import endpoint
@@ -125,7 +125,8 @@ def test_payload_survives_the_broker_unchanged(topic):
 def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
     """report_auth = hmac over RabbitMQ: the agent's full report (vCPUs,
     decisions, floats) still verifies after the broker's JSON round trip;
-    a report for compute-1 signed with another host's key is dropped."""
+    a report for compute-1 signed with another host's key is dropped.
+    """
     from iosched.contract import signature
     master = 'a5' * 32
     plugin_conf.register_opts(fixtures.CONF)

@@ -31,13 +31,13 @@ import time
 
 import pytest
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import cpus as cpulist
 from iosched.host_agent.linux import privileged_probe
 from iosched.host_agent.linux import wakeup_probe_groups as groups
 from iosched.host_agent import privsep
-from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 CONF = agent_conf.CONF
@@ -62,7 +62,8 @@ def _requirements():
 
 def _children(parent=None):
     """{pid: (CapEff, NoNewPrivs, PPid)} of live sleepers and busy loops
-    (of ``parent`` only, when given)."""
+    (of ``parent`` only, when given).
+    """
     found = {}
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:

@@ -40,7 +40,8 @@ from tests.unit.nova_plugin import reports
 
 class PluginState(fixtures.Fixture):
     """A fresh SchedulerState, installed for the test; its store's clock
-    is ``clock``, by default a fake one at ``start``."""
+    is ``clock``, by default a fake one at ``start``.
+    """
 
     def __init__(self, start=1000.0, clock=None):
         super().__init__()
@@ -85,7 +86,8 @@ def agent_placement_conf(test, sections):
     (``{'io_inventory': {'publish': 'true'}}``) and ``[placement]`` pointed
     at the harness's in-process Placement (``auth_type = admin_token``,
     token ``admin`` for its noauth2 middleware), parsed into a new
-    ConfigOpts with the agent's Placement option groups registered."""
+    ConfigOpts with the agent's Placement option groups registered.
+    """
     import os
 
     from oslo_config import cfg

@@ -68,7 +68,6 @@ import threading
 import time
 
 import fixtures
-
 from nova.scheduler import rpcapi as scheduler_rpcapi
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
@@ -179,7 +178,8 @@ class _ToServer(object):
 
 class ClaimGate(fixtures.Fixture):
     """Hold each instance's first Placement claim until ``expected``
-    instances are at their claim, or none came for ``timeout`` seconds."""
+    instances are at their claim, or none came for ``timeout`` seconds.
+    """
 
     def __init__(self, expected, timeout):
         super().__init__()

@@ -71,7 +71,6 @@ def _context_from_token(env, **kwargs):
 
 def _harness_class():
     import fixtures
-
     from nova import test
 
     class Harness(test.TestCase):
@@ -101,13 +100,12 @@ def _serve(out, stop):
 
     import eventlet
     from eventlet import wsgi as eventlet_wsgi
-    from oslo_log import log as logging
-
-    import nova.conf
     from nova.api.openstack import wsgi_app
     from nova.api.validation.extra_specs import validators
     from nova.api import wsgi
+    import nova.conf
     from nova import objects
+    from oslo_log import log as logging
 
     objects.register_all()
     harness = _harness_class()()

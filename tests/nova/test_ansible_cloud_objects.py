@@ -151,7 +151,8 @@ def _ok(resp):
 
 def nova_flavors(nova, prefix):
     """name -> (vcpus, ram, disk, extra_specs) of the flavors named
-    ``prefix*``, from Nova (2.61: details carry the extra specs)."""
+    ``prefix*``, from Nova (2.61: details carry the extra specs).
+    """
     api = nova.adapter(microversion='2.61')
     found = _ok(api.get('/flavors/detail?is_public=None'))['flavors']
     return {f['name']: (f['vcpus'], f['ram'], f['disk'], f['extra_specs'])
@@ -160,7 +161,8 @@ def nova_flavors(nova, prefix):
 
 def cinder_slo_types(cinder, prefix):
     """name -> (consumer, specs) of the QoS spec associated with each
-    volume type named ``prefix*``, from Cinder."""
+    volume type named ``prefix*``, from Cinder.
+    """
     api = cinder.adapter()
     types = {t['id']: t['name'] for t in
              _ok(api.get('/types'))['volume_types']
@@ -203,7 +205,8 @@ def _role_vars(slos, flavors, state=None):
 
 def _want_flavors(flavors, resources=True, share=0.5):
     """What Nova should hold; ``resources``: with the keys the role
-    derives (iosched_cloud_objects_placement_resources, its default)."""
+    derives (iosched_cloud_objects_placement_resources, its default).
+    """
     return {f['name']: (f['vcpus'], f['ram'], f['disk'],
                         placement_resources.with_resources(
                             f['vcpus'], f['extra_specs'], share)
@@ -302,7 +305,8 @@ def _delete_flavors(nova, prefix):
 def _connection(form, nova):
     """Role vars connecting to Nova: the default cloud dict (None), a
     clouds.yaml name, or auth parameters (admin_token's endpoint is then
-    Nova's for every service; no SLO types in these runs)."""
+    Nova's for every service; no SLO types in these runs).
+    """
     if form == 'clouds.yaml':
         return {'iosched_cloud_objects_cloud': 'iosched-test'}
     if form == 'auth':
@@ -317,7 +321,8 @@ def test_bad_latency_refused_by_novas_validator(play, apis, form):
     """Nova's API (with iosched's validators) refuses the value and the
     task fails with its message, however the connection is given.
     compute_flavor creates the flavor before its extra specs, so the
-    flavor is left without them; a run with a good value completes it."""
+    flavor is left without them; a run with a good value completes it.
+    """
     nova, cinder = apis
     tag = _tag()
     bad = _flavor(tag + '-lsvm', 1, 1024, 10, **{
@@ -345,7 +350,8 @@ def test_bad_latency_refused_by_novas_validator(play, apis, form):
 def test_without_microversion_2_86_nova_checks_nothing(play, apis):
     """Why the role sets compute_api_version: openstacksdk sends 2.61 for
     flavors, where Nova stores any value; the scheduler would read the
-    bad bound as unset."""
+    bad bound as unset.
+    """
     nova, cinder = apis
     tag = _tag()
     bad = _flavor(tag + '-lsvm', 1, 1024, 10, **{
@@ -362,7 +368,8 @@ def test_without_microversion_2_86_nova_checks_nothing(play, apis):
 def test_placement_resources_land_in_nova(play, apis):
     """The derived resources: keys reach Nova (accepted at 2.86 by its
     resources: validator), follow the vars (share, profile), and go away
-    with the role variable off."""
+    with the role variable off.
+    """
     nova, cinder = apis
     tag = _tag()
     flavors = [

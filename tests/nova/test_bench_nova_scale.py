@@ -117,7 +117,8 @@ def test_quick_pipeline_run_through_rabbitmq(tmp_path, signed):
 
 def test_quick_race_counts_over_commit_without_claims_only(tmp_path):
     """Part 3 quick: the race's bursts in Nova's harness through the
-    bench's own command line (child process, summary, JSON)."""
+    bench's own command line (child process, summary, JSON).
+    """
     proc = subprocess.run(
         [sys.executable, '-m', 'bench.nova_scale', '--quick', '--no-rabbit',
          '--no-handlers', '-o', str(tmp_path)], cwd=ROOT,

@@ -25,9 +25,9 @@ import inspect
 from lxml import etree
 from nova.virt.libvirt.volume import volume
 
+from iosched.cinder_qos import translate
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 
 
 def _nova_tune_opts():

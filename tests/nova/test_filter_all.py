@@ -32,15 +32,14 @@ import fixtures
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
-from oslo_utils.fixture import uuidsentinel as uuids
-
-from iosched.contract import payload_sections
-from iosched.contract import lsvm as lsvm_bound
 from nova import objects
 from nova.scheduler import filters
 from nova import test
 from nova.tests.unit.scheduler import fakes
+from oslo_utils.fixture import uuidsentinel as uuids
 
+from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import payload_sections
 from iosched.nova_plugin.filters import io_density
 from iosched.nova_plugin.filters import lsvm
 from iosched.nova_plugin.filters import slo_capacity

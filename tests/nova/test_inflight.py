@@ -18,11 +18,10 @@ host's last report (``iosched.nova_plugin.inflight``), with no help from the dem
 ``note_placement``.
 """
 
-from oslo_utils.fixture import uuidsentinel as uuids
-
 from nova import objects
 from nova.scheduler import host_manager
 from nova import test
+from oslo_utils.fixture import uuidsentinel as uuids
 
 from iosched.nova_plugin.filters import io_density
 from iosched.nova_plugin.filters import lsvm

@@ -83,7 +83,8 @@ class LsvmPlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def agent_report(self, host, sched, instances=()):
         """The report ``host``'s agent sends (HostReport 1.3): its vSlicer
-        plan for ``instances`` on 4 pCPUs under the measured ``sched``."""
+        plan for ``instances`` on 4 pCPUs under the measured ``sched``.
+        """
         _, _, facts = vslicer.plan_slices(
             tuple(instances), (0, 1, 2, 3),
             policy_params.params_for('vslicer'), sched=sched)

@@ -13,13 +13,11 @@
 report listener (oslo.messaging fake:/ bus), hosts judged by the plugin's
 filters and weigher through Nova's own handlers, and the endpoint the
 listener started (``[iosched_metrics] enabled``, port 0) read over HTTP
-with prometheus_client's parser."""
+with prometheus_client's parser.
+"""
 
 import time
 import urllib.request
-
-import oslo_messaging
-from prometheus_client import parser
 
 import nova.conf
 from nova import objects
@@ -27,7 +25,9 @@ from nova.scheduler import filters
 from nova.scheduler import weights
 from nova import test
 from nova.tests.unit.scheduler import fakes
+import oslo_messaging
 from oslo_utils.fixture import uuidsentinel as uuids
+from prometheus_client import parser
 
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import endpoint

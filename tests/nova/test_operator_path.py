@@ -75,9 +75,9 @@ import uuid
 from wsgiref import simple_server
 
 import fixtures
-from nova.tests.functional import integrated_helpers
 import nova.conf
 from nova.tests.functional.api import client
+from nova.tests.functional import integrated_helpers
 from placement import deploy
 
 from iosched.nova_plugin import conf as iosched_conf
@@ -130,7 +130,8 @@ def edit_conf(text, values):
     """``text`` with values replaced, as an operator edits the file: only
     the value after ``key =`` changes, the rest of the line stays (a
     trailing comment included). ``values``: {(section, key): new value,
-    or None to drop the line}; every key must be in ``text``."""
+    or None to drop the line}; every key must be in ``text``.
+    """
     out, section, seen = [], 'DEFAULT', set()
     for line in text.splitlines():
         m = re.match(r'\[([^\]]+)\]', line)
@@ -241,7 +242,8 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     # -- agents ----------------------------------------------------------
     def write_conf(self, host, policies='vslicer', extra=''):
         """Section 3c's file with this host's values (the simulated driver
-        for libvirt), then what the test machine needs, then ``extra``."""
+        for libvirt), then what the test machine needs, then ``extra``.
+        """
         values = {('DEFAULT', 'transport_url'): self.url,
                   ('host_agent', 'host'): host,
                   ('host_agent', 'driver'): 'simulated',
@@ -316,7 +318,8 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def wait_lsvm_bw(self, want, timeout=WAIT_S):
         """Until each host's child provider <host>:iosched has an
-        LSVM_BW inventory or not, as wanted; {host: total or None}."""
+        LSVM_BW inventory or not, as wanted; {host: total or None}.
+        """
         deadline = time.monotonic() + timeout
         while True:
             got = {}

@@ -36,6 +36,7 @@ from nova.tests.functional import integrated_helpers
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
+
 class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     """Three computes, the plugin enabled, reports from a test clock."""
 
@@ -85,7 +86,8 @@ class _PlacementTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
 class IoSpreadTestCase(_PlacementTestCase):
     """Case 1: io servers go to the least I/O-loaded host; cpu ones do not
-    care."""
+    care.
+    """
 
     def test_io_server_goes_to_least_io_loaded_host(self):
         # host1 is the heaviest in I/O strength, host3 the lightest; for

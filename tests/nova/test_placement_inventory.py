@@ -27,10 +27,10 @@ allocation are reserved, so the slots left are the ones really free.
 
 from nova.tests.functional import integrated_helpers
 
-from iosched.host_agent import placement_inventory as pi
-from iosched.host_agent import placement_sizing as ps
 from iosched.contract import payload
 from iosched.contract import payload_sections
+from iosched.host_agent import placement_inventory as pi
+from iosched.host_agent import placement_sizing as ps
 from tests.nova import plugin_state
 
 

@@ -97,7 +97,8 @@ class WithoutClaimsTestCase(_Race):
 
 class OneWorkerWithoutClaimsTestCase(_Race):
     """Concurrent requests of one worker: the claim yields before
-    ``consume_from_request``."""
+    ``consume_from_request``.
+    """
 
     workers = 1
 
@@ -125,7 +126,8 @@ class WithClaimsTestCase(_Race):
 
     def test_flavor_resources_through_the_api(self):
         """Nova's ``resources:`` validator (2.86) takes the derived keys
-        and refuses a bad amount."""
+        and refuses a bad amount.
+        """
         api = self.api_fixture.admin_api
         api.microversion = '2.86'
         self.assertEqual(

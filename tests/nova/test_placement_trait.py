@@ -27,11 +27,11 @@ lands only where both are, until the bandwidth is used up.
 
 from nova.tests.functional import integrated_helpers
 
+from iosched.contract import payload
+from iosched.contract import payload_sections
 from iosched.host_agent import placement_inventory
 from iosched.host_agent import placement_sizing
 from iosched.host_agent import placement_trait
-from iosched.contract import payload
-from iosched.contract import payload_sections
 from tests.nova import plugin_state
 
 TRAIT = 'CUSTOM_IOSCHED_LSVM'

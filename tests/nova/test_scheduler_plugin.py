@@ -21,19 +21,18 @@ import logging
 from unittest import mock
 
 import fixtures
-from oslo_utils.fixture import uuidsentinel as uuids
-
 from nova import objects
 from nova.scheduler import filters
 from nova.scheduler import weights
 from nova import test
 from nova.tests.unit.scheduler import fakes
+from oslo_utils.fixture import uuidsentinel as uuids
 
+from iosched.nova_plugin.filters import io_density
+from iosched.nova_plugin.filters import lsvm
 from iosched.nova_plugin import listener as listener_mod
 from iosched.nova_plugin import scoring
 from iosched.nova_plugin import state
-from iosched.nova_plugin.filters import io_density
-from iosched.nova_plugin.filters import lsvm
 from iosched.nova_plugin.weighers import io_strength
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
@@ -312,7 +311,8 @@ class WeigherTestCase(_PluginTestCase):
 class PluginLoadTestCase(test.NoDBTestCase):
     """Loading the classes, as nova-scheduler does when it starts, makes
     the worker's state and starts its report listener, once; scheduling
-    requests start nothing (iosched.nova_plugin.state)."""
+    requests start nothing (iosched.nova_plugin.state).
+    """
 
     def setUp(self):
         super().setUp()

@@ -11,11 +11,10 @@
 # under the License.
 """SloCapacityFilter: resolution with fakes at the Nova/Cinder boundary, the
 filter on FakeHostStates, and boots through Nova's API, conductor and
-scheduler (functional harness, CinderFixture)."""
+scheduler (functional harness, CinderFixture).
+"""
 
 import dataclasses
-
-from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova import context as nova_context
 from nova import exception
@@ -26,6 +25,7 @@ from nova.tests.fixtures import cinder as cinder_fixture
 from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
+from oslo_utils.fixture import uuidsentinel as uuids
 
 from iosched.contract import payload_sections
 from iosched.nova_plugin import filters as plugin_filters
@@ -290,7 +290,8 @@ class _Type(object):
 
 class CinderBoundaryTestCase(test.NoDBTestCase):
     """``CinderVolumeTypes`` over a fake cinderclient and Nova's
-    ``cinder.API``."""
+    ``cinder.API``.
+    """
 
     def setUp(self):
         super(CinderBoundaryTestCase, self).setUp()

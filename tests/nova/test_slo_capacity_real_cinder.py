@@ -36,11 +36,7 @@ Without Cinder installed the module skips, and fails under CI=true.
 import time
 import uuid
 
-import pytest
-
 from keystoneauth1 import loading as ks_loading
-from oslo_utils.fixture import uuidsentinel as uuids
-
 import nova.conf
 from nova import context as nova_context
 from nova import exception
@@ -51,6 +47,8 @@ from nova import test
 from nova.tests.functional import integrated_helpers
 from nova.tests.unit.scheduler import fakes
 from nova.volume import cinder
+from oslo_utils.fixture import uuidsentinel as uuids
+import pytest
 
 from iosched.nova_plugin.filters import slo_capacity
 from iosched.nova_plugin.filters import slo_request
@@ -128,7 +126,8 @@ def _cinder_for_class(request, real_cinder):
 def _point_nova_at(test_case, server):
     """nova.conf ``[cinder]``: the keystoneauth admin_token plugin with
     the server's endpoint and token. Nova registers a plugin's options
-    when it first loads it; register them here to set them first."""
+    when it first loads it; register them here to set them first.
+    """
     CONF.register_opts(
         ks_loading.get_auth_plugin_conf_options('admin_token'),
         group='cinder')
@@ -256,7 +255,8 @@ class RealCinderBootTest(integrated_helpers.ProviderUsageBaseTestCase):
     """Boots through Nova's API, conductor and scheduler (two fake
     computes): the scheduler's resolver and the API's volume type check
     read the child's Cinder; the compute side (volume create and attach)
-    stays Nova's CinderFixture, which has no real volume to attach."""
+    stays Nova's CinderFixture, which has no real volume to attach.
+    """
 
     compute_driver = 'fake.MediumFakeDriver'
     microversion = 'latest'

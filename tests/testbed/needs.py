@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """What the real-guest tests need (libvirt, QEMU, the build tools, root),
-and the rule that they fail, not skip, in CI when something is missing."""
+and the rule that they fail, not skip, in CI when something is missing.
+"""
 
 import os
 import shutil
@@ -45,7 +46,8 @@ def require_testbed():
 def start_testbed(prefix):
     """``require_testbed()``, libvirtd up, and a Testbed for ``prefix``:
     ``(testbed, started)``, ``started`` True when this call started
-    libvirtd (the caller stops it at the end)."""
+    libvirtd (the caller stops it at the end).
+    """
     from iosched.testbed import daemons
     from iosched.testbed import testbed as testbed_mod
     require_testbed()

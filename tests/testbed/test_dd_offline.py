@@ -13,7 +13,8 @@
 side's parsing of ``DD``/``DDEND`` lines, and the guest program itself,
 built and run on the host against a loop device of its own with a pty
 as its channel (root; skipped without it): a trial reads the data area
-and makes journal commits, a second trial reads the MiB asked for."""
+and makes journal commits, a second trial reads the MiB asked for.
+"""
 
 import os
 import pty
@@ -23,10 +24,9 @@ import struct
 import subprocess
 import time
 import tty
+import xml.etree.ElementTree as ET
 
 import pytest
-
-import xml.etree.ElementTree as ET
 
 from iosched.testbed import build as build_mod
 from iosched.testbed import domxml

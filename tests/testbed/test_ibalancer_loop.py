@@ -25,12 +25,12 @@ libvirt/QEMU/root are missing.
 import pytest
 
 from bench import testbed_common as tc
+from iosched.contract import knob_kinds
+from iosched.contract import slo
 from iosched.host_agent.drivers.libvirt import threads
 from iosched.host_agent.policies import ibalancer
-from iosched.contract import slo
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod
-from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 

@@ -29,11 +29,11 @@ import os
 import pytest
 
 from bench import testbed_common as tc
+from iosched.contract import knob_kinds
 from iosched.host_agent.policies import isacs
 from iosched.host_agent.policies import vturbo
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed as testbed_mod
-from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 

@@ -11,7 +11,8 @@
 # under the License.
 """Testbed parts that need no libvirt: guest specs, the domain XML and its
 Nova metadata (checked against Nova's own config classes), the cpio
-writer, the CLI's argument handling."""
+writer, the CLI's argument handling.
+"""
 
 import gzip
 import json

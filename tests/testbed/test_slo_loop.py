@@ -33,10 +33,10 @@ import time
 import pytest
 
 from bench import testbed_common as tc
+from iosched.cinder_qos import translate
 from iosched.contract import qos_attach
 from iosched.contract import qos_keys as qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.cinder_qos import translate
 from iosched.host_agent.drivers.libvirt import threads
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod

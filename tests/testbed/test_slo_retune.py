@@ -27,10 +27,10 @@ import json
 import pytest
 
 from bench import testbed_common as tc
+from iosched.cinder_qos import translate
 from iosched.contract import qos_attach
 from iosched.contract import qos_keys as qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.cinder_qos import translate
 from iosched.testbed import spec as spec_mod
 from tests import fixtures
 from tests.testbed import needs

@@ -32,11 +32,11 @@ import os
 import pytest
 
 from bench import testbed_common as tc
+from iosched.contract import knob_kinds
 from iosched.host_agent.drivers.libvirt import threads
 from iosched.host_agent.policies import vaio
 from iosched.testbed import shared_disk
 from iosched.testbed import spec as spec_mod
-from iosched.contract import knob_kinds
 from tests import fixtures
 from tests.testbed import needs
 

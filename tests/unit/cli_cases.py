@@ -47,7 +47,8 @@ NUM_TEXT = ['', ' ', '0', '-0', '1', '2', '-1', '-5', '3.5', '1e309',
 
 def int_in(lo=None, hi=None, above=False):
     """Valid iff argparse's int() parses it and it is in lo..hi;
-    ``above``: what a value above ``hi`` is (None: not known here)."""
+    ``above``: what a value above ``hi`` is (None: not known here).
+    """
     def oracle(text, files):
         try:
             v = int(text)
@@ -61,7 +62,8 @@ def int_in(lo=None, hi=None, above=False):
 
 def float_in(lo=None, hi=None, lo_open=False, above=False, inf=False):
     """Valid iff float() parses it to a number in the range (infinity
-    only if ``inf``); ``above`` as for int_in."""
+    only if ``inf``); ``above`` as for int_in.
+    """
     def oracle(text, files):
         try:
             v = float(text)
@@ -89,7 +91,8 @@ def any_text(text, files):
 
 def files_valid(**tags):
     """Valid iff the path is a file tagged True; False for tags given
-    False and for missing paths and directories; else unknown."""
+    False and for missing paths and directories; else unknown.
+    """
     def oracle(text, files):
         for name, ok in tags.items():
             if text == files[name]:
@@ -131,7 +134,8 @@ NOT_GUESTS = _bad_files('empty', 'binary', 'latin1', 'json_garbage',
 
 def out_path(text, files):
     """An output file: valid iff its directory exists and it is not a
-    directory itself."""
+    directory itself.
+    """
     if text in ('', ' ') or text == files['dir']:
         return False if text != ' ' else None
     if text in (files['long'], '/dev/null/x/y', '/dev/null/x'):
@@ -141,7 +145,8 @@ def out_path(text, files):
 
 def out_dir(text, files):
     """An output directory: created if missing; a file or a path under a
-    missing parent chain is refused."""
+    missing parent chain is refused.
+    """
     if text in ('', files['long'], '/dev/null/x/y', '/dev/null/x'):
         return False
     return None
@@ -511,7 +516,8 @@ NEGATIVE_NUMBER = re.compile(r'^-\d+$|^-\d*\.\d+$')
 
 def option_like(value):
     """argparse takes this value for an option (a usage error): it starts
-    with '-', is not '-' or a negative number and has no blank."""
+    with '-', is not '-' or a negative number and has no blank.
+    """
     return (value.startswith('-') and value != '-' and ' ' not in value
             and not NEGATIVE_NUMBER.match(value))
 

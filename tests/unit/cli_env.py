@@ -126,7 +126,8 @@ class Files(object):
 @contextlib.contextmanager
 def saved_process_state():
     """Logging handlers/levels, sys.excepthook and warnings filters are
-    put back after a command set them up (oslo.log, cliff, the demo)."""
+    put back after a command set them up (oslo.log, cliff, the demo).
+    """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     loggers = {name: (lg.level, list(lg.handlers), lg.propagate)
@@ -219,6 +220,7 @@ class Env(object):
     # input files that need the project's writers
     def _report_files(self):
         import json
+
         from tests.unit.nova_plugin import reports
         for key, host in (('good_report', 'compute-1'),
                           ('good_report2', 'compute-2')):
@@ -340,8 +342,9 @@ class Env(object):
             return [path]
         mp.setattr(render, 'render', fake_render)
         # Cinder for iosched-slo type and openstack volume slo type
-        from iosched.cinder_qos import client
         from openstackclient.common import clientmanager
+
+        from iosched.cinder_qos import client
         env = self
         # (not mp.setattr: its getattr would run osc's ClientCache)
         cls = clientmanager.ClientManager
@@ -357,8 +360,8 @@ class Env(object):
 
     # -- per case --------------------------------------------------------
     def start_case(self, case_dir):
-        from tests.unit.cinder_qos.test_client import FakeApi
         from iosched.cinder_qos import client
+        from tests.unit.cinder_qos.test_client import FakeApi
         self.case_dir = case_dir
         os.makedirs(case_dir)
         self.api = FakeApi()
@@ -462,7 +465,8 @@ class Env(object):
 
 class FakeClock(object):
     """time for reports_from_bus: 50 ms a sleep; a listen of more than
-    a simulated day is a hang."""
+    a simulated day is a hang.
+    """
 
     def __init__(self):
         self.t = 0.0

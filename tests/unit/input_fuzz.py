@@ -59,7 +59,8 @@ _SCRATCH = {}
 
 def scratch(tmp_path_factory):
     """One directory per session for the files the properties write (a new
-    directory per example costs more than the example)."""
+    directory per example costs more than the example).
+    """
     if 'dir' not in _SCRATCH:
         _SCRATCH['dir'] = tmp_path_factory.mktemp('inputfuzz')
     return _SCRATCH['dir']
@@ -67,7 +68,8 @@ def scratch(tmp_path_factory):
 
 def check_message(msg, names, accepted_words=('accepted',)):
     """Assert the refusal ``msg`` names one of ``names``, says what is
-    accepted and is short."""
+    accepted and is short.
+    """
     assert len(msg) <= MAX_MESSAGE, 'message of %d chars: %.200s...' % (
         len(msg), msg)
     assert any(n in msg for n in names), (msg, names)

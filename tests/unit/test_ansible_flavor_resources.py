@@ -11,7 +11,8 @@
 # under the License.
 """Table tests of the role iosched_cloud_objects' filter
 ``iosched_flavor_resources`` (tests/nova/test_ansible_cloud_objects.py runs
-it through ansible-playbook against Nova's API)."""
+it through ansible-playbook against Nova's API).
+"""
 
 import importlib.util
 import os

@@ -35,8 +35,8 @@ import collections
 import os
 import re
 
-from hypothesis import given
 from hypothesis import HealthCheck
+from hypothesis import given
 from hypothesis import settings
 import pytest
 
@@ -106,7 +106,8 @@ def check(env, cmd, case):
 @pytest.mark.parametrize('name', sorted(cli_cases.COMMANDS))
 def test_valid_base_argv_succeeds(env, name):
     """The base every case starts from is valid: exit 0 (else the fuzz
-    below would only ever test one error path)."""
+    below would only ever test one error path).
+    """
     cmd = cli_cases.COMMANDS[name]
     env.start_case(_dir(env))
     code, out, err = env.run(cmd, cmd.base(env.files))

@@ -35,8 +35,8 @@ from oslo_config import cfg
 from oslo_config import types
 
 from iosched.cinder_qos import conf as cinder_qos_conf
-from iosched.contract import slo
 from iosched.cinder_qos import translate
+from iosched.contract import slo
 from iosched.host_agent.conf import opts as agent_opts
 from iosched.host_agent import plugins
 from iosched.nova_plugin import conf as nova_conf
@@ -52,7 +52,8 @@ def _register(conf):
 def _keystoneauth_names():
     """keystoneauth1's own options of the [cinder] and [placement] groups:
     the library checks them (and Nova registers the same ones in the same
-    process, so their types must stay the library's)."""
+    process, so their types must stay the library's).
+    """
     from iosched.host_agent.conf import keystone
     return {o.dest for o in keystone.group_opts('block-storage')}
 
@@ -122,7 +123,8 @@ def _check_value(opt, got):
 
 def _build_readers(conf):
     """What reads the options at start: every agent policy,
-    cinder_qos' translation, the Nova plugin's option values."""
+    cinder_qos' translation, the Nova plugin's option values.
+    """
     conf.set_override('policies', sorted(
         plugins_names('iosched.host_agent.policies')), 'host_agent')
     plugins.load_policies(conf)
@@ -212,7 +214,8 @@ def test_option_values_accepted_together_run_every_policy(values):
     only a tick would find). Each case runs in a forked child: some
     combination changes process-wide state that later tests in the same
     process (the e2e demo, the real-guest agent) then see (not yet
-    found; a test-isolation problem, an agent has one configuration)."""
+    found; a test-isolation problem, an agent has one configuration).
+    """
     import multiprocessing
     with multiprocessing.get_context('fork').Pool(1) as pool:
         errors = pool.apply(_run_every_policy, (values,))

@@ -42,7 +42,8 @@ NAME = re.compile(r'`([\w.*]+)`')
 
 def layer_table(text):
     """{layer: (allowed project prefixes, third-party names or None=any)}
-    from the markdown table under ``### Layers``."""
+    from the markdown table under ``### Layers``.
+    """
     lines = text.split('\n')
     start = lines.index(HEADING)
     rows = {}

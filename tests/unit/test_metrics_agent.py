@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """iosched.host_agent.metrics over a fake agent: what a scrape shows for a given
-state (table rows), what ticks add up, and the endpoint's life."""
+state (table rows), what ticks add up, and the endpoint's life.
+"""
 
 import socket
 import types
@@ -22,12 +23,12 @@ from prometheus_client import exposition
 from prometheus_client import parser
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import slo as slo_contract
 from iosched.host_agent.conf import metrics as metrics_conf
 from iosched.host_agent import metrics
 from iosched.host_agent import model
 from iosched.host_agent.policies import slo_window
-from iosched.contract import slo as slo_contract
-from iosched.contract import knob_kinds
 
 
 def scrape(registry):

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """bench/metrics_overhead.py runs (a tiny host, a few ticks): it keeps
-working as the agent changes. No timing is asserted."""
+working as the agent changes. No timing is asserted.
+"""
 
 from bench import metrics_overhead
 

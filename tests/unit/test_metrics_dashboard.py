@@ -12,7 +12,8 @@
 """etc/grafana/iosched-dashboard.json and docs/metrics.md against the code:
 the dashboard's structure (data source variable, panels, layout) and that
 every metric its expressions name, and every metric docs/metrics.md must
-list, is one the agent or the scheduler plugin exports."""
+list, is one the agent or the scheduler plugin exports.
+"""
 
 import json
 import os

@@ -11,7 +11,8 @@
 # under the License.
 """iosched.nova_plugin.metrics without Nova: report counters through the real
 endpoint, the store's gauges at scrape time, and the per-worker port
-range. (tests/nova/test_metrics_scheduler.py drives the filters.)"""
+range. (tests/nova/test_metrics_scheduler.py drives the filters.)
+"""
 
 import socket
 import urllib.request
@@ -26,8 +27,8 @@ from iosched.nova_plugin.conf import metrics as metrics_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import metrics
 from iosched.nova_plugin import store
-from tests.unit import test_metrics_agent as helpers
 from tests.unit.nova_plugin import reports
+from tests.unit import test_metrics_agent as helpers
 
 
 def _conf(**overrides):

@@ -56,6 +56,7 @@ def test_bad_rows_are_refused(fields, msg):
 
 def test_every_module_registers_experiments():
     import importlib
+
     from bench.reproduce import __main__ as main
     for name in main.MODULES:
         mod = importlib.import_module('bench.reproduce.' + name)

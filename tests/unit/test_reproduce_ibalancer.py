@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """bench/reproduce/ibalancer: every quick experiment gives well-formed rows,
-and the exact rows (Eq. 5's worked example, Eq. 3's periods) match."""
+and the exact rows (Eq. 5's worked example, Eq. 3's periods) match.
+"""
 
 import pytest
 

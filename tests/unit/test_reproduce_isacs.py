@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """bench/reproduce/isacs: quick experiments give well-formed rows and the
-mechanism results the model documents."""
+mechanism results the model documents.
+"""
 
 import math
 

@@ -26,8 +26,8 @@ from oslo_config import cfg
 import pytest
 
 from iosched.cinder_qos import conf as cinder_conf
-from iosched.host_agent.conf import opts as agent_opts
 from iosched.contract import signature
+from iosched.host_agent.conf import opts as agent_opts
 from iosched.nova_plugin import conf as nova_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import store

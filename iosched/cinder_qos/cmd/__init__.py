@@ -18,6 +18,7 @@ import re
 def clip(text, limit=200):
     """``text`` with every run of more than ``limit`` non-blank characters
     shortened, so that a 10,000-character argument is not echoed whole in
-    an error message."""
+    an error message.
+    """
     return re.sub(r'\S{%d,}' % (limit + 1), lambda m: '%s...(%d characters)'
                   % (m.group()[:limit // 2], len(m.group())), text)

@@ -31,11 +31,11 @@ from oslo_config import cfg
 
 from iosched.cinder_qos import client
 from iosched.cinder_qos.cmd import clip
-from iosched.contract import qos_keys
 from iosched.cinder_qos.osc import commands
 from iosched.cinder_qos import rest
-from iosched.contract import slo as slo_mod
 from iosched.cinder_qos import translate
+from iosched.contract import qos_keys
+from iosched.contract import slo as slo_mod
 from iosched.contract import slo_units
 
 EPILOG = """\

@@ -27,7 +27,8 @@ class Actuator(metaclass=abc.ABCMeta):
 
     def read_knob(self, kind, instance_uuid, target):
         """A knob's live value as this actuator's knob set reads it, or
-        None when it reads none (a dry run)."""
+        None when it reads none (a dry run).
+        """
         return None
 
     def forget_instances(self, uuids):
@@ -36,5 +37,6 @@ class Actuator(metaclass=abc.ABCMeta):
     def decisions(self):
         """Latest ``model.Decision`` per knob key ``(kind, uuid, target)``:
         applied, already set, failed or dry run. For explanation (report,
-        logs); bounded, and instances that are gone are forgotten."""
+        logs); bounded, and instances that are gone are forgotten.
+        """
         return {}

@@ -36,11 +36,11 @@ Reads return the written shape, so the journal restores what it read.
 import os
 import re
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.drivers import base
 from iosched.host_agent import paths
-from iosched.contract import knob_kinds
 
 # The libvirt module as the libvirt knobs import it (None without it).
 libvirt = libvirt_knobs.libvirt
@@ -54,7 +54,8 @@ DEV_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.!-]{0,63}$')
 
 def parse_scheduler(text):
     """('bfq', ('none', 'mq-deadline', 'bfq')) from sysfs's
-    '[bfq] none mq-deadline' line ('' when none is bracketed)."""
+    '[bfq] none mq-deadline' line ('' when none is bracketed).
+    """
     names, current = [], ''
     for word in text.split():
         if word.startswith('[') and word.endswith(']'):
@@ -79,7 +80,8 @@ def slice_idle_path(sys_root, dev):
 
 class BlkioKnobs(knob_set.KnobWriter):
     """read/write of the kinds above; ``driver.domain(uuid)`` resolves
-    VMs (the libvirt driver)."""
+    VMs (the libvirt driver).
+    """
 
     def __init__(self, driver, sys_root='/sys'):
         self.driver = driver

@@ -25,12 +25,12 @@ explanation is kept as the knob's latest ``model.Decision`` (``decisions``).
 
 from oslo_log import log as logging
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import base
 from iosched.host_agent.actuators import decisions as decisions_mod
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -119,7 +119,8 @@ class DriverActuator(base.Actuator):
 
     def _back_to_original(self, action, policy, ts):
         """``knob_kinds.ORIGINAL``: write the journaled original back and retire
-        the entry; nothing when the agent never changed the knob."""
+        the entry; nothing when the agent never changed the knob.
+        """
         key = action.key
         pending = self.journal.pending()
         if key not in pending:
@@ -148,7 +149,8 @@ class DriverActuator(base.Actuator):
     def rebase(self, action, policy, ts):
         """Make ``action.value`` the knob's original (a volume's new static
         limits): written at once unless a policy holds the knob, whose next
-        plan then starts from it; restoring writes it from now on."""
+        plan then starts from it; restoring writes it from now on.
+        """
         key = action.key
         if key in self.journal.pending():
             self.journal.rebase(key, action.value)
@@ -224,7 +226,8 @@ class DriverActuator(base.Actuator):
 
     def _remark(self, kind, uuid):
         """Keep the domain's marker equal to what the journal holds of
-        its marked knobs (held_marker); written only when that changes."""
+        its marked knobs (held_marker); written only when that changes.
+        """
         if kind in self._marked_kinds:
             self._write_marker(uuid)
 
@@ -244,7 +247,8 @@ class DriverActuator(base.Actuator):
         """First sight of ``uuid``: put back every original its domain's
         marker records that this journal does not hold (the domain was
         live-migrated here, or this host's agent lost its journal): no
-        decision here explains those values. Returns how many."""
+        decision here explains those values. Returns how many.
+        """
         if not self._marked_kinds:
             return 0
         try:

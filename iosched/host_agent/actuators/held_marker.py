@@ -55,7 +55,8 @@ def to_xml(host, held):
 
 def from_xml(text):
     """The element's text -> (host, {(kind, target): original as JSON
-    gives it}); MarkerError when it is not a marker."""
+    gives it}); MarkerError when it is not a marker.
+    """
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as e:

@@ -47,7 +47,8 @@ class HostKnobs(knob_set.KnobSet):
     @classmethod
     def prepare(cls, conf):
         """Fork the privileged daemon (privsep) before the driver opens
-        connections and trace files, so that it inherits none of them."""
+        connections and trace files, so that it inherits none of them.
+        """
         privsep.ensure_started(conf)
 
     @classmethod

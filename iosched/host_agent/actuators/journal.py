@@ -256,7 +256,8 @@ class Journal(object):
         """The knob's original is now ``value`` (what Nova would have set
         after a change the agent applies for it: a retype, an extend);
         restoring writes that, not the value before. No-op for a knob the
-        journal does not hold."""
+        journal does not hold.
+        """
         if key in self._originals:
             self._originals[key] = value
             self._append({'op': 'rebase', 'kind': key[0], 'uuid': key[1],

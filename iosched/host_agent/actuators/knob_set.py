@@ -57,13 +57,15 @@ class KnobWriter(metaclass=abc.ABCMeta):
 
     def marked_kinds(self):
         """The kinds whose originals this writer also keeps in the
-        instance itself (``held_marker``); none by default."""
+        instance itself (``held_marker``); none by default.
+        """
         return ()
 
 
 class KnobSet(KnobWriter):
     """Every knob of one host, over the driver that resolves its
-    instances (``self.driver``)."""
+    instances (``self.driver``).
+    """
 
     def __init__(self, driver):
         self.driver = driver
@@ -72,7 +74,8 @@ class KnobSet(KnobWriter):
     def prepare(cls, conf):
         """Called once by ``io-host-agent`` before it builds the driver
         (e.g. fork a privileged daemon that must inherit no connection).
-        Default: nothing to prepare."""
+        Default: nothing to prepare.
+        """
 
     @classmethod
     @abc.abstractmethod
@@ -81,18 +84,21 @@ class KnobSet(KnobWriter):
 
     def running(self, uuid):
         """Whether the instance still runs here (a knob of a gone
-        instance cannot be restored, and need not be)."""
+        instance cannot be restored, and need not be).
+        """
         return uuid in {i.uuid for i in self.driver.list_instances()}
 
     # The held-knobs marker (``held_marker``): only where
     # ``marked_kinds()`` lists kinds.
     def mark_held(self, uuid, held):
         """Record ``held`` ({(kind, target): original}) in the instance;
-        {} removes the record."""
+        {} removes the record.
+        """
         raise driver_base.DriverError(
             '%s keeps no held-knobs marker' % type(self).__name__)
 
     def read_held(self, uuid):
         """(host, {(kind, target): original}) recorded on the instance,
-        or None when there is no record."""
+        or None when there is no record.
+        """
         return None

@@ -31,12 +31,12 @@ live XML, these settings included, to the destination: ``mark_held`` and
 destination's agent (``held_marker``).
 """
 
+from iosched.contract import knob_kinds
+from iosched.contract import qos_keys
 from iosched.host_agent.actuators import held_marker
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.drivers import base
-from iosched.contract import qos_keys
-from iosched.contract import knob_kinds
 
 try:
     import libvirt
@@ -69,7 +69,8 @@ def _from_cpumap(cpumap):
 
 def _tap_qdiscs(tap):
     """The qdisc kinds on a tap (read only; ``tc`` needs no privilege
-    to show)."""
+    to show).
+    """
     import subprocess
     out = subprocess.run(['tc', 'qdisc', 'show', 'dev', tap],
                          capture_output=True, text=True).stdout
@@ -96,7 +97,8 @@ class LibvirtKnobs(knob_set.KnobWriter):
     # -- the held-knobs marker (held_marker) -------------------------------
     def mark_held(self, uuid, held):
         """Record ``held`` ({(kind, target): original}) in the live
-        domain's metadata; {} removes the record."""
+        domain's metadata; {} removes the record.
+        """
         dom = self.driver.domain(uuid)
         kind = libvirt.VIR_DOMAIN_METADATA_ELEMENT
         try:
@@ -113,7 +115,8 @@ class LibvirtKnobs(knob_set.KnobWriter):
 
     def read_held(self, uuid):
         """(host, {(kind, target): original}) recorded on the live
-        domain, or None when there is no record."""
+        domain, or None when there is no record.
+        """
         dom = self.driver.domain(uuid)
         try:
             text = dom.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT,
@@ -161,7 +164,8 @@ class LibvirtKnobs(knob_set.KnobWriter):
         threads (IO *, vhost-*): libvirt 9 moves only the main loop live,
         and a SCHED_DEADLINE reservation on an I/O thread needs its
         affinity over the root domain. All or nothing: a failure puts the
-        previous pin back."""
+        previous pin back.
+        """
         live = self._live()
         before = dom.emulatorPinInfo(live)
         cpumap = _cpumap(value, len(before))

@@ -78,16 +78,16 @@ import os
 
 from oslo_log import log as logging
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 import iosched.host_agent.linux.privileged
-from iosched.host_agent import privsep
 from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import sched_deadline
 from iosched.host_agent import paths
-from iosched.contract import knob_kinds
+from iosched.host_agent import privsep
 
 LOG = logging.getLogger(__name__)
 
@@ -219,7 +219,8 @@ class LinuxKnobs(knob_set.KnobWriter):
 
     def _set_io_deadline(self, tids, value):
         """Every I/O thread to ``value``, or none: on a failure the threads
-        already changed get their previous value back."""
+        already changed get their previous value back.
+        """
         done = []
         for name, tid in tids:
             try:

@@ -75,7 +75,8 @@ def _open_host(conf):
     """The driver ``[host_agent] driver`` names and the knob set
     registered for it. The knob set prepares the host first (the libvirt
     host's forks the privileged daemon before the driver opens
-    connections and trace files, so that it inherits none of them)."""
+    connections and trace files, so that it inherits none of them).
+    """
     driver_cls = plugins.load_class(plugins.DRIVERS, conf.host_agent.driver)
     knobs_cls = plugins.knobs_class(driver_cls.name)
     knobs_cls.prepare(conf)
@@ -89,7 +90,8 @@ def _open_host(conf):
 
 def _configure(argv):
     """Parse argv and the configuration files, set up logging and read
-    every option once (a bad value fails here, not mid-run)."""
+    every option once (a bad value fails here, not mid-run).
+    """
     CONF(argv, project='iosched',
          prog='io-host-agent', description=__doc__.split('\n\n')[0],
          epilog='Options are read from the configuration files; see '

@@ -26,12 +26,12 @@ import sys
 
 from oslo_config import cfg
 
+from iosched.contract import payload
+from iosched.contract import payload_check
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.cmd import clip
 from iosched.host_agent.cmd import explain_format as fmt
 from iosched.host_agent.conf import agent as agent_opts
-from iosched.contract import payload
-from iosched.contract import payload_check
 
 PROG = 'iosched-explain'
 EXIT_BAD_INPUT = 2
@@ -162,7 +162,8 @@ RULES = {
 def config_files(args):
     """(oslo argv, default config files) for the agent's configuration
     named by ``--config-file``/``--config-dir``, else the agent's default
-    locations (``DEFAULT_CONFIG`` first)."""
+    locations (``DEFAULT_CONFIG`` first).
+    """
     cli = []
     for path in args.config_file:
         cli += ['--config-file', path]

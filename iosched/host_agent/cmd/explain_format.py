@@ -131,7 +131,8 @@ def render(heading, items, args, describe):
 
 def rules_table(descriptions):
     """``rule  description`` lines, wrapped under the description column;
-    a rule without a description is printed alone."""
+    a rule without a description is printed alone.
+    """
     out = []
     for rule, text in sorted(descriptions.items()):
         if not text:

@@ -27,6 +27,7 @@ import time
 
 from oslo_config import cfg
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent.cmd import clip
 from iosched.host_agent.cmd import explain
 from iosched.host_agent import conf as agent_conf
@@ -35,7 +36,6 @@ from iosched.host_agent.linux import cpus as cpulist
 from iosched.host_agent.linux import privileged_probe
 from iosched.host_agent.linux import wakeup_probe
 from iosched.host_agent.linux import wakeup_probe_rows
-from iosched.contract import lsvm as lsvm_bound
 
 PROG = 'iosched-wakeup-probe'
 EXIT_FAILED = 1

@@ -21,12 +21,12 @@ interpolated linearly inside the bucket that holds the quantile
 (``iosched.contract.stats.hist_quantile``).
 """
 
-from iosched.host_agent.collectors import base
-from iosched.host_agent.collectors import rates
-from iosched.host_agent import model
 from iosched.contract import qos_keys
 from iosched.contract import slo
 from iosched.contract import stats
+from iosched.host_agent.collectors import base
+from iosched.host_agent.collectors import rates
+from iosched.host_agent import model
 
 
 def _hist_delta(prev, cur):

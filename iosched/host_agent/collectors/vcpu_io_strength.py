@@ -19,11 +19,10 @@ counters; IVCredit relative to the host's mean consumption; and a class.
 The equations are ``iosched.contract.isacs``'s.
 """
 
+from iosched.contract import isacs
 from iosched.host_agent.collectors import base
 from iosched.host_agent.collectors import rates
 from iosched.host_agent import model
-from iosched.contract import isacs
-
 
 # Weight of the newest window in the burst EMA (CPU per activation): a
 # tick's figure is noisy (a few dozen wake-ups), the reservation it sizes

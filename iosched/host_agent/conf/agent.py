@@ -20,7 +20,8 @@ from oslo_config import types
 class PluginName(types.String):
     """A plugin name of an entry point namespace, checked when the option
     is read (at start), so a misspelt policy is a one-line error naming
-    the option rather than a traceback once the driver already runs."""
+    the option rather than a traceback once the driver already runs.
+    """
 
     def __init__(self, namespace):
         super(PluginName, self).__init__()

@@ -53,7 +53,8 @@ import abc
 
 class DriverError(Exception):
     """A driver could not read something, or a knob writer could not
-    write it; the message says what."""
+    write it; the message says what.
+    """
 
 
 class Driver(metaclass=abc.ABCMeta):

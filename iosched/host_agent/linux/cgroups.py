@@ -65,7 +65,8 @@ def _read(path):
 
 def probe(cgroup_root):
     """Find the cpu controller below ``cgroup_root``; LinuxKnobError if
-    there is none (v2 first: a controller is on one hierarchy only)."""
+    there is none (v2 first: a controller is on one hierarchy only).
+    """
     for sub in ('', 'unified'):
         ctl = os.path.join(cgroup_root, sub, 'cgroup.controllers')
         if os.path.isfile(ctl) and 'cpu' in _read(ctl).split():
@@ -124,7 +125,8 @@ class DomainCgroups(collections.namedtuple('DomainCgroups',
     """A libvirt domain's cgroups: ``vm`` is where VM-level weight and cap
     go (v1 ``machine/<m>.libvirt-qemu``, v2 the ``machine-<m>.scope``, a
     sibling of the other VMs); ``threads`` holds ``vcpuN`` and
-    ``emulator`` (v2: the scope's ``libvirt`` child)."""
+    ``emulator`` (v2: the scope's ``libvirt`` child).
+    """
 
     def vcpu(self, n):
         return '%s/vcpu%d' % (self.threads, int(n))
@@ -194,13 +196,15 @@ def oci_linear_shares_to_weight(shares):
     """runc < 1.3.2 / crun < 1.23: 1 + ((shares - 2) * 9999) / 262142.
 
     Not used (1024 shares -> 39, not 100); kept to read weights that older
-    OCI runtimes wrote."""
+    OCI runtimes wrote.
+    """
     return 1 + ((int(shares) - 2) * 9999) // 262142
 
 
 def oci_linear_weight_to_shares(weight):
     """Inverse of ``oci_linear_shares_to_weight`` (rounded up, so the round
-    trip returns the same weight)."""
+    trip returns the same weight).
+    """
     return 2 + -(-(int(weight) - 1) * 262142 // 9999)
 
 

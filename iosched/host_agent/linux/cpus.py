@@ -54,7 +54,8 @@ def online_cpus(sys_root='/sys'):
 
 def check_cpus(cpus, sys_root='/sys'):
     """``cpus`` as a sorted tuple if it is a non-empty set of online CPU
-    ids, else LinuxKnobError saying what is accepted."""
+    ids, else LinuxKnobError saying what is accepted.
+    """
     online = online_cpus(sys_root)
     if (not isinstance(cpus, (list, tuple)) or not cpus
             or any(isinstance(c, bool) or not isinstance(c, int)

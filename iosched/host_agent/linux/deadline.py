@@ -100,7 +100,8 @@ def _read(path):
 
 def read_limit_per_cpu(proc_root):
     """sched_rt_runtime_us / sched_rt_period_us (1.0 when runtime is -1,
-    no limit): the deadline bandwidth the kernel admits per CPU."""
+    no limit): the deadline bandwidth the kernel admits per CPU.
+    """
     base = paths.safe_join(proc_root, 'sys', 'kernel')
     try:
         runtime = int(_read(os.path.join(base, 'sched_rt_runtime_us')))
@@ -199,7 +200,8 @@ def bandwidth(params):
 def same_pid_namespace(proc_root):
     """True when ``proc_root`` is the procfs of the agent's own pid
     namespace (its ``self`` link names our pid), so its tids are the ones
-    ``sched_getattr`` addresses."""
+    ``sched_getattr`` addresses.
+    """
     try:
         return os.readlink(os.path.join(proc_root, 'self')) == \
             str(os.getpid())
@@ -267,7 +269,8 @@ def scan(proc_root, pids=(), everything=False, getattr=None, by_stat=None):
 # bw is -1 when there is no limit.
 def parse_debug_dl_bw(text, cpu):
     """(bw, total_bw) of ``cpu``'s root domain, in CPUs per CPU and CPUs;
-    ValueError when the file has no such block."""
+    ValueError when the file has no such block.
+    """
     head = 'dl_rq[%d]:' % int(cpu)
     start = text.find(head)
     if start < 0:
@@ -290,7 +293,8 @@ def parse_debug_dl_bw(text, cpu):
 
 def read_kernel_total(sys_root, cpu):
     """The root domain's reserved bandwidth as the kernel counts it, or
-    None when debugfs is not mounted or not readable (unprivileged)."""
+    None when debugfs is not mounted or not readable (unprivileged).
+    """
     try:
         text = _read(paths.safe_join(sys_root, 'kernel', 'debug', 'sched',
                                      'debug'))
@@ -312,7 +316,8 @@ def _release(proc_root):
 def server_bandwidth(sys_root, proc_root, cpus):
     """(CPUs, how): the fair-class deadline servers' bandwidth on
     ``cpus``: from debugfs when readable, else the kernel default (0.05
-    per CPU) when the kernel is 6.12 or later, else 0."""
+    per CPU) when the kernel is 6.12 or later, else 0.
+    """
     total = 0.0
     try:
         for cpu in cpus:

@@ -89,7 +89,8 @@ WRITABLE = {
 def check_write(cgroup_root, relpath, value):
     """The absolute file a write may go to, or LinuxKnobError saying why
     not. Pure but for ``realpath``; ``cgroup_root`` must be the
-    configured one."""
+    configured one.
+    """
     configured = CONF.host_paths.cgroup_root
     if not isinstance(cgroup_root, str) or (
             os.path.realpath(cgroup_root) != os.path.realpath(configured)):
@@ -148,7 +149,8 @@ def check_fair(tid):
 @privsep.sys_admin_pctxt.entrypoint
 def set_fair(tid):
     """A SCHED_DEADLINE thread back to SCHED_OTHER (nice 0, default
-    slice); refuses any other thread."""
+    slice); refuses any other thread.
+    """
     check_fair(tid)
     sched_deadline.set_fair(tid)
 

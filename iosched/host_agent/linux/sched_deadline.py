@@ -67,7 +67,8 @@ def _dl_int(name, value):
 
 def check_deadline(runtime_us, deadline_us, period_us):
     """(runtime_us, deadline_us, period_us) when the kernel would accept
-    them, else LinuxKnobError naming the rule that fails."""
+    them, else LinuxKnobError naming the rule that fails.
+    """
     r = _dl_int('runtime_us', runtime_us)
     d = _dl_int('deadline_us', deadline_us)
     p = _dl_int('period_us', period_us)
@@ -153,7 +154,8 @@ def _release_bandwidth(tid, cur):
     """Shrink a deadline thread's reservation to zero bandwidth: a change
     of reservation is accounted at once, a change of class is not when
     the thread sleeps. Best effort: on failure ``set_fair`` switches the
-    class anyway (the thread must not stay reserved)."""
+    class anyway (the thread must not stay reserved).
+    """
     for period_ns in (DL_PERIOD_MAX_US * 1000, cur.period or cur.deadline):
         try:
             sched.sched_setattr(tid, sched.make_attr(
@@ -172,7 +174,8 @@ def _release_bandwidth(tid, cur):
 
 def get_deadline_us(tid):
     """{'runtime_us', 'deadline_us', 'period_us'} of a deadline thread,
-    None for a fair-class one, LinuxKnobError for a real-time one."""
+    None for a fair-class one, LinuxKnobError for a real-time one.
+    """
     attr = sched.sched_getattr(sched._tid(tid))
     if attr.policy == sched.SCHED_DEADLINE:
         return {'runtime_us': round(attr.runtime / 1000),

@@ -62,6 +62,7 @@ import time
 
 from oslo_log import log as logging
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import cpus as cpulist
@@ -69,7 +70,6 @@ from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import wakeup_probe_groups as probe_groups
 from iosched.host_agent.linux import wakeup_probe_rows as rows
 from iosched.host_agent.linux import wakeup_sleeper
-from iosched.contract import lsvm as lsvm_bound
 
 LOG = logging.getLogger(__name__)
 
@@ -104,7 +104,8 @@ def _is_int(v):
 def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
                period_us=2000, work_us=50):
     """(cases, cpus) as tuples, or ProbeArgError saying what is wrong and
-    what is accepted. ``online``: the host's online CPUs."""
+    what is accepted. ``online``: the host's online CPUs.
+    """
     if isinstance(cases, str) or not isinstance(cases, (list, tuple)):
         raise ProbeArgError('cases %r is not a list of names' % (cases,),
                             errno_mod.EINVAL)
@@ -150,7 +151,8 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
 def _no_new_privs():
     """Children exec'd as uid 0 would get the full capability set back;
     with no_new_privs they keep at most ours. Per thread, inherited by the
-    children this thread starts."""
+    children this thread starts.
+    """
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
@@ -209,7 +211,8 @@ class Session(object):
 
     def spawn_sleepers(self, n, wakes=None):
         """Start ``n`` sleepers now (before the hogs load the CPUs, so
-        that their start-up is quick); ``measure`` uses them in turn."""
+        that their start-up is quick); ``measure`` uses them in turn.
+        """
         wakes = self.wakes if wakes is None else wakes
         budget_ms = int(BUDGET_FACTOR * (wakes + wakeup_sleeper.WARMUP) *
                         self.period_us / 1000) + 50
@@ -282,7 +285,8 @@ class Session(object):
                 before=None):
         """One row: the next idle sleeper (or a new one) gets ``affinity``
         (default: all of ``cpus``), ``before(pid)`` if given (e.g. a move
-        into a cpuset), then the case's mechanism, then runs."""
+        into a cpuset), then the case's mechanism, then runs.
+        """
         return self.measure_samples(case, affinity, slice_us, dl, before)[0]
 
     def measure_samples(self, case, affinity=None, slice_us=SLICE_US,
@@ -319,7 +323,8 @@ class Session(object):
     def _wake(p):
         """Wake the sleeper once, so that it runs on a CPU of its new
         affinity (cpuset) before a SCHED_DEADLINE request: the kernel
-        checks the root domain of the runqueue the task is on."""
+        checks the root domain of the runqueue the task is on.
+        """
         p.stdin.write('sync\n')
         p.stdin.flush()
         line = p.stdout.readline()
@@ -367,7 +372,8 @@ def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
         sys_root='/sys'):
     """The self-test: a tuple of ``model.WakeupProbe``, one per case in
     order. ProbeArgError for bad arguments; LinuxKnobError when the test
-    cannot run at all (then nothing is left behind either)."""
+    cannot run at all (then nothing is left behind either).
+    """
     cases, cpus = check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
                              cpulist.online_cpus(sys_root), period_us, work_us)
     if not _lock.acquire(blocking=False):

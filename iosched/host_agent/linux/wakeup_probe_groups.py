@@ -58,7 +58,8 @@ def hog_cg(parent, i):
 def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
                   base=''):
     """The groups of one run below ``base`` ('' = the hierarchy's root,
-    or a group such as libvirt's machine group)."""
+    or a group such as libvirt's machine group).
+    """
     parent = '/'.join(p for p in (base, '%s%d' % (PREFIX, int(owner_pid)))
                       if p)
     dirs = [parent, '%s/%s' % (parent, SLEEPER_CG),
@@ -83,7 +84,8 @@ def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
 
 def stale_owners(names, alive, me):
     """Owner pids of ``iosched-selftest-<pid>`` names left by a dead run
-    (or by this process, which runs one test at a time)."""
+    (or by this process, which runs one test at a time).
+    """
     out = []
     for name in names:
         tail = name[len(PREFIX):] if name.startswith(PREFIX) else ''
@@ -126,7 +128,8 @@ def _rmdir(path, rmdir=os.rmdir):
 
 def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
     """Kill what is left in a self-test group and remove it, deepest
-    first. True when it is gone."""
+    first. True when it is gone.
+    """
     if not os.path.isdir(path):
         return True
     subdirs = sorted(os.path.join(path, d) for d in os.listdir(path)
@@ -142,7 +145,8 @@ def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
 
 def bases(hierarchy):
     """Groups a self-test's group may be in: the root, libvirt's machine
-    group when it exists."""
+    group when it exists.
+    """
     out = ['']
     machine = MACHINE_GROUPS.get(hierarchy.version)
     if machine and os.path.isdir(_cg_dir(hierarchy, machine)):
@@ -153,7 +157,8 @@ def bases(hierarchy):
 def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill,
           rmdir=os.rmdir):
     """Remove the groups of self-tests whose process is gone. Returns the
-    cgroups removed."""
+    cgroups removed.
+    """
     me = os.getpid() if me is None else me
     removed = []
     for base in bases(hierarchy):
@@ -186,7 +191,8 @@ def write(hierarchy, relpath, value):
 class TempGroups(object):
     """The groups of one self-test run: ``make`` them (the first base the
     kernel lets us write), ``move`` processes in, ``remove`` them all.
-    ``plan`` is None and ``error`` says why when there are none."""
+    ``plan`` is None and ``error`` says why when there are none.
+    """
 
     def __init__(self, cgroup_root):
         self.cgroup_root = cgroup_root

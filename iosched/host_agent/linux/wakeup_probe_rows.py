@@ -19,9 +19,9 @@ row, and the dict form the privsep daemon sends back.
 import errno as errno_mod
 import os
 
-from iosched.host_agent import model
-from iosched.contract import stats
 from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import stats
+from iosched.host_agent import model
 
 
 def row(case, lateness_us):
@@ -51,7 +51,8 @@ def error_text(exc):
 
 def ratios(rows):
     """{case: (p50 / stock p50, p99 / stock p99)} for the ok rows; empty
-    when there is no ok stock row."""
+    when there is no ok stock row.
+    """
     stock = [r for r in rows if r.mechanism == lsvm_bound.PROBE_STOCK and r.ok]
     if not stock:
         return {}

@@ -39,7 +39,8 @@ GROUP_PREFIX = 'host_agent_policy.'
 def read_params(group, params_cls):
     """``params_cls`` from an option group: every field is the option of
     its name; a list option becomes a tuple (Params are frozen, hashable).
-    ``group``: anything with the options as attributes (an oslo group)."""
+    ``group``: anything with the options as attributes (an oslo group).
+    """
     values = {}
     for field in dataclasses.fields(params_cls):
         try:
@@ -70,4 +71,5 @@ class Policy(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def decide(self, snapshot, state):
         """Return a ``model.Plan`` for this snapshot; ``state``: the
-        ``Plan.state`` this policy returned last (None at first)."""
+        ``Plan.state`` this policy returned last (None at first).
+        """

@@ -20,16 +20,17 @@ beats a release (``knob_kinds.ORIGINAL``): one policy letting go must not undo
 the other's cap. Other kinds: the later action wins (the agent's order).
 """
 
-from iosched.host_agent import model
-from iosched.contract import slo
 from iosched.contract import knob_kinds
+from iosched.contract import slo
+from iosched.host_agent import model
 
 INF = float('inf')
 
 
 def ref_ops(value):
     """A live iotune dict's total_iops_sec in 16 KiB operations (inf when
-    it sets none)."""
+    it sets none).
+    """
     try:
         iops = int(value.get('total_iops_sec') or 0)
         size = int(value.get('size_iops_sec') or 0) or slo.DEFAULT_REF_IO_BYTES
@@ -42,7 +43,8 @@ def ref_ops(value):
 
 def combine(earlier, later):
     """The action the agent applies when ``earlier`` and ``later`` act on
-    the same knob (same key)."""
+    the same knob (same key).
+    """
     if later.kind != knob_kinds.DISK_IOTUNE or earlier.rule == later.rule:
         return later
     a_orig = earlier.value == knob_kinds.ORIGINAL

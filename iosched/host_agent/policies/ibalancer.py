@@ -42,11 +42,11 @@ policy; the equations in ``ibalancer_equations``.
 import dataclasses
 import typing
 
+from iosched.contract import knob_kinds
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
 from iosched.host_agent.policies import ibalancer_disks
 from iosched.host_agent.policies import ibalancer_equations as eq
-from iosched.contract import knob_kinds
 
 RULE_CAP = 'ibalancer.cap'
 RULE_HOLD = 'ibalancer.hold'
@@ -230,7 +230,8 @@ def _head(n, views, period_ms, d_n, snapshot, params):
 def _trigger(pool, views, d_n, tick, params):
     """D/n > beta: (DRV, views with their delays, actions, {uuid: r'/r}).
     A capped VM that is no longer a target has no delay this period (the
-    paper recomputes every delay each period): its cap is removed."""
+    paper recomputes every delay each period): its cap is removed.
+    """
     drv, pool = _delays(pool, params)
     by_key = {(v.instance_uuid, v.vcpu): v for v in pool}
     views = [by_key.get((v.instance_uuid, v.vcpu), v) for v in views]
@@ -256,7 +257,8 @@ def _delays(pool, params):
 
 def _cap_vm(uuid, mine, d_n, drv, tick, fractions, params):
     """The caps of one VM's busy disks when it has a target vCPU: f x F,
-    F its use uncapped (recorded in ``tick``, and r'/r in ``fractions``)."""
+    F its use uncapped (recorded in ``tick``, and r'/r in ``fractions``).
+    """
     tgts = [v for v in mine if v.delay_us > 0]
     if not tgts:
         return []
@@ -317,7 +319,8 @@ def _release_untargeted(actions, tick):
 
 def _calm(n, calm, tick, snapshot, params):
     """Calm (or a pool under 2): caps held for calm_ticks ticks, then
-    given back."""
+    given back.
+    """
     why = '%s: calm %d/%d tick(s)' % (
         tick.head if n >= 2 else 'pool n=%d < 2' % n, calm,
         params.calm_ticks)
@@ -328,7 +331,8 @@ def _calm(n, calm, tick, snapshot, params):
 
 def _give_back(caps, disks, done, params, why):
     """Each held cap (not in ``done``) x (1 + increase), or removed
-    (ORIGINAL) when its disk used less than 0.9 of it. Updates ``caps``."""
+    (ORIGINAL) when its disk used less than 0.9 of it. Updates ``caps``.
+    """
     out = []
     for key in sorted(caps):
         if key in done:

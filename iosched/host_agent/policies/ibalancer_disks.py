@@ -36,7 +36,8 @@ def disks(snapshot):
 
 def requests_per_ref_op(snapshot):
     """(uuid, target) -> requests per 16 KiB op in the window (1 for
-    requests of 16 KiB or less)."""
+    requests of 16 KiB or less).
+    """
     out = {}
     for d in snapshot.disks:
         ref = d.ref_ops_per_s()
@@ -53,7 +54,8 @@ def _static_iops(disk):
 
 def floor(disk, params):
     """A cap never goes below min_cap_iops, nor below an SLO volume's
-    floor B (in 16 KiB ops), which the SLO policy defends."""
+    floor B (in 16 KiB ops), which the SLO policy defends.
+    """
     floor = params.min_cap_iops
     if disk.slo is not None:
         floor = max(floor, disk.slo.min_iops * disk.slo.ref_io_bytes /
@@ -63,7 +65,8 @@ def floor(disk, params):
 
 def iotune(disk, cap):
     """The iotune written for a cap (16 KiB ops): total_iops_sec with
-    size_iops_sec 16 KiB, never above the disk's static QoS ceiling."""
+    size_iops_sec 16 KiB, never above the disk's static QoS ceiling.
+    """
     iops = int(math.ceil(cap - 1e-6))
     static = _static_iops(disk)
     if static:
@@ -76,7 +79,8 @@ def uncapped(key, used, caps, free):
     """The disk's use before it was capped (16 KiB ops/s): the use at the
     first cap, raised (never lowered) while capped. A window below the
     cap (an iotune write resets QEMU's buckets; a guest pauses) must not
-    lower it: the cap would follow the dip down, tick after tick."""
+    lower it: the cap would follow the dip down, tick after tick.
+    """
     if caps.get(key) is None or key not in free:
         return used
     return max(free[key], used)

@@ -34,11 +34,11 @@ Spec URL:
 
 import dataclasses
 
-from iosched.host_agent import model
-from iosched.host_agent.policies import base
 from iosched.contract import isacs as isacs_eqs
 from iosched.contract import knob_kinds
 from iosched.contract import lsvm as lsvm_bound
+from iosched.host_agent import model
+from iosched.host_agent.policies import base
 
 MOVE_WINDOW_S = 60.0
 

@@ -33,7 +33,8 @@ MIN_RUNTIME_US = 2          # the kernel needs >= 1024 ns (sched.check_deadline)
 
 def slicing(params, mechanism=lsvm.MECH_SLICE, measured_us=0.0):
     """The contract's ``lsvm.Slicing`` of vSlicer ``params`` under
-    ``mechanism`` with its measured wake-up p99 (0: not measured)."""
+    ``mechanism`` with its measured wake-up p99 (0: not measured).
+    """
     return lsvm.Slicing(
         mechanism=mechanism, measured_us=measured_us,
         nlsvm_slice_us=params.nlsvm_slice_us,
@@ -84,7 +85,8 @@ def reservation(vcpus, t_m_us, lat_ms, share, io_runtime_us):
     """(vCPU reservation, I/O-thread reservation) as knob values.
 
     ``lat_ms`` is not used (see the decision above); kept so that callers
-    name what the reservation serves."""
+    name what the reservation serves.
+    """
     v = max(1, vcpus)
     work = v * t_m_us + io_runtime_us
     period = math.ceil(work / (v * share))

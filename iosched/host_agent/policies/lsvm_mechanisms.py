@@ -22,10 +22,10 @@ Standard library, ``iosched.host_agent.model`` and ``iosched.contract`` only; no
 I/O, no clock.
 """
 
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm
 from iosched.host_agent import model
 from iosched.host_agent.policies import lsvm_bounds
-from iosched.contract import lsvm
-from iosched.contract import knob_kinds
 
 
 def dedicated(inst):

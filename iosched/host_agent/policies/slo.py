@@ -47,12 +47,12 @@ of the allowance into caps and their iotune in ``slo_caps``.
 import dataclasses
 import typing
 
+from iosched.contract import knob_kinds
+from iosched.contract import slo as slo_contract
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
 from iosched.host_agent.policies import slo_caps
 from iosched.host_agent.policies import slo_window
-from iosched.contract import slo as slo_contract
-from iosched.contract import knob_kinds
 
 RULE_HOLD = 'slo.hold_back'
 RULE_RELEASE = 'slo.release'
@@ -164,7 +164,8 @@ def plan_slo(snapshot, params, state=State()):
 def _judged(snapshot, vols):
     """(notes, the SLO volumes Ind* is taken over). A volume held by its
     own static QoS ceiling is not helped by holding back others: said, and
-    left out of Ind*."""
+    left out of Ind*.
+    """
     notes = tuple(
         'slo: %s/%s has a %s SLO but no latency histogram: judged on the '
         'mean' % (v.instance_uuid, v.target, v.slo.latency_stat)
@@ -182,7 +183,8 @@ def _sticky(vols, state, params):
     """{key: windows left} of the SLO volumes that may not give: one that
     missed while giving, or that runs at the cap it was given (it wants
     more: the host cannot see what waits inside the guest), stops giving
-    for knee_ticks windows."""
+    for knee_ticks windows.
+    """
     sticky = {k: n - 1 for k, n in state.sticky.items() if n > 1}
     for v in vols:
         held = state.caps.get(v.key)
@@ -195,7 +197,8 @@ def _sticky(vols, state, params):
 def _pool(vols, state, sticky, cap_c, params):
     """The window's Pool. An SLO volume beating its SLO by the margin
     gives; once giving, it keeps giving while it meets its SLO (no
-    flapping at the margin)."""
+    flapping at the margin).
+    """
     neighbours = [v for v in vols if v.slo is None]
     givers = [v for v in vols if v.slo is not None and v.ind is not None
               and v.key not in sticky
@@ -221,7 +224,8 @@ def _pool(vols, state, sticky, cap_c, params):
 def _on_miss(state, judged, ind_star, pool, params):
     """(the loop's next State, why) after a window with a miss: wait for
     the queue to drain right after a cut, else cut A (a knee when the
-    loop was giving back)."""
+    loop was giving back).
+    """
     worst = max(judged, key=lambda v: v.ind)
     a = state.allowance
     if state.settle and ind_star < state.settle_ind:
@@ -250,7 +254,8 @@ def _on_miss(state, judged, ind_star, pool, params):
 def _on_met(state, ind_star, pool, params):
     """(the loop's next State, why, release) after a window with every SLO
     met or idle: hold A for calm_ticks windows, then release (why is the
-    reason) or give back additively up to the knee."""
+    reason) or give back additively up to the knee.
+    """
     calm = state.calm + 1
     knee, knee_age = state.knee, state.knee_age
     if knee is not None:
@@ -290,7 +295,8 @@ def _on_met(state, ind_star, pool, params):
 def _hold_back(snapshot, vols, state, loop, sticky, pool, why, notes,
                params):
     """The plan that caps every donor at its share of A (a giver at its
-    floor) and gives the others' caps back."""
+    floor) and gives the others' caps back.
+    """
     caps = slo_caps.split(loop.allowance, pool.neighbours, state.caps,
                           params)
     caps.update(pool.floors)
@@ -342,7 +348,8 @@ def _restore(v, why):
 def _release_all(vols, state, why, notes=(), pool=None, calm=0,
                  sticky=None):
     """The plan that gives every held cap back: A free, the knee kept as
-    it was (it does not age while free)."""
+    it was (it does not age while free).
+    """
     actions = tuple(_restore(v, why) for v in vols if v.key in state.caps)
     out = tuple(dataclasses.replace(
         v, role='protected' if v.slo is not None else '') for v in vols)

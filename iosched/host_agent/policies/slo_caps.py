@@ -20,8 +20,8 @@ the SLO policy's ``Params``.
 
 import math
 
-from iosched.host_agent.policies import slo_window
 from iosched.contract import slo as slo_contract
+from iosched.host_agent.policies import slo_window
 
 INF = float('inf')
 
@@ -74,7 +74,8 @@ def iotune(snapshot, v, cap):
     """The iotune dict for a cap in ref ops: total_iops_sec in ops of the
     disk's size (its SLO's ref size, else 16 KiB), never above the static
     ceiling of its QoS spec; the spec's bandwidth ceilings kept; no burst
-    keys (QEMU's default bucket, avg / 10)."""
+    keys (QEMU's default bucket, avg / 10).
+    """
     ref = slo_contract.DEFAULT_REF_IO_BYTES
     size = v.slo.ref_io_bytes if v.slo is not None else ref
     iops = cap * ref / float(size)

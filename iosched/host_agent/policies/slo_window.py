@@ -22,8 +22,8 @@ policy's ``Params``.
 import dataclasses
 import typing
 
-from iosched.contract import slo as slo_contract
 from iosched.contract import qos_keys
+from iosched.contract import slo as slo_contract
 
 # Verdicts of one SLO volume's window.
 MET = 'met'
@@ -107,7 +107,8 @@ def judge_all(snapshot, params):
 
 def judge(inst, disk, rates, params):
     """One disk's Volume; an SLO volume's latency statistic falls back to
-    the mean when the window has no histogram."""
+    the mean when the window has no histogram.
+    """
     slo = disk.slo
     r = rates.get((inst.uuid, disk.target))
     if r is None:
@@ -137,7 +138,8 @@ def floor(v, params):
     window's ratio of its latency statistic to its mean (>= 1): a cap X
     makes a guest with N in flight wait N / X on average (Little), so its
     statistic stays below L only while X >= N * r / L (digest 002
-    section 4.2)."""
+    section 4.2).
+    """
     if v.slo is None:
         return params.min_cap_iops
     scale = v.slo.ref_io_bytes / float(slo_contract.DEFAULT_REF_IO_BYTES)
@@ -164,7 +166,8 @@ def self_limited(snapshot, v):
     """Its own static ceiling binds (b >= 0.95 x total_iops_sec) and
     explains its latency: with N in flight a cap X alone makes it wait
     N / X on average, N * r / X for its statistic (r: statistic / mean,
-    as in floor); holding others back cannot bring that below L."""
+    as in floor); holding others back cannot bring that below L.
+    """
     static = qos_int(qos(snapshot, v).get('total_iops_sec'))
     if not static or v.ops < 0.95 * static:
         return False

@@ -40,9 +40,9 @@ Spec URL:
 
 import dataclasses
 
+from iosched.contract import knob_kinds
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
-from iosched.contract import knob_kinds
 
 BFQ = 'bfq'
 RULE_WEIGHT = 'vaio.equal_weight'
@@ -63,7 +63,8 @@ class Params:
 @dataclasses.dataclass(frozen=True)
 class VaioState:
     """What the policy saw, for the report: per shared device its
-    scheduler and VMs, and the VMs that hold a weight."""
+    scheduler and VMs, and the VMs that hold a weight.
+    """
     shared: tuple = ()         # ((device, scheduler, (uuid, ...)), ...)
     weighted: tuple = ()       # uuids given the weight
 

@@ -48,21 +48,21 @@ deadline and weight mechanisms' actions in ``lsvm_mechanisms``.
 import dataclasses
 import typing
 
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
 from iosched.host_agent.policies import lsvm_bounds
 from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vslicer_bound
-from iosched.contract import lsvm
-from iosched.contract import knob_kinds
-
 
 
 @dataclasses.dataclass(frozen=True)
 class Params:
     """[host_agent_policy.vslicer] (iosched/host_agent/conf/vslicer.py); its
     options mechanism and selftest_* are read at agent start
-    (iosched.host_agent.lsvm_mechanism), not here."""
+    (iosched.host_agent.lsvm_mechanism), not here.
+    """
     nlsvm_slice_us: int
     lsvm_max_slice_us: int
     min_slice_us: int
@@ -127,7 +127,8 @@ class Host:
 @dataclasses.dataclass
 class Turn:
     """What one instance gets: its mechanism's actions, its slices and
-    why, and for an LSVM its bound."""
+    why, and for an LSVM its bound.
+    """
     slice_us: int
     rule: str
     reason: str
@@ -171,7 +172,8 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
     """Return (actions, notes, LsvmState) for a host. Pure.
 
     ``bursts``: {instance uuid: CPU us per activation of its busiest vCPU}
-    (``VcpuIoStrength.burst_us``), which sizes deadline runtimes."""
+    (``VcpuIoStrength.burst_us``), which sizes deadline runtimes.
+    """
     host = _host(instances, pcpus, params, sched or model.HostSched(),
                  bursts or {})
     actions, notes, refused, bound, reserved = [], [], [], 0.0, 0.0
@@ -197,7 +199,8 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
 def _host(instances, pcpus, params, sched, bursts):
     """The Host: mechanism, m, k, the deadline admission (one T_m for
     every reservation, from the strictest admitted LSVM; runtimes Q_i =
-    max(T_m, burst term_i); dl_term = max_i Q_i) and the per-pCPU plan."""
+    max(T_m, burst term_i); dl_term = max_i Q_i) and the per-pCPU plan.
+    """
     mech = (sched.mechanism if sched.mechanism in lsvm.MECHANISMS
             else lsvm.MECH_SLICE)
     n_pcpus = max(1, len(pcpus))
@@ -233,7 +236,8 @@ def _host(instances, pcpus, params, sched, bursts):
 def _lsvm_turn(inst, host, params):
     """An LSVM's Turn under its mechanism (deadline when admitted, else
     slices; weight adds the VM weight and cap), pinned per pCPU with
-    pin_lsvms; its bound refused when it cannot hold."""
+    pin_lsvms; its bound refused when it cannot hold.
+    """
     lat_ms = lsvm_mechanisms.latency_ms(inst, params)
     mech = host.mech
     if mech == lsvm.MECH_DEADLINE and inst.uuid not in host.admitted:
@@ -281,7 +285,8 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
     """An admitted LSVM: the host's one microslice (the strictest LSVM's;
     vSlicer: one T_m per core), its runtime, and the wait for the others'
     runtimes (dl_term) in its bound; reservations instead of slices.
-    Updates ``turn``; returns (wanted T_m, the (k - 1) term)."""
+    Updates ``turn``; returns (wanted T_m, the (k - 1) term).
+    """
     turn.slice_us = host.dl_t_m
     burst = host.bursts.get(inst.uuid, 0.0)
     runtime = lsvm_bounds.deadline_runtime_us(
@@ -310,7 +315,8 @@ def _deadline_turn(turn, inst, lat_ms, w_us, host, params):
 def _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params):
     """pin_lsvms: each vCPU pinned to its plan_pcpus() pCPU with that
     pCPU's T_m, the bound the worst of them. Updates ``turn``; returns
-    the wanted T_m (the smallest budget)."""
+    the wanted T_m (the smallest budget).
+    """
     where = {lv: pp for pp in host.pcpus for lv in pp.lsvm_vcpus}
     mine = [where[(inst.uuid, v)] for v in range(inst.vcpus)]
     turn.bound_ms = max(pp.bound_ms for pp in mine)

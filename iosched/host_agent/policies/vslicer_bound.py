@@ -22,10 +22,9 @@ a host with them. Pure; ``params`` is the vSlicer policy's ``Params``.
 
 import dataclasses
 
+from iosched.contract import lsvm
 from iosched.host_agent.policies import lsvm_bounds
 from iosched.host_agent.policies import lsvm_mechanisms
-from iosched.contract import lsvm
-
 
 
 @dataclasses.dataclass(frozen=True)

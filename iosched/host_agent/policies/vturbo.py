@@ -39,11 +39,10 @@ Spec URL:
 
 import dataclasses
 
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
-from iosched.contract import lsvm
-from iosched.contract import knob_kinds
-
 
 
 @dataclasses.dataclass(frozen=True)

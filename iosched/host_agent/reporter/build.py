@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Pure: a HostReport from a snapshot, the policies' facts, health and the
-actuator's latest decisions (the newest ``[reporter] max_decisions``)."""
+actuator's latest decisions (the newest ``[reporter] max_decisions``).
+"""
 
 import math
 
@@ -68,7 +69,8 @@ def reserved_iops(instances):
 def lsvm_payload(lsvm):
     """payload_sections.LsvmState (1.3) from vSlicer's facts
     (policies.vslicer LsvmState): the state plus the parameters and the
-    mechanism the Nova LsvmFilter needs."""
+    mechanism the Nova LsvmFilter needs.
+    """
     extra = {}
     params = getattr(lsvm, 'params', None)
     if params is not None:

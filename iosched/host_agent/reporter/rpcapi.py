@@ -29,7 +29,8 @@ class ReportAPI(object):
         ``retry``: oslo.messaging's connection retries per cast (None:
         forever, blocking the caller while the broker is down; 1: one
         reconnection, then fail, for ``sender.BackgroundSender``; 0 never
-        revives a closed pooled connection)."""
+        revives a closed pooled connection).
+        """
         target = oslo_messaging.Target(topic=topic, namespace=rpc.NAMESPACE,
                                        version=rpc.REPORT_VERSION)
         self.client = oslo_messaging.get_rpc_client(transport, target)

@@ -115,7 +115,8 @@ def header(query, source, thresholds, rules, heading):
 
 def table(results):
     """One line per host: rank, each rule, (with LsvmFilter) the host's
-    LSVM mechanism, the weigher, the verdict."""
+    LSVM mechanism, the weigher, the verdict.
+    """
     names = [rule.name for rule, _ in results[0].verdicts] if results else []
     mechanism = 'lsvm' in names
     head = ['rank', 'host'] + names + (
@@ -144,7 +145,8 @@ def table(results):
 
 def lsvm_words(report):
     """How the host serves LSVMs, in words (mechanism, W, bandwidth,
-    self-test)."""
+    self-test).
+    """
     host = rules_mod.lsvm_host(report)
     if not host['supported']:
         return 'not served (no vSlicer policy in its agent)'

@@ -237,7 +237,8 @@ class HostResult:
 
 def enabled(names, rules=RULES):
     """The rules whose filter is in ``names`` (Nova's enabled_filters);
-    all of them when ``names`` is None (not configured)."""
+    all of them when ``names`` is None (not configured).
+    """
     if names is None:
         return tuple(rules)
     return tuple(r for r in rules if r.plugin in names)

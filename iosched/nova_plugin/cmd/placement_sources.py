@@ -69,7 +69,8 @@ def reports_from_files(paths):
 def open_listener(conf, transport_url, store, name, listen, probe, no_url):
     """The RPC server ``listen`` starts on ``transport_url`` to feed
     ``store`` (server name ``name``), once ``probe`` found a broker there.
-    Every failure is a ``BadInput`` (``no_url`` without a URL)."""
+    Every failure is a ``BadInput`` (``no_url`` without a URL).
+    """
     if not transport_url:
         raise BadInput(no_url)
     safe = _redacted(transport_url)
@@ -141,7 +142,8 @@ def reports_from_bus(conf, transport_url, wait, progress, settle=2.0,
 def _gather(conf, store, start, wait, settle, resynced, progress, clock,
             sleep):
     """Wait for reports in ``store`` until ``reports_from_bus``'s stop
-    rule holds; returns why it stopped."""
+    rule holds; returns why it stopped.
+    """
     next_line = start
     seen, last_new = 0, start
     while True:

@@ -77,7 +77,8 @@ did), 2 bad input (configuration, URL, broker not reachable).""" % (
 class Collector(object):
     """The store the report endpoint feeds: every host's newest report and
     when it arrived. ``done`` is set once every watched host reported (with
-    a report measured after ``not_before``, if given)."""
+    a report measured after ``not_before``, if given).
+    """
 
     def __init__(self, watch=(), not_before=None, clock=time.time):
         self.watch = set(watch)
@@ -239,7 +240,8 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
             request_resync=listener.request_resync,
             probe=listener.probe_broker):
     """Listen on ``[iosched] report_topic`` until ``collector.done`` or
-    ``wait`` seconds; returns the seconds listened."""
+    ``wait`` seconds; returns the seconds listened.
+    """
     name = '%s-%s-%d' % (PROG, socket.gethostname(), os.getpid())
     server = sources.open_listener(
         conf, url, collector, name, listen, probe,

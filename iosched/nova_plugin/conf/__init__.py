@@ -68,14 +68,16 @@ def _modules():
 
 def register_opts(conf):
     """Register ``[iosched]`` and ``[iosched_metrics]`` on ``conf``
-    (idempotent)."""
+    (idempotent).
+    """
     for module in _modules():
         module.register_opts(conf)
 
 
 def list_opts():
     """oslo-config-generator hook: ``[(group name, [options])]``, one entry
-    per group (``[iosched]`` first), its modules' options in order."""
+    per group (``[iosched]`` first), its modules' options in order.
+    """
     merged = {}
     for module in _modules():
         for group, opts in module.list_opts():

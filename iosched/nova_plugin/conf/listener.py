@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """``[iosched]`` options of the report listener: the topics, when it starts,
-how it retries and whether it asks the agents for a resync."""
+how it retries and whether it asks the agents for a resync.
+"""
 
 from oslo_config import cfg
 

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """``[iosched_metrics]``: the Prometheus endpoint of each scheduler worker
-(``iosched.nova_plugin.metrics``)."""
+(``iosched.nova_plugin.metrics``).
+"""
 
 from oslo_config import cfg
 

@@ -12,7 +12,8 @@
 """``[iosched]`` options of the filters' and the weigher's rules and of the
 report store they read: when a report is missing, what a host without one
 gets, the I/O density bound, the weight multiplier, how placements since a
-report count, and how many hosts a worker keeps."""
+report count, and how many hosts a worker keeps.
+"""
 
 from oslo_config import cfg
 

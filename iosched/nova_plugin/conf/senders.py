@@ -11,7 +11,8 @@
 # under the License.
 """``[iosched]`` options on who may send a report and what it may claim: the
 sender binding (signed reports, the master key) and the clock skew a
-report's timestamp may have."""
+report's timestamp may have.
+"""
 
 from oslo_config import cfg
 

@@ -11,7 +11,8 @@
 # under the License.
 """``[iosched]`` options of ``SloCapacityFilter``: the share of a disk's
 measured capacity SLO floors may take, what a failed SLO lookup does, and
-the per-worker cache of those lookups."""
+the per-worker cache of those lookups.
+"""
 
 from oslo_config import cfg
 

@@ -27,11 +27,10 @@ listener. Config::
 
 import logging as std_logging
 
-from oslo_log import log as logging
-
 import nova.conf
 from nova.scheduler import filters
 from nova.scheduler import utils
+from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import prepared
@@ -61,7 +60,8 @@ class ReportFilter(filters.BaseHostFilter):
 
     def filter_all(self, filter_obj_list, spec_obj):
         """The hosts of ``filter_obj_list`` that pass, in order (Nova's
-        contract: an iterable of the passing HostStates)."""
+        contract: an iterable of the passing HostStates).
+        """
         if not self.RUN_ON_REBUILD and utils.request_is_rebuild(spec_obj):
             return list(filter_obj_list)
         return self._judge(state.for_request(), list(filter_obj_list),

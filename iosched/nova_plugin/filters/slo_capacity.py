@@ -26,11 +26,10 @@ rejection at DEBUG. Config::
 
 import logging as std_logging
 
-from oslo_log import log as logging
-
 import nova.conf
 from nova.scheduler import filters
 from nova.scheduler import utils
+from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin.filters import slo_request

@@ -31,7 +31,8 @@ from iosched.nova_plugin import slo_lookup
 class CinderVolumeTypes(object):
     """Volume types from Cinder: of a volume, of a snapshot's source, the
     default, and a type's QoS spec (Nova's ``nova.volume.cinder`` with the
-    caller's admin context: ``[cinder]`` credentials of nova.conf)."""
+    caller's admin context: ``[cinder]`` credentials of nova.conf).
+    """
 
     def __init__(self):
         self._api = cinder.API()
@@ -69,7 +70,8 @@ class CinderVolumeTypes(object):
 
 class NovaVolumeLookup(object):
     """Nova's mappings of a request and Cinder's types (``cinder``, a
-    ``CinderVolumeTypes`` unless given, made at first use)."""
+    ``CinderVolumeTypes`` unless given, made at first use).
+    """
 
     def __init__(self, cinder_types=None):
         self._cinder = cinder_types

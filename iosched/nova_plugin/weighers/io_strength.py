@@ -33,11 +33,10 @@ state and starts its report listener.
 
 import logging as std_logging
 
-from oslo_log import log as logging
-
 import nova.conf
 from nova.scheduler import utils
 from nova.scheduler import weights
+from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import prepared
@@ -80,7 +79,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
 
     def _weigh_object(self, host_state, weight_properties):
         """Higher weights win: less I/O strength per pCPU after placement
-        (None without a fresh report)."""
+        (None without a fresh report).
+        """
         worker = state.current().configure(CONF)
         request = worker.requests.read(weight_properties)[0]
         return weighing.assess(worker, host_state, request,

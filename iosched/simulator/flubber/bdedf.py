@@ -132,12 +132,14 @@ class BdEdf:
 
     def successor(self, pos):
         """C-LOOK: the first pending request at or after pos, else the
-        lowest."""
+        lowest.
+        """
         return self._clook(self.sorted, pos)
 
     def candidate(self, last):
         """Step 2: a contiguous request, else the last VM's C-LOOK
-        next, else None."""
+        next, else None.
+        """
         end = last.lba + last.nsect
         nxt = self._clook(self.sorted, end)
         if nxt is not None and nxt.lba == end:
@@ -161,7 +163,8 @@ class BdEdf:
 
     def pick(self, now, last):
         """(request, None), or (None, wake time) while waiting, or
-        (None, None) when empty."""
+        (None, None) when empty.
+        """
         if self.wait_until is not None:
             if self.chosen is not None:
                 r, self.chosen = self.chosen, None

@@ -198,7 +198,8 @@ class Guest:
 
     def _flush(self, t):
         """fsync: the thread's dirty pages go out as one batch (merged,
-        LBA order), then the journal commit."""
+        LBA order), then the journal commit.
+        """
         if self.fsync_scope == 'guest':
             pages = sorted(p for d in self.dirty.values() for p in d)
             for u in self.dirty:
@@ -241,7 +242,8 @@ class Guest:
 
     def _commit(self):
         """ext3 group commit: journal blocks (8 KiB), then, once they are
-        on disk, the commit block (4 KiB) right after them."""
+        on disk, the commit block (4 KiB) right after them.
+        """
         waiters, self.commit_wait = self.commit_wait, []
         self.committing = True
         lba = self.jbase + self.jpos
@@ -282,7 +284,8 @@ class Guest:
                 self.on_finish(self.vm)
 class Backup:
     """The host's image copy; ``finished`` is set when the last write
-    of the copy completes."""
+    of the copy completes.
+    """
 
     def __init__(self, eng, gb=12.0, chunk=256, reads=2, writes=8):
         self.eng = eng

@@ -205,7 +205,8 @@ class Cfq(_Base):
 
     def _take(self, q, pos):
         """Pop the next request of the active queue (C-LOOK); the
-        hook seed 004's VA-CFQ overrides (sync before async)."""
+        hook seed 004's VA-CFQ overrides (sync before async).
+        """
         return q.pop(_clook(q, pos))[2]
 
 

@@ -67,7 +67,8 @@ class Metrics:
     def summary(self, vm, t0=0.0, t1=None):
         """Table 2's columns over [t0, t1): avg and max of the 1 s IOPS,
         mean latency and the max of the 1 s mean latencies (the paper's
-        "max delay" reads as a per-second figure)."""
+        "max delay" reads as a per-second figure).
+        """
         ws = self.windows(vm, t0, t1)
         if not ws:
             return None

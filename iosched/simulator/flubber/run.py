@@ -88,7 +88,8 @@ class Result:
 
     def attainment(self, vm, t0=0.0, t1=None):
         """Share (%) of 1 s windows in [t0, t1) in which vm met its SLO:
-        b >= B and mean l <= L (the paper reports no such figure)."""
+        b >= B and mean l <= L (the paper reports no such figure).
+        """
         spec = [v for v in self.scenario.vms if v.name == vm][0]
         ws = self.metrics.windows(vm, t0, t1 or self.end_ms)
         ok = sum(1 for _, b, lat, _ in ws if b >= spec.b_iops

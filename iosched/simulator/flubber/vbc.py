@@ -58,7 +58,8 @@ def ratios(bs):
 
 def credits(c, beta, max_interval):
     """Eq. 4: a_i = c_i * beta, or max_interval * c_i / sum(c) if the
-    round beta * sum(c) would reach max_interval (at least 1 each)."""
+    round beta * sum(c) would reach max_interval (at least 1 each).
+    """
     tot = sum(c)
     if tot * beta < max_interval:
         return [max(1, int(round(x * beta))) for x in c]
@@ -75,7 +76,8 @@ def indicator(b_target, b, l_target, l):
 
 def feedback(a, inds, beta, round_size, max_interval, clamp=1.0):
     """Eqs. 3-4 on real weights: the next credits, or ``a`` unchanged
-    when no VM violates (every Ind <= 0)."""
+    when no VM violates (every Ind <= 0).
+    """
     if not any(i > 0 for i in inds):
         return list(a)
     w = [max(1.0, ak + max(-clamp, min(clamp, i)) * beta)
@@ -175,7 +177,8 @@ class Vbc:
     def idle_check(self, low_level_has_vm):
         """Event 2, called when the disk is free and looks for work:
         after ``idle_ms`` with no credited request to serve while some VM
-        is blocked on credits."""
+        is blocked on credits.
+        """
         if self._busy:
             return
         if low_level_has_vm or not any(self.blocked(v) for v in self.vms) \

@@ -88,7 +88,8 @@ def sort_and_pair(ei):
 
 def drv(ei_sorted):
     """Eq. 4, difference reading: mean(EI of non-targets) - mean(EI of
-    targets), over the floor(n/2) top and bottom (median left out)."""
+    targets), over the floor(n/2) top and bottom (median left out).
+    """
     n = len(ei_sorted)
     h = n // 2
     if h == 0:
@@ -100,7 +101,8 @@ def drv(ei_sorted):
 
 def drv_product(ei_sorted):
     """Eq. 4 as printed (product of the group means, us^2): for the
-    record and the tests only; its delays are sub-microsecond."""
+    record and the tests only; its delays are sub-microsecond.
+    """
     n = len(ei_sorted)
     h = n // 2
     if h == 0:

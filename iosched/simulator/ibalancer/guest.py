@@ -33,7 +33,8 @@ CPU_CHUNK_US = 10000         # a CPU-only vCPU's chunk (no I/O to check)
 
 class Guest:
     """One vCPU's work: stress, iperf (window), dd (event sets), and on the
-    VM's interrupt vCPU the handling of completions (one chunk each)."""
+    VM's interrupt vCPU the handling of completions (one chunk each).
+    """
     __slots__ = ('host', 'vm', 'e', 'trk', 'net', 'dd', 'stress', 'irq',
                  'work_left', 'chunk', 'out', 'set_left', 'blocked',
                  'alt', 'rng', 'pending', 'cur', 'stall', 'clen')

@@ -57,7 +57,8 @@ class Scenario:
 
 class Hdd(fdisk.Hdd):
     """Flubber's HDD; a sequential read continuation costs the media
-    transfer only (no per-command overhead) when ``stream``."""
+    transfer only (no per-command overhead) when ``stream``.
+    """
 
     def __init__(self, stream=True):
         super().__init__(readahead=0)
@@ -71,7 +72,8 @@ class Hdd(fdisk.Hdd):
 
 class Metrics(fmetrics.Metrics):
     """Flubber's metrics plus each async request's queue-to-dispatch gap
-    per VM ([(queued ms, gap ms)])."""
+    per VM ([(queued ms, gap ms)]).
+    """
 
     def __init__(self):
         super().__init__()
@@ -145,7 +147,8 @@ def _low(scn):
 
 def run(scn, metrics=None):
     """``metrics``: a ``Metrics`` (subclass) to record into, e.g.
-    ``iosched.simulator.vaio.trace.TraceMetrics`` (the five layers)."""
+    ``iosched.simulator.vaio.trace.TraceMetrics`` (the five layers).
+    """
     low = _low(scn)
     eng = fengine.Engine(Hdd(scn.stream), low, seed=scn.seed)
     eng.metrics = metrics if metrics is not None else Metrics()

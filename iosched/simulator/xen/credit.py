@@ -130,7 +130,8 @@ class CreditScheduler(credit_accounting.AccountingMixin,
 
     def record_switches(self):
         """Record every switch-in from now on as (time, pCPU id, VM uuid,
-        vCPU index); returns the list, which grows as the host runs."""
+        vCPU index); returns the list, which grows as the host runs.
+        """
         self.switch_log = []
         return self.switch_log
 

@@ -27,8 +27,6 @@ from iosched.simulator.xen import vslicer
 from iosched.simulator.xen import vturbo
 
 
-
-
 def _credit_fields(spec, cls):
     checks.int_range(cls + '.tslice_us', spec.tslice_us, 100, 1000000)
     checks.int_range(cls + '.tick_us', spec.tick_us, 100, 1000000)

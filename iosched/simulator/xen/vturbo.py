@@ -52,7 +52,8 @@ from iosched.simulator.xen import vturbo_accounting
 
 class TVcpu(credit.Vcpu):
     """A vCPU of the turbo or the regular pool; ``snap``: run_us at the
-    last regular accounting."""
+    last regular accounting.
+    """
     __slots__ = ('turbo', 'snap')
 
     def __init__(self, eid, vm, index, weight, turbo):

@@ -11,7 +11,8 @@
 # under the License.
 """bench/model_validation.py: the testbed's results read defensively, the
 ratios the table compares, the agent's reservation, --kernel-set, and a
-short run end to end."""
+short run end to end.
+"""
 
 import json
 

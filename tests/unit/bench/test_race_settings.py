@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Table tests of bench/nova_scale/race.py's settings and summary (the
-bursts themselves run in tests/nova/test_placement_race.py)."""
+bursts themselves run in tests/nova/test_placement_race.py).
+"""
 
 import argparse
 

@@ -13,8 +13,8 @@
 
 from bench import testbed_common
 from bench import testbed_lsvm_report as rep
-from iosched.host_agent import model
 from iosched.contract import knob_kinds
+from iosched.host_agent import model
 
 
 def phase(rtts, shares, burn):

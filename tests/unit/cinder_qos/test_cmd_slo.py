@@ -17,8 +17,8 @@ import json
 import pytest
 
 from iosched.cinder_qos.cmd import slo as cmd
-from iosched.contract import slo
 from iosched.cinder_qos import translate
+from iosched.contract import slo
 
 
 def run(capsys, *argv):

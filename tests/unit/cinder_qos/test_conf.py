@@ -16,8 +16,8 @@ from oslo_config import cfg
 import pytest
 
 from iosched.cinder_qos import conf
-from iosched.contract import slo
 from iosched.cinder_qos import translate
+from iosched.contract import slo
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from iosched.cinder_qos import translate
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 
 SETTINGS = settings(max_examples=300, deadline=None, database=None)
 

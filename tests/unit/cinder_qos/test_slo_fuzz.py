@@ -28,18 +28,18 @@ import math
 
 from hypothesis import given
 from hypothesis import settings
-import pytest
 from hypothesis import strategies as st
+import pytest
 
-from iosched.contract import qos_attach
 from iosched.cinder_qos import client
+from iosched.cinder_qos import translate
+from iosched.contract import qos_attach
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 from iosched.contract import slo_units
 from iosched.host_agent import model
-from iosched.host_agent import volume_slo
 from iosched.host_agent.reporter import build
+from iosched.host_agent import volume_slo
 from tests.unit.cinder_qos import test_client
 from tests.unit import input_fuzz as fz
 
@@ -293,9 +293,10 @@ def test_units_shorten_huge_raw_values():
 @given(st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=8))
 def test_any_qos_spec_on_a_disk_leaves_the_agent_ticking(specs):
     """The agent's whole tick with that spec on every disk: the policies
-    still act (vSlicer's LSVM slice) and no tick fails."""
-    from tests import fixtures
+    still act (vSlicer's LSVM slice) and no tick fails.
+    """
     from iosched.host_agent.conf import CONF
+    from tests import fixtures
     sim, driver = fixtures.sim_host_with_vms()
     listed = driver.list_instances
 
@@ -347,7 +348,8 @@ _PER_GB = st.sampled_from(['total_iops_sec_per_gb',
     'status': st.sampled_from([200, 200, 404, 500, 300])}))
 def test_cinder_answers_never_stop_the_agent(case):
     """Whatever Cinder answers for a volume, its type and QoS spec, the
-    agent's reader returns spec keys as text, {} or None; never raises."""
+    agent's reader returns spec keys as text, {} or None; never raises.
+    """
     from iosched.host_agent import cinder_slo
     bodies = {
         '/volumes/vol-1': {'volume': {'id': 'vol-1', 'size': case['size'],
@@ -382,7 +384,8 @@ def test_cinder_answers_never_stop_the_agent(case):
 def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
     """iosched.nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
     SloSpecError naming the key; when the agent accepts the SLO, the
-    scheduler counts the same B."""
+    scheduler counts the same B.
+    """
     from iosched.nova_plugin import slo_rule
     try:
         b = slo_rule.min_iops_from_qos(consumer, specs, name='gold')

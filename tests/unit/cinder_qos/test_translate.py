@@ -16,9 +16,9 @@ import dataclasses
 
 import pytest
 
+from iosched.cinder_qos import translate
 from iosched.contract import qos_keys
 from iosched.contract import slo
-from iosched.cinder_qos import translate
 
 # The Flubber paper's five SLOs (Table 1) with N = sysbench threads, h = 1.5,
 # S = 16 KiB. Hand-computed (digest 002 section 4.3):

@@ -31,18 +31,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 import pytest
 
+from iosched.contract import flavor
+from iosched.contract import flavor_warnings
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import model
 from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent.policies import vturbo
 from iosched.host_agent import policy_params
-from iosched.contract import flavor
-from iosched.contract import flavor_warnings
-from iosched.contract import lsvm as lsvm_bound
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import placement_resources as pr
 from iosched.nova_plugin import request_spec
-from iosched.contract import knob_kinds
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
 
@@ -69,7 +69,8 @@ class _Spec(object):
 
 def meanings(specs, name='f'):
     """{reader: (io vCPUs?, LSVM?, L ms, dedicated?, turbo?)}, each as that
-    reader's own code computes it (None: the reader does not read it)."""
+    reader's own code computes it (None: the reader does not read it).
+    """
     request = request_spec.to_request(_Spec(name, specs))
     report_l = lsvm_rule.figures(REPORT, None, request).latency_request_ms
     inst = model.InstanceInfo(uuid='u', name='d', flavor=name, vcpus=2,
@@ -158,7 +159,8 @@ def test_every_reader_reads_a_stored_value_the_same_way(specs, want,
 
 def test_the_agent_reserves_for_2_5_what_it_reserves_for_unset():
     """Issue 24: '2.5' made the agent reserve 1500/6250 us instead of
-    1000/5000 (as for the default L=2)."""
+    1000/5000 (as for the default L=2).
+    """
     sched = model.HostSched(mechanism=lsvm_bound.MECH_DEADLINE,
                             wakeup_p99_us=13.0, dl_cpus=(0, 1),
                             dl_bw_limit=1.9)

@@ -11,7 +11,8 @@
 # under the License.
 """ISACS Eqs. 1-4 and concealing, hand-computed, in the simulator's units
 (us) and the agent's (ns, shares of a window), with the guards where the
-agent's and the simulator's copies disagreed."""
+agent's and the simulator's copies disagreed.
+"""
 
 from hypothesis import given
 from hypothesis import strategies as st

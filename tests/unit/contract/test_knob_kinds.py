@@ -11,12 +11,13 @@
 # under the License.
 """iosched.contract.knob_kinds: every writer serves contract kinds, and
 every kind a policy can plan has a writer on a real host and on the
-simulator."""
+simulator.
+"""
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import blkio_knobs
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.actuators import linux_knobs
-from iosched.contract import knob_kinds
 from iosched.simdriver import knobs as sim_knobs
 
 

@@ -173,7 +173,8 @@ slicings = st.builds(
 def test_a_microslice_within_its_budget_keeps_the_bound(s, lat, k):
     """When the bound can hold at all (with the floor slice) and T_m's
     budget is not below the floor, it holds with the chosen T_m (else the
-    agent refuses the bound and the filter the host)."""
+    agent refuses the bound and the filter the host).
+    """
     t_m, want = lsvm.microslice_us(lat, k, s)
     floor = max(s.min_slice_us, lsvm.KERNEL_MIN_SLICE_US)
     assert floor <= t_m <= max(floor, lsvm.KERNEL_MAX_SLICE_US)

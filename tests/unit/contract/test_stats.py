@@ -11,7 +11,8 @@
 # under the License.
 """The one percentile and histogram quantile: nearest rank, hand-computed
 rows (among them the rows where the copies it replaced disagreed), bad
-input, and properties over random samples."""
+input, and properties over random samples.
+"""
 
 import math
 import re

@@ -10,19 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Actuator and journal: idempotent writes, restore on stop and after a
-crash, and the tick loop that never raises."""
+crash, and the tick loop that never raises.
+"""
 
 import json
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
-from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import noop
 from iosched.host_agent.drivers import base
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 
 
 class DictKnobs(knob_set.KnobSet):

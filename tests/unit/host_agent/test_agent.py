@@ -10,12 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The agent on a simulated host: one tick end to end, and a tick that
-never raises whatever fails underneath."""
+never raises whatever fails underneath.
+"""
 
 import pytest
 
-from iosched.host_agent import model
 from iosched.contract import knob_kinds
+from iosched.host_agent import model
 from tests import fixtures
 
 
@@ -153,7 +154,8 @@ def test_vanished_vm_is_forgotten(host):
 
 def test_a_lasting_note_is_logged_once(host, caplog):
     """A refused bound that holds tick after tick is said when it appears,
-    not every second."""
+    not every second.
+    """
     import logging
     sim, driver = host
     agent = fixtures.make_agent(driver)
@@ -172,7 +174,8 @@ def test_a_lasting_note_is_logged_once(host, caplog):
 
 def test_each_policy_gets_back_its_own_state(host):
     """The agent keeps each policy's Plan.state under the policy's name and
-    gives it to that policy's next decide; a failing decide keeps it."""
+    gives it to that policy's next decide; a failing decide keeps it.
+    """
     sim, driver = host
     agent = fixtures.make_agent(driver)
     seen = []

@@ -12,7 +12,8 @@
 """iosched.host_agent.assembly.build_agent, the knob sets chosen by driver name,
 and the seams it closes: one place builds an Agent, drivers only read,
 no writer chosen by probing, host_agent imports nothing of the
-simulator."""
+simulator.
+"""
 
 import ast
 import os
@@ -21,6 +22,7 @@ import types
 import pytest
 from stevedore import extension
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import host_knobs
 from iosched.host_agent.actuators import knob_set
@@ -34,7 +36,6 @@ from iosched.host_agent.policies import vslicer
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import driver as sim_driver
 from iosched.simdriver import knobs as sim_knobs
-from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 CONF = fixtures.CONF
@@ -165,7 +166,8 @@ def test_start_resolves_the_mechanism_unless_one_is_given():
 # -- the seams -------------------------------------------------------------
 def test_only_the_assembly_builds_an_agent():
     """An Agent is constructed in iosched/host_agent/assembly.py only (the
-    command, the demo, the benches and the tests call build_agent)."""
+    command, the demo, the benches and the tests call build_agent).
+    """
     calls = []
     for path, text in _sources('iosched', 'bench', 'tests'):
         for node in ast.walk(ast.parse(text)):
@@ -198,7 +200,8 @@ def test_no_writer_is_chosen_by_probing():
 def test_layers(top, forbidden):
     """The agent reaches the simulator only through the entry points of
     iosched.simdriver; drivers import no writer; the simulator knows
-    nothing of the agent."""
+    nothing of the agent.
+    """
     bad = ['%s imports %s' % (path, m)
            for path, text in _sources(top) for m in _imported(text)
            if m == forbidden or m.startswith(forbidden + '.')]

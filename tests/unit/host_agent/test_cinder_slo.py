@@ -11,15 +11,16 @@
 # under the License.
 """The agent's Cinder lookups over HTTP (requests-mock in Cinder's v3
 shapes): volume -> type -> QoS spec, the cache, outages. The same reads
-against Cinder's real API are in tests/cinder."""
+against Cinder's real API are in tests/cinder.
+"""
 
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
 import pytest
 import requests_mock
 
-from iosched.contract import slo as slo_mod
 from iosched.cinder_qos import translate
+from iosched.contract import slo as slo_mod
 from iosched.host_agent import cinder_slo
 from iosched.host_agent import model
 from iosched.host_agent import volume_slo

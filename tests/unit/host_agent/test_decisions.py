@@ -10,17 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Every action leaves its explanation: model.Decision per knob, whatever
-came of it (written, already set, failed, unsupported, dry run)."""
+came of it (written, already set, failed, unsupported, dry run).
+"""
 
 import dataclasses
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import decisions
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import noop
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
 SLICE = knob_kinds.VCPU_SLICE

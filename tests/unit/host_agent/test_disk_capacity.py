@@ -10,12 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """disk.capacity_iops in the HostReport: the operator's measurement, else
-the driver's model, else 0 (unknown)."""
+the driver's model, else 0 (unknown).
+"""
 
 import pytest
 
-from iosched.host_agent.reporter import build
 from iosched.contract import payload
+from iosched.host_agent.reporter import build
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec

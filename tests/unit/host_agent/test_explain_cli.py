@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """``iosched-explain`` on a fake journal and a saved HostReport; bad input
-exits 2 with one line on stderr; every policy rule has a description."""
+exits 2 with one line on stderr; every policy rule has a description.
+"""
 
 import ast
 import glob
@@ -22,11 +23,11 @@ import sys
 
 import pytest
 
+from iosched.contract import payload
+from iosched.contract import payload_sections
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.cmd import explain
 from iosched.host_agent import model
-from iosched.contract import payload
-from iosched.contract import payload_sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -230,7 +231,8 @@ RULE_NAME = re.compile(r'^([a-z][a-z0-9]*)\.[a-z][a-z0-9_]*$')
 def policy_rule_names():
     """Every rule name in iosched/host_agent/policies/*.py: string literals given
     as ``rule=``/``rule = '...'``, and any literal of the same
-    ``<policy>.<name>`` shape (rules chosen through tuples)."""
+    ``<policy>.<name>`` shape (rules chosen through tuples).
+    """
     literals, prefixes = set(), {'vturbo'}
     for path in glob.glob(os.path.join(ROOT, 'iosched', 'host_agent', 'policies',
                                        '*.py')):

@@ -12,18 +12,19 @@
 """The held-knobs marker: its text, and the actuator keeping it equal to
 the journal and putting back what another agent left (a fake marked
 writer; the real domain's metadata is in
-``tests/functional/test_libvirt_agent.py``)."""
+``tests/functional/test_libvirt_agent.py``).
+"""
 
 import logging
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import held_marker
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.drivers import base
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 
 
 @pytest.mark.parametrize('held', [
@@ -55,7 +56,8 @@ def test_what_is_not_a_marker_is_refused(text, problem):
 
 class Knobs(object):
     """Two marked kinds and one unmarked, values in a dict; the marker
-    per domain as libvirt would keep it."""
+    per domain as libvirt would keep it.
+    """
 
     def __init__(self):
         self.values = {}

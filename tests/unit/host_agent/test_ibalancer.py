@@ -15,12 +15,12 @@ import dataclasses
 
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import slo as slo_contract
 from iosched.host_agent import model
 from iosched.host_agent.policies import ibalancer as ib
 from iosched.host_agent.policies import ibalancer_equations as eq
 from iosched.host_agent import policy_params
-from iosched.contract import slo as slo_contract
-from iosched.contract import knob_kinds
 
 P = policy_params.params_for('ibalancer')
 
@@ -312,6 +312,7 @@ def test_cap_respects_static_ceiling_and_slo_floor():
 
 def test_the_policy_reads_every_option_of_its_group():
     from oslo_config import cfg
+
     from iosched.host_agent.conf import ibalancer as opts
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)

@@ -13,7 +13,8 @@
 disk guests, two of them sharing their pCPU with a CPU hog; the loop evens
 out their throughput; every decision is explained in the log, the
 HostReport and ``iosched-explain``; stop restores every iotune. And the
-composition of two iotune caps (slo + ibalancer) on one disk."""
+composition of two iotune caps (slo + ibalancer) on one disk.
+"""
 
 import json
 import logging
@@ -22,6 +23,7 @@ import statistics
 from oslo_config import cfg
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent import agent as agent_mod
 from iosched.host_agent import assembly
 from iosched.host_agent.cmd import explain
@@ -32,7 +34,6 @@ from iosched.host_agent.policies import ibalancer
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
-from iosched.contract import knob_kinds
 
 VMS = ('a', 'b', 'c', 'd')
 

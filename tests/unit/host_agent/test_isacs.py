@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Table-driven tests of the ISACS policy: slices, Algorithm 2 (the
-equations: tests/unit/contract/test_isacs.py)."""
+equations: tests/unit/contract/test_isacs.py).
+"""
 
 import ast
 import dataclasses
@@ -21,12 +22,12 @@ import types
 from oslo_config import cfg
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import payload_sections
 from iosched.host_agent.conf import isacs as isacs_conf
 from iosched.host_agent import model
 from iosched.host_agent.policies import isacs
 from iosched.host_agent import policy_params
-from iosched.contract import payload_sections
-from iosched.contract import knob_kinds
 
 # base 3000, cpu 6000, alpha 2 (the options' defaults)
 P = policy_params.params_for('isacs', min_io_slice_us=250)

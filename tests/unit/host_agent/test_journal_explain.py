@@ -10,16 +10,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The journal carries each change's reason; ``read_held`` replays it for
-``iosched-explain``, old lines without a reason included."""
+``iosched-explain``, old lines without a reason included.
+"""
 
 import json
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
 
 SLICE = knob_kinds.VCPU_SLICE

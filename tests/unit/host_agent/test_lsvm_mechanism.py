@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The choice of an LSVM mechanism from the self-test (table-driven), and
-the agent's start-up resolution with a driver that has a self-test."""
+the agent's start-up resolution with a driver that has a self-test.
+"""
 
 import pytest
 

@@ -102,7 +102,8 @@ def test_not_a_dict():
                                     payload_sections])
 def test_payload_modules_are_standard_library_only(module):
     """The payload's modules import the standard library and the
-    contract only: nova-scheduler imports them without the agent."""
+    contract only: nova-scheduler imports them without the agent.
+    """
     tree = ast.parse(open(module.__file__).read())
     imported = set()
     for node in ast.walk(tree):

@@ -10,18 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """HostReport 1.1: the decisions list, its validation, 1.0 still accepted,
-and the cap the agent applies when building a report."""
+and the cap the agent applies when building a report.
+"""
 
 import json
 import types
 
 import pytest
 
-from iosched.host_agent import model
-from iosched.host_agent.reporter import build
 from iosched.contract import payload
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
+from iosched.host_agent import model
+from iosched.host_agent.reporter import build
 from tests import fixtures
 
 

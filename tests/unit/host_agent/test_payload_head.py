@@ -11,7 +11,8 @@
 # under the License.
 """``HostReport.head_from_dict``, the scheduler's parser: the same checks
 and messages as ``from_dict`` for every field a scheduler keeps, the
-per-vCPU records counted but not parsed, the decisions not parsed."""
+per-vCPU records counted but not parsed, the decisions not parsed.
+"""
 
 import json
 

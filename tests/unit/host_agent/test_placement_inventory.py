@@ -33,13 +33,13 @@ from oslo_config import cfg
 import pytest
 import requests_mock
 
+from iosched.contract import payload
+from iosched.contract import payload_sections
 from iosched.host_agent.conf import io_inventory as io_inventory_conf
 from iosched.host_agent.conf import placement as placement_conf
 from iosched.host_agent import placement_base
 from iosched.host_agent import placement_inventory as pi
 from iosched.host_agent import placement_sizing as ps
-from iosched.contract import payload
-from iosched.contract import payload_sections
 from tests import fixtures
 from tests.unit.host_agent.test_placement_trait import Clock
 from tests.unit.host_agent.test_placement_trait import FakePlacement
@@ -55,7 +55,8 @@ def ours(caplog):
     """The records of the module under test (a background thread of an
     earlier test, e.g. a publisher or a listener, may log meanwhile; and
     an earlier test may have left the logger at INFO, so each test clears
-    caplog before the block it checks)."""
+    caplog before the block it checks).
+    """
     return [r for r in caplog.records if r.name == pi.__name__]
 
 def report(pcpus=4, supported=True, mechanism='slice', max_per_pcpu=3,
@@ -585,7 +586,8 @@ def test_the_real_agent_on_a_simulated_host_wants_inventories():
 
 def _conf(tmp_path, **opts):
     """A conf from a file (set_override would leak into other tests: the
-    groups' copies share their options' state)."""
+    groups' copies share their options' state).
+    """
     groups = {}
     for k, v in opts.items():
         group, name = k.split('__')

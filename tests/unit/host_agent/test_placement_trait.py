@@ -451,7 +451,8 @@ def test_the_real_agent_on_a_simulated_host_wants_the_trait():
 
 def _conf(tmp_path, **trait_opts):
     """A conf from a file (set_override would leak into later tests: the
-    registered groups' copies share their options' state)."""
+    registered groups' copies share their options' state).
+    """
     path = tmp_path / 'agent.conf'
     path.write_text('[lsvm_trait]\n' + ''.join(
         '%s = %s\n' % kv for kv in trait_opts.items()))

@@ -11,7 +11,8 @@
 # under the License.
 """Table-driven tests of the agent's counter math: rates, the E_n * I_bar
 estimate from a wake-up count, classes (ISACS Eqs. 1-2 themselves:
-tests/unit/contract/test_isacs.py)."""
+tests/unit/contract/test_isacs.py).
+"""
 
 import math
 

@@ -12,7 +12,8 @@
 """Signature scheme ``hmac-sha256-v2``: the head (every field but the
 per-vCPU records and the decisions) and the tail's lengths under the MAC,
 the tail through its digest; a scheduler (``whole=False``) checks the head
-only, a reader that keeps the tail checks its digest too."""
+only, a reader that keeps the tail checks its digest too.
+"""
 
 import copy
 import json

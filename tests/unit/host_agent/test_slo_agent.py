@@ -11,16 +11,18 @@
 # under the License.
 """The whole agent with the slo policy on a simulated host: a volume
 missing its SLO beside a noisy neighbour, the neighbour held back through
-the journaled actuator, everything back to the static ceilings on stop."""
+the journaled actuator, everything back to the static ceilings on stop.
+"""
 
 import json
 
 from oslo_config import cfg
 import pytest
 
+from iosched.cinder_qos import translate
+from iosched.contract import knob_kinds
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
-from iosched.cinder_qos import translate
 from iosched.host_agent import assembly
 from iosched.host_agent.conf import opts
 from iosched.host_agent import model
@@ -29,7 +31,6 @@ from iosched.host_agent.policies import slo_window
 from iosched.simdriver import driver as sim_driver
 from iosched.simulator import host as sim_host
 from iosched.simulator import spec as S
-from iosched.contract import knob_kinds
 
 SLO = '500iops,20ms,p99,qd=4'
 

@@ -10,22 +10,24 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """What the SLO loop reads and how its releases are written: windowed
-latency percentiles, SLOs from QoS specs, back to the original iotune."""
+latency percentiles, SLOs from QoS specs, back to the original iotune.
+"""
 
 import json
 
 import pytest
 
-from iosched.contract import slo as slo_mod
 from iosched.cinder_qos import translate
+from iosched.contract import knob_kinds
+from iosched.contract import payload_check
+from iosched.contract import payload_sections
+from iosched.contract import slo as slo_mod
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.collectors import disk as disk_col
 from iosched.host_agent import model
-from iosched.contract import payload_check
-from iosched.contract import payload_sections
 from iosched.host_agent import volume_slo
-from iosched.contract import knob_kinds
 from tests.unit.host_agent import test_actuator as ta
+
 
 class HistDriver(object):
     def __init__(self):

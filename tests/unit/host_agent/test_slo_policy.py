@@ -13,13 +13,13 @@
 
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import slo as slo_contract
 from iosched.host_agent import model
 from iosched.host_agent.policies import slo
 from iosched.host_agent.policies import slo_caps
 from iosched.host_agent.policies import slo_window
 from iosched.host_agent import policy_params
-from iosched.contract import slo as slo_contract
-from iosched.contract import knob_kinds
 
 P = policy_params.params_for('slo')
 SLO_A = slo_contract.SLO(min_iops=200, latency_ms=10)          # mean

@@ -11,7 +11,8 @@
 # under the License.
 """The vaio policy (table-driven, pure), its block device resolution and
 knobs (fakes), and its explanations on a simulated host: the log line, the
-HostReport's decisions and ``iosched-explain``."""
+HostReport's decisions and ``iosched-explain``.
+"""
 
 import dataclasses
 import json
@@ -20,6 +21,7 @@ import os
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import blkio_knobs
 from iosched.host_agent import assembly
 from iosched.host_agent.cmd import explain
@@ -29,7 +31,6 @@ from iosched.host_agent.drivers.libvirt import block_devices
 from iosched.host_agent import model
 from iosched.host_agent.policies import vaio
 from iosched.host_agent import policy_params
-from iosched.contract import knob_kinds
 from tests import fixtures
 
 OFFERED = ('none', 'mq-deadline', 'kyber', 'bfq')
@@ -274,7 +275,8 @@ def test_scheduler_round_trip_and_refusals(knobs):
 class BfqSim(object):
     """The simulated driver, its device reported as BFQ (the model's
     FIFO device reads no weight; here only the explanation path is
-    under test)."""
+    under test).
+    """
 
     def __init__(self, driver):
         self._d = driver

@@ -15,11 +15,11 @@ import dataclasses
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent import model
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent.policies import vslicer_bound
 from iosched.host_agent import policy_params
-from iosched.contract import knob_kinds
 
 P = policy_params.params_for(
     'vslicer', nlsvm_slice_us=12000, lsvm_max_slice_us=1000,

@@ -11,16 +11,17 @@
 # under the License.
 """Table-driven tests of the LSVM mechanisms: deadline reservations and
 admission, the weight boost and cap (pure). The bound and the shares they
-use: tests/unit/contract/test_lsvm.py."""
+use: tests/unit/contract/test_lsvm.py.
+"""
 
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import model
 from iosched.host_agent.policies import lsvm_bounds
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent import policy_params
-from iosched.contract import knob_kinds
-from iosched.contract import lsvm as lsvm_bound
 
 P = policy_params.params_for('vslicer')             # defaults
 RR = policy_params.params_for('vslicer', wakeup_preemption=False)

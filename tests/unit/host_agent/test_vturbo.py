@@ -16,11 +16,11 @@ import dataclasses
 from oslo_config import cfg
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.conf import vturbo as vturbo_conf
 from iosched.host_agent import model
 from iosched.host_agent.policies import vturbo
 from iosched.host_agent import policy_params
-from iosched.contract import knob_kinds
 
 
 def inst(uuid, vcpus=1, lsvm=False, **specs):

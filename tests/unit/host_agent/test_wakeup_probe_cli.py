@@ -11,7 +11,8 @@
 # under the License.
 """iosched-wakeup-probe: help, bad input (exit 2), the table and --json,
 with the self-test replaced by a fake (the real one is in
-tests/functional/test_wakeup_probe.py)."""
+tests/functional/test_wakeup_probe.py).
+"""
 
 import io
 import json
@@ -19,11 +20,11 @@ import os
 
 import pytest
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent.cmd import wakeup_probe as cli
 from iosched.host_agent import linux
 from iosched.host_agent.linux import wakeup_probe as wp
 from iosched.host_agent import model
-from iosched.contract import lsvm as lsvm_bound
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -32,7 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 @pytest.fixture
 def config(tmp_path):
     """An agent config with a fake sysfs (CPUs 0-3 online); the global
-    CONF is parsed again without files afterwards."""
+    CONF is parsed again without files afterwards.
+    """
     d = tmp_path / 'sys' / 'devices' / 'system' / 'cpu'
     d.mkdir(parents=True)
     (d / 'online').write_text('0-3\n')

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Scenario files: the embedded default loads; bad input is refused with
-the path of the field, what it got and what is accepted."""
+the path of the field, what it got and what is accepted.
+"""
 
 import copy
 

@@ -36,8 +36,8 @@ from iosched.contract import flavor
 from iosched.contract import slo as slo_mod
 from iosched.demo import scenario
 from tests import fixtures
-from tests.unit.iosched_demo import test_scenario
 from tests.unit import input_fuzz as fz
+from tests.unit.iosched_demo import test_scenario
 
 with open(scenario.DEFAULT_SCENARIO) as _fh:
     DEFAULT = yaml.safe_load(_fh)

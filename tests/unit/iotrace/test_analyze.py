@@ -11,7 +11,8 @@
 # under the License.
 """iosched.iotrace.analyze: shares, waits, Jain, finish SD (table-driven,
 hand-made traces) and the inversion detector on the simulator's stock
-CFQ (finds it) and VA-CFQ (finds none) traces."""
+CFQ (finds it) and VA-CFQ (finds none) traces.
+"""
 
 import math
 
@@ -120,7 +121,8 @@ def test_cumulative_bytes():
 
 def _inversion(inactive=True, others=True, share=True):
     """VM 'd' queues an async write at 1 s that waits 3 s while 'a'
-    (and 'b') reads are dispatched; 'd' stops issuing requests."""
+    (and 'b') reads are dispatched; 'd' stops issuing requests.
+    """
     reqs = [_req(1, 'd', 'W', 4096, {'req': 1.0, 'que': 1.0, 'dis': 4.0,
                                       'com': 4.01, 'rsp': 4.01}, 999)]
     rid = 10
@@ -197,7 +199,8 @@ def test_va_cfq_is_fairer_in_the_trace(sim_traces):
 def test_the_analyzer_is_pure():
     """analyze.py imports only the stdlib, the trace format and the
     contract's statistics (no I/O module of this package, no matplotlib,
-    no clock)."""
+    no clock).
+    """
     import ast
     import sys
     tree = ast.parse(open(analyze.__file__).read())

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The trace format (round trip, bad files) and the tracefs line parser
-and assembler of the real-host recorder, on recorded-shape lines."""
+and assembler of the real-host recorder, on recorded-shape lines.
+"""
 
 import gzip
 import json
@@ -175,7 +176,8 @@ def test_assembler_vcpu_spans_inactive_after_30ms():
 
 def _rb_page(ts0, events, page_size=4096):
     """A ring-buffer page: header, then (delta, payload) events; a delta
-    above 2**27 - 1 gets a time-extend record first."""
+    above 2**27 - 1 gets a time-extend record first.
+    """
     import struct
     data = b''
     for delta, payload in events:

@@ -29,7 +29,8 @@ def lsvm(count=0, nlsvm_vcpus=0, min_latency_ms=0.0, supported=True,
          pcpus=4, **params):
     """A 1.2 ``lsvm`` object: agent defaults unless given in ``params``
     (nlsvm_slice_ms, min_slice_ms, max_slice_ms, max_per_pcpu,
-    default_latency_ms, wakeup_preemption)."""
+    default_latency_ms, wakeup_preemption).
+    """
     return payload_sections.LsvmState(
         supported=supported, count=count, per_pcpu=count / float(pcpus),
         capacity=0, latency_bound_ms=0.0, min_latency_ms=min_latency_ms,

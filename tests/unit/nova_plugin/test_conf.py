@@ -72,7 +72,8 @@ def test_list_opts_and_help_style():
 def test_list_opts_merges_the_package_modules_by_group():
     """One entry per group (oslo-config-generator writes a "From" header
     per entry), [iosched] first, each option once; every module of the
-    package has both hooks and registers what it lists."""
+    package has both hooks and registers what it lists.
+    """
     listed = iosched_conf.list_opts()
     assert [group for group, _ in listed] == ['iosched', 'iosched_metrics']
     names = [o.name for _, opts in listed for o in opts]
@@ -110,7 +111,8 @@ def _plugin_files():
 
 def test_import_rules():
     """Only filters/, weighers/ and validators import nova; nothing imports
-    the host agent (what both need is in iosched.contract)."""
+    the host agent (what both need is in iosched.contract).
+    """
     files = dict(_plugin_files())
     assert 'scoring.py' in files and 'store.py' in files
     for rel, path in files.items():

@@ -47,7 +47,8 @@ def _conf(**overrides):
     """A private ConfigOpts with [iosched]. Its own OptGroup: oslo.config
     keeps overrides on the group object, so registering the shared
     ``iosched_conf.iosched_group`` would leak them into every ConfigOpts
-    (the global CONF included)."""
+    (the global CONF included).
+    """
     conf = cfg.ConfigOpts()
     for group, opts in iosched_conf.list_opts():
         conf.register_opts(opts, group=group)   # new OptGroups, by name

@@ -31,10 +31,10 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from iosched.contract import flavor
 from iosched.host_agent import model
 from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vturbo
-from iosched.contract import flavor
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import scoring
 from tests.unit import input_fuzz as fz

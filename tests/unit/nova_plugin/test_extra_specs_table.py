@@ -21,8 +21,8 @@ tests/unit/contract/test_flavor.py.
 
 import pytest
 
-from iosched.host_agent import model
 from iosched.contract import flavor
+from iosched.host_agent import model
 from iosched.nova_plugin import placement_resources
 from iosched.nova_plugin import scoring
 

@@ -11,7 +11,8 @@
 # under the License.
 """``iosched-placement --check-flavors``: the audit's rows and fix commands
 (pure, table-driven), then the command end to end on a fake openstacksdk
-connection: text, --json, exit codes 0/1/2, one line on stderr."""
+connection: text, --json, exit codes 0/1/2, one line on stderr.
+"""
 
 import json
 

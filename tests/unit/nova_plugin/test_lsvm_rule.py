@@ -183,7 +183,8 @@ def test_not_latency_sensitive_passes_even_on_a_full_host():
 def test_a_dedicated_lsvm_never_goes_to_a_deadline_host(mechanism, passes):
     """Nova pins hw:cpu_policy=dedicated vCPUs to single pCPUs; the kernel
     refuses SCHED_DEADLINE on them and the agent serves them with slices
-    (lsvm_mechanisms.admit_deadline), so a deadline host cannot keep the bound."""
+    (lsvm_mechanisms.admit_deadline), so a deadline host cannot keep the bound.
+    """
     req = R.from_extra_specs(1, {'iosched:latency_sensitive': 'true',
                                  'iosched:latency_ms': '2',
                                  'hw:cpu_policy': 'dedicated'})

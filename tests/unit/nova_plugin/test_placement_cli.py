@@ -12,7 +12,8 @@
 """``iosched-placement`` on saved reports (no nova, no broker): the rule
 table per host, the weigher's rank, ``--host``, ``--json``, thresholds
 from a config file, the flavor from Nova (fake connection), listening
-stop rules (fake clock), and bad input exits 2 with one line."""
+stop rules (fake clock), and bad input exits 2 with one line.
+"""
 
 import json
 import os
@@ -212,7 +213,8 @@ def test_table_ranks_and_explains(three, capsys, no_default_config):
 
 def _cells(lines, prefix):
     """The cells of the table row starting with ``prefix`` (columns are
-    two or more spaces apart)."""
+    two or more spaces apart).
+    """
     line = next(l for l in lines if l.startswith(prefix))
     return re.split(r'\s{2,}', line.strip())
 
@@ -220,7 +222,8 @@ def _cells(lines, prefix):
 def _mechanisms(tmp_path):
     """Three 2-pCPU hosts serving LSVMs differently (issue 10's table):
     deadline (p99 13 us, 1.9 CPUs limit, 0.05 foreign, one LSVM reserving
-    0.5), weight (63 us), slice (one tick, 4 ms)."""
+    0.5), weight (63 us), slice (one tick, 4 ms).
+    """
     def lsvm(**kw):
         return reports.lsvm(pcpus=2, **kw)
     probes = (payload_sections.ProbeEntry('stock', True, 55.0, 3900.0),

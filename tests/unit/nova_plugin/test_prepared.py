@@ -25,8 +25,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from iosched.contract import payload_sections
 from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import payload_sections
 from iosched.nova_plugin import explain
 from iosched.nova_plugin import inflight
 from iosched.nova_plugin import lsvm_rule

@@ -11,7 +11,8 @@
 # under the License.
 """The plugin's endpoint takes HostReport 1.0 (older agents) and 1.1
 (with decisions) alike; a store of whole reports drops a 1.1 report with a
-bad decision, the scheduler's slim store does not parse decisions."""
+bad decision, the scheduler's slim store does not parse decisions.
+"""
 
 import json
 

@@ -24,9 +24,9 @@ import time
 import oslo_messaging
 import pytest
 
+from iosched.contract import signature
 from iosched.host_agent.cmd import agent as agent_cmd
 from iosched.host_agent.reporter import rpcapi
-from iosched.contract import signature
 from iosched.nova_plugin.cmd import report_key
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import store
@@ -275,7 +275,8 @@ def test_agent_client_signs_and_the_listener_verifies(caplog):
 def test_each_listener_warns_when_reports_are_not_authenticated(
         caplog, auth, warnings):
     """Once per listener started (a scheduler worker starts one: once per
-    worker), never with signed reports."""
+    worker), never with signed reports.
+    """
     conf = test_endpoint._conf(report_auth=auth, report_master_key=MASTER)
     with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
         for _ in range(2):

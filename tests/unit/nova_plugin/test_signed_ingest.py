@@ -13,7 +13,8 @@
 signatures both taken; a v2 report is checked over its head only by a
 store that drops the tail, over everything by one that keeps it
 (``iosched-status``); the agent's client sends v2 at 1.2 and an RPC 1.1
-client still reaches the listener. No nova import."""
+client still reaches the listener. No nova import.
+"""
 
 import json
 import time
@@ -23,9 +24,9 @@ import pytest
 
 from bench.nova_scale import reports as fake_reports
 from iosched.contract import payload
-from iosched.host_agent.reporter import rpcapi
 from iosched.contract import rpc
 from iosched.contract import signature
+from iosched.host_agent.reporter import rpcapi
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import store
 from tests.unit.nova_plugin import reports

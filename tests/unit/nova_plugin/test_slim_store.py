@@ -13,7 +13,8 @@
 the same answer on ``store.slim(report)`` as on the full report, the
 scheduler's endpoint stores exactly that entry while parsing only the
 report's head (``HostReport.head_from_dict``), and the slim entry is a
-small fraction of the full one's memory."""
+small fraction of the full one's memory.
+"""
 
 import gc
 import json

@@ -13,7 +13,8 @@
 listener started) at plugin load, a new one in a forked child, installed
 by tests and the demo with ``use_state``; and no other module-level
 mutable state anywhere in nova_plugin. No nova import (the filters'
-load path is tested in tests/nova/test_scheduler_plugin.py)."""
+load path is tested in tests/nova/test_scheduler_plugin.py).
+"""
 
 import ast
 import dataclasses
@@ -41,7 +42,8 @@ _conf = test_endpoint._conf
 @pytest.fixture
 def worker(monkeypatch, started):
     """An empty per-process holder; the listeners a test started (stopped
-    afterwards by ``started``)."""
+    afterwards by ``started``).
+    """
     monkeypatch.setattr(state, '_WORKER', state._Worker())
     return started
 
@@ -101,7 +103,8 @@ def _wait_for(predicate, timeout=10.0):
 
 def test_a_process_that_forks_retires_its_listener(worker, caplog):
     """A launcher (it forked) stops listening; if it schedules after all,
-    its next request listens again and resyncs."""
+    its next request listens again and resyncs.
+    """
     conf = _conf(listen_for_reports=True)
     st = state.for_worker(conf, transport_url='fake:/')
     first = st.listener
@@ -199,7 +202,8 @@ def test_a_listener_eventlet_dropped_is_started_again_per_request(
 
 def test_loading_never_blocks_on_the_bus(worker, monkeypatch):
     """A start that hangs (broker half up) holds up neither the load nor
-    the requests."""
+    the requests.
+    """
     release = threading.Event()
     starts = []
 
@@ -285,7 +289,8 @@ def _module_level_values(name):
 def _is_value(module, target, node):
     """True for what holds no state: a constant, a frozen dataclass or an
     object without attributes, a logger, a compiled pattern, a list of
-    options."""
+    options.
+    """
     if isinstance(node, (ast.List, ast.Dict, ast.Set)) and not (
             node.elts if hasattr(node, 'elts') else node.keys):
         return False        # an empty accumulator

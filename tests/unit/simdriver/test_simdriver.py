@@ -11,10 +11,13 @@
 # under the License.
 """iosched.simdriver: SimulatedKnobs' LSVM knobs (deadline, VM weight, VM
 cap, I/O weight), SimulatedDriver's wake-up self-test and deadline
-admission figures, the knob state file and the wall-clock daemon host."""
+admission figures, the knob state file and the wall-clock daemon host.
+"""
 
 import pytest
 
+from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent.drivers import base
 from iosched.host_agent import model
 from iosched.simdriver import daemon as sim_daemon
@@ -25,8 +28,6 @@ from iosched.simulator import host as sim_host
 from iosched.simulator import spec as sim_spec
 from iosched.simulator import spec_kernel
 from iosched.simulator import xen
-from iosched.contract import knob_kinds
-from iosched.contract import lsvm as lsvm_bound
 from tests import fixtures
 
 DL = {'runtime_us': 300, 'deadline_us': 1000, 'period_us': 2000}
@@ -188,7 +189,8 @@ def test_the_wall_clock_daemon_keeps_a_window_of_simulator_records():
 def test_io_weights_belong_to_the_simulated_host():
     """Two knob sets over one SimHost (an agent and the next one, or a
     test reading what the agent wrote) see the same vm_io_weight, as
-    two processes see one real host's cgroup files."""
+    two processes see one real host's cgroup files.
+    """
     d = driver_for()
     sim_knobs.SimulatedKnobs(d).write_knob(knob_kinds.VM_IO_WEIGHT, 'u', '',
                                            300)

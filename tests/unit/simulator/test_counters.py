@@ -15,8 +15,8 @@ import hypothesis
 from hypothesis import strategies as st
 import pytest
 
-from iosched.simulator import spec
 from iosched.simulator import sched_base
+from iosched.simulator import spec
 from tests.unit.simulator import builders as b
 
 

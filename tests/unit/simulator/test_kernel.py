@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The kernel model option: the calibrated 6.18 kernel reproduces the
-measured wake-up table; the historical 6.12 model keeps its behaviour."""
+measured wake-up table; the historical 6.12 model keeps its behaviour.
+"""
 
 import dataclasses
 

@@ -14,7 +14,8 @@ PREEMPT_SHORT picks a shorter-slice waker against curr without curr's
 protection, RUN_TO_PARITY protects only up to the shortest queued slice,
 a failed short preemption shrinks curr's protection. What the LSVM
 testbed's weight phase measured (a 100x weight with the microslice T_m
-wakes at once) follows from them."""
+wakes at once) follows from them.
+"""
 
 import dataclasses
 

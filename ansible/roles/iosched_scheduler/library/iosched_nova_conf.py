@@ -152,7 +152,8 @@ class Ini(object):
 
     def insert(self, section, lines, after=None):
         """Add lines after line ``after``, else at the section's end
-        (before its trailing blank lines), creating the section."""
+        (before its trailing blank lines), creating the section.
+        """
         if after is not None:
             self.lines[after + 1:after + 1] = lines
             return

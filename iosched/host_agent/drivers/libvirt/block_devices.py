@@ -46,7 +46,8 @@ def devno_of(source):
 
 def queue_of(sys_root, devno):
     """(name, scheduler in force, schedulers offered) of the whole disk
-    holding ``devno``; ('M:m', '', ()) when sysfs does not say."""
+    holding ``devno``; ('M:m', '', ()) when sysfs does not say.
+    """
     key = '%d:%d' % devno
     try:
         real = os.path.realpath(paths.safe_join(sys_root, 'dev', 'block',
@@ -71,7 +72,8 @@ def queue_of(sys_root, devno):
 
 def resolve(disks, sys_root='/sys'):
     """One ``model.BlockDevice`` per host device under ``disks``
-    ((instance uuid, target, source) triples), by name."""
+    ((instance uuid, target, source) triples), by name.
+    """
     by_dev = {}
     for uuid, target, source in disks:
         devno = devno_of(source)

@@ -132,7 +132,8 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         """The active domains. A connection libvirtd dropped (libvirtd
         restarted: running guests stay up) is reopened here, once per
         call, so the agent recovers on its first tick after libvirtd
-        answers again. DriverError while it does not."""
+        answers again. DriverError while it does not.
+        """
         flags = libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
         if self.conn is not None:
             try:
@@ -298,7 +299,8 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
 
     def block_devices(self):
         """``model.BlockDevice`` per host device under the disks of the
-        last ``list_instances`` (the vaio policy's input)."""
+        last ``list_instances`` (the vaio policy's input).
+        """
         return block_devices.resolve(
             [(uuid, d.target, d.source)
              for uuid, (parsed, _, _, _, _) in sorted(self._info.items())
@@ -312,7 +314,8 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
     def deadline_state(self):
         """``model.DeadlineState`` of this host (``lsvm_probes``), over the
         QEMU processes of the running domains (read now: the agent asks
-        before its first tick too)."""
+        before its first tick too).
+        """
         pids = self._qemu_pids()       # reconnects when libvirtd restarted
         try:
             host_cpus = self.conn.getCPUMap(0)[0]

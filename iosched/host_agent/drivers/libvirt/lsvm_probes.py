@@ -38,7 +38,8 @@ def deadline_state(conf, qemu_pids, host_cpus, warned):
     """``model.DeadlineState`` of the host. ``qemu_pids``: the running
     domains' QEMU processes; ``host_cpus``: how many CPUs libvirt says the
     host has (None: unknown), to tell a root domain of all of them;
-    ``warned``: the set of warnings already logged (each is said once)."""
+    ``warned``: the set of warnings already logged (each is said once).
+    """
     p = conf.host_paths
     try:
         measured = deadline.measure(p.proc_root, p.sys_root, qemu_pids,
@@ -66,7 +67,8 @@ def wakeup_probe(conf, pcpus, cases, wakes=300, hogs_per_cpu=2,
     here so that a failure to read them is the self-test's), in the
     privsep daemon: a tuple of ``model.WakeupProbe``, one per case in
     order. Loads every guest pCPU for a few seconds; DriverError when it
-    cannot run."""
+    cannot run.
+    """
     # NOTE(iosched): imported here: the privsep client (oslo.privsep)
     # is needed only by agents that run the self-test.
     from iosched.host_agent.linux import privileged_probe

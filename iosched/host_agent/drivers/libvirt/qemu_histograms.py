@@ -72,7 +72,8 @@ def enable(monitor, qdev_id, bounds_ns=slo.LATENCY_HIST_BOUNDS_NS):
 
 def _device_id(entry):
     """'virtio-disk0' from qdev '/machine/peripheral/virtio-disk0/virtio-
-    backend' (or the old 'device' name)."""
+    backend' (or the old 'device' name).
+    """
     qdev = entry.get('qdev') or ''
     parts = [p for p in qdev.split('/') if p]
     if len(parts) >= 3 and parts[1] == 'peripheral':
@@ -82,7 +83,8 @@ def _device_id(entry):
 
 def parse_blockstats(text, nbins=len(slo.LATENCY_HIST_BOUNDS_NS) + 1):
     """{qdev id: cumulative bins (tuple)} of the devices with a histogram
-    of ``nbins`` bins (read + write + flush)."""
+    of ``nbins`` bins (read + write + flush).
+    """
     out = {}
     for entry in _reply(text) or ():
         stats = entry.get('stats') or {}
@@ -104,7 +106,8 @@ def parse_blockstats(text, nbins=len(slo.LATENCY_HIST_BOUNDS_NS) + 1):
 
 class Histograms(object):
     """Per domain: enable once per device, read every tick; a domain whose
-    QEMU refuses is said once and left without percentiles."""
+    QEMU refuses is said once and left without percentiles.
+    """
 
     def __init__(self):
         self._enabled = {}      # uuid -> set of qdev ids

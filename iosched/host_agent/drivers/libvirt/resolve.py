@@ -27,7 +27,8 @@ from iosched.host_agent.linux import cgroups
 
 class Resolution(object):
     """Needs ``self._info``, ``self.proc_root``, ``self.conf`` and
-    ``self._hierarchy`` (None until the first cgroup question)."""
+    ``self._hierarchy`` (None until the first cgroup question).
+    """
 
     def domain(self, uuid):
         try:

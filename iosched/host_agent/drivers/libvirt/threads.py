@@ -58,7 +58,8 @@ def qemu_pid(run_dir, domain_name):
 
 def io_threads(proc_root, pid):
     """{'emulator': pid, 'io': {name: tid}}: the QEMU main loop (the
-    emulator thread) and its I/O threads, from thread names."""
+    emulator thread) and its I/O threads, from thread names.
+    """
     task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
     found = {}
     try:

@@ -81,7 +81,8 @@ class WakeupTracer(object):
 
     def sweep_stale(self):
         """Remove the instances of agents that died without closing theirs
-        (SIGKILL, crash): their names carry their pid."""
+        (SIGKILL, crash): their names carry their pid.
+        """
         base = paths.safe_join(self.root, 'instances')
         removed = []
         for name in os.listdir(base):

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """LibvirtDriver.deadline_state: the running domains' QEMU pids go to
-iosched.host_agent.linux.deadline.measure (a fake connection and run dir)."""
+iosched.host_agent.linux.deadline.measure (a fake connection and run dir).
+"""
 
 import logging
 

@@ -11,7 +11,8 @@
 # under the License.
 """LibvirtDriver.wakeup_probe: the self-test over the driver's pCPUs
 through iosched.host_agent.linux.privileged_probe (faked here), errors as
-DriverError."""
+DriverError.
+"""
 
 import pytest
 

@@ -11,13 +11,14 @@
 # under the License.
 """The emulator pin knob moves the VM's I/O threads with its main loop,
 all or nothing (fake domain and driver; the real guest is in
-tests/functional/test_libvirt_agent.py)."""
+tests/functional/test_libvirt_agent.py).
+"""
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.drivers import base
-from iosched.contract import knob_kinds
 from tests import fixtures
 
 libvirt = libvirt_knobs.libvirt

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Pure parsers of the libvirt driver: domain XML with Nova's metadata,
-procfs thread files (on a fake tree), and tracepoint lines."""
+procfs thread files (on a fake tree), and tracepoint lines.
+"""
 
 import os
 

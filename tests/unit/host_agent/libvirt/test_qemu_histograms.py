@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from iosched.host_agent.drivers.libvirt import qemu_histograms as qh
 from iosched.contract import slo
+from iosched.host_agent.drivers.libvirt import qemu_histograms as qh
 
 N = len(slo.LATENCY_HIST_BOUNDS_NS) + 1
 

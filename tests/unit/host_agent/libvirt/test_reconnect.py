@@ -12,7 +12,8 @@
 """LibvirtDriver's connection: libvirtd restarted under it (a fake
 connection that dies as libvirt-python's does: the next call fails and
 ``isAlive()`` turns 0). The real restart is
-``tests/functional/test_libvirt_agent.py::test_libvirtd_restart_under_the_agent``."""
+``tests/functional/test_libvirt_agent.py::test_libvirtd_restart_under_the_agent``.
+"""
 
 import logging
 

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Fake cgroup/procfs trees of a libvirt host (v1 and v2), the agent's
-configuration pointed at them, and the privsep context run in-process."""
+configuration pointed at them, and the privsep context run in-process.
+"""
 
 import collections
 
@@ -49,7 +50,8 @@ def _v2_group(d):
 
 def make_v1(base, co_mounted=False):
     """cgroup v1 with libvirt's machine/<m>.libvirt-qemu/{vcpuN,emulator};
-    ``co_mounted``: cpu,cpuacct with a 'cpu' symlink (Debian, RHEL)."""
+    ``co_mounted``: cpu,cpuacct with a 'cpu' symlink (Debian, RHEL).
+    """
     cg = base / 'cgroup'
     cpu_dir = 'cpu,cpuacct' if co_mounted else 'cpu'
     cpu = cg / cpu_dir

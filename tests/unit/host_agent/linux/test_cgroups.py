@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """cgroup probing, libvirt domain discovery, weight/cap conversions, the
-read side and the write plans, on fake v1 and v2 trees."""
+read side and the write plans, on fake v1 and v2 trees.
+"""
 
 import pytest
 

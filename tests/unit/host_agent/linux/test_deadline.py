@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """iosched.host_agent.linux.deadline on fake procfs/sysfs/cgroup trees: the
-kernel's limit, root-domain CPUs, the thread scan and the debugfs sum."""
+kernel's limit, root-domain CPUs, the thread scan and the debugfs sum.
+"""
 
 import os
 
@@ -48,7 +49,8 @@ QUARTER = 262143 / float(1 << 20)
 
 def stat_line(tid, comm, policy):
     """A 52-field /proc/<pid>/task/<tid>/stat line with ``policy`` as
-    field 41 (fields after the comm are numbered from 3)."""
+    field 41 (fields after the comm are numbered from 3).
+    """
     rest = ['S'] + ['0'] * 49
     rest[41 - 3] = str(policy)
     return '%d (%s) %s\n' % (tid, comm, ' '.join(rest))
@@ -56,7 +58,8 @@ def stat_line(tid, comm, policy):
 
 class Host(object):
     """A fake host: proc_root, sys_root, cgroup_root under ``base``, and
-    the reservations ``getattr`` returns by tid."""
+    the reservations ``getattr`` returns by tid.
+    """
 
     def __init__(self, base, online='0-1', isolated='', runtime='950000',
                  release='6.18.44-fc-v669', debug=None):

@@ -15,12 +15,12 @@ import os
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import linux_knobs
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent.linux import sched
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import conftest
 
 UUID = '6a1f0c9e-0d7e-4f43-9a57-3c1b1e0e2f10'

@@ -11,13 +11,15 @@
 # under the License.
 """The LSVM mechanisms' knobs of LinuxKnobs: vcpu_deadline,
 io_thread_deadline, vm_weight, vm_cap (fake trees, fake system calls,
-privsep in-process), and their values through the journal."""
+privsep in-process), and their values through the journal.
+"""
 
 import errno
 import os
 
 import pytest
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent.actuators import linux_knobs
@@ -26,7 +28,6 @@ from iosched.host_agent import linux
 from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import sched_deadline
 from iosched.host_agent import model
-from iosched.contract import knob_kinds
 from tests.unit.host_agent.linux import test_linux_knobs as base_tests
 
 UUID = base_tests.UUID
@@ -238,7 +239,8 @@ def test_hostile_vm_cgroup(knobs, monkeypatch, cg):
 
 def test_journaled_apply_and_restore(knobs, fake, tmp_path):
     """Through the actuator and a journal file, as the agent runs them:
-    values are journaled as JSON and come back in the shape written."""
+    values are journaled as JSON and come back in the shape written.
+    """
     path = str(tmp_path / 'journal.jsonl')
     act = driver_act.DriverActuator(knobs, journal_mod.Journal(path))
     plan = model.Plan(policy='vslicer', actions=(

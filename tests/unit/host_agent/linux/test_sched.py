@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """struct sched_attr packing, slice validation and the procfs parsers,
-without system calls (the syscall wrappers are replaced by fakes)."""
+without system calls (the syscall wrappers are replaced by fakes).
+"""
 
 import errno
 import struct

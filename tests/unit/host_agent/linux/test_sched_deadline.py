@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """SCHED_DEADLINE in ``iosched.host_agent.linux.sched``: parameter checks, the
-attributes set and read, error hints; the system calls are fakes."""
+attributes set and read, error hints; the system calls are fakes.
+"""
 
 import errno
 
@@ -54,7 +55,8 @@ def test_check_deadline_refuses(r, d, p, words):
 
 class FakeSyscalls(object):
     """sched_getattr/sched_setattr of one thread; ``fail`` maps a policy
-    to the errno its sched_setattr fails with (once each, in order)."""
+    to the errno its sched_setattr fails with (once each, in order).
+    """
 
     def __init__(self, monkeypatch, attr, fail=None):
         self.attr = attr

@@ -11,7 +11,8 @@
 # under the License.
 """The wake-up self-test's pure parts: arguments, percentiles and rows,
 cgroup plans and the sweep of stale groups on fake trees, the sleeper's
-protocol, and the privsep entrypoint's re-checks (in-process)."""
+protocol, and the privsep entrypoint's re-checks (in-process).
+"""
 
 import ast
 import errno
@@ -22,6 +23,7 @@ import signal
 
 import pytest
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import privileged_probe
@@ -30,7 +32,6 @@ from iosched.host_agent.linux import wakeup_probe_groups as groups
 from iosched.host_agent.linux import wakeup_probe_rows as wp_rows
 from iosched.host_agent.linux import wakeup_sleeper
 from iosched.host_agent import model
-from iosched.contract import lsvm as lsvm_bound
 from tests.unit.host_agent.linux import conftest
 
 ONLINE = (0, 1, 2, 3)
@@ -214,7 +215,8 @@ def _fake_group(path, pids=()):
 
 def _fake_rmdir(path):
     """cgroupfs removes a group with its control files; a plain
-    directory needs them removed first."""
+    directory needs them removed first.
+    """
     if any(os.path.isdir(os.path.join(path, d)) for d in os.listdir(path)):
         raise OSError(errno.EBUSY, 'busy')
     for f in os.listdir(path):

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """BD-EDF: Algorithm 1's queues and Algorithm 2's decisions against
-hand-computed cases."""
+hand-computed cases.
+"""
 
 import pytest
 

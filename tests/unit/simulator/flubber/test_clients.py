@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The guest's block layer: when a request leaves the plug, what an
-fsync flushes."""
+fsync flushes.
+"""
 
 import heapq
 import random

@@ -39,7 +39,8 @@ def test_credit1_mixed_is_unfair_and_credit2_is_not():
 
 def test_ibalancer_lowers_union_sd_under_credit1_keeping_the_mean():
     """3 network VMs on 2 pCPUs: a persistent imbalance (CV ~5 %) that the
-    controller sees and halves; the mean stays."""
+    controller sees and halves; the mean stays.
+    """
     kw = dict(vms=('net',) * 3, pcpus=2, duration_s=2.0, warmup_s=1.0,
               seed=3)
     off, ib = _run(mode='off', **kw), _run(mode='ib', **kw)
@@ -105,7 +106,8 @@ def test_bad_scenario_fields_are_named(kw, match):
 def test_rtm_windows_on_the_real_schedulers(sched, slice_us):
     """A masked window holds one slice of the vCPU's own run time and at
     most one run segment more (segments <= 30 ms Credit1, 10 ms Credit2);
-    VR <= PR; every vCPU's PR is at most its run time."""
+    VR <= PR; every vCPU's PR is at most its run time.
+    """
     h = model.Host(model.Scenario(vms=('mixed',) * 6, scheduler=sched,
                                   mode='tav', duration_s=2.0))
     seen = []

@@ -11,7 +11,8 @@
 # under the License.
 """Seed 004's experiment, small: determinism, the inversion under stock
 CFQ (stalled writes, inactive vCPUs), none under VA-CFQ or natively, and
-the reproduction's direction (VA-CFQ's finish-time SD below CFQ's)."""
+the reproduction's direction (VA-CFQ's finish-time SD below CFQ's).
+"""
 
 import random
 

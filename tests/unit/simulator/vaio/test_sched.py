@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Seed 004's elevators: the shared async queue starves a VM's writes
-under other VMs' sync reads; VA-CFQ serves VMs round robin, sync first."""
+under other VMs' sync reads; VA-CFQ serves VMs round robin, sync first.
+"""
 
 import pytest
 

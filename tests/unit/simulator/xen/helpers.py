@@ -40,7 +40,8 @@ def trace(sched):
 
 def waits(log, end, since=0):
     """Per uuid: the gaps between the end of a run and the next switch-in
-    (single pCPU logs: a run ends at the next switch-in)."""
+    (single pCPU logs: a run ends at the next switch-in).
+    """
     out = {}
     ended = {}
     for (t, _, u, _i), nxt in zip(log, log[1:] + [(end, None, None, None)]):

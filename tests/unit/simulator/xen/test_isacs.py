@@ -88,7 +88,8 @@ def test_io_vcpu_is_ordered_first_after_reallocation():
 def _always_busy_io(trigger, seconds=3, cap=10000):
     """1 pCPU: two CPU-bound vCPUs and one CPU-bound vCPU receiving an I/O
     event every 500 us. Return (normal-phase burn per round per vCPU,
-    run time per vCPU, scheduler)."""
+    run time per vCPU, scheduler).
+    """
     loop, s = hx.isacs_sched(pcpus=1, trigger=trigger, ivcredit_cap_us=cap)
     es = hx.hogs(s, 3)
     hx.inject_events(loop, s, es[0], 0, 500, seconds * 2000)
@@ -136,7 +137,8 @@ def test_head_trigger_lets_a_busy_io_head_take_more(cap, lo, hi):
 
 def _sleepy_io(boost_wake, seconds=2):
     """1 pCPU, 3 hogs and a sleeping I/O vCPU woken by each event (200 us
-    of work); log (time, vCPU, boosting, state) of every dispatch."""
+    of work); log (time, vCPU, boosting, state) of every dispatch.
+    """
     loop, s = hx.isacs_sched(pcpus=1, boost_wake=boost_wake,
                              ivcredit_cap_us=10000)
     hogs = hx.hogs(s, 3)

@@ -11,7 +11,8 @@
 # under the License.
 """The Credit2 model's run-queue reallocation (Eqs. 2-4 applied in two
 passes) and Algorithm 2's choices, hand-computed. The equations alone:
-tests/unit/contract/test_isacs.py."""
+tests/unit/contract/test_isacs.py.
+"""
 
 import pytest
 
