@@ -12,9 +12,9 @@
 """A scheduler worker's report store at 10,000 hosts: measured and bounded.
 
 * Memory (tracemalloc) of the scheduler's store (slim entries,
-  ``iosched.nova_plugin.store.slim``) holding ``--hosts`` reports of ``--vcpus``
-  vCPUs and ``--decisions`` decisions each, decoded from JSON and fed
-  through ``ReportEndpoint.report_host_io`` as the scheduler's listener
+  ``iosched.nova_plugin.store.slim``) holding ``--hosts`` reports of
+  ``--vcpus`` vCPUs and ``--decisions`` decisions each, decoded from JSON and
+  fed through ``ReportEndpoint.report_host_io`` as the scheduler's listener
   does (the slim store gets ``HostReport.head_from_dict``); baselines in
   the same run: the same reports held whole (the store before issue 15),
   and Nova's own ``HostState`` per host (``--host-states`` of them, built

@@ -13,7 +13,8 @@
 
     oslo-config-generator --config-file etc/oslo-config-generator/X.conf \\
         --format json --output-file X.json
-    python tools/config_reference.py X.json "title" sample-path > docs/config/X.md
+    python tools/config_reference.py X.json "title" sample-path >
+    docs/config/X.md
 
 oslo's own ``--format rst`` needs Sphinx; this keeps the reference a plain
 Markdown page (one table per group: option, type, default, accepted values,

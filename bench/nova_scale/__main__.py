@@ -22,8 +22,8 @@ Nova's default set); the report store's memory per host (tracemalloc)
 against Nova's HostState objects.
 
 Part 2 (RabbitMQ): 1,000 simulated hosts cast a HostReport every interval
-to N iosched scheduler workers (iosched.nova_plugin.endpoint.start_listener, one
-ReportStore each) and, in a phase of its own before (or with --together,
+to N iosched scheduler workers (iosched.nova_plugin.endpoint.start_listener,
+one ReportStore each) and, in a phase of its own before (or with --together,
 on the same casts), N bare oslo.messaging servers (the baseline: the bus
 alone). Rates, delivery latency, report age and
 fresh fraction as a scheduler samples them, worker CPU per 1,000 reports;

@@ -20,8 +20,10 @@ function path through ``HostFilterHandler``/``HostWeightHandler``:
 
 * default: Nova's default ``enabled_filters`` and
   ``nova.scheduler.weights.all_weighers``;
-* iosched: the same plus every class of ``iosched.nova_plugin.filters.all_filters``
-  and ``iosched.nova_plugin.weighers.all_weighers`` (whatever exists at run time);
+* iosched: the same plus every class of
+``iosched.nova_plugin.filters.all_filters``
+  and ``iosched.nova_plugin.weighers.all_weighers`` (whatever exists at run
+  time);
 * iosched alone: only the plugin's classes, on the same hosts (its own part).
 
 The plugin reads the store of a ``iosched.nova_plugin.state.SchedulerState``

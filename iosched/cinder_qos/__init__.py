@@ -13,7 +13,8 @@
 """SLO volume types: turn a <throughput, latency> tuple into Cinder QoS specs.
 
 * ``iosched.contract.slo`` parses and validates the admin's SLO text.
-* ``iosched.cinder_qos.translate`` derives the QoS spec keys (pure) and checks a
+* ``iosched.cinder_qos.translate`` derives the QoS spec keys (pure) and checks
+a
   spec the way QEMU would.
 * ``iosched.contract.qos_keys`` names every key we may emit.
 * ``iosched.cinder_qos.conf`` holds the ``[cinder_qos]`` options.

@@ -15,9 +15,9 @@
 An *SLO type* is a Cinder volume type associated with a QoS spec (consumer
 front-end) that carries ``iosched:*`` keys; both are named after the type.
 ``plan()`` is pure: what would be created. ``SloAdmin`` applies a plan
-through an ``Api`` (the REST calls it needs; ``iosched.cinder_qos.rest.RestApi``
-over Cinder's v3 API), idempotently, and undoes the earlier steps of a
-command when a later one fails.
+through an ``Api`` (the REST calls it needs;
+``iosched.cinder_qos.rest.RestApi`` over Cinder's v3 API), idempotently, and
+undoes the earlier steps of a command when a later one fails.
 
 The back end's latency floor: Cinder exposes no measured latency (no pool
 capability nor standard extra spec carries one), so the admin passes the

@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Cinder's v3 REST API as ``SloAdmin`` (``iosched.cinder_qos.client``) calls it.
+"""Cinder's v3 REST API as ``SloAdmin`` (``iosched.cinder_qos.client``) calls
+it.
 
 ``RestApi`` is the ``Api`` of ``client.SloAdmin``: one method per Cinder
 call (QoS specs, their keys and associations, volume types, the volumes of

@@ -18,13 +18,14 @@ Description:
     (``CPU_POLICY_SPEC``, validated by Nova). ``check()`` is the strict
     reading of one ``iosched:*`` key (the API validators); ``read()`` is the
     tolerant reading of a whole flavor that the scheduler
-    (``iosched.nova_plugin.scoring``), the host agent (``iosched.host_agent.model``) and
-    Placement sizing (``iosched.nova_plugin.placement_resources``) all use: a value
-    ``check()`` refuses is unset, and listed in ``FlavorSpecs.ignored``.
+    (``iosched.nova_plugin.scoring``), the host agent
+    (``iosched.host_agent.model``) and Placement sizing
+    (``iosched.nova_plugin.placement_resources``) all use: a value ``check()``
+    refuses is unset, and listed in ``FlavorSpecs.ignored``.
     ``iosched.contract.flavor_warnings`` logs one warning per (flavor, key,
-    value) per process for those; ``check_specs()`` raises the first one
-    (tools that write flavors: the Ansible filter, the flavor audit, the
-    demo's scenarios).
+    value) per process for those; ``check_specs()`` raises the first one (tools
+    that write flavors: the Ansible filter, the flavor audit, the demo's
+    scenarios).
 
 Requirements:
     Standard library only. A new key is one more ``Spec`` row in ``SPECS``

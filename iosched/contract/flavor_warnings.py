@@ -18,8 +18,8 @@ Description:
     value) per process by ``warn_ignored``, whichever reader meets it
     first: the scheduler when it reads a request (``nova_plugin.
     request_spec``), the host agent when its driver lists the instance
-    (``iosched.host_agent.model.InstanceInfo``); never again on the next tick, host
-    or request.
+    (``iosched.host_agent.model.InstanceInfo``); never again on the next tick,
+    host or request.
 
 Requirements:
     Standard library only (``logging``: the agent's and nova-scheduler's

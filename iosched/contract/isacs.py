@@ -11,11 +11,11 @@
 # under the License.
 """ISACS's equations (seed 000, sections 2.2-2.6), once, as pure functions.
 
-The agent (``iosched.host_agent.collectors`` for Eqs. 1-2, ``iosched.host_agent.policies.
-isacs`` for Eqs. 3-4 on KVM) and the simulator's Credit2 model
-(``iosched.simulator.xen.isacs_math``) both call these; docs/isacs.md
-explains the readings. No clock, no I/O; any credit unit (the simulator
-works in microseconds, Xen in ns, the agent in shares of a window).
+The agent (``iosched.host_agent.collectors`` for Eqs. 1-2,
+``iosched.host_agent.policies. isacs`` for Eqs. 3-4 on KVM) and the simulator's
+Credit2 model (``iosched.simulator.xen.isacs_math``) both call these;
+docs/isacs.md explains the readings. No clock, no I/O; any credit unit (the
+simulator works in microseconds, Xen in ns, the agent in shares of a window).
 
 Guards, one set for every caller (the two copies disagreed: the agent's
 IVCredit with consumed = -1 was -6.67, the simulator's 0.0; an unset

@@ -16,10 +16,10 @@ Description:
     vCPUs per pCPU, ``W + (k - 1) * T_m``, per mechanism (``deadline``,
     ``weight``, ``slice``), the microslice T_m chosen for a bound L, and
     the fair and SCHED_DEADLINE shares. The host agent's vSlicer policy
-    (``iosched.host_agent.policies.vslicer``, ``lsvm_mechanisms``, ``lsvm_bounds``)
-    plans with it and reports the bound; the Nova ``LsvmFilter``
-    (``iosched.nova_plugin.lsvm_rule``) applies it to a host's report with one more
-    VM. One definition, so the two cannot drift.
+    (``iosched.host_agent.policies.vslicer``, ``lsvm_mechanisms``,
+    ``lsvm_bounds``) plans with it and reports the bound; the Nova
+    ``LsvmFilter`` (``iosched.nova_plugin.lsvm_rule``) applies it to a host's
+    report with one more VM. One definition, so the two cannot drift.
 
 Requirements:
     Standard library only; no I/O, no clock. ``Slicing`` holds what the

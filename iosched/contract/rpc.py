@@ -11,8 +11,9 @@
 # under the License.
 """The two iosched RPC APIs: namespace, methods, versions and their history.
 
-Standard library only. The clients are ``iosched.host_agent.reporter.rpcapi.ReportAPI``
-(agent -> schedulers) and ``iosched.nova_plugin.rpcapi.AgentAPI`` (scheduler worker
+Standard library only. The clients are
+``iosched.host_agent.reporter.rpcapi.ReportAPI`` (agent -> schedulers) and
+``iosched.nova_plugin.rpcapi.AgentAPI`` (scheduler worker
 -> agents); the servers are ``iosched.nova_plugin.endpoint.ReportEndpoint`` and
 ``iosched.host_agent.reporter.resync.ResyncEndpoint``. Both sides take their
 oslo.messaging ``Target`` figures from here.

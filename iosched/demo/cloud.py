@@ -14,10 +14,10 @@
 Each compute host is a ``iosched.simulator.host.SimHost``. With iosched,
 each host runs the real agent (collectors, the scenario's policies:
 vSlicer then ISACS by default, journaled actuator), built by
-``iosched.host_agent.assembly`` over ``iosched.simdriver``'s ``SimulatedDriver``
-and the simulator's knob set; agents report over oslo.messaging
-(``fake:/`` in the process, or a ``rabbit://`` URL) to the real Nova
-plugin endpoint, whose store feeds the real filter and weigher inside
+``iosched.host_agent.assembly`` over ``iosched.simdriver``'s
+``SimulatedDriver`` and the simulator's knob set; agents report over
+oslo.messaging (``fake:/`` in the process, or a ``rabbit://`` URL) to the real
+Nova plugin endpoint, whose store feeds the real filter and weigher inside
 Nova's handlers. Stock runs
 the same requests with Nova's default filters/weighers and no agent; a
 read-only collector still measures its vCPUs so both sides are reported

@@ -26,9 +26,10 @@ Two things stand in for parts of a cloud the demo does not run:
 
 Stock = Nova's default filters (less ComputeFilter) and
 ``nova.scheduler.weights.all_weighers``; iosched adds
-``iosched.nova_plugin.filters.all_filters`` and ``iosched.nova_plugin.weighers.all_weighers``,
-which read the ``iosched.nova_plugin.state.SchedulerState`` the cloud gives (its
-store fed by the agents' reports, on the simulated clock): installed with
+``iosched.nova_plugin.filters.all_filters`` and
+``iosched.nova_plugin.weighers.all_weighers``, which read the
+``iosched.nova_plugin.state.SchedulerState`` the cloud gives (its store fed by
+the agents' reports, on the simulated clock): installed with
 ``iosched.nova_plugin.state.use_state`` while the classes load and while they
 place.
 """

@@ -52,8 +52,8 @@ from iosched.contract import slo as slo_mod
 from iosched.simulator import spec_kernel
 
 # The simulated hosts' kernel unless a host names another
-# (iosched/simulator/spec_kernel.py): the one calibrated on a real 6.18 host, so
-# the embedded default promises only what a real host does.
+# (iosched/simulator/spec_kernel.py): the one calibrated on a real 6.18 host,
+# so the embedded default promises only what a real host does.
 DEFAULT_KERNEL = 'linux-6.18-hz250'
 
 WORKLOADS = {

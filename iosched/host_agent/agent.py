@@ -11,8 +11,8 @@
 # under the License.
 """The agent: one tick = measure -> decide -> act -> (every N ticks) report.
 
-Built by ``iosched.host_agent.assembly.build_agent`` (the command, the demo, the
-benches and the tests); the constructor takes the parts ready-made.
+Built by ``iosched.host_agent.assembly.build_agent`` (the command, the demo,
+the benches and the tests); the constructor takes the parts ready-made.
 
 ``run()`` is wait + ``tick()``; a tick never raises: a bad VM is logged and
 skipped, a failing policy is skipped, a failing report is retried next
@@ -92,8 +92,8 @@ class Agent(object):
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
         self._resend_lock = threading.Lock()
-        # iosched.host_agent.metrics.AgentMetrics when [metrics] is on: told the
-        # duration of every tick (tick_done never raises).
+        # iosched.host_agent.metrics.AgentMetrics when [metrics] is on: told
+        # the duration of every tick (tick_done never raises).
         self.observer = None
         # The LSVM mechanism in force: the one given, else resolved by
         # start() (until then, or without a vSlicer policy: slices, not

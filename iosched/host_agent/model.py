@@ -210,9 +210,10 @@ class DeadlineState:
 class HostSched:
     """What this host's kernel gives LSVMs, as measured at agent start.
 
-    Filled by the agent (the self-test of ``iosched.host_agent.linux.wakeup_probe``
-    on a real host, the simulator's probe on a simulated one) and read by
-    the pure vSlicer policy from every snapshot.
+    Filled by the agent (the self-test of
+    ``iosched.host_agent.linux.wakeup_probe`` on a real host, the simulator's
+    probe on a simulated one) and read by the pure vSlicer policy from every
+    snapshot.
     """
     mechanism: str = lsvm_bound.MECH_SLICE  # in force (never 'auto')
     wakeup_p99_us: float = 0.0       # measured p99 wake-up latency under

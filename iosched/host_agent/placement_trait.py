@@ -34,8 +34,8 @@ the agent's tick) only records the wanted state; one background thread
 does the HTTP, when the wanted state changes, after a failure (capped
 exponential backoff) and every ``recheck_interval`` seconds (someone may
 have removed the trait). Nothing here raises into the agent. INFO says
-what was changed, WARNING why it could not be. A clean stop leaves the trait in place (the
-host keeps the capability); it is removed only when the reports say
+what was changed, WARNING why it could not be. A clean stop leaves the trait in
+place (the host keeps the capability); it is removed only when the reports say
 unsupported.
 """
 

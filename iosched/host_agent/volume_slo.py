@@ -14,8 +14,8 @@
 A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
 ``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
 re-read when it changes) or, for the other disks with a serial, from the
-Cinder API (``iosched.host_agent.cinder_slo``, when ``[volume_slo] from_cinder``).
-``attach`` returns the instances with each disk's spec and its
+Cinder API (``iosched.host_agent.cinder_slo``, when ``[volume_slo]
+from_cinder``). ``attach`` returns the instances with each disk's spec and its
 ``iosched.contract.slo.SLO`` (``SLO.from_specs``, the reader of what the
 admin tooling writes); a spec that does not parse is reported once and the
 disk treated as having no SLO.

@@ -42,8 +42,8 @@ seen at issue (its Request and Queuing are missing). Bios merged into an
 issued request (their sectors inside its range) share its Dispatch and
 Completion. A bio split into several requests keeps one rid: each piece
 adds Dispatch and Completion events with its own bytes (the analyzer's
-waits use the first piece). VMs: the submitting thread id (``tid_vm``), else the sector
-(``sector_vm``); the attribution method is counted.
+waits use the first piece). VMs: the submitting thread id (``tid_vm``), else
+the sector (``sector_vm``); the attribution method is counted.
 """
 
 import collections

@@ -23,8 +23,8 @@ Description:
     report as the growth of both. A newer report resets the baseline (it is
     assumed to include those VMs). The filters and the weigher keep the
     baselines with the report's prepared figures instead
-    (``observe_node``, ``iosched.nova_plugin.prepared``: the same rule, no lock,
-    no lookup of its own).
+    (``observe_node``, ``iosched.nova_plugin.prepared``: the same rule, no
+    lock, no lookup of its own).
 
     ``combine`` turns that delta into a ``scoring.Pending`` on top of what
     ``ReportStore.note_placement`` recorded (exact): placements the notes

@@ -25,15 +25,15 @@ worker's metrics (``SchedulerMetrics.ensure_exporter``).
 
 Which process starts one, when (at plugin load, again in every forked
 worker, again when eventlet dropped its green threads: ``lost()``) is
-``iosched.nova_plugin.state``'s business: each worker's ``SchedulerState`` holds
-its listener.
+``iosched.nova_plugin.state``'s business: each worker's ``SchedulerState``
+holds its listener.
 
 Resync. Once its server is listening, a worker (when
 ``[iosched] resync_on_start`` is set) fanout-casts ``resync(requester)``
 to the agents' topic (``[iosched] agents_topic``, client
 ``iosched.nova_plugin.rpcapi.AgentAPI``, server
-``iosched.host_agent.reporter.resync``): every agent re-sends its latest report at
-once, so a new worker holds every host within a second or so instead of
+``iosched.host_agent.reporter.resync``): every agent re-sends its latest report
+at once, so a new worker holds every host within a second or so instead of
 one report interval. Agents without the resync server (older agents, or
 ``[reporter] listen_for_resync = false``) never answer; their hosts appear
 at their next periodic report.

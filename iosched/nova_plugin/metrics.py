@@ -21,8 +21,8 @@ Config (nova.conf)::
 
 ``SchedulerMetrics`` is one worker's: its own ``registry`` (never
 prometheus_client's default one), its counters and its endpoint; the
-worker's ``iosched.nova_plugin.state.SchedulerState`` holds it. Counted where it
-happens: ``note_report`` (the report endpoint: received, dropped by
+worker's ``iosched.nova_plugin.state.SchedulerState`` holds it. Counted where
+it happens: ``note_report`` (the report endpoint: received, dropped by
 reason), ``note_filter`` (every host a filter judged, and the cause of a
 rejection; ``note_filters`` counts a whole request's hosts at once),
 ``note_weigher``. Read at scrape time from the worker's report store

@@ -14,9 +14,9 @@
 Description:
     iosched's I/O capacity is Placement inventory on a child resource
     provider ``<compute node name>:iosched`` of each compute node (the
-    agent publishes it: ``iosched.host_agent.placement_inventory``), so Nova claims
-    it atomically with the VM's VCPU and MEMORY_MB and two schedulers can
-    no longer both fill the same host between two agent reports.
+    agent publishes it: ``iosched.host_agent.placement_inventory``), so Nova
+    claims it atomically with the VM's VCPU and MEMORY_MB and two schedulers
+    can no longer both fill the same host between two agent reports.
     ``resources_for()`` gives the ``resources:CUSTOM_IOSCHED_*`` extra
     specs a flavor must carry for that claim; ``check()`` lists what is
     missing or inconsistent in a flavor's extra specs. The ``iosched:*``

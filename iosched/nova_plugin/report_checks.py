@@ -13,8 +13,8 @@
 LSVM checks behind ``IoDensityFilter`` and ``LsvmFilter``.
 
 ``judge(state, host_states, request, label, check, settings, name)`` reads
-each host's fresh report once (``iosched.nova_plugin.prepared``: prepared once per
-report, kept in the worker's ``state.prepared``) and its in-flight
+each host's fresh report once (``iosched.nova_plugin.prepared``: prepared once
+per report, kept in the worker's ``state.prepared``) and its in-flight
 estimate (placements since that report), applies ``[iosched]
 missing_report_policy`` to a host without a fresh report and the check's
 rule to the others, records every host's reason in the worker's explain

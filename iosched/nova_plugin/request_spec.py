@@ -18,8 +18,8 @@ unset field of a Nova object as absent instead of lazy-loading it.
 Every filter and the weigher read the same RequestSpec (once per request
 each, in ``filter_all``/``weigh_objects``; once per host through
 ``host_passes``), so a worker keeps the last request read (``LastRead``,
-in its ``iosched.nova_plugin.state.SchedulerState``: one slot per thread, checked
-by object identity, the instance uuid and the flavor object): reading a
+in its ``iosched.nova_plugin.state.SchedulerState``: one slot per thread,
+checked by object identity, the instance uuid and the flavor object): reading a
 versioned object's fields costs more than the rules themselves
 (bench/nova_scale).
 

@@ -11,10 +11,10 @@
 # under the License.
 """The latest HostReport of every compute host, as one scheduler worker has it.
 
-Fed by ``iosched.nova_plugin.endpoint`` (one fanout consumer per scheduler worker),
-read by the filters and the weigher; the worker's store is the ``store`` of
-its ``iosched.nova_plugin.state.SchedulerState`` (slim entries). Thread-safe: the
-RPC server's threads write while the scheduler reads.
+Fed by ``iosched.nova_plugin.endpoint`` (one fanout consumer per scheduler
+worker), read by the filters and the weigher; the worker's store is the
+``store`` of its ``iosched.nova_plugin.state.SchedulerState`` (slim entries).
+Thread-safe: the RPC server's threads write while the scheduler reads.
 
 * Order. A report replaces the held one if its ``ts`` is newer, or equal with
   a higher ``seq``; an older one is ignored (out-of-order delivery, or a

@@ -14,15 +14,15 @@
 
 ``weigh(state, host_states, request, label, settings, multiplier_of,
 name)`` reads each host's fresh report once (prepared once per report,
-``iosched.nova_plugin.prepared``) and its in-flight estimate, gives each reported
-host ``scoring.score`` (minus the I/O strength per pCPU after placement)
-and the hosts without a fresh report the value ``scoring.missing_weights``
-gives them over all the hosts weighed (Nova normalises each weigher's raw
-values over those hosts; ``multiplier_of(host_state)`` is the multiplier
-Nova applies to a host). Every host's reason goes to the worker's
-explain ring (written when read), the count of missing reports to its
-metrics. ``assess`` is the same for one host, without a value for a
-missing report. The weigher calls them and only logs.
+``iosched.nova_plugin.prepared``) and its in-flight estimate, gives each
+reported host ``scoring.score`` (minus the I/O strength per pCPU after
+placement) and the hosts without a fresh report the value
+``scoring.missing_weights`` gives them over all the hosts weighed (Nova
+normalises each weigher's raw values over those hosts;
+``multiplier_of(host_state)`` is the multiplier Nova applies to a host). Every
+host's reason goes to the worker's explain ring (written when read), the count
+of missing reports to its metrics. ``assess`` is the same for one host, without
+a value for a missing report. The weigher calls them and only logs.
 
 No nova import.
 """

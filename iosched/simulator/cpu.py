@@ -12,8 +12,8 @@
 """The per-pCPU EEVDF scheduler of one host, driven by the event loop.
 
 What it does (simplifications of Linux 6.12+ are marked *). The host's
-``KernelSpec`` (``iosched.simulator.spec_kernel``) switches the three rules marked
-[kernel]; the default (``linux-6.12-hrtick``) is the first variant:
+``KernelSpec`` (``iosched.simulator.spec_kernel``) switches the three rules
+marked [kernel]; the default (``linux-6.12-hrtick``) is the first variant:
 
 * [kernel] time: work completion is an event at its exact time; slice
   expiry (and a VM cap's quota end) is exact with ``hrtick`` (HRTICK),

@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""SCHED_DEADLINE for ``iosched.simulator.cpu.Scheduler``: global EDF over CBSs.
+"""SCHED_DEADLINE for ``iosched.simulator.cpu.Scheduler``: global EDF over
+CBSs.
 
 A vCPU with a reservation (``set_deadline``; CBS rules in
 ``iosched.simulator.deadline``) leaves the fair class:

@@ -33,7 +33,8 @@ thread is an entity; cgroup group entities are not modelled):
   below ``vprot`` (set at pick: the vruntime after min(its slice, the
   shortest queued slice) of run, at most its deadline).
 
-This module holds state and pure math only; ``iosched.simulator.cpu`` drives it.
+This module holds state and pure math only; ``iosched.simulator.cpu`` drives
+it.
 """
 
 from iosched.simulator import sched_base

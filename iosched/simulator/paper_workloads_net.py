@@ -12,8 +12,8 @@
 """The papers' network sources: ping-like echoes and iperf-like streams.
 
 Both talk to one guest vCPU (an ``IoVcpuW``) through the host's backend
-(``iosched.simulator.backend``). The external client or sender has a pCPU of its
-own and is modelled only by a fixed round trip ``wire_us``: ``wire_us //
+(``iosched.simulator.backend``). The external client or sender has a pCPU of
+its own and is modelled only by a fixed round trip ``wire_us``: ``wire_us //
 2`` on the way in, the rest on the way out. Every item the backend hands
 to the guest is an I/O response event (``sched.io_event``) followed by
 interrupt-level work on the vCPU (``IoVcpuW.deliver_irq``).

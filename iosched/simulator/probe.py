@@ -12,8 +12,8 @@
 """The wake-up self-test, run inside a fresh simulated host.
 
 The same scenario as the agent's self-test on a real host
-(``iosched.host_agent.linux.wakeup_probe``): on a host like the given one (pCPUs,
-default slice, switch cost, kernel), ``hogs_per_cpu`` CPU-bound threads
+(``iosched.host_agent.linux.wakeup_probe``): on a host like the given one
+(pCPUs, default slice, switch cost, kernel), ``hogs_per_cpu`` CPU-bound threads
 pinned to every pCPU and one ``spec.Sleeper`` allowed on every pCPU
 (wakes every ``period_us`` on an absolute timer with ``timer_slack_us``
 of slack, 0 like the self-test's 1 ns, ``work_us`` of work) whose

@@ -134,8 +134,8 @@ class Sleeper:
     ``timer_slack_us`` after the target (None: the host kernel's default
     slack of a fair task, ``KernelSpec.timer_slack_us``; a vCPU under
     SCHED_DEADLINE has none). Targets already past when the work ends are
-    skipped (as ``iosched.host_agent.linux.wakeup_sleeper`` does). Lateness = end
-    of the work - target - ``work_us`` (the start's lateness when the work
+    skipped (as ``iosched.host_agent.linux.wakeup_sleeper`` does). Lateness =
+    end of the work - target - ``work_us`` (the start's lateness when the work
     was not preempted), in ``SimHost.request_latencies_us``. Timer
     wake-ups are not I/O events.
     """

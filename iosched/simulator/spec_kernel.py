@@ -11,8 +11,8 @@
 # under the License.
 """What the host's Linux kernel does when a fair task wakes: ``KernelSpec``.
 
-``HostSpec.kernel`` selects how the EEVDF model (``iosched.simulator.cpu``) treats
-slice ends, wake-up placement and wake-up preemption. Two named kernels
+``HostSpec.kernel`` selects how the EEVDF model (``iosched.simulator.cpu``)
+treats slice ends, wake-up placement and wake-up preemption. Two named kernels
 (``KERNELS``; pick one with ``HostSpec(kernel=spec_kernel.kernel('<name>'))``):
 
 ``linux-6.12-hrtick`` (the default, ``KernelSpec()``): the model the

@@ -10,8 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The host agent reading an attached volume's SLO from Cinder's real API
-(``iosched.host_agent.cinder_slo``): the volume's type and its QoS spec, the SLO
-the slo policy then defends, and the new one after an in-use retype once
+(``iosched.host_agent.cinder_slo``): the volume's type and its QoS spec, the
+SLO the slo policy then defends, and the new one after an in-use retype once
 the cache entry expires.
 """
 

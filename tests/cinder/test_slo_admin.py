@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""iosched.cinder_qos.client and ``iosched-slo type ...`` against Cinder's own API.
+"""iosched.cinder_qos.client and ``iosched-slo type ...`` against Cinder's own
+API.
 
 Everything goes over HTTP to the in-process Cinder API of the
 ``cinder_api`` fixture (tests/cinder/conftest.py), through an openstacksdk

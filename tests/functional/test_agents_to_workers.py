@@ -11,8 +11,8 @@
 # under the License.
 """Real host agents -> a real RabbitMQ -> forked scheduler workers.
 
-Four ``iosched.host_agent.agent.Agent`` (simulated driver, vSlicer) report over the
-broker, each with its resync server. Two scheduler workers are forked by
+Four ``iosched.host_agent.agent.Agent`` (simulated driver, vSlicer) report over
+the broker, each with its resync server. Two scheduler workers are forked by
 ``scheduler_worker.py`` (their listeners start in the at-fork hook, with no
 request at all) and each must hold every host. Then a third worker starts
 late. The agents' report interval is 60 s and the test never ticks them

@@ -18,8 +18,8 @@ cgroup v1 ``cpu`` group, busy or asleep, gets a reservation of 1 ms every
 reset-on-fork flag), seen by the admission figures
 (``iosched.host_agent.linux.deadline``), refused when pinned to one CPU, and
 ended by None without leaving bandwidth behind in the kernel (the 6.18
-leak ``sched_deadline.set_fair`` works around). The group gets the VM-level weight
-and a 25 % cap.
+leak ``sched_deadline.set_fair`` works around). The group gets the VM-level
+weight and a 25 % cap.
 
 Needs root, a cgroup v1 ``cpu`` hierarchy at /sys/fs/cgroup/cpu and two
 CPUs (a thread pinned to one of them must be narrower than its root

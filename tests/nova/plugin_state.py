@@ -12,10 +12,10 @@
 """Shared set-up of the tests that run the plugin inside Nova.
 
 * ``PluginState``: the scheduler worker's state, fresh for one test: a
-  ``iosched.nova_plugin.state.SchedulerState`` (``worker``) whose report store runs
-  on a fake clock, installed with ``iosched.nova_plugin.state.use_state`` for the
-  test (the filters and weighers Nova loads meanwhile use it); ``store``
-  and ``clock`` for short.
+  ``iosched.nova_plugin.state.SchedulerState`` (``worker``) whose report store
+  runs on a fake clock, installed with ``iosched.nova_plugin.state.use_state``
+  for the test (the filters and weighers Nova loads meanwhile use it);
+  ``store`` and ``clock`` for short.
 * ``enable_plugin(test, *filters)``: nova.conf of nova-scheduler as
   docs/nova.md says (Nova's filters and ours available, Nova's default
   filters plus ``filters`` enabled, Nova's weighers and ours). Call it

@@ -22,8 +22,8 @@ the hosts whose I/O vCPUs exceed floor(pcpus * max_io_vcpus_per_pcpu).
 How the harness stands in for separate scheduler processes:
 
 * **Own state per worker.** Real workers are separate processes, each
-  with its own ``iosched.nova_plugin.state.SchedulerState`` (its store filled by
-  the fanout reports, each report's figures and in-flight baselines);
+  with its own ``iosched.nova_plugin.state.SchedulerState`` (its store filled
+  by the fanout reports, each report's figures and in-flight baselines);
   ``iosched.nova_plugin.state.current`` hands out the one of this process.
   ``PerWorkerPlugin`` gives each scheduler service a state of its own,
   wraps its ``select_destinations`` (the RPC endpoint) so the green thread
@@ -54,9 +54,10 @@ How the harness stands in for separate scheduler processes:
   floor(pcpus * max_io_vcpus_per_pcpu), published by the agent's own
   ``iosched.host_agent.placement_inventory.InventoryPublisher`` from the same
   report (``[io_inventory]`` and ``[placement]`` of a host-agent.conf
-  pointed at the in-process Placement, as tests/nova/test_placement_inventory.py
-  does), and the io flavor carries the ``resources:`` keys of
-  ``iosched.nova_plugin.placement_resources``, set through the API at microversion
+  pointed at the in-process Placement, as
+  tests/nova/test_placement_inventory.py does), and the io flavor carries the
+  ``resources:`` keys of ``iosched.nova_plugin.placement_resources``, set
+  through the API at microversion
   2.86 (Nova's ``resources:`` validator).
 """
 

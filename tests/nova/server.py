@@ -30,7 +30,8 @@ Nova's extra-spec validators are the installed ones, so the
 (``iosched.nova_plugin.validators``) judges ``iosched:*`` keys at microversion
 2.86 and later. When ready the process prints one JSON line on stdout::
 
-    {"endpoint": "http://127.0.0.1:PORT/v2.1", "root": "http://127.0.0.1:PORT/",
+    {"endpoint": "http://127.0.0.1:PORT/v2.1", "root":
+    "http://127.0.0.1:PORT/",
      "project_id": ..., "user_id": "admin", "token": "admin:<project>",
      "validator_namespaces": [...]}
 

@@ -27,8 +27,8 @@ its own vars file (``-e @file``) with names unique to it.
 What is asserted is read back through the APIs, not taken from Ansible's
 word: flavors (vcpus, ram, disk, every extra spec, including the
 ``resources:CUSTOM_IOSCHED_*`` keys the role derives with
-``iosched.nova_plugin.placement_resources``) from Nova at microversion 2.61, SLO
-types (QoS spec keys equal to ``iosched.cinder_qos.client.plan``, consumer,
+``iosched.nova_plugin.placement_resources``) from Nova at microversion 2.61,
+SLO types (QoS spec keys equal to ``iosched.cinder_qos.client.plan``, consumer,
 association) from Cinder.
 """
 

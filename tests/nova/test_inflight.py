@@ -14,8 +14,8 @@
 Nova's scheduler calls ``HostState.consume_from_request`` on the host it
 chose and keeps using the same HostState for the next requests; the
 plugin's filters and weigher see that growth as placements since the
-host's last report (``iosched.nova_plugin.inflight``), with no help from the demo's
-``note_placement``.
+host's last report (``iosched.nova_plugin.inflight``), with no help from the
+demo's ``note_placement``.
 """
 
 from nova import objects

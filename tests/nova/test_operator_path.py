@@ -22,8 +22,8 @@ and Nova's API, conductor and scheduler in Nova's functional harness
 (``ProviderUsageBaseTestCase``, fake computes host1..host4) with nova.conf
 as docs/nova.md "Enable it" says: ``[iosched] listen_for_reports = true``
 and ``[DEFAULT] transport_url`` the real broker, so the scheduler's report
-listener (``iosched.nova_plugin.listener``) gets the agents' reports over the bus.
-Nova's own RPC stays on the harness's fake driver (its transport is built
+listener (``iosched.nova_plugin.listener``) gets the agents' reports over the
+bus. Nova's own RPC stays on the harness's fake driver (its transport is built
 before the test sets the URL); only the iosched listener reads the URL.
 The worker's listener is started (``SchedulerState.start_listener``) as a
 scheduler worker's starts at plugin load or fork (the harness loaded the
@@ -59,7 +59,8 @@ servers land on host1 or host4 only: Placement leaves host2 out,
 ``missing_report_policy = pass`` host4 still passes ``IoDensityFilter``
 and ``LsvmFilter`` (no report, no verdict), with ``reject`` it is filtered
 out and the next LSVMs go to host1 until host1's LSVM bandwidth is claimed
-(1900 milli-CPUs: three LSVMs at 500), then NoValidHost. Every agent is stopped with SIGTERM at the end and must exit
+(1900 milli-CPUs: three LSVMs at 500), then NoValidHost. Every agent is stopped
+with SIGTERM at the end and must exit
 0. Figures (time to each host's first report through ``iosched-status``,
 to the scheduler's store, to the trait, to place) are printed.
 """

@@ -21,8 +21,8 @@ the process-wide store. Flavors carry ``iosched:io_profile`` extra specs.
 Every report gives 4 guest-usable pCPUs; the MediumFakeDriver's 10 vCPUs
 (x4 allocation ratio in Placement) are never the limit here. Servers
 placed since a host's last report count through the in-flight estimate
-(``iosched.nova_plugin.inflight``, default ``inflight_vcpu_profile=mixed``: each
-such vCPU is an I/O vCPU of 0.5 I/O strength).
+(``iosched.nova_plugin.inflight``, default ``inflight_vcpu_profile=mixed``:
+each such vCPU is an I/O vCPU of 0.5 I/O strength).
 
 Cases: I/O spread (one boot, boots with reports in between, a burst
 between two reports, cpu servers not steered), the density filter (never
@@ -125,8 +125,8 @@ class IoSpreadTestCase(_PlacementTestCase):
 
     def test_io_servers_between_two_reports(self):
         # Boots faster than the agents report: no report has the new
-        # servers yet. The in-flight estimate (iosched.nova_plugin.inflight) sees
-        # them in Nova's HostState and counts each 2-vCPU server as 1.0 of
+        # servers yet. The in-flight estimate (iosched.nova_plugin.inflight)
+        # sees them in Nova's HostState and counts each 2-vCPU server as 1.0 of
         # I/O strength (inflight_vcpu_profile=mixed), so even with I/O at
         # 10x Nova's weighers the burst spreads: host3 (0.55); host3 is now
         # (0.2 + 1.0 + 2) / 4 = 0.8, host2 0.75 -> host2; host2 is now

@@ -12,8 +12,8 @@
 """The plugin through Nova's own filter and weight handlers.
 
 Loads the plugin by function path as nova-scheduler does
-(``get_matching_classes(['iosched.nova_plugin.filters.all_filters'])``), runs it
-on ``FakeHostState`` hosts with a real ``RequestSpec`` and ``Flavor``, and
+(``get_matching_classes(['iosched.nova_plugin.filters.all_filters'])``), runs
+it on ``FakeHostState`` hosts with a real ``RequestSpec`` and ``Flavor``, and
 reads the reports from a ``ReportStore`` on a test clock.
 """
 

@@ -17,9 +17,10 @@ the row whose layer is the longest dotted prefix of its name; each name it
 imports is checked: ``from iosched.host_agent import agent`` is the module
 ``iosched.host_agent.agent`` (not just ``iosched.host_agent``), ``from x.y
 import Name`` is ``x.y``, relative imports are resolved. A project import
-(``iosched``, ``nova``, ``cinder``, ``bench``, ``tests``) must be the module's own layer or under one of the
-row's allowed prefixes; a third-party import must be in the row's list
-unless the row says ``any``. A source module no row covers fails too.
+(``iosched``, ``nova``, ``cinder``, ``bench``, ``tests``) must be the module's
+own layer or under one of the row's allowed prefixes; a third-party import must
+be in the row's list unless the row says ``any``. A source module no row covers
+fails too.
 """
 
 import ast
@@ -170,8 +171,8 @@ def test_the_checker(mod, name, ok):
 
 
 def test_from_import_of_a_submodule_is_the_submodule():
-    # `from iosched.host_agent import agent` names iosched.host_agent.agent, which a
-    # policy may not import: the old checker saw only `iosched`.
+    # `from iosched.host_agent import agent` names iosched.host_agent.agent,
+    # which a policy may not import: the old checker saw only `iosched`.
     names = set(imported_names('iosched/host_agent/cmd/agent.py'))
     assert any(n.startswith('iosched.host_agent.') and n.count('.') >= 2
                for n in names), names

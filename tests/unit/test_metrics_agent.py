@@ -9,8 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""iosched.host_agent.metrics over a fake agent: what a scrape shows for a given
-state (table rows), what ticks add up, and the endpoint's life.
+"""iosched.host_agent.metrics over a fake agent: what a scrape shows for a
+given state (table rows), what ticks add up, and the endpoint's life.
 """
 
 import socket

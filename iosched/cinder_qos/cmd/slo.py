@@ -13,11 +13,12 @@
 """``iosched-slo``: SLO volume types in Cinder; translate and check specs.
 
 ``translate`` and ``check`` are offline. ``type create|list|show|set|delete``
-talk to Cinder (iosched.cinder_qos.client) through a cliff app whose commands are
-the osc plugin's (iosched.cinder_qos.osc.commands). Exit codes: 0 fine, 1 ``check``
-found problems or Cinder refused/unreachable, 2 bad input (the message says
-what was wrong and what is accepted), 3 conflict (an existing QoS spec
-differs, a type is associated elsewhere or in use by volumes), 4 not found.
+talk to Cinder (iosched.cinder_qos.client) through a cliff app whose commands
+are the osc plugin's (iosched.cinder_qos.osc.commands). Exit codes: 0 fine, 1
+``check`` found problems or Cinder refused/unreachable, 2 bad input (the
+message says what was wrong and what is accepted), 3 conflict (an existing QoS
+spec differs, a type is associated elsewhere or in use by volumes), 4 not
+found.
 """
 
 import argparse

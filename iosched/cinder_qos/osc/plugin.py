@@ -14,8 +14,8 @@
 
 Registered in setup.py under ``openstack.cli.extension`` as
 ``volume_slo``; the commands (``openstack.volume_slo.v1``) are the same
-classes as ``iosched-slo type ...`` (iosched.cinder_qos.osc.commands). The client
-is an SloAdmin over osc's own openstacksdk connection, so auth, region
+classes as ``iosched-slo type ...`` (iosched.cinder_qos.osc.commands). The
+client is an SloAdmin over osc's own openstacksdk connection, so auth, region
 and endpoint options are osc's.
 """
 

@@ -118,8 +118,8 @@ class DriverActuator(base.Actuator):
         return changes
 
     def _back_to_original(self, action, policy, ts):
-        """``knob_kinds.ORIGINAL``: write the journaled original back and retire
-        the entry; nothing when the agent never changed the knob.
+        """``knob_kinds.ORIGINAL``: write the journaled original back and
+        retire the entry; nothing when the agent never changed the knob.
         """
         key = action.key
         pending = self.journal.pending()

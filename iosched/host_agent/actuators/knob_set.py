@@ -19,7 +19,8 @@ name from the ``iosched.host_agent.knobs`` entry point namespace
 ==============  ============================================  =============
 driver name     knob set                                      writes
 ==============  ============================================  =============
-``libvirt``     ``iosched.host_agent.actuators.host_knobs.HostKnobs``  the Linux,
+``libvirt``     ``iosched.host_agent.actuators.host_knobs.HostKnobs``  the
+Linux,
                                                               libvirt and
                                                               block I/O
                                                               writers

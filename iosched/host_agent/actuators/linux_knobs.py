@@ -61,8 +61,9 @@ affinity (EBUSY: end the reservation before re-pinning). The vCPU and
 VM cgroup caps do not bound deadline threads: the reservation does.
 
 Reads are unprivileged (``sched_getattr``, cgroup files); writes go
-through ``iosched.host_agent.linux.privileged`` in the privsep daemon. The caller
-(``iosched.host_agent.actuators.driver``) skips no-op writes and journals.
+through ``iosched.host_agent.linux.privileged`` in the privsep daemon. The
+caller (``iosched.host_agent.actuators.driver``) skips no-op writes and
+journals.
 
 ``resolver`` maps Nova instances to host objects (the libvirt driver is
 one): ``vcpu_tid(uuid, vcpu) -> int``, ``io_threads(uuid) ->

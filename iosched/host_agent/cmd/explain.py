@@ -40,8 +40,8 @@ EXIT_BAD_INPUT = 2
 DEFAULT_CONFIG = '/etc/iosched/host-agent.conf'
 
 # What each policy rule means, one line each. Keyed by the rule names of
-# iosched/host_agent/policies/*.py (a unit test fails when one is missing here);
-# a rule not listed is printed without a description.
+# iosched/host_agent/policies/*.py (a unit test fails when one is missing
+# here); a rule not listed is printed without a description.
 RULES = {
     'vslicer.lsvm_microslice':
         'vSlicer: a vCPU of a latency-sensitive VM (LSVM) gets a microslice '

@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Options of the I-Balancer policy (seed 003), ``[host_agent_policy.ibalancer]``.
+"""Options of the I-Balancer policy (seed 003),
+``[host_agent_policy.ibalancer]``.
 
 See docs/ibalancer.md for the control law these parameters feed.
 """

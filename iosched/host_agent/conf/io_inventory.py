@@ -11,11 +11,11 @@
 # under the License.
 """Options of the agent's I/O inventories in Placement: ``[io_inventory]``.
 
-``iosched/host_agent/placement_inventory.py`` keeps a child resource provider of
-this host's compute node (``<compute node>:iosched``) with inventories of
+``iosched/host_agent/placement_inventory.py`` keeps a child resource provider
+of this host's compute node (``<compute node>:iosched``) with inventories of
 the custom resource classes iosched's filters count, sized by
-``iosched/host_agent/placement_sizing.py`` from these options. The credentials are
-``[placement]``'s (``iosched/host_agent/conf/placement.py``).
+``iosched/host_agent/placement_sizing.py`` from these options. The credentials
+are ``[placement]``'s (``iosched/host_agent/conf/placement.py``).
 """
 
 from oslo_config import cfg

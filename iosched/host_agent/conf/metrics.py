@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Options of the agent's Prometheus endpoint (``iosched.host_agent.metrics``)::
+"""Options of the agent's Prometheus endpoint
+(``iosched.host_agent.metrics``)::
 
     [metrics]
     enabled = true

@@ -14,9 +14,9 @@
 Each module in this package has ``register_opts(conf)`` and ``list_opts()``
 (the nova/conf shape); this module finds them with pkgutil so no option can
 go missing from the generated sample file. Every module-level list of
-options gets ``iosched.contract.opt_types.harden`` (no NaN, infinite or silently
-empty numbers; the value and the accepted range in every refusal) before
-anything registers it.
+options gets ``iosched.contract.opt_types.harden`` (no NaN, infinite or
+silently empty numbers; the value and the accepted range in every refusal)
+before anything registers it.
 """
 
 import importlib

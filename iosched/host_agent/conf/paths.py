@@ -99,8 +99,9 @@ Possible values:
 
 # The section of the agent's oslo.privsep context (iosched.host_agent.privsep).
 PRIVSEP_GROUP = 'host_agent_privsep'
-# Sample default of ``capabilities`` in that section; iosched.host_agent.privsep
-# holds the same list as numbers, and a unit test keeps the two equal.
+# Sample default of ``capabilities`` in that section;
+# iosched.host_agent.privsep holds the same list as numbers, and a unit test
+# keeps the two equal.
 PRIVSEP_CAPABILITIES = ['CAP_SYS_NICE']
 
 

@@ -13,8 +13,8 @@
 
 Read side and *write plans* only: this module reads cgroup files and
 returns the ``(relpath, value)`` writes a change needs; the privsep daemon
-performs them (``iosched.host_agent.linux.privileged.write_cgroup_file``), after
-checking them again.
+performs them (``iosched.host_agent.linux.privileged.write_cgroup_file``),
+after checking them again.
 
 Paths: a *cgroup* (``cg``) is a path inside the cpu hierarchy as
 ``/proc/<pid>/cgroup`` shows it, without the leading '/'; ``Hierarchy``

@@ -38,8 +38,8 @@ Two ways to ``foreign``, best first:
 ``debugfs``  the kernel's own sum, ``dl_bw->total_bw`` of the root domain
              in ``<sys_root>/kernel/debug/sched/debug`` (root only), minus
              ``reserved``. Exact: servers, every pid namespace, and
-             bandwidth the kernel leaked (see ``sched_deadline.set_fair``), which
-             it refuses admission on all the same.
+             bandwidth the kernel leaked (see ``sched_deadline.set_fair``),
+             which it refuses admission on all the same.
 ``scan``     every thread's reservation by ``sched_getattr`` (the
              parameters are not in procfs; ``stat`` field 41 has the
              policy, read first on fake trees), plus the servers:

@@ -18,8 +18,8 @@ daemon must not trust its caller:
   fair-class thread (never an RT or deadline one). The worst a rogue
   caller can do is change some thread's slice inside the kernel's range.
 * ``set_deadline(tid, runtime_us, deadline_us, period_us)``: a
-  SCHED_DEADLINE reservation (``sched_deadline.check_deadline``: ints, runtime >=
-  2 us, runtime <= deadline <= period, period 100..4194304 us) on a
+  SCHED_DEADLINE reservation (``sched_deadline.check_deadline``: ints, runtime
+  >= 2 us, runtime <= deadline <= period, period 100..4194304 us) on a
   fair-class or deadline thread, never a real-time one, always with
   SCHED_FLAG_RESET_ON_FORK. The worst a rogue caller can do is reserve
   some thread a share the kernel's admission accepts (at most

@@ -20,7 +20,8 @@ vSlicer's "microslice" on KVM. ``sched_runtime = 0`` returns to the default
 
 Setting another user's thread (a QEMU vCPU runs as libvirt-qemu) needs
 CAP_SYS_NICE, so ``set_slice_us`` runs in the privsep daemon
-(``iosched.host_agent.linux.privileged.set_slice``). Reading needs no privilege.
+(``iosched.host_agent.linux.privileged.set_slice``). Reading needs no
+privilege.
 
 SCHED_DEADLINE reservations (the LSVM mechanism ``deadline``) are in
 ``sched_deadline``, over ``sched_getattr`` / ``sched_setattr`` here.

@@ -17,13 +17,13 @@
 cgroup. Any other line makes it answer ``ready`` again: a blocked task
 stays on its old CPU's runqueue after an affinity change until it wakes,
 and ``sched_setattr(SCHED_DEADLINE)`` checks the root domain of that
-runqueue, so the parent wakes it once after pinning it. Then it wakes every P us on an absolute ``clock_nanosleep``
-(CLOCK_MONOTONIC, TIMER_ABSTIME), measures how late each wake-up is
-(now - the time it asked for), spins W us as a vCPU would handle an
-interrupt, and finally prints ``{"lateness_us": [...]}`` (one JSON line).
-The first ``WARMUP`` wakes are not reported. ``--budget-ms`` bounds the
-run on a starved host (late wakes skip periods): it then reports fewer
-wakes.
+runqueue, so the parent wakes it once after pinning it. Then it wakes every P
+us on an absolute ``clock_nanosleep`` (CLOCK_MONOTONIC, TIMER_ABSTIME),
+measures how late each wake-up is (now - the time it asked for), spins W us as
+a vCPU would handle an interrupt, and finally prints ``{"lateness_us": [...]}``
+(one JSON line). The first ``WARMUP`` wakes are not reported. ``--budget-ms``
+bounds the run on a starved host (late wakes skip periods): it then reports
+fewer wakes.
 
 Why timer slack 1 ns: a SCHED_OTHER thread's timers may fire up to its
 slack (50 us by default) late, to batch wake-ups. A vCPU is woken by an

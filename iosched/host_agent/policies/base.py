@@ -21,13 +21,13 @@ from ``State()``) and returns the next one in ``Plan.state``. The agent
 keeps it under the policy's name (``Agent.policy_states``).
 
 Parameters: each policy's options live in its own group
-``[host_agent_policy.<name>]`` (``iosched/host_agent/conf``), where their defaults
-are written, once. Its ``Params`` is a frozen dataclass whose fields are
-those options by name, with no default of its own; ``read_params`` is the
+``[host_agent_policy.<name>]`` (``iosched/host_agent/conf``), where their
+defaults are written, once. Its ``Params`` is a frozen dataclass whose fields
+are those options by name, with no default of its own; ``read_params`` is the
 one function that builds it from the group, for the agent
 (``Policy.params``, every tick, so an override applies at the next one)
-and for tests and benches (``iosched.host_agent.policy_params.params_for``, from
-the options' defaults).
+and for tests and benches (``iosched.host_agent.policy_params.params_for``,
+from the options' defaults).
 """
 
 import abc

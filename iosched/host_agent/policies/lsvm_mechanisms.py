@@ -18,8 +18,8 @@ each mechanism (affinity, reservations, release, VM weight and cap). The
 rules are in ``iosched.contract.lsvm`` (shares, admission) and
 ``lsvm_bounds`` (runtimes, periods).
 
-Standard library, ``iosched.host_agent.model`` and ``iosched.contract`` only; no
-I/O, no clock.
+Standard library, ``iosched.host_agent.model`` and ``iosched.contract`` only;
+no I/O, no clock.
 """
 
 from iosched.contract import knob_kinds

@@ -148,8 +148,9 @@ class ResyncService(object):
     """The agent's resync RPC server, started in the background.
 
     :param conf: ConfigOpts with ``[reporter]``.
-    :param agent: the ``iosched.host_agent.agent.Agent`` (``resend_last_report``).
-    :param transport: the reporter's oslo.messaging transport.
+    :param agent: the ``iosched.host_agent.agent.Agent``
+    (``resend_last_report``). :param transport: the reporter's oslo.messaging
+    transport.
     """
 
     def __init__(self, conf, agent, transport, clock=time.monotonic,

@@ -21,12 +21,12 @@ knob followed the VMs while the bus was down.
 report replaces one not sent yet: reports are snapshots, the newest is the
 one that counts) and returns. A thread sends from the slot. A send that
 fails (the cast is made with ``retry=1``: one reconnection, then it
-fails instead of blocking until the broker is back) is retried every ``retry_interval`` seconds with the newest
-report: after 1 s, then twice as long each time, at most
-``max_retry_interval`` (the agent passes its report interval), so reports
-resume within one interval of the broker's return, and a long outage
-costs one connection attempt per interval. One WARNING when an outage
-starts, one INFO when reports go out again, with its length and how many
+fails instead of blocking until the broker is back) is retried every
+``retry_interval`` seconds with the newest report: after 1 s, then twice as
+long each time, at most ``max_retry_interval`` (the agent passes its report
+interval), so reports resume within one interval of the broker's return, and a
+long outage costs one connection attempt per interval. One WARNING when an
+outage starts, one INFO when reports go out again, with its length and how many
 sends failed; each failed attempt at DEBUG (oslo.messaging logs its own
 connection errors).
 """

@@ -191,8 +191,8 @@ def check_slo_capacity(report, query, thresholds):
     return Verdict(passed, reason, numbers)
 
 
-# One entry per iosched host filter (iosched/nova_plugin/filters/), in the order
-# of docs/nova.md's enabled_filters.
+# One entry per iosched host filter (iosched/nova_plugin/filters/), in the
+# order of docs/nova.md's enabled_filters.
 RULES = (
     Rule('io_density', 'IoDensityFilter', ('max_io_vcpus_per_pcpu',),
          check_io_density,

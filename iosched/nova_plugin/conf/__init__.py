@@ -38,9 +38,9 @@ numbers; the value and the accepted range in every refusal) when it is
 imported, before anything can register them.
 
 ``list_opts()`` feeds oslo-config-generator (entry point
-``oslo.config.opts: iosched.nova_plugin = iosched.nova_plugin.conf:list_opts``).
-This package imports oslo.config (and ``iosched.contract.opt_types``,
-which imports only oslo.config), never nova.
+``oslo.config.opts: iosched.nova_plugin =
+iosched.nova_plugin.conf:list_opts``). This package imports oslo.config (and
+``iosched.contract.opt_types``, which imports only oslo.config), never nova.
 """
 
 import importlib

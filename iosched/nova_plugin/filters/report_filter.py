@@ -14,11 +14,11 @@
 The shared adapter of IoDensityFilter and LsvmFilter, thin like Nova's own
 filters: ``filter_all`` (Nova calls it with every host of a request)
 reads the request, the options and this worker's state
-(``iosched.nova_plugin.state``), calls ``iosched.nova_plugin.report_checks.judge`` with
-the subclass's ``check`` and logs each rejection at DEBUG (and each pass,
-for a check with ``log_passes``). Loading the class (Nova does it when
-nova-scheduler starts) makes the worker's state and starts its report
-listener. Config::
+(``iosched.nova_plugin.state``), calls
+``iosched.nova_plugin.report_checks.judge`` with the subclass's ``check`` and
+logs each rejection at DEBUG (and each pass, for a check with ``log_passes``).
+Loading the class (Nova does it when nova-scheduler starts) makes the worker's
+state and starts its report listener. Config::
 
     [iosched]
     missing_report_policy = pass

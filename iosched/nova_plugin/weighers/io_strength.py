@@ -11,9 +11,9 @@
 # under the License.
 """IoStrengthWeigher: weigh hosts by the I/O strength they would carry.
 
-The raw value is ``iosched.nova_plugin.scoring.score``: minus the I/O strength per
-pCPU after placement, so with a positive multiplier (the default) hosts with
-less I/O strength win and I/O-bound vCPUs spread across hosts; a negative
+The raw value is ``iosched.nova_plugin.scoring.score``: minus the I/O strength
+per pCPU after placement, so with a positive multiplier (the default) hosts
+with less I/O strength win and I/O-bound vCPUs spread across hosts; a negative
 multiplier packs them. Config (an aggregate's metadata key of the same name
 overrides the multiplier)::
 
@@ -23,12 +23,12 @@ overrides the multiplier)::
     inflight_vcpu_profile = mixed
 
 A thin adapter: ``weigh_objects`` reads the request, the options and this
-worker's state (``iosched.nova_plugin.state``), calls ``iosched.nova_plugin.weighing.
-weigh`` (every host at once; a host without a fresh report gets the value
-``scoring.missing_weights`` gives it over all the hosts being weighed,
-because Nova normalises each weigher's raw values over those hosts) and
-logs each host's raw value at DEBUG. Loading the class makes the worker's
-state and starts its report listener.
+worker's state (``iosched.nova_plugin.state``), calls
+``iosched.nova_plugin.weighing. weigh`` (every host at once; a host without a
+fresh report gets the value ``scoring.missing_weights`` gives it over all the
+hosts being weighed, because Nova normalises each weigher's raw values over
+those hosts) and logs each host's raw value at DEBUG. Loading the class makes
+the worker's state and starts its report listener.
 """
 
 import logging as std_logging

@@ -31,8 +31,8 @@ background queue. A dispatched request leaves both queues it is in.
    request itself holds back.
 3. Otherwise the scheduler waits, but only after a VM request whose VM
    can still send (it has credits left: a wait for a VM that VBC blocks,
-   or for more host I/O, cannot be answered in time): the first arrival that is contiguous
-   with, or from the same VM as, the last request is sent ("wait
+   or for more host I/O, cannot be answered in time): the first arrival that is
+   contiguous with, or from the same VM as, the last request is sent ("wait
    success"); when the window closes with none, it falls back.
 4. Fallback: the VM-EDF head; only when VM-EDF is empty the background
    head (the pseudo-code's final else no longer overwrites a choice).

@@ -93,9 +93,9 @@ class Vbc:
     ``slos``: {vm: (B iops, L ms)}; ``ratio`` ({vm: c}) overrides Eq. 1
     (an imposed starting split); ``on_completion``: a turn also waits for
     the round's requests to complete; ``idle_ms``: event 2 needs the disk
-    idle of credited work that long (0: at once). ``forward(req)`` hands a credited
-    request down; ``pending_vm()`` says whether the low level still holds
-    VM requests (for event 2).
+    idle of credited work that long (0: at once). ``forward(req)`` hands a
+    credited request down; ``pending_vm()`` says whether the low level still
+    holds VM requests (for event 2).
     """
 
     def __init__(self, slos, beta=32, max_interval=1152, feedback_on=True,

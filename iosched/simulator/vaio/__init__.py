@@ -11,8 +11,8 @@
 # under the License.
 """Seed 004: dom0's CFQ, its I/O priority inversion, and VA-CFQ.
 
-Built on Flubber's disk model (``iosched.simulator.flubber``: the event loop, the
-HDD, requests, the CFQ elevator). ``sched`` holds the two dom0 elevators:
+Built on Flubber's disk model (``iosched.simulator.flubber``: the event loop,
+the HDD, requests, the CFQ elevator). ``sched`` holds the two dom0 elevators:
 stock CFQ with per-backend sync queues and one shared async queue, and
 the virtualization-aware CFQ (one integrated queue per VM, round robin).
 ``guest`` is the dd-like reader with journal-like async writes and the

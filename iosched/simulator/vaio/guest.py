@@ -19,8 +19,9 @@ small async writes, behind its blkback.
 * Journal commits: ``periodic=True``, every ``commit_ms`` (ext4's 5 s)
   from a random phase; ``periodic=False``, sporadic (a read-only dd
   dirties metadata rarely: relatime's first access, kernel threads):
-  exponential gaps of mean ``commit_ms``. Each is two async writes, 4 KiB and 20 KiB, 30-36 M sectors past the read
-  stream (Table 1: 31 and 35.5 M); one commit at a time.
+  exponential gaps of mean ``commit_ms``. Each is two async writes, 4 KiB and
+  20 KiB, 30-36 M sectors past the read stream (Table 1: 31 and 35.5 M); one
+  commit at a time.
 * The coupling (gap 6 of the digest, our rule): while a commit's writes
   are outstanding dd's next read blocks (ext4 updates the inode under a
   journal handle that waits for the committing buffers); reads already

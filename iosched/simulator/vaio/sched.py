@@ -25,8 +25,9 @@ Reads are sync, writes async (the paper's classification, §2.1).
   (``sync_flight``) and a sync arrival preempts an async slice, which
   Flubber's queue-depth-1 disk cannot show; each busy reader leaves the
   turn alone (dom0's NCQ drains with no arrival of its) with probability
-  ``p_quiet`` (decision in docs/reproduction_models.md "Seed 004"). A turn dispatches at most
-  ``async_rq`` (slice_async_rq = 2) requests within 40 ms (slice_async).
+  ``p_quiet`` (decision in docs/reproduction_models.md "Seed 004"). A turn
+  dispatches at most ``async_rq`` (slice_async_rq = 2) requests within 40 ms
+  (slice_async).
 * ``VaCfq``: the paper's virtualization-aware CFQ (§2.6). One integrated
   queue per VM holds its sync and async requests, sync first (C-LOOK
   among the sync ones, then the async ones); the queues are served round

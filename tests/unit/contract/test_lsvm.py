@@ -12,8 +12,8 @@
 """Table tests of the one LSVM bound (iosched.contract.lsvm).
 
 The host agent's vSlicer policy and the Nova LsvmFilter both use it (it
-replaced the copy in iosched/nova_plugin/lsvm_rule.py and the table test that kept
-the copy equal to the agent's). Every figure is worked out in its row.
+replaced the copy in iosched/nova_plugin/lsvm_rule.py and the table test that
+kept the copy equal to the agent's). Every figure is worked out in its row.
 """
 
 import math

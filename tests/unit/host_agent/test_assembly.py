@@ -9,8 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""iosched.host_agent.assembly.build_agent, the knob sets chosen by driver name,
-and the seams it closes: one place builds an Agent, drivers only read,
+"""iosched.host_agent.assembly.build_agent, the knob sets chosen by driver
+name, and the seams it closes: one place builds an Agent, drivers only read,
 no writer chosen by probing, host_agent imports nothing of the
 simulator.
 """

@@ -229,8 +229,8 @@ RULE_NAME = re.compile(r'^([a-z][a-z0-9]*)\.[a-z][a-z0-9_]*$')
 
 
 def policy_rule_names():
-    """Every rule name in iosched/host_agent/policies/*.py: string literals given
-    as ``rule=``/``rule = '...'``, and any literal of the same
+    """Every rule name in iosched/host_agent/policies/*.py: string literals
+    given as ``rule=``/``rule = '...'``, and any literal of the same
     ``<policy>.<name>`` shape (rules chosen through tuples).
     """
     literals, prefixes = set(), {'vturbo'}

@@ -12,10 +12,10 @@
 """The I/O inventory publisher against a fake Placement (no Nova).
 
 The pure core (``wanted_inventories``, ``reserve_unclaimed``,
-``plan_inventories``) is tested with tables; ``FakeInventoryPlacement`` extends the trait tests' fake with
-child providers, resource classes, inventories and usages (it can fake a
-concurrent writer, allocations made meanwhile, missing providers and
-broken connections). One test goes through the real keystoneauth1
+``plan_inventories``) is tested with tables; ``FakeInventoryPlacement`` extends
+the trait tests' fake with child providers, resource classes, inventories and
+usages (it can fake a concurrent writer, allocations made meanwhile, missing
+providers and broken connections). One test goes through the real keystoneauth1
 Session/Adapter with requests_mock answering, one through io-host-agent's
 ``main()``.
 """
@@ -635,7 +635,8 @@ def test_bad_option_values_are_refused_when_read(tmp_path):
         conf.io_inventory.lsvm_vcpu_share
 
 
-# -- the real keystoneauth1 path, requests_mock answering ----------------------
+# -- the real keystoneauth1 path, requests_mock answering
+# ----------------------
 
 ENDPOINT = 'http://placement.example.org/placement'
 

@@ -9,7 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of iosched.nova_plugin.endpoint, direct and over oslo.messaging's fake:/ bus.
+"""Tests of iosched.nova_plugin.endpoint, direct and over oslo.messaging's
+fake:/ bus.
 
 The casts use exactly the agent side's client (fanout, namespace
 ``iosched``, version 1.0). The background listener is driven through

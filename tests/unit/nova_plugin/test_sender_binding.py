@@ -242,7 +242,8 @@ def test_a_store_full_of_known_hosts_refuses_new_unknown_ones(caplog):
     assert stats['received'] == 5 and stats['evicted'] == 1
 
 
-# ----------------------------------------------- the agent's client, end to end
+# ----------------------------------------------- the agent's client, end to
+# end
 
 def test_agent_client_signs_and_the_listener_verifies(caplog):
     conf = test_endpoint._conf(report_auth='hmac', report_master_key=MASTER)

@@ -9,8 +9,8 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of iosched.nova_plugin.state: one SchedulerState per worker, made (and its
-listener started) at plugin load, a new one in a forked child, installed
+"""Tests of iosched.nova_plugin.state: one SchedulerState per worker, made (and
+its listener started) at plugin load, a new one in a forked child, installed
 by tests and the demo with ``use_state``; and no other module-level
 mutable state anywhere in nova_plugin. No nova import (the filters'
 load path is tested in tests/nova/test_scheduler_plugin.py).

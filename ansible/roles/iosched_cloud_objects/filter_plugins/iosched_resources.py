@@ -14,16 +14,16 @@ the ``resources:CUSTOM_IOSCHED_*`` keys its ``iosched:*`` specs call for.
 
     extra_specs | iosched_flavor_resources(vcpus, lsvm_vcpu_share)
 
-is ``iosched.nova_plugin.placement_resources.with_resources`` (iosched installed
-on the control host, beside openstacksdk): ``resources:CUSTOM_IOSCHED_IO_VCPU``
-= vcpus for ``iosched:io_profile`` io or mixed, ``resources:
-CUSTOM_IOSCHED_LSVM_BW`` = vcpus x round(1000 x lsvm_vcpu_share) for
-``iosched:latency_sensitive`` true; a stale amount of either is replaced or
-dropped, ``resources:CUSTOM_IOSCHED_SLO_IOPS`` is kept as given. A value
-of ``iosched:io_profile`` or ``iosched:latency_sensitive`` that every reader
-would ignore (``placement_resources.check_sizing``: a bad value, or the key
-in another case) fails the task with what is accepted; the other keys are
-left to Nova's validators (microversion 2.86).
+is ``iosched.nova_plugin.placement_resources.with_resources`` (iosched
+installed on the control host, beside openstacksdk):
+``resources:CUSTOM_IOSCHED_IO_VCPU`` = vcpus for ``iosched:io_profile`` io or
+mixed, ``resources: CUSTOM_IOSCHED_LSVM_BW`` = vcpus x round(1000 x
+lsvm_vcpu_share) for ``iosched:latency_sensitive`` true; a stale amount of
+either is replaced or dropped, ``resources:CUSTOM_IOSCHED_SLO_IOPS`` is kept as
+given. A value of ``iosched:io_profile`` or ``iosched:latency_sensitive`` that
+every reader would ignore (``placement_resources.check_sizing``: a bad value,
+or the key in another case) fails the task with what is accepted; the other
+keys are left to Nova's validators (microversion 2.86).
 """
 
 from ansible.errors import AnsibleFilterError

@@ -19,7 +19,8 @@
 * ``resolve``: instance -> domain, QEMU pid, thread ids, cgroups (what
   the knob writers ask);
 * ``lsvm_probes``: deadline admission and the wake-up self-test;
-* ``driver``: ``LibvirtDriver``, the ``iosched.host_agent.drivers.base.Driver``.
+* ``driver``: ``LibvirtDriver``, the
+``iosched.host_agent.drivers.base.Driver``.
 
 ``libvirt`` is imported optionally: without libvirt-python, building the
 driver fails with a clear message and nothing else is affected.

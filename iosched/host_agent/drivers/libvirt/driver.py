@@ -17,8 +17,8 @@ domain id: Nova metadata, extra specs, disks, NICs), ``getAllDomainStats``
 procfs counters (schedstat run/wait, voluntary context switches, last CPU)
 plus, when tracefs is available, the exact wake-up timestamps.
 
-Writes do not happen here: ``iosched.host_agent.actuators.host_knobs`` (the knob
-set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
+Writes do not happen here: ``iosched.host_agent.actuators.host_knobs`` (the
+knob set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
 knobs (sched_setattr and cgroups through privsep, libvirt for pinning,
 iotune, interface bandwidth and schedinfo). This driver also resolves
 instance/vCPU to thread ids, cgroups and domains for them. The LSVM

@@ -17,7 +17,8 @@
   ``iosched.host_agent.linux.deadline`` over the QEMU processes of the running
   domains;
 * ``wakeup_probe``: the wake-up self-test (``mechanism = auto``) over the
-  guest pCPUs, in the privsep daemon (``iosched.host_agent.linux.privileged_probe``).
+  guest pCPUs, in the privsep daemon
+  (``iosched.host_agent.linux.privileged_probe``).
 
 Both raise ``DriverError`` with the reason when they cannot say.
 """

@@ -270,7 +270,8 @@ def test_session_without_a_cpu_controller_fails_the_weight_row(tmp_path):
         s._prepare(lsvm_bound.MECH_WEIGHT, 1, 100, None)
 
 
-# -- the sleeper ---------------------------------------------------------------
+# -- the sleeper
+# ---------------------------------------------------------------
 def test_sleeper_protocol(monkeypatch):
     monkeypatch.setattr(wakeup_sleeper, 'WARMUP', 2)
     out = io.StringIO()
@@ -290,7 +291,8 @@ def test_sleeper_gives_up_when_the_parent_closes_stdin():
     assert out.getvalue() == 'ready\n'
 
 
-# -- the privsep entrypoint (in-process) -----------------------------------------
+# -- the privsep entrypoint (in-process)
+# -----------------------------------------
 @pytest.fixture
 def sysfs(tmp_path):
     d = tmp_path / 'sys' / 'devices' / 'system' / 'cpu'
