@@ -53,7 +53,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 from iosched.host_agent import linux  # noqa: E402
 from iosched.host_agent.linux import cpus as cpulist  # noqa: E402
 from iosched.host_agent.linux import wakeup_probe as wp  # noqa: E402

@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import testbed_common as tc  # noqa: E402
-from iosched.contract import knob_kinds
+from iosched.contract import knob_kinds  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 from iosched.host_agent import model  # noqa: E402
 from iosched.host_agent.policies import base  # noqa: E402

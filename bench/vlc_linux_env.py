@@ -298,7 +298,8 @@ def run_jobs(dev, jobs):
 
 def summarize(doc):
     """One fio job's figures: IOPS and MB/s per direction and summed,
-    completion latency mean/p50/p99 (µs) per direction."""
+    completion latency mean/p50/p99 (µs) per direction.
+    """
     job = doc['jobs'][0]
     out = {'iops': 0.0, 'mbps': 0.0}
     for d in ('read', 'write'):

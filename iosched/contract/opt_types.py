@@ -34,8 +34,9 @@ import math
 from oslo_config import types
 
 SHORTEN_AT = 80
-INT_MAX = 2 ** 63 - 1     # a bigger int is no count or size, and
-                          # overflows float() where code mixes the two
+# a bigger int is no count or size, and overflows float() where code mixes the
+# two
+INT_MAX = 2 ** 63 - 1
 
 
 def _short(value):

@@ -9,3 +9,6 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+"""The embedded default: a simulated cloud running the real agent, the real
+Nova filter and weigher code and cinder_qos (``iosched-demo``).
+"""

@@ -9,3 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+"""The host agent of every compute node (``io-host-agent``): measures each
+vCPU's I/O strength, runs the schedulers' policies over the kernel's knobs
+and reports to the Nova scheduler over oslo.messaging.
+"""

@@ -196,14 +196,17 @@ class WakeupProbe:
 @dataclasses.dataclass(frozen=True)
 class DeadlineState:
     """SCHED_DEADLINE admission figures of a host (driver.deadline_state)."""
-    cpus: tuple = ()                 # CPUs of the root domain LSVM threads
-                                     # may span (their affinity must cover it)
-    limit: float = 0.0               # bandwidth the kernel admits there, CPUs
-                                     # (sched_rt_runtime/period x len(cpus))
+    # CPUs of the root domain LSVM threads may span (their affinity must cover
+    # it)
+    cpus: tuple = ()
+    # bandwidth the kernel admits there, CPUs (sched_rt_runtime/period x
+    # len(cpus))
+    limit: float = 0.0
     foreign: float = 0.0             # held by threads that are not VMs'
     reserved: float = 0.0            # held by threads of the VMs (ours)
-    all_cpus: bool = False           # ``cpus`` are all the host's CPUs (an
-                                     # affinity over them reads back as None)
+    # ``cpus`` are all the host's CPUs (an affinity over them reads back as
+    # None)
+    all_cpus: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,8 +219,8 @@ class HostSched:
     snapshot.
     """
     mechanism: str = lsvm_bound.MECH_SLICE  # in force (never 'auto')
-    wakeup_p99_us: float = 0.0       # measured p99 wake-up latency under
-                                     # ``mechanism``; 0 = not measured
+    # measured p99 wake-up latency under ``mechanism``; 0 = not measured
+    wakeup_p99_us: float = 0.0
     # SCHED_DEADLINE admission: CPUs of the root domain LSVM threads span
     # (their affinity must cover it), the kernel's limit (sched_rt_runtime
     # / sched_rt_period x len(dl_cpus)) and the bandwidth other threads

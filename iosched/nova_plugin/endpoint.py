@@ -79,6 +79,7 @@ LOG = logging.getLogger(__name__)
 AUTH_NONE = 'none'
 AUTH_HMAC = 'hmac'
 
+
 class ReportEndpoint(object):
     """RPC endpoint: validate a HostReport dict and store it."""
 

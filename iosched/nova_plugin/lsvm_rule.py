@@ -91,8 +91,8 @@ class Figures:
     vcpus_after: int = 0              # N' = m + n
     deadline_max_share: float = 0.5
     share: float = 0.0                # s' = min(max share, P / N')
-    term_us: int = 0                  # the (m_p - 1) term: T_m, or the
-                                      # deadline host's largest runtime Q
+    # the (m_p - 1) term: T_m, or the deadline host's largest runtime Q
+    term_us: int = 0
     dl_need: float = 0.0              # m * s'
     dl_bw_limit: float = 0.0
     dl_bw_foreign: float = 0.0

@@ -124,4 +124,3 @@ class BalanceMixin:
             self._migrate_waiting(p, e, dst, now)
         if e.cpu is dst and not e.running:
             self._after_arrival(dst, e, now)
-

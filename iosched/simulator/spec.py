@@ -41,6 +41,7 @@ from iosched.simulator import spec_paper
 
 # -- workloads ---------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class CpuBound:
     """Always runnable; the CPU time it gets is its throughput."""

@@ -62,7 +62,8 @@ def bucket_bounds(i):
 
 def hist_buckets(hist):
     """A {bucket: count} histogram of a ``DISK`` report as the counts and
-    upper bounds (µs) ``iosched.contract.stats.hist_quantile`` takes."""
+    upper bounds (µs) ``iosched.contract.stats.hist_quantile`` takes.
+    """
     n = max(LAT_BUCKETS, max(hist, default=0) + 1)
     return ([hist.get(i, 0) for i in range(n)],
             [bucket_bounds(i)[1] for i in range(n)])
@@ -250,7 +251,8 @@ class Guest:
         each asking for ``burst_us`` of guest CPU (``spin='work'``: calibrated
         loop iterations, stretched when the vCPU is preempted; ``'time'``: by
         the
-        guest clock). Returns the RTTs in µs, in send order."""
+        guest clock). Returns the RTTs in µs, in send order.
+        """
         if self.mode not in RR_MODES:
             raise GuestError('%s: rr() needs an rr or hybrid guest, not %s'
                              % (self.name, self.mode))
@@ -331,7 +333,8 @@ class Guest:
     def dd_wait(self, seq, timeout=600.0):
         """(host monotonic arrival, fields) of trial ``seq``'s DDEND:
         bytes read, the guest's elapsed µs, reads, journal writes and the
-        sum and max of the commits' durations (µs)."""
+        sum and max of the commits' durations (µs).
+        """
         self._wait(lambda: seq in self._dd, timeout, 'DDEND %d' % seq)
         with self._lock:
             return self._dd.pop(seq)

@@ -52,7 +52,6 @@ def _serve(out, stop):
         child_server.wait(stop)
 
 
-
 def main():
     return child_server.main(_serve, 'iosched-cinder-')
 

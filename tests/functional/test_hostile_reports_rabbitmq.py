@@ -24,8 +24,8 @@ import os
 import time
 import uuid
 
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 import oslo_messaging

@@ -152,7 +152,7 @@ def test_every_knob_is_applied_visible_and_restored(guests, driver):
     knobs = host_knobs.HostKnobs(CONF, driver)
     act = driver_act.DriverActuator(knobs, journal_mod.Journal())
     lsvm, cpu, db = insts['lsvm'], insts['cpu'], insts['db']
-    tap = driver.parsed(db.uuid).nics[0].target
+    assert driver.parsed(db.uuid).nics[0].target  # the db guest has a NIC
     tid = driver.vcpu_tid(cpu.uuid, 0)
     before_slice = sched.get_slice_us(tid)
     dom = driver.domain(db.uuid)

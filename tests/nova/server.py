@@ -135,7 +135,6 @@ def _serve(out, stop):
         harness.doCleanups()
 
 
-
 def main():
     return child_server.main(_serve, 'iosched-nova-')
 

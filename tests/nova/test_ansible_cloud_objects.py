@@ -364,7 +364,6 @@ def test_without_microversion_2_86_nova_checks_nothing(play, apis):
     _delete_flavors(nova, tag)
 
 
-
 def test_placement_resources_land_in_nova(play, apis):
     """The derived resources: keys reach Nova (accepted at 2.86 by its
     resources: validator), follow the vars (share, profile), and go away

@@ -157,7 +157,6 @@ class FilterTestCase(_PluginTestCase):
             _spec(io_profile='cpu', **{'iosched:latency_sensitive': 'true'}),
             hosts))
 
-
     def _quiet(self, level):
         log = logging.getLogger('iosched.nova_plugin')
         log.setLevel(level)

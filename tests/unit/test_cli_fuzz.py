@@ -35,8 +35,8 @@ import collections
 import os
 import re
 
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 import pytest
 

@@ -50,7 +50,6 @@ KINDS = (knob_kinds.VCPU_PIN, knob_kinds.DISK_IOTUNE,
          knob_kinds.EMULATOR_PIN)
 
 
-
 def _cpumap(pcpus, ncpus):
     if pcpus is None:
         return tuple(True for _ in range(ncpus))

@@ -72,4 +72,3 @@ def classify(strength, run_share, io_threshold, cpu_threshold,
                 else payload_sections.KLASS_IO)
     return (payload_sections.KLASS_CPU if run_share >= idle_threshold
             else payload_sections.KLASS_IDLE)
-

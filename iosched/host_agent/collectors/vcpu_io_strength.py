@@ -55,7 +55,6 @@ class VcpuIoStrengthCollector(base.Collector):
         for key in [k for k in self._burst if k[0] in gone]:
             del self._burst[key]
 
-
     def collect(self, driver, instances):
         c = self.conf.collectors
         cutoff_ns = c.gap_cutoff_ms * 1e6

@@ -9,3 +9,4 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
+"""Drivers: what the agent reads of its hypervisor (libvirt or simulated)."""

@@ -98,8 +98,8 @@ class LsvmState:
     dl_bw_limit: float = 0.0   # deadline: the kernel's limit, CPUs
     dl_bw_foreign: float = 0.0  # held by threads that are not VMs'
     dl_bw_reserved: float = 0.0  # the LSVM reservations planned, CPUs
-    dl_runtime_us: int = 0     # largest burst term of a vCPU runtime
-                               # (Q = max(T_m, it); 0: none measured)
+    # largest burst term of a vCPU runtime (Q = max(T_m, it); 0: none measured)
+    dl_runtime_us: int = 0
     probes: tuple = ()         # the self-test rows (model.WakeupProbe)
 
 

@@ -282,6 +282,8 @@ class Guest:
             self.finished = self.eng.now
             if self.on_finish is not None:
                 self.on_finish(self.vm)
+
+
 class Backup:
     """The host's image copy; ``finished`` is set when the last write
     of the copy completes.

@@ -28,8 +28,8 @@ Each is a ``iosched.simulator.sched_base.Scheduler`` chosen with
   accounting (Algorithm 3).
 """
 
-from iosched.simulator.xen.specs_credit2 import Credit2Spec  # noqa: E402,F401
-from iosched.simulator.xen.specs_credit2 import IsacsSpec  # noqa: E402,F401
 from iosched.simulator.xen.specs_credit import CreditSpec  # noqa: E402,F401
 from iosched.simulator.xen.specs_credit import VSlicerSpec  # noqa: E402,F401
 from iosched.simulator.xen.specs_credit import VTurboSpec  # noqa: E402,F401
+from iosched.simulator.xen.specs_credit2 import Credit2Spec  # noqa: E402,F401
+from iosched.simulator.xen.specs_credit2 import IsacsSpec  # noqa: E402,F401

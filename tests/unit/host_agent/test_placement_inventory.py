@@ -50,7 +50,6 @@ CHILD = 'host1:iosched'
 INV = ps.inventory
 
 
-
 def ours(caplog):
     """The records of the module under test (a background thread of an
     earlier test, e.g. a publisher or a listener, may log meanwhile; and
@@ -58,6 +57,7 @@ def ours(caplog):
     caplog before the block it checks).
     """
     return [r for r in caplog.records if r.name == pi.__name__]
+
 
 def report(pcpus=4, supported=True, mechanism='slice', max_per_pcpu=3,
            dl_bw_limit=0.0, dl_bw_foreign=0.0, capacity_iops=0.0,

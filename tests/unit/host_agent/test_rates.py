@@ -58,4 +58,3 @@ def test_estimate_ema_gap(n, window_ms, want_ibar_ms):
 ])
 def test_classify(strength, share, want):
     assert rates.classify(strength, share, 0.1, 0.5, 0.02) == want
-

@@ -102,6 +102,7 @@ def test_miss_holds_the_neighbour_back_to_what_is_left():
 def test_calm_windows_hold_then_give_back_within_the_knee():
     first = slo.plan_slo(snap(vol('a', SLO_A, ops=150, mean=15.0, n=2.25),
                               vol('n', ops=800, n=12.0)), P)
+
     def met(n_ops):     # n uses its whole cap: the caps bind
         return (vol('a', SLO_A, ops=210, mean=8.0, n=1.68),
                 vol('n', ops=n_ops, n=12.0))

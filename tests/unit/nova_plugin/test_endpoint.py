@@ -129,8 +129,6 @@ def test_report_over_fake_transport(listener, caplog):
     assert st.hosts() == ['compute-7']
 
 
-
-
 def test_resync_request_reaches_agents_topic(started):
     """The cast a worker sends: topic agents_topic, method resync."""
     conf = _conf(listen_for_reports=True, agents_topic='agents-x')

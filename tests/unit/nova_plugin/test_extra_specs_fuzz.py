@@ -123,5 +123,3 @@ def test_tolerant_readers_never_raise(specs, vcpus):
     lat = lsvm_mechanisms.latency_ms(inst, params)
     assert math.isfinite(lat) and lat > 0
     assert vturbo.is_turbo(inst) in (True, False)
-
-

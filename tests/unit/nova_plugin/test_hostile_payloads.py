@@ -37,8 +37,8 @@ import math
 import os
 import time
 
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 
