@@ -326,7 +326,8 @@ def parse(argv):
     p = argparse.ArgumentParser(
         description=__doc__.split('\nUsage:')[0],
         epilog='The kernel models and what each parameter reproduces: '
-        'iosched/simulator/spec_kernel.py and docs/architecture.md section 7; the '
+        'iosched/simulator/spec_kernel.py and docs/architecture.md section 7; '
+        'the '
         'table for the two testbed runs: docs/reproduction.md, "Model '
         'validation".',
         formatter_class=_Help)

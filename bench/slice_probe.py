@@ -171,7 +171,8 @@ def plan_rows(cpus, pin_cpu, cpuset_root, machine, touch_machine):
                              {'touch_machine': True, 'nest_in': machine}))
         else:
             rows.append(('deadline (b) pinned, exclusive partition',
-                         lsvm_bound.MECH_DEADLINE, {'affinity': [pin_cpu]}, {}))
+                         lsvm_bound.MECH_DEADLINE, {'affinity': [pin_cpu]},
+                         {}))
     return rows
 
 
@@ -263,8 +264,9 @@ def main(argv=None):
     start = time.monotonic()
     online = cpulist.online_cpus()
     cpus = cpulist.parse_cpu_list(args.cpus) if args.cpus else online
-    wp.check_args(list(lsvm_bound.PROBE_CASES), cpus, args.wakes, args.hogs_per_cpu,
-                  args.lsvm_weight, online, args.period_us, args.work_us)
+    wp.check_args(list(lsvm_bound.PROBE_CASES), cpus, args.wakes,
+                  args.hogs_per_cpu, args.lsvm_weight, online, args.period_us,
+                  args.work_us)
     pin = cpus[-1] if args.pin_cpu is None else args.pin_cpu
     cpuset_root = os.path.join(args.cgroup_root, 'cpuset')
     notes = []

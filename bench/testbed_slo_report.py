@@ -123,7 +123,8 @@ def print_table(res, out=print):
                                '%.1f %%'))
             out('| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |' % (
                 arm, name, a['windows'], pc('met_b'), pc('met_l'),
-                pc('met'), _f(a['iops_ref_mean']), _f(a['mean_ms_mean'], '%.2f'),
+                pc('met'), _f(a['iops_ref_mean']),
+                _f(a['mean_ms_mean'], '%.2f'),
                 _f(a['mean_ms_p99'], '%.2f'), _f(a['p99_ms_median'], '%.2f')))
     out('')
     out('| arm | neighbour IOPS (16K) | / target | device IOPS (16K) | '

@@ -13,7 +13,8 @@
 
 """Ansible module ``iosched_slo_type``: an SLO volume type, idempotently.
 
-A thin shell over ``iosched.cinder_qos.client`` (what ``iosched-slo type create``
+A thin shell over ``iosched.cinder_qos.client`` (what ``iosched-slo type
+create``
 and ``delete`` run): ``plan()`` checks the SLO text, ``SloAdmin`` creates
 or deletes the QoS spec, volume type and association. Check mode reads
 Cinder only and predicts what a real run would do, refusing the same

@@ -99,7 +99,8 @@ def plan(name, slo_text, headroom=translate.DEFAULT_HEADROOM,
         raise InputError(
             'latency %sms is below %sms, what the back end measured '
             '(--min-latency-ms): no ceiling can meet it; accepted: a latency '
-            '>= %sms' % (slo_units.fmt(s.latency_ms), slo_units.fmt(min_latency_ms),
+            '>= %sms' % (slo_units.fmt(s.latency_ms),
+                         slo_units.fmt(min_latency_ms),
                          slo_units.fmt(min_latency_ms)))
     problems = translate.check(specs)
     if problems:

@@ -198,7 +198,8 @@ def check(specs):
     cons = specs.get(qos_keys.CONSUMER_KEY, qos_keys.FRONTEND_CONSUMER)
     if cons not in qos_keys.CONSUMERS:
         problems.append("consumer '%s': unknown; accepted: %s"
-                        % (slo_units.shorten(cons), ', '.join(qos_keys.CONSUMERS)))
+                        % (slo_units.shorten(cons),
+                           ', '.join(qos_keys.CONSUMERS)))
     for key in sorted(specs):
         raw, m = specs[key], _PER_GB_RE.match(key)
         if key in qos_keys.FRONTEND_KEYS or m:
@@ -266,7 +267,8 @@ def _check_slo(specs, val):
     out, cap = [], val.get('total_iops_sec')
     if cap and cap < s.min_iops:
         out.append('total_iops_sec %d is below %s %s: the ceiling guarantees '
-                   'an SLO miss' % (cap, qos_keys.MIN_IOPS, slo_units.fmt(s.min_iops)))
+                   'an SLO miss' % (cap, qos_keys.MIN_IOPS,
+                                    slo_units.fmt(s.min_iops)))
     little = (s.expected_qd or 0) * 1000 / _exact(s.latency_ms)
     if cap and cap < little:
         out.append("total_iops_sec %d is below N/L = %s (Little's law with "

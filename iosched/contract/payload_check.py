@@ -28,7 +28,8 @@ class PayloadError(ValueError):
     def __init__(self, field, problem):
         self.field = field
         self.problem = problem
-        super().__init__("invalid HostReport field '%s': %s" % (field, problem))
+        super().__init__("invalid HostReport field '%s': %s"
+                         % (field, problem))
 
 
 def field(data, name, path, kind, default=dataclasses.MISSING, check=None,

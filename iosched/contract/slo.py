@@ -108,7 +108,8 @@ class SLO:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise SLOError('%s %s: not a number; accepted: a finite '
-                               'number' % (name, slo_units.shorten(repr(value))))
+                               'number'
+                               % (name, slo_units.shorten(repr(value))))
             if not math.isfinite(value):
                 raise SLOError('%s %r: not a finite number; accepted: a '
                                'finite number' % (name, value))
@@ -141,11 +142,13 @@ class SLO:
             raise SLOError(
                 'window %s s is shorter than latency %s ms: no request could '
                 'be judged within one window; accepted: window >= latency' % (
-                    slo_units.fmt(self.window_s), slo_units.fmt(self.latency_ms)))
+                    slo_units.fmt(self.window_s),
+                    slo_units.fmt(self.latency_ms)))
         if not 0 <= self.tolerance < 1:
             slo_units.fail('tolerance', slo_units.fmt(self.tolerance),
                        'out of range', 'a fraction in [0, 1)')
-        if self.slo_class is not None and self.slo_class not in qos_keys.CLASSES:
+        if (self.slo_class is not None
+                and self.slo_class not in qos_keys.CLASSES):
             slo_units.fail('class', self.slo_class, 'unknown class',
                        ', '.join(qos_keys.CLASSES))
         need = STAT_MIN_SAMPLES.get(self.latency_stat)
@@ -165,7 +168,8 @@ class SLO:
         if (isinstance(value, bool) or not isinstance(value, (int, float))
                 or isinstance(value, float) and not value.is_integer()):
             raise SLOError('%s %s: not a whole number; accepted: an integer '
-                           '>= %d%s' % (name, slo_units.shorten(repr(value)), low,
+                           '>= %d%s' % (name, slo_units.shorten(repr(value)),
+                                        low,
                                         ' and <= %d' % high if high else ''))
         value = int(value)
         if value < low or (high is not None and value > high):
@@ -269,7 +273,8 @@ def _field_of(value):
         return 'ref_io'
     accepted = ('throughput in iops, %s; latency in %s; ref_io in %s; '
                 'stat %s; or name=value with a name in %s' % (
-                    ', '.join(slo_units.BANDWIDTH_NAMES), slo_units.TIME_ACCEPTED,
+                    ', '.join(slo_units.BANDWIDTH_NAMES),
+                    slo_units.TIME_ACCEPTED,
                     slo_units.SIZE_ACCEPTED, ', '.join(qos_keys.LATENCY_STATS),
                     ', '.join(FIELDS)))
     if unit is None:
@@ -315,7 +320,8 @@ def parse(text, default_ref_io_bytes=DEFAULT_REF_IO_BYTES):
     if 'qd' in raw:
         kwargs['expected_qd'] = slo_units.whole('qd', raw['qd'])
     if 'window' in raw:
-        kwargs['window_s'] = slo_units.duration_ms('window', raw['window'], 1000)
+        kwargs['window_s'] = slo_units.duration_ms('window', raw['window'],
+                                                   1000)
     if 'tolerance' in raw:
         kwargs['tolerance'] = slo_units.fraction('tolerance', raw['tolerance'])
     if 'class' in raw:

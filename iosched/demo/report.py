@@ -23,7 +23,8 @@ def _ratio(a, b):
 
 def headline_table(stock, iosched):
     s, i = stock['headline'], iosched['headline']
-    t = prettytable.PrettyTable(['figure', 'stock', 'iosched', 'iosched/stock'])
+    t = prettytable.PrettyTable(['figure', 'stock', 'iosched',
+                                 'iosched/stock'])
     t.align = 'r'
     t.align['figure'] = 'l'
     rows = [

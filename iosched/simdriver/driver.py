@@ -150,7 +150,8 @@ class SimulatedDriver(base.Driver):
         if bad:
             raise base.DriverError(
                 'wakeup_probe: unknown case(s) %s; accepted: %s'
-                % (', '.join(map(repr, bad)), ', '.join(lsvm_bound.PROBE_CASES)))
+                % (', '.join(map(repr, bad)),
+                   ', '.join(lsvm_bound.PROBE_CASES)))
         try:
             rows = sim_probe.wakeup_probe(
                 self.sim.spec, tuple(cases), wakes=int(wakes),

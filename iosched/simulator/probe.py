@@ -102,7 +102,8 @@ def run_case(host_spec, case, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
                 error='')
 
 
-def wakeup_probe(host_spec, cases=lsvm_bound.PROBE_CASES, wakes=300, hogs_per_cpu=2,
+def wakeup_probe(host_spec, cases=lsvm_bound.PROBE_CASES, wakes=300,
+                 hogs_per_cpu=2,
                  lsvm_weight=10000, period_us=2000, work_us=50,
                  timer_slack_us=0, seed=0):
     """Rows (dicts, ``ROW_KEYS``) for ``cases``, in their order."""

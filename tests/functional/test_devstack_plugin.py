@@ -68,12 +68,12 @@ transport_url = %(url)s
 debug = True
 
 [filter_scheduler]
-enabled_filters = ComputeFilter,AggregateInstanceExtraSpecsFilter,SameHostFilter
+enabled_filters = ComputeFilter,ImagePropertiesFilter,SameHostFilter
 available_filters = nova.scheduler.filters.all_filters
 available_filters = iosched.nova_plugin.filters.io_density.IoDensityFilter
 track_instance_changes = False
 """
-OPERATOR_FILTERS = ['ComputeFilter', 'AggregateInstanceExtraSpecsFilter',
+OPERATOR_FILTERS = ['ComputeFilter', 'ImagePropertiesFilter',
                     'SameHostFilter']
 OPERATOR_AVAILABLE = [NOVA_AVAILABLE,
                       'iosched.nova_plugin.filters.io_density.IoDensityFilter']
@@ -570,7 +570,8 @@ available = filters.HostFilterHandler().get_matching_classes(
 names = sorted({c.__name__ for c in available})
 weighers = weights.HostWeightHandler().get_matching_classes(
     fs.weight_classes)
-defaults = {o.name: o.default for o in nova.conf.scheduler.filter_scheduler_opts
+defaults = {o.name: o.default
+            for o in nova.conf.scheduler.filter_scheduler_opts
             if o.name in ('enabled_filters', 'available_filters',
                           'weight_classes')}
 print(json.dumps({'available': names, 'enabled': fs.enabled_filters,

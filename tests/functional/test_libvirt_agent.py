@@ -421,7 +421,8 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
         proc.wait(timeout=60)
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
-    assert sched_deadline.get_deadline_us(tid) is None     # SIGTERM restored all
+    # SIGTERM restored all
+    assert sched_deadline.get_deadline_us(tid) is None
     assert sched.get_slice_us(tid) == before
     assert _vm_weight(driver, uuid) == weight_before
     # ... and removed its trace instance (no fd leaked into privsep).

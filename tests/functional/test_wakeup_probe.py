@@ -130,7 +130,8 @@ def test_self_test_through_the_real_daemon(daemon):
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        rows = privileged_probe.probe(daemon, lsvm_bound.PROBE_CASES, cpus, wakes=60,
+        rows = privileged_probe.probe(daemon, lsvm_bound.PROBE_CASES, cpus,
+                                      wakes=60,
                                       hogs_per_cpu=1)
     finally:
         done.set()
@@ -165,7 +166,8 @@ def test_self_test_through_the_real_daemon(daemon):
 def test_an_interrupted_run_leaves_nothing_running(tmp_path):
     ok, why = _requirements()
     fixtures.require('root + cgroups', ok, why)
-    code = ('import sys\nfrom iosched.host_agent.linux import wakeup_probe as wp\n'
+    code = ('import sys\n'
+            'from iosched.host_agent.linux import wakeup_probe as wp\n'
             'from iosched.host_agent.linux import cpus as cpulist\n'
             'from iosched.contract import lsvm as lsvm_bound\n'
             'wp.run(lsvm_bound.PROBE_CASES, cpulist.online_cpus(), '

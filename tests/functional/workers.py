@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Run and watch ``scheduler_worker.py`` processes from the functional tests."""
+"""Run and watch ``scheduler_worker.py`` processes from the functional
+tests.
+"""
 
 import json
 import os

@@ -97,7 +97,8 @@ class PerWorkerPlugin(fixtures.Fixture):
         # created after nova.tests.functional monkey-patched threading:
         # local to each green thread
         self._local = threading.local()
-        self.useFixture(fixtures.MonkeyPatch('iosched.nova_plugin.state.current',
+        self.useFixture(fixtures.MonkeyPatch(
+            'iosched.nova_plugin.state.current',
                                              self.current))
 
     def add(self, service):

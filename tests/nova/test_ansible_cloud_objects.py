@@ -102,7 +102,8 @@ def play(tools, apis, tmp_path):
             connection or {'iosched_cloud_objects_cloud': cloud},
             **role_vars)))
         argv = [tools, '-v', '-i', 'localhost,',
-                '-e', 'ansible_python_interpreter={{ ansible_playbook_python }}',
+                '-e',
+                'ansible_python_interpreter={{ ansible_playbook_python }}',
                 '-e', '@%s' % path, PLAYBOOK] + list(args)
         start = time.monotonic()
         out = subprocess.run(argv, capture_output=True, text=True, env=env,

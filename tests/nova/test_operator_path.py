@@ -375,7 +375,8 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def lsvm_verdicts(self, server):
         """{host: (passed, reason)} of LsvmFilter for this server."""
         out = {}
-        for d in self.worker.explainer.recent(request=server['id'], stage='filter'):
+        for d in self.worker.explainer.recent(request=server['id'],
+                                              stage='filter'):
             if ('LSVM' in d.reason or 'lsvm' in d.reason or
                     'no fresh report' in d.reason):
                 out.setdefault(d.host, (d.passed, d.reason))
@@ -522,7 +523,8 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.assertEqual(
             [(False, 'no fresh report (missing_report_policy=reject)')],
             self.records(server, 'host4'))
-        self.assertNotIn('host1', [d.host for d in self.worker.explainer.recent(
-            request=server['id'], stage='filter')])
+        recent = self.worker.explainer.recent(request=server['id'],
+                                              stage='filter')
+        self.assertNotIn('host1', [d.host for d in recent])
         print('missing_report_policy=reject: %d more LSVM(s) on host1, then '
               'its %s was used up: NoValidHost' % (room, LSVM_BW))

@@ -315,7 +315,8 @@ class PluginLoadTestCase(test.NoDBTestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.MonkeyPatch('iosched.nova_plugin.state._WORKER',
+        self.useFixture(fixtures.MonkeyPatch(
+            'iosched.nova_plugin.state._WORKER',
                                              state._Worker()))
         self.started = []
         real = listener_mod.BackgroundListener.start

@@ -428,10 +428,12 @@ class SloCapacityFunctionalTest(integrated_helpers.ProviderUsageBaseTestCase):
                       lambda *a, **kw: [{'id': TYPE_IDS.get(n, n),
                                          'name': n} for n in TYPES])
         self.stub_out(
-            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.type_qos',
+            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.'
+            'type_qos',
             lambda slo, ctxt, ref: TYPES[ref])
         self.stub_out(
-            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.default_type',
+            'iosched.nova_plugin.filters.slo_request.CinderVolumeTypes.'
+            'default_type',
             lambda slo, ctxt: 'lvm-1')
         self.volume_types = {cinder_fixture.CinderFixture.IMAGE_BACKED_VOL:
                              'slo-gold'}

@@ -248,7 +248,8 @@ IOSCHED = dict(enabled_filters=['IoDensityFilter', 'LsvmFilter'],
      'IoDensityFilter\navailable_filters = x.all\n'
      'available_filters = iosched.nova_plugin.filters.all_filters\n'
      'weight_classes = w.one\nweight_classes = w.two,'
-     'iosched.nova_plugin.weighers.all_weighers\n\n[iosched]\nreport_topic = r\n'
+     'iosched.nova_plugin.weighers.all_weighers\n\n'
+     '[iosched]\nreport_topic = r\n'
      'listen_for_reports = true\n'),
 ])
 def test_nova_conf_edit_adds_on_top_and_is_idempotent(before, after):

@@ -142,16 +142,19 @@ def test_every_import_follows_the_layer_table():
 TABLE_DOC = '\n'.join([
     '### Layers', '',
     '| layer | may import | third-party |', '|---|---|---|',
-    '| `iosched.host_agent.policies` | `iosched.host_agent.model` | none (stdlib) |',
+    '| `iosched.host_agent.policies` | `iosched.host_agent.model` | '
+    'none (stdlib) |',
     '| `iosched.host_agent` | `iosched.contract` | any |',
     '## next'])
 
 
 @pytest.mark.parametrize('mod,name,ok', [
     ('iosched.host_agent.policies.vslicer', 'iosched.host_agent.model', True),
-    ('iosched.host_agent.policies.vslicer', 'iosched.host_agent.policies.base', True),
+    ('iosched.host_agent.policies.vslicer',
+     'iosched.host_agent.policies.base', True),
     ('iosched.host_agent.policies.vslicer', 'iosched.host_agent.agent', False),
-    ('iosched.host_agent.policies.vslicer', 'iosched.nova_plugin.scoring', False),
+    ('iosched.host_agent.policies.vslicer', 'iosched.nova_plugin.scoring',
+     False),
     ('iosched.host_agent.policies.vslicer', 'oslo_log', False),
     ('iosched.host_agent.policies.vslicer', 'math', True),
     ('iosched.host_agent.agent', 'oslo_log', True),

@@ -214,7 +214,8 @@ def _slo_plan(verdicts):
                  for u, (v, ind) in verdicts.items())
     vols += (slo_window.Volume(instance_uuid='noisy', target='vda', slo=None,
                         verdict=''),)
-    facts = slo_window.SloFacts(volumes=vols, allowance=None, capacity_iops=0.0,
+    facts = slo_window.SloFacts(volumes=vols, allowance=None,
+                                capacity_iops=0.0,
                          need_iops=0.0)
     return model.Plan(policy='slo', facts={'slo': facts})
 

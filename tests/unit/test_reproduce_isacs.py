@@ -59,7 +59,8 @@ def test_hybrid_network_quick_rows_are_well_formed():
     for r in rows:
         assert r.paper_id == 'isacs' and not math.isnan(r.ours)
         assert r.verdict in ('match', 'same direction', 'opposite',
-                             'no effect', 'holds', 'violated') or r.verdict.startswith(
+                             'no effect', 'holds', 'violated') or \
+            r.verdict.startswith(
                                  'off')
     # the quick window: warm-up plus half a second
     assert isacs_setup.end_us(True) == isacs_setup.WARM_US + 500_000

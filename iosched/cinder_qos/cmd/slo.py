@@ -184,7 +184,8 @@ def explain(d):
         qos_keys.CLASS: ('set by class=' if d.class_source == 'slo' else
                      'B x L = %s requests in flight %s threshold %s' % (
                          f(round(float(d.implied_qd), 3)),
-                         '<' if d.slo_class == qos_keys.LATENCY_CLASS else '>=',
+                         ('<' if d.slo_class == qos_keys.LATENCY_CLASS
+                          else '>='),
                          f(d.threshold))),
         qos_keys.EXPECTED_QD: 'N from %s' % QD_SOURCES[d.qd_source],
         qos_keys.WINDOW_S: 'agent measurement window, s',

@@ -40,7 +40,8 @@ class DriverActuator(base.Actuator):
 
     def __init__(self, knobs, journal=None):
         self.knobs = knobs
-        self.journal = journal if journal is not None else journal_mod.Journal()
+        self.journal = (journal if journal is not None
+                        else journal_mod.Journal())
         self._written = {}    # key -> value we last wrote
         self.book = decisions_mod.DecisionBook()
         self._failed = {}     # key -> last write error, to log it once

@@ -210,11 +210,13 @@ class LinuxKnobs(knob_set.KnobWriter):
         if current == value:
             return
         if value is None:
-            self._privileged('set_fair', iosched.host_agent.linux.privileged.set_fair,
+            self._privileged('set_fair',
+                             iosched.host_agent.linux.privileged.set_fair,
                              tid)
         else:
             self._privileged('set_deadline',
-                             iosched.host_agent.linux.privileged.set_deadline, tid,
+                             iosched.host_agent.linux.privileged.set_deadline,
+                             tid,
                              value['runtime_us'], value['deadline_us'],
                              value['period_us'])
 

@@ -33,7 +33,8 @@ _SKIP = ('opts',)
 def _modules():
     for info in pkgutil.iter_modules(conf_pkg.__path__):
         if info.name not in _SKIP:
-            module = importlib.import_module('iosched.host_agent.conf.' + info.name)
+            module = importlib.import_module(
+                'iosched.host_agent.conf.' + info.name)
             for value in list(vars(module).values()):
                 if (isinstance(value, list) and value
                         and all(isinstance(o, cfg.Opt) for o in value)):

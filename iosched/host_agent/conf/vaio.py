@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Options of the virtualization-aware I/O policy, ``[host_agent_policy.vaio]``."""
+"""Options of the virtualization-aware I/O policy,
+``[host_agent_policy.vaio]``.
+"""
 
 from oslo_config import cfg
 

@@ -121,7 +121,8 @@ def root_domain_cpus(sys_root, cgroup_root=None):
     """(cpus, warnings): the CPUs of the root domain LSVM threads span."""
     base = paths.safe_join(sys_root, 'devices', 'system', 'cpu')
     try:
-        online = set(cpulist.parse_cpu_list(_read(os.path.join(base, 'online'))))
+        online = set(cpulist.parse_cpu_list(
+            _read(os.path.join(base, 'online'))))
     except (OSError, ValueError) as e:
         raise linux.LinuxKnobError('cannot read the online CPUs in %s: %s'
                                    % (base, e), getattr(e, 'errno', None))

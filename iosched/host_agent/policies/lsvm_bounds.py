@@ -28,7 +28,8 @@ from iosched.contract import lsvm
 # _max_us defaults).
 DL_PERIOD_MIN_US = 100
 DL_PERIOD_MAX_US = 4194304
-MIN_RUNTIME_US = 2          # the kernel needs >= 1024 ns (sched.check_deadline)
+# the kernel needs >= 1024 ns (sched.check_deadline)
+MIN_RUNTIME_US = 2
 
 
 def slicing(params, mechanism=lsvm.MECH_SLICE, measured_us=0.0):

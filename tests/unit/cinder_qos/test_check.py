@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Table tests of iosched.cinder_qos.translate.check() (QEMU throttle_is_valid)."""
+"""Table tests of iosched.cinder_qos.translate.check() (QEMU
+throttle_is_valid).
+"""
 
 import pytest
 

@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Tests of iosched.cinder_qos.conf: defaults shared with translate, bounds, help."""
+"""Tests of iosched.cinder_qos.conf: defaults shared with translate, bounds,
+help.
+"""
 
 from oslo_config import cfg
 import pytest

@@ -64,7 +64,8 @@ def test_translate_is_always_qemu_valid(s, headroom, qd, threshold):
     specs = translate.translate(s, headroom=headroom, expected_qd=qd,
                                 latency_class_threshold=threshold)
     assert translate.check(specs) == []
-    assert set(specs) <= set(qos_keys.FRONTEND_KEYS) | set(qos_keys.IOSCHED_KEYS)
+    assert set(specs) <= (set(qos_keys.FRONTEND_KEYS)
+                          | set(qos_keys.IOSCHED_KEYS))
 
 
 @SETTINGS

@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Table tests of iosched.contract.slo: parse(), SLO validation, from_specs()."""
+"""Table tests of iosched.contract.slo: parse(), SLO validation,
+from_specs().
+"""
 
 import pytest
 
@@ -208,7 +210,8 @@ def test_to_text_round_trips(text):
 def test_from_specs_reads_strings_and_numbers():
     specs = {qos_keys.MIN_IOPS: '120', qos_keys.LATENCY_MS: 60,
              qos_keys.LATENCY_STAT: 'P99', qos_keys.REF_IO_BYTES: '4096',
-             qos_keys.EXPECTED_QD: '8', qos_keys.WINDOW_S: '2', qos_keys.TOLERANCE: '0.1',
+             qos_keys.EXPECTED_QD: '8', qos_keys.WINDOW_S: '2',
+             qos_keys.TOLERANCE: '0.1',
              qos_keys.CLASS: 'latency', 'total_iops_sec': '400',
              'consumer': 'front-end'}
     assert slo.SLO.from_specs(specs) == slo.SLO(
@@ -221,10 +224,13 @@ def test_from_specs_reads_strings_and_numbers():
     ({}, ['iosched:min_iops, iosched:latency_ms']),
     ({qos_keys.MIN_IOPS: 'lots', qos_keys.LATENCY_MS: '10'},
      ["iosched:min_iops 'lots': not a number"]),
-    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10', qos_keys.EXPECTED_QD: '1.5'},
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10',
+      qos_keys.EXPECTED_QD: '1.5'},
      ["iosched:expected_qd '1.5': not a whole number"]),
-    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '0'}, ['QoS spec: latency 0 ms']),
-    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10', qos_keys.CLASS: 'gold'},
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '0'},
+     ['QoS spec: latency 0 ms']),
+    ({qos_keys.MIN_IOPS: '5', qos_keys.LATENCY_MS: '10',
+      qos_keys.CLASS: 'gold'},
      ["class 'gold'"]),
 ])
 def test_from_specs_rejects(specs, needles):

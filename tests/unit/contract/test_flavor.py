@@ -181,7 +181,8 @@ def test_the_agent_reserves_for_2_5_what_it_reserves_for_unset():
 
 def _warnings(caplog):
     return [r.getMessage() for r in caplog.records
-            if r.name == flavor_warnings.LOG.name and r.levelno == logging.WARNING]
+            if r.name == flavor_warnings.LOG.name
+            and r.levelno == logging.WARNING]
 
 
 def test_one_warning_per_flavor_key_and_value_whoever_reads_it(caplog):
@@ -219,7 +220,8 @@ def test_the_warning_memory_is_bounded():
     flavor_warnings.forget()
     reading = flavor.read({MS: 'x'})
     for i in range(flavor_warnings.WARN_MEMORY + 10):
-        flavor_warnings.warn_ignored('f%d' % i, reading, log=logging.getLogger('q'))
+        flavor_warnings.warn_ignored('f%d' % i, reading,
+                                     log=logging.getLogger('q'))
     assert len(flavor_warnings._WARNED) == flavor_warnings.WARN_MEMORY
 
 

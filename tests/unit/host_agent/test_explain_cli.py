@@ -234,7 +234,8 @@ def policy_rule_names():
     ``<policy>.<name>`` shape (rules chosen through tuples).
     """
     literals, prefixes = set(), {'vturbo'}
-    for path in glob.glob(os.path.join(ROOT, 'iosched', 'host_agent', 'policies',
+    for path in glob.glob(os.path.join(ROOT, 'iosched', 'host_agent',
+                                       'policies',
                                        '*.py')):
         prefixes.add(os.path.basename(path)[:-3])
         tree = ast.parse(open(path).read())
@@ -263,5 +264,6 @@ def test_every_policy_rule_has_a_description():
     assert 'vslicer.lsvm_microslice' in names and 'isacs.equal_weight' in \
         names, names
     missing = [r for r in names if not explain.describe(r)]
-    assert not missing, ('add these rules to iosched.host_agent.cmd.explain.RULES: '
+    assert not missing, ('add these rules to '
+                         'iosched.host_agent.cmd.explain.RULES: '
                          '%s' % missing)

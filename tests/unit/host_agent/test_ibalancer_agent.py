@@ -88,7 +88,8 @@ def _spread(tp):
 
 def test_loop_evens_out_per_vm_throughput_and_explains_it(tmp_path, caplog,
                                                           capsys):
-    caplog.set_level(logging.INFO, logger='iosched.host_agent.actuators.driver')
+    caplog.set_level(logging.INFO,
+                     logger='iosched.host_agent.actuators.driver')
     _, _, stock = _run(tmp_path / 's', False)
     ag, host, tp = _run(tmp_path / 'a', True)
     # stock: the hog's neighbours get clearly less

@@ -38,7 +38,8 @@ def vc(uuid, ivc, run=0.1, pcpu=0, vcpu=0):
     return model.VcpuIoStrength(
         instance_uuid=uuid, vcpu=vcpu, pcpu=pcpu, events=0, mean_gap_ns=0.0,
         io_strength=ivc, ivcredit=ivc, run_share=run, wait_share=0.0,
-        klass=payload_sections.KLASS_IO if ivc else payload_sections.KLASS_CPU, exact=True)
+        klass=(payload_sections.KLASS_IO if ivc
+               else payload_sections.KLASS_CPU), exact=True)
 
 
 def snap(vcpus, pcpus=(0, 1), ts=1000.0, specs=None):

@@ -144,7 +144,8 @@ def test_release_when_the_caps_no_longer_bind():
         st = plan.state
     # d = 100 < 600 * 0.9: the original iotune back, allowance free
     (action,) = plan.actions
-    assert action.value == knob_kinds.ORIGINAL and action.rule == slo.RULE_RELEASE
+    assert action.value == knob_kinds.ORIGINAL
+    assert action.rule == slo.RULE_RELEASE
     assert st.allowance is None and st.caps == {}
 
 

@@ -25,7 +25,8 @@ from iosched.host_agent import policy_params
 
 P = policy_params.params_for('vslicer')             # defaults
 RR = policy_params.params_for('vslicer', wakeup_preemption=False)
-D, W, S = lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT, lsvm_bound.MECH_SLICE
+D, W, S = (lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT,
+           lsvm_bound.MECH_SLICE)
 
 
 def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False):

@@ -137,7 +137,8 @@ def test_defaults_come_from_the_configuration(config):
     probe = FakeProbe()
     rc, _, _ = run(['--config-file', str(config)], probe)
     assert rc == 0
-    assert probe.calls == [dict(cases=lsvm_bound.PROBE_CASES, cpus=(0, 1, 2, 3),
+    assert probe.calls == [dict(cases=lsvm_bound.PROBE_CASES,
+                                cpus=(0, 1, 2, 3),
                                 wakes=120, hogs_per_cpu=3, lsvm_weight=800)]
 
 

@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of iosched.nova_plugin.conf and of the plugin's import rules (no nova)."""
+"""Tests of iosched.nova_plugin.conf and of the plugin's import rules (no
+nova).
+"""
 
 import ast
 import os

@@ -79,7 +79,8 @@ def test_endpoint_stores_good_and_drops_malformed(caplog, slim):
     assert st.get('h1') == r
     # an out-of-order copy is ignored, not dropped
     ep.report_host_io({}, reports.report(host='h1', ts=1.0).to_dict())
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         ep.report_host_io({}, _malformed())
         ep.report_host_io({}, 'not a dict')
     assert ep.counts == {'stored': 1, 'ignored': 1, 'dropped': 2}
@@ -177,7 +178,8 @@ def test_retry_backoff_and_one_warning_per_outage(caplog, failures, cap,
         store=store.ReportStore(),
         probe=lambda url: outcomes.pop(0),
         start=lambda conf, **kw: sentinel, wait=waits.append)
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         listener._run()
     assert listener.server is sentinel and listener.state == 'listening'
     assert waits == delays and listener.delays == delays
@@ -205,7 +207,8 @@ def test_start_errors_are_retried_like_a_dead_broker(caplog):
     listener = listener_mod.BackgroundListener(
         conf, transport_url='fake:/', probe=lambda url: None, start=start,
         wait=lambda delay: None, store=store.ReportStore(), host='w')
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         listener._run()
     assert listener.server == 'server' and len(calls) == 3
     assert 'MessagingException: auth refused' in caplog.records[0].message
@@ -221,7 +224,8 @@ def test_stop_while_waiting_for_the_broker():
     assert _wait_for(lambda: listener.state == 'waiting')
     listener.stop()
     assert listener.state == 'stopped'
-    assert listener._thread.join(10) is None and not listener._thread.is_alive()
+    assert listener._thread.join(10) is None
+    assert not listener._thread.is_alive()
 
 
 @pytest.mark.parametrize('url, addresses', [

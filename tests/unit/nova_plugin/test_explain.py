@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of iosched.nova_plugin.explain and iosched.nova_plugin.request_spec (no nova)."""
+"""Tests of iosched.nova_plugin.explain and iosched.nova_plugin.request_spec
+(no nova).
+"""
 
 import types
 

@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Table tests of iosched.nova_plugin.inflight (no Nova: duck-typed host states)."""
+"""Table tests of iosched.nova_plugin.inflight (no Nova: duck-typed host
+states).
+"""
 
 import types
 

@@ -124,7 +124,8 @@ def test_only_the_named_host_can_report_for_itself(caplog):
     ep = _endpoint(st)
     genuine = reports.report(host='c1', io_vcpus=1, ts=time.time())
     forged = reports.report(host='c1', io_vcpus=7, ts=time.time() + 1)
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         ep.report_host_io({}, *_signed(genuine))
         # unsigned, another host's key, a tampered genuine signature
         ep.report_host_io({}, forged.to_dict())
@@ -167,7 +168,8 @@ def test_a_report_from_the_future_cannot_hide_the_genuine_ones(caplog):
     clock = reports.FakeClock(now=1000.0)
     st = store.ReportStore(clock=clock, max_clock_skew=300.0)
     ep = endpoint.ReportEndpoint(st)      # auth none: the weakest setting
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         ep.report_host_io({}, reports.report(host='c1', ts=1e12,
                                              io_vcpus=9).to_dict())
     assert st.get('c1') is None
@@ -228,7 +230,8 @@ def test_a_store_full_of_known_hosts_refuses_new_unknown_ones(caplog):
     for host in ('c1', 'c2', 'c3'):
         ep.report_host_io({}, reports.report(host=host, ts=1000.0).to_dict())
         st.get(host)
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         ep.report_host_io({}, reports.report(host='ghost',
                                              ts=1000.0).to_dict())
     assert st.hosts() == ['c1', 'c2', 'c3']
@@ -256,7 +259,8 @@ def test_agent_client_signs_and_the_listener_verifies(caplog):
         spoof = rpcapi.ReportAPI(server.transport, 'iosched-reports',
                                  key=_key('c2'))
         unsigned = rpcapi.ReportAPI(server.transport, 'iosched-reports')
-        caplog.set_level(logging.WARNING, logger='iosched.nova_plugin.endpoint')
+        caplog.set_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint')
         spoof.report_host_io(reports.report(host='c1', ts=time.time(),
                                             io_vcpus=7))
         unsigned.report_host_io(reports.report(host='c1', ts=time.time(),
@@ -279,7 +283,8 @@ def test_each_listener_warns_when_reports_are_not_authenticated(
     worker), never with signed reports.
     """
     conf = test_endpoint._conf(report_auth=auth, report_master_key=MASTER)
-    with caplog.at_level(logging.WARNING, logger='iosched.nova_plugin.endpoint'):
+    with caplog.at_level(logging.WARNING,
+                         logger='iosched.nova_plugin.endpoint'):
         for _ in range(2):
             server = endpoint.start_listener(conf, transport_url='fake:/',
                                              store=store.ReportStore(),

@@ -271,7 +271,8 @@ _ALLOWED = {('iosched.nova_plugin.state', '_WORKER'),
 
 
 def _modules():
-    for info in pkgutil.walk_packages(iosched.nova_plugin.__path__, 'nova_plugin.'):
+    for info in pkgutil.walk_packages(iosched.nova_plugin.__path__,
+                                      'iosched.nova_plugin.'):
         yield info.name
 
 

@@ -159,7 +159,8 @@ def test_wakeup_probe_failed_rows_and_bad_cases():
     d = driver_for(scheduler=xen.CreditSpec())
     rows = {r.mechanism: r for r in d.wakeup_probe(ALL_CASES, wakes=50)}
     assert rows[lsvm_bound.PROBE_STOCK].ok
-    for mech in (lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT, lsvm_bound.MECH_SLICE):
+    for mech in (lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT,
+                 lsvm_bound.MECH_SLICE):
         assert not rows[mech].ok and rows[mech].error
         assert rows[mech].samples == 0
     with pytest.raises(base.DriverError) as err:

@@ -14,7 +14,8 @@
 
 DOCUMENTATION = r'''
 module: iosched_nova_conf
-short_description: Add (or remove) iosched's filters, weigher and options in nova.conf
+short_description: >-
+  Add (or remove) iosched's filters, weigher and options in nova.conf
 description:
   - Edits nova.conf line by line, keeping everything else (comments,
     order, other options) as it is.
@@ -38,28 +39,33 @@ options:
     type: path
     required: true
   enabled_filters:
-    description: Filter class names to have in C([filter_scheduler] enabled_filters).
+    description: >-
+      Filter class names to have in C([filter_scheduler] enabled_filters).
     type: list
     elements: str
     default: []
   default_enabled_filters:
-    description: Nova's default C(enabled_filters), used when the key is absent.
+    description: >-
+      Nova's default C(enabled_filters), used when the key is absent.
     type: list
     elements: str
     default: [ComputeFilter, ComputeCapabilitiesFilter, ImagePropertiesFilter,
               ServerGroupAntiAffinityFilter, ServerGroupAffinityFilter]
   available_filters:
-    description: Function paths to have in C([filter_scheduler] available_filters).
+    description: >-
+      Function paths to have in C([filter_scheduler] available_filters).
     type: list
     elements: str
     default: []
   default_available_filters:
-    description: Nova's default C(available_filters), used when the key is absent.
+    description: >-
+      Nova's default C(available_filters), used when the key is absent.
     type: list
     elements: str
     default: [nova.scheduler.filters.all_filters]
   weight_classes:
-    description: Function or class paths to have in C([filter_scheduler] weight_classes).
+    description: >-
+      Function or class paths to have in C([filter_scheduler] weight_classes).
     type: list
     elements: str
     default: []
@@ -69,7 +75,9 @@ options:
     elements: str
     default: [nova.scheduler.weights.all_weighers]
   options:
-    description: Section -> option -> value to set (bools as true/false, lists comma-separated).
+    description: >-
+      Section -> option -> value to set (bools as true/false, lists
+      comma-separated).
     type: dict
     default: {}
   state:

@@ -32,17 +32,21 @@ NOVA_XML = """<domain type='kvm' id='3'>
         <nova:memory>2048</nova:memory>
         <nova:vcpus>2</nova:vcpus>
         <nova:extraSpecs>
-          <nova:extraSpec name="iosched:latency_sensitive">true</nova:extraSpec>
+          <nova:extraSpec
+            name="iosched:latency_sensitive">true</nova:extraSpec>
           <nova:extraSpec name="iosched:latency_ms">2</nova:extraSpec>
         </nova:extraSpecs>
       </nova:flavor>
     </nova:instance>
   </metadata>
   <vcpu placement='static'>2</vcpu>
-  <cputune><vcpupin vcpu='0' cpuset='1'/><vcpupin vcpu='1' cpuset='2-3'/></cputune>
+  <cputune>
+    <vcpupin vcpu='0' cpuset='1'/><vcpupin vcpu='1' cpuset='2-3'/>
+  </cputune>
   <devices>
     <disk type='file' device='disk'>
-      <source file='/var/lib/nova/instances/x/disk'/><target dev='vda' bus='virtio'/>
+      <source file='/var/lib/nova/instances/x/disk'/>
+      <target dev='vda' bus='virtio'/>
     </disk>
     <disk type='block' device='disk'>
       <source dev='/dev/sdb'/><target dev='vdb' bus='virtio'/>

@@ -9,4 +9,6 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Tests of iosched.host_agent.paths and iosched.host_agent.linux (fake trees, no root)."""
+"""Tests of iosched.host_agent.paths and iosched.host_agent.linux (fake trees,
+no root).
+"""

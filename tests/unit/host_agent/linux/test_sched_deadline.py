@@ -126,7 +126,8 @@ def test_set_fair_from_deadline_releases_bandwidth_first(monkeypatch):
     zero, fair = fake.calls
     # a zero-bandwidth reservation (1024 << 20 / 4.19 s = 0) ...
     assert zero.policy == DL and zero.runtime == 1024
-    assert zero.deadline == zero.period == sched_deadline.DL_PERIOD_MAX_US * 1000
+    assert (zero.deadline == zero.period
+            == sched_deadline.DL_PERIOD_MAX_US * 1000)
     assert (zero.runtime << 20) // zero.period == 0
     # ... then SCHED_OTHER, nice 0, default slice, reset-on-fork kept
     assert fair == sched.make_attr(policy=sched.SCHED_OTHER, flags=ROF)

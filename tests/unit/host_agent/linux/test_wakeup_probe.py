@@ -364,8 +364,9 @@ def test_only_the_driver_and_the_cli_import_the_probe_entrypoint():
     for base, _, files in os.walk(os.path.join(root, 'iosched', 'host_agent')):
         for f in files:
             path = os.path.join(base, f)
-            if f.endswith('.py') and 'iosched.host_agent.linux.privileged_probe' in \
-                    set(_imported(path)):
+            probe = 'iosched.host_agent.linux.privileged_probe'
+            if f.endswith('.py') and probe in set(_imported(path)):
                 users.append(os.path.relpath(path, root))
-    assert sorted(users) == ['iosched/host_agent/cmd/wakeup_probe.py',
-                             'iosched/host_agent/drivers/libvirt/lsvm_probes.py']
+    assert sorted(users) == [
+        'iosched/host_agent/cmd/wakeup_probe.py',
+        'iosched/host_agent/drivers/libvirt/lsvm_probes.py']

@@ -42,7 +42,8 @@ def test_another_seed_gives_another_run():
 def test_fixed_work_is_done_exactly():
     r = _pair('flubber')
     g = r.guests['SeqR']
-    assert g.done_sect == g.total_sect == int(0.05 * (1 << 30) / 512) // 32 * 32
+    sectors = int(0.05 * (1 << 30) / 512) // 32 * 32
+    assert g.done_sect == g.total_sect == sectors
     assert r.guests['RndR'].ops_done == 150
 
 

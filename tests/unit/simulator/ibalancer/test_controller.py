@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""I-Balancer's ITM/RTM/Algorithm 3 (iosched.simulator.ibalancer.controller)."""
+"""I-Balancer's ITM/RTM/Algorithm 3
+(iosched.simulator.ibalancer.controller).
+"""
 
 import pytest
 

@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""I-Balancer's equations (iosched.simulator.ibalancer.equations), table-driven."""
+"""I-Balancer's equations (iosched.simulator.ibalancer.equations),
+table-driven.
+"""
 
 import pytest
 

@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The I-Balancer host model (iosched.simulator.ibalancer.model), small runs."""
+"""The I-Balancer host model (iosched.simulator.ibalancer.model), small
+runs.
+"""
 
 import pytest
 
