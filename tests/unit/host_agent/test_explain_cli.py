@@ -152,7 +152,7 @@ def test_report_decisions_are_explained(tmp_path, capsys):
                       U1], capsys)
     data = json.loads(out)
     assert [d['status'] for d in data['decisions']] == ['failed', 'applied']
-    assert data['host'] == 'compute-1' and data['version'] == '1.4'
+    assert data['host'] == 'compute-1' and data['version'] == '1.5'
 
 
 def test_report_1_0_has_nothing_to_explain(tmp_path, capsys):
