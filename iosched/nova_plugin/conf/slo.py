@@ -87,7 +87,8 @@ SLO floors of the volumes attached there.
 
 An agent reports where it reads SLOs (``disk.slo_source``): ``cinder``,
 ``file``, ``driver`` and ``iotune`` (each volume counted at its
-``<iotune>`` ceiling, an upper bound) know every SLO volume the host has;
+``<iotune>`` ceiling, an upper bound; a volume retyped in use is missed)
+count the SLO volumes attached there;
 ``none`` (no Cinder credentials, no ``volume_qos_file`` and a driver that
 reads no ``<iotune>``) and a report older than 1.5 cannot, and their
 ``disk.reserved_iops`` of 0 may hide attached floors. Requests without SLO
