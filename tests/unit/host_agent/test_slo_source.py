@@ -287,3 +287,21 @@ def test_agent_says_its_source_at_start_and_in_its_report(
         ag.stop()
         for name in ('journal_path', 'volume_qos_file'):
             conf.clear_override(name, 'host_agent')
+
+
+@pytest.mark.parametrize('source, shown', [
+    ('cinder', 'cinder'), ('iotune', 'iotune'), ('none', 'none'),
+    ('', 'unknown'),
+])
+def test_iosched_status_shows_the_source(source, shown):
+    import dataclasses
+    from iosched.nova_plugin.cmd import status
+    from tests.unit.nova_plugin import reports
+    rep = reports.report(host='h1', ts=100.0, seq=1)
+    rep = dataclasses.replace(rep, disk=ps.DiskState(
+        capacity_iops=1000.0, reserved_iops=120.0, slo_source=source))
+    row = status.row(rep, 100.0, 101.0)
+    assert (row['slo']['source'], row['slo']['reserved_iops']) == (
+        shown, 120.0)
+    head, line = status.table([row])[:2]
+    assert head.split()[-1] == 'SLO-SOURCE' and line.split()[-1] == shown
