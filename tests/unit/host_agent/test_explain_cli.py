@@ -141,7 +141,7 @@ def _report(tmp_path, **changes):
 def test_report_decisions_are_explained(tmp_path, capsys):
     rc, out, err = run(['--report', _report(tmp_path)], capsys)
     assert rc == 0 and err == ''
-    assert 'host compute-1, version 1.4, seq 4: 3 decision(s)' in out
+    assert 'host compute-1, version 1.5, seq 4: 3 decision(s)' in out
     flat = ' '.join(out.split())          # long lines wrap
     assert '3000 -> 1000 (before -> chosen; applied)' in flat
     assert 'NOT applied: no emulator_slice knob' in flat
