@@ -31,14 +31,16 @@ object's vSlicer parameters (``nlsvm_slice_ms`` ... ``nlsvm_vcpus``), for
 the Nova ``LsvmFilter``; 1.3 the LSVM mechanism the host uses, its measured
 wake-up latency, the deadline admission figures and the self-test table
 (``mechanism`` ... ``probes``); 1.4 the SLO loop's state on the disk
-(``slo_volumes`` ... ``held_back``).
+(``slo_volumes`` ... ``held_back``); 1.5 where the agent reads the SLOs
+(``disk.slo_source``).
 
 Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 
-  version          str    "1.4" (1.0 had no ``decisions``; 1.1 had only
+  version          str    "1.5" (1.0 had no ``decisions``; 1.1 had only
                           the first five ``lsvm`` fields; 1.2 no
                           ``lsvm.mechanism`` ... ``lsvm.probes``; 1.3 no
-                          ``disk.slo_volumes`` ... ``disk.held_back``)
+                          ``disk.slo_volumes`` ... ``disk.held_back``;
+                          1.4 no ``disk.slo_source``)
   host             str    compute host name, as Nova's HostState.host
   ts               float  seconds since the epoch (agent clock) when measured
   seq              int    per-agent counter, +1 per report; restarts at 0
@@ -108,6 +110,12 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
     slo_met             int    of them, meeting it in the last window
     slo_missed          int    missing it (the others were idle)
     held_back           int    disks the SLO loop holds back (iotune)
+    slo_source          str    (1.5, optional) where reserved_iops comes
+                               from: cinder | file | driver | iotune
+                               (B unknown: each SLO disk's ceiling
+                               total_iops_sec, an upper bound) | none
+                               (cannot know); "" (absent, or a value this
+                               reader does not know): unknown
   health                object
     status              str    ok | degraded | error
     errors              list[str]  the last tick's problems, short
@@ -132,7 +140,7 @@ import json
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
 
-VERSION = '1.4'
+VERSION = '1.5'
 # A receiver refuses a report with more decisions (the agent sends at most
 # [reporter] max_decisions, default 200).
 MAX_DECISIONS = 1000

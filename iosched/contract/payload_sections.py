@@ -209,6 +209,25 @@ class LsvmState:
         return cls(**kw)
 
 
+# Where an agent reads attached volumes' SLOs (``disk.slo_source``, 1.5),
+# so that a scheduler can tell "no SLO volumes" (reserved_iops 0 from a
+# source that knows) from "cannot know":
+SLO_SOURCE_CINDER = 'cinder'    # each volume's QoS spec from the Cinder API
+SLO_SOURCE_FILE = 'file'        # [host_agent] volume_qos_file
+SLO_SOURCE_DRIVER = 'driver'    # the driver gives the specs (simulated hosts)
+# Only the disks' live <iotune>: B is not in it (Nova copies only the 13
+# front-end keys), so reserved_iops counts the ceiling total_iops_sec of
+# each disk that carries cinder_qos's keys, an upper bound of its B.
+SLO_SOURCE_IOTUNE = 'iotune'
+SLO_SOURCE_NONE = 'none'        # none of these: reserved_iops means nothing
+SLO_SOURCE_UNKNOWN = ''         # a report older than 1.5
+SLO_SOURCES = (SLO_SOURCE_CINDER, SLO_SOURCE_FILE, SLO_SOURCE_DRIVER,
+               SLO_SOURCE_IOTUNE, SLO_SOURCE_NONE)
+# The sources under which reserved_iops is not known to cover every SLO
+# volume's B (the scheduler's [iosched] unknown_slo_source_policy).
+SLO_SOURCES_UNKNOWING = (SLO_SOURCE_NONE, SLO_SOURCE_UNKNOWN)
+
+
 @dataclasses.dataclass(frozen=True)
 class DiskState:
     """The host's disk figures and the SLO loop's state (``disk``)."""
@@ -220,6 +239,7 @@ class DiskState:
     slo_met: int = 0
     slo_missed: int = 0
     held_back: int = 0
+    slo_source: str = SLO_SOURCE_UNKNOWN
 
     @classmethod
     def from_dict(cls, data, path):
@@ -233,6 +253,11 @@ class DiskState:
             kw[name] = payload_check.field(
                 data, name, path, int, default=0,
                 check=payload_check.nonneg, accepted='an integer >= 0')
+        source = payload_check.field(
+            data, 'slo_source', path, str, default=SLO_SOURCE_UNKNOWN)
+        # A source a newer agent names reads as unknown, not as an error.
+        kw['slo_source'] = (source if source in SLO_SOURCES
+                            else SLO_SOURCE_UNKNOWN)
         return cls(**kw)
 
 

@@ -27,6 +27,7 @@ import time
 from oslo_log import log as logging
 
 from iosched.contract import knob_kinds
+from iosched.contract import payload_sections
 from iosched.contract import qos_attach
 from iosched.contract import stats
 from iosched.host_agent import cinder_slo
@@ -125,6 +126,33 @@ class Agent(object):
                                        for p in self.policies):
             # The wake-up self-test runs once, before any knob is ours.
             self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
+        self._warn_without_slo_source()
+
+    def slo_source(self, instances=()):
+        """Where this agent reads SLOs (``volume_slo.host_source``)."""
+        return volume_slo.host_source(
+            self.volumes.cinder is not None,
+            bool(self.conf.host_agent.volume_qos_file),
+            getattr(self.driver, 'reads_iotune', False), instances)
+
+    def _warn_without_slo_source(self):
+        if not any(p.name == 'slo' for p in self.policies):
+            return
+        source = self.slo_source()
+        if source not in (payload_sections.SLO_SOURCE_IOTUNE,
+                          payload_sections.SLO_SOURCE_NONE):
+            return
+        LOG.warning(
+            'the slo policy runs without an SLO source (slo_source=%s): '
+            'no [cinder] credentials ([volume_slo] from_cinder is %s) and '
+            'no [host_agent] volume_qos_file, so no volume\'s SLO is known '
+            'and none is defended; %s. Configure [cinder] auth_type and '
+            'credentials (those of nova-compute\'s [cinder] section) or a '
+            'volume_qos_file', source, self.conf.volume_slo.from_cinder,
+            'disk.reserved_iops counts each volume\'s <iotune> ceiling '
+            '(an upper bound)' if source == payload_sections.SLO_SOURCE_IOTUNE
+            else 'disk.reserved_iops stays 0 (the scheduler sees '
+            'slo_source=none)')
 
     def tick(self):
         """One control step. Never raises."""
@@ -333,7 +361,9 @@ class Agent(object):
                 decisions=build.report_decisions(self.conf, self.actuator),
                 disk_capacity_iops=self._disk_capacity(),
                 slo=(self.last_plan.facts.get('slo')
-                     if self.last_plan else None))
+                     if self.last_plan else None),
+                slo_source=self.slo_source(
+                    self.last_snapshot.instances.values()))
         except Exception:    # a bug: say where
             LOG.exception('report %d not built; next one will be', self.seq)
             return

@@ -165,10 +165,21 @@ def cinder_adapter(conf, group=cinder_conf.CINDER_GROUP):
         'with endpoint and token for a Cinder without Keystone')
 
 
+def credentials_set(conf, group=cinder_conf.CINDER_GROUP):
+    """True when ``[cinder] auth_type`` names an auth plugin."""
+    return bool(conf[group].auth_type)
+
+
+def enabled(conf):
+    """``[volume_slo] from_cinder``, unset meaning: credentials are set."""
+    on = conf.volume_slo.from_cinder
+    return credentials_set(conf) if on is None else bool(on)
+
+
 def from_conf(conf):
     """The Cinder source the options ask for, or None."""
     g = conf.volume_slo
-    if not g.from_cinder:
+    if not enabled(conf):
         return None
     return CinderQosLookup(lambda: cinder_adapter(conf),
                            cache_ttl=g.cache_ttl, timeout=g.timeout)

@@ -30,11 +30,13 @@ Units are in the field names: ``_ns`` nanoseconds, ``_s`` seconds,
 
 import dataclasses
 import functools
+import math
 import typing
 
 from iosched.contract import flavor as flavor_contract
 from iosched.contract import flavor_warnings
 from iosched.contract import lsvm as lsvm_bound
+from iosched.contract import payload_sections
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 
@@ -51,6 +53,50 @@ class DiskInfo:
     serial: str = ''                 # Cinder volume id for volumes
     qos: typing.Mapping[str, str] = dataclasses.field(default_factory=dict)
     slo: typing.Optional[slo_mod.SLO] = None   # from qos, None: no SLO
+    # The live <iotune> the driver read ({qos_keys.FRONTEND_KEYS key: int
+    # > 0}), as Nova wrote it from the volume's front-end QoS spec.
+    iotune: typing.Mapping[str, int] = dataclasses.field(
+        default_factory=dict)
+    # Where ``qos`` came from (payload_sections.SLO_SOURCE_*): cinder,
+    # file, driver; iotune when none of them knew the volume and its
+    # <iotune> carries cinder_qos's keys (``iotune_ceiling``); '' none.
+    slo_source: str = ''
+
+    @property
+    def reserved_iops(self):
+        """This disk's share of the host's ``disk.reserved_iops``: B of
+        its SLO, else (slo_source iotune) its ceiling total_iops_sec, an
+        upper bound of B; 0.0 for a disk without either.
+        """
+        b = _finite(self.qos.get(qos_keys.MIN_IOPS))
+        if b:
+            return b
+        if self.slo_source == payload_sections.SLO_SOURCE_IOTUNE:
+            return float(iotune_ceiling(self.iotune) or 0.0)
+        return 0.0
+
+
+def _finite(value):
+    """A positive finite float of ``value``, else 0.0."""
+    try:
+        v = float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+    return v if math.isfinite(v) and v > 0 else 0.0
+
+
+# iotune_ceiling(iotune) := total_iops_sec if the disk's <iotune> has both
+# total_iops_sec and size_iops_sec (the keys iosched.cinder_qos.translate
+# always writes: total_iops_sec = ceil(h * max(B, N / L)), h >= 1), else
+# None. B itself is not in <iotune> (headroom h and queue depth N are
+# unknown there); B <= total_iops_sec / h <= total_iops_sec, so counting
+# the ceiling over-reserves but never under-reserves.
+def iotune_ceiling(iotune):
+    """The ceiling an SLO disk's <iotune> implies (IOPS), or None."""
+    if not iotune or qos_keys.SIZE_IOPS_SEC not in iotune:
+        return None
+    total = _finite(iotune.get('total_iops_sec'))
+    return total or None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,14 +11,24 @@
 # under the License.
 """Which attached disks have an SLO: QoS specs by volume id, to SLOs.
 
-A disk's QoS spec comes from the driver (``DiskInfo.qos``), from the
-``[host_agent] volume_qos_file`` (``QosFile``: volume id -> spec keys,
-re-read when it changes) or, for the other disks with a serial, from the
-Cinder API (``iosched.host_agent.cinder_slo``, when ``[volume_slo]
-from_cinder``). ``attach`` returns the instances with each disk's spec and its
+A disk's QoS spec comes from the driver (``DiskInfo.qos``: simulated
+hosts), from the ``[host_agent] volume_qos_file`` (``QosFile``: volume id
+-> spec keys, re-read when it changes) or, for the other disks with a
+serial, from the Cinder API (``iosched.host_agent.cinder_slo``, with
+``[cinder]`` credentials unless ``[volume_slo] from_cinder = false``).
+On a real host that is the only way to the SLO: Cinder hands Nova the
+front-end spec in the attachment's ``connection_info['data']['qos_specs']``
+and Nova's libvirt driver writes only its 13 front-end keys into the
+disk's ``<iotune>``; the ``iosched:*`` keys reach no file on the host. A
+volume none of them knows, whose ``<iotune>`` carries the keys
+``cinder_qos`` writes, is counted at its ceiling (``model.iotune_ceiling``,
+``slo_source`` iotune) and has no SLO to defend.
+
+``attach`` returns the instances with each disk's spec, its source and its
 ``iosched.contract.slo.SLO`` (``SLO.from_specs``, the reader of what the
 admin tooling writes); a spec that does not parse is reported once and the
-disk treated as having no SLO.
+disk treated as having no SLO. ``host_source`` names the host's source
+for the report (``disk.slo_source``).
 """
 
 import dataclasses
@@ -27,6 +37,7 @@ import os
 
 from oslo_log import log as logging
 
+from iosched.contract import payload_sections as ps
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
 from iosched.host_agent import model
@@ -105,11 +116,20 @@ class Resolver(object):
 
     def _disk(self, inst, disk, by_serial):
         qos = dict(disk.qos or {})
+        source = disk.slo_source or (ps.SLO_SOURCE_DRIVER if qos else '')
         if disk.serial and disk.serial in by_serial:
             qos.update(by_serial[disk.serial])
+            source = ps.SLO_SOURCE_FILE
         elif disk.serial and self.cinder is not None:
-            qos.update(self.cinder.specs(disk.serial) or {})
+            got = self.cinder.specs(disk.serial)
+            if got is not None:     # {}: Cinder knows it has no QoS spec
+                qos.update(got)
+                source = ps.SLO_SOURCE_CINDER
+        if not source and disk.serial and model.iotune_ceiling(disk.iotune):
+            source = ps.SLO_SOURCE_IOTUNE
         if not qos:
+            if source != disk.slo_source:
+                disk = dataclasses.replace(disk, slo_source=source)
             return disk
         try:
             slo = slo_of(qos)
@@ -121,5 +141,22 @@ class Resolver(object):
                             ' %s', inst.uuid, disk.target, disk.serial, e)
                 self._bad[key] = str(e)
             slo = None
-        return model.DiskInfo(target=disk.target, serial=disk.serial,
-                              qos=qos, slo=slo)
+        return dataclasses.replace(disk, qos=qos, slo=slo,
+                                   slo_source=source)
+
+
+# host_source := cinder        if the agent reads Cinder
+#                file          else if [host_agent] volume_qos_file is set
+#                driver        else if the driver gave a disk its spec
+#                iotune        else if the driver reads disks' <iotune>
+#                none          else (reserved_iops cannot be known)
+def host_source(cinder_on, file_on, driver_iotune, instances=()):
+    """The host's ``disk.slo_source`` (``payload_sections.SLO_SOURCES``)."""
+    if cinder_on:
+        return ps.SLO_SOURCE_CINDER
+    if file_on:
+        return ps.SLO_SOURCE_FILE
+    if any(d.slo_source == ps.SLO_SOURCE_DRIVER
+           for i in instances for d in i.disks):
+        return ps.SLO_SOURCE_DRIVER
+    return ps.SLO_SOURCE_IOTUNE if driver_iotune else ps.SLO_SOURCE_NONE

@@ -50,7 +50,8 @@ MEMO_MAX = 256
 
 Settings = collections.namedtuple('Settings', (
     'missing_report_policy missing_report_weight inflight_vcpu_profile '
-    'max_io_vcpus_per_pcpu slo_capacity_fraction slo_lookup_failure_policy'))
+    'max_io_vcpus_per_pcpu slo_capacity_fraction slo_lookup_failure_policy '
+    'slo_unknown_source_policy'))
 
 
 def settings(conf):
@@ -62,7 +63,8 @@ def settings(conf):
         inflight_vcpu_profile=g.inflight_vcpu_profile,
         max_io_vcpus_per_pcpu=g.max_io_vcpus_per_pcpu,
         slo_capacity_fraction=g.slo_capacity_fraction,
-        slo_lookup_failure_policy=g.slo_lookup_failure_policy)
+        slo_lookup_failure_policy=g.slo_lookup_failure_policy,
+        slo_unknown_source_policy=g.slo_unknown_source_policy)
 
 
 def iops_ok(value):
@@ -76,6 +78,7 @@ class Prepared(object):
 
     __slots__ = ('report', 'pcpus', 'io_vcpus', 'io_strength',
                  'capacity_iops', 'reserved_iops', 'slo_ok', 'bases',
+                 'slo_source',
                  '_lsvm', '_memo')
 
     def __init__(self, report):
@@ -86,6 +89,7 @@ class Prepared(object):
         disk = report.disk
         self.capacity_iops = disk.capacity_iops
         self.reserved_iops = disk.reserved_iops
+        self.slo_source = getattr(disk, 'slo_source', '')
         self.slo_ok = iops_ok(self.capacity_iops) and iops_ok(
             self.reserved_iops)
         # the in-flight baselines of this report (inflight.observe_node)

@@ -18,17 +18,51 @@ request's floors (``slo_lookup.Demand``, read once per request), applies
 else ``slo_rule.admit`` to each host's fresh report (prepared once per
 report, ``iosched.nova_plugin.prepared``) with the SLO IOPS placed since it,
 ``[iosched] missing_report_policy`` where the report is missing or says
-nothing of its disk. Every host's reason goes to the worker's explain
-ring (written when read), the verdicts to its metrics. The filter calls
-it and only logs the rejections.
+nothing of its disk, ``[iosched] slo_unknown_source_policy`` where its
+agent cannot know the floors attached there (``disk.slo_source`` none, or
+a report older than 1.5: ``unknowing``; one WARNING per host). Every
+host's reason goes to the worker's explain ring (written when read), the
+verdicts to its metrics. The filter calls it and only logs the
+rejections.
 
 No nova import.
 """
 
+from oslo_log import log as logging
+
+from iosched.contract import payload_sections
 from iosched.nova_plugin import metrics
 from iosched.nova_plugin import prepared
 from iosched.nova_plugin import report_checks
 from iosched.nova_plugin import slo_rule
+
+LOG = logging.getLogger(__name__)
+# Hosts already warned about as unknowing (one WARNING per host and
+# scheduler process).
+_WARNED = set()
+
+
+def unknowing(prep):
+    """True when the report's agent cannot know its SLO reservations."""
+    return prep.slo_source in payload_sections.SLO_SOURCES_UNKNOWING
+
+
+def _unknowing_reason(prep, policy):
+    return ('the agent cannot know the SLO floors attached here '
+            '(slo_source=%s), reported reserved_iops %.1f; '
+            'slo_unknown_source_policy=%s. On that host configure the '
+            "agent's [cinder] credentials (or [host_agent] "
+            'volume_qos_file)' % (prep.slo_source or 'unknown, report %s'
+                                  % prep.report.version,
+                                  prep.reserved_iops, policy))
+
+
+def _warn_unknowing(host, prep, policy):
+    if host in _WARNED:
+        return
+    _WARNED.add(host)
+    LOG.warning('SloCapacityFilter: host %s: %s', host,
+                _unknowing_reason(prep, policy))
 
 
 def pending_iops(pending):
@@ -87,15 +121,22 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings):
     fraction = settings.slo_capacity_fraction
     missing = settings.missing_report_policy
     missing_passes = missing == 'pass'
+    blind = settings.slo_unknown_source_policy
     valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
     oks, passed, p_iops = [], [], []
-    no_report = by_rule = 0
+    no_report = by_rule = by_source = 0
     for host_state, prep in zip(host_states, preps):
         if prep is None:
             ok = missing_passes
             no_report += not ok
             p_iops.append(None)
+        elif unknowing(prep) and blind == 'reject':
+            ok = False
+            by_source += 1
+            p_iops.append(None)
         else:
+            if unknowing(prep):
+                _warn_unknowing(host_state.host, prep, blind)
             p = pending_iops(reports.pending(host_state.host))
             p_iops.append(p)
             if valid and prep.slo_ok and prepared.iops_ok(p):
@@ -115,12 +156,16 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings):
         prep = preps[i]
         if prep is None:
             return report_checks.missing_reason(missing)
+        if unknowing(prep) and blind == 'reject':
+            return _unknowing_reason(prep, blind)
         verdict, why = slo_rule.admit(
             prep.capacity_iops, prep.reserved_iops, p_iops[i],
             request_iops, fraction)
         if verdict is None:
             why = '%s (missing_report_policy=%s)' % (why, missing)
+        if unknowing(prep):
+            why = '%s; %s' % (why, _unknowing_reason(prep, blind))
         return why
 
-    return oks, passed, {metrics.CAUSE_RULE: by_rule,
+    return oks, passed, {metrics.CAUSE_RULE: by_rule + by_source,
                          metrics.CAUSE_NO_REPORT: no_report}, reason_of

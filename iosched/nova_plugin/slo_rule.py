@@ -15,7 +15,8 @@ Description:
     A Flubber SLO volume type guarantees a throughput floor B
     (``iosched:min_iops`` in its QoS spec, see ``docs/slo.md``). The host
     agent reports ``disk.reserved_iops`` (the sum of B of the SLO volumes
-    attached on the host) and ``disk.capacity_iops`` (the device capacity
+    attached on the host, read from Cinder by volume id; see the note
+    below) and ``disk.capacity_iops`` (the device capacity
     the operator measured, 0 = unknown). ``admit`` says whether a request
     whose SLO volumes add up to B still fits: reserved + pending + B within
     ``fraction`` of the capacity. ``volume_ref`` says, for one block device
@@ -40,9 +41,15 @@ import math
 
 from iosched.contract import qos_keys
 
-# Only specs of qos_keys.HOST_CONSUMERS reach the compute host (Cinder
-# copies them into the attachment's connection_info), so the agent counts
-# their B in reserved_iops. A 'back-end' spec never reaches the host.
+# B never reaches the compute host with the attachment: Cinder copies a
+# spec of qos_keys.HOST_CONSUMERS into the attachment's connection_info,
+# but Nova writes only its front-end keys into the disk's <iotune>. The
+# agent reads each attached volume's spec from Cinder by the disk's
+# <serial> (iosched.host_agent.cinder_slo, any consumer) and counts its B
+# in reserved_iops; without Cinder (or a volume_qos_file) it counts the
+# <iotune> ceiling total_iops_sec, an upper bound of B, and says where its
+# figure comes from in disk.slo_source (payload 1.5; what the filter does
+# with "none": [iosched] slo_unknown_source_policy, slo_check).
 
 # Where a block device mapping's volume type comes from (volume_ref()).
 REF_TYPE = 'type'           # an explicit volume type, name or id

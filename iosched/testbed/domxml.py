@@ -13,7 +13,9 @@
 writes: ``<uuid>`` is the instance uuid, ``<metadata><nova:instance>`` has
 the structure of ``nova.virt.libvirt.config.LibvirtConfigGuestMetaNova*``
 (package, name, creationTime, flavor with extraSpecs, image, owner, root,
-ports), the disk's ``<serial>`` is the (fake) Cinder volume id.
+ports), the disk's ``<serial>`` is the (fake) Cinder volume id, and its
+``<iotune>`` (``spec.disk_iotune``, none by default) what Nova writes from
+the volume's front-end QoS spec.
 
 Devices: direct kernel boot (TCG, ``type='qemu'``), a raw virtio-blk disk
 (``cache='none' io='native'``, or ``spec.disk_cache`` with ``io='threads'``
@@ -25,6 +27,8 @@ no traffic), a file console and no balloon.
 
 import time
 import xml.etree.ElementTree as ET
+
+from iosched.contract import qos_keys
 
 NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
 NOVA_PACKAGE = '34.0.0 (iosched-testbed)'
@@ -126,6 +130,11 @@ def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
         _sub(d, 'source', file=disk)
     _sub(d, 'target', dev='vda', bus='virtio')
     _sub(d, 'serial', volume_id)
+    if spec.disk_iotune:            # as Nova's LibvirtConfigGuestDisk
+        tune = _sub(d, 'iotune')
+        for key in qos_keys.FRONTEND_KEYS:
+            if key in spec.disk_iotune:
+                _sub(tune, key, int(spec.disk_iotune[key]))
     _sub(dev, 'controller', type='usb', model='none')
     _sub(dev, 'controller', type='virtio-serial', index=0)
     ch = _sub(dev, 'channel', type='unix')

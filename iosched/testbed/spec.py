@@ -22,6 +22,8 @@ import json
 import re
 import typing
 
+from iosched.contract import qos_keys
+
 MODES = ('rr', 'burn', 'hybrid', 'disk', 'idle', 'dd')
 NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]{0,30}$')
 VOLUME_ID_RE = re.compile(r'^[0-9a-f-]{36}$')
@@ -81,6 +83,11 @@ class GuestSpec:
     # QEMU cache mode of the disk: none (O_DIRECT, io=native) or a host
     # page cache mode (io=threads).
     disk_cache: str = 'none'
+    # The disk's <iotune> as Nova writes it at attach from the volume's
+    # front-end QoS spec ({key of qos_keys.FRONTEND_KEYS: int > 0}); empty:
+    # none.
+    disk_iotune: typing.Mapping[str, int] = dataclasses.field(
+        default_factory=dict)
 
     def __post_init__(self):
         if not NAME_RE.match(self.name or ''):
@@ -121,6 +128,13 @@ class GuestSpec:
             raise SpecError('guest %s: volume_id %r: want a volume uuid '
                             '([0-9a-f-], 36 characters)'
                             % (self.name, self.volume_id))
+        for k, v in self.disk_iotune.items():
+            if k not in qos_keys.FRONTEND_KEYS or isinstance(v, bool) or \
+                    not isinstance(v, int) or v <= 0:
+                raise SpecError('guest %s: disk_iotune %s=%r: want one of %s'
+                                ' = an integer > 0' % (
+                                    self.name, k, v,
+                                    '|'.join(qos_keys.FRONTEND_KEYS)))
         if int(self.disk_offset) < 0 or int(self.disk_offset) % 4096:
             raise SpecError('guest %s: disk_offset must be a multiple of '
                             '4096 bytes' % self.name)

@@ -12,14 +12,22 @@
 """The host agent reading an attached volume's SLO from Cinder's real API
 (``iosched.host_agent.cinder_slo``): the volume's type and its QoS spec, the
 SLO the slo policy then defends, and the new one after an in-use retype once
-the cache entry expires.
+the cache entry expires; the lookup built from the agent's own options
+(``[cinder]`` credentials, ``[volume_slo] from_cinder`` unset) for a type
+made by ``iosched.cinder_qos``.
 """
 
 import uuid
 
+from oslo_config import cfg
+
+from iosched.cinder_qos import client
+from iosched.cinder_qos import rest
 from iosched.cinder_qos import translate
+from iosched.contract import qos_attach
 from iosched.contract import slo as slo_mod
 from iosched.host_agent import cinder_slo
+from iosched.host_agent.conf import opts
 from iosched.host_agent import model
 from iosched.host_agent import volume_slo
 
@@ -128,3 +136,43 @@ def test_online_extend_with_per_gb_keys_changes_the_limits(cinder_api):
     assert got['total_iops_sec'] == '900'
     assert 'total_iops_sec_per_gb' not in got
     assert got['iosched:min_iops'] == specs['iosched:min_iops']
+
+
+def test_agent_options_resolve_a_volume_of_an_iosched_slo_type(cinder_api,
+                                                               tmp_path):
+    # The type as an admin makes it (iosched.cinder_qos, over openstacksdk),
+    # a volume of it, and the agent's lookup built from its own options:
+    # a [cinder] section with credentials and [volume_slo] from_cinder
+    # unset (on). This Cinder runs without Keystone: admin_token.
+    admin = client.SloAdmin(rest.RestApi(
+        cinder_api.connection().block_storage))
+    plan = client.plan(_name('slo'), '250iops,10ms,p99')
+    admin.create(plan)
+    api = cinder_api.adapter()
+    resp = api.post('/volumes', json={'volume': {
+        'size': 1, 'name': _name('vol'), 'volume_type': plan.type_name}})
+    assert resp.status_code == 202, resp.text
+    vol_id = resp.json()['volume']['id']
+    cinder_api.wait_volume(vol_id, 'available')
+    conf_file = tmp_path / 'host-agent.conf'
+    conf_file.write_text('[cinder]\nauth_type = admin_token\n'
+                         'endpoint = %s\ntoken = %s\n'
+                         % (cinder_api.endpoint, cinder_api.token))
+    conf = cfg.ConfigOpts()
+    opts.register_all(conf)
+    conf(['--config-file', str(conf_file)], default_config_files=[])
+    assert conf.volume_slo.from_cinder is None and cinder_slo.enabled(conf)
+    res = volume_slo.Resolver('', cinder_slo.from_conf(conf))
+    # the disk as the libvirt driver lists it: serial and Nova's <iotune>
+    iotune = qos_attach.iotune(plan.specs)
+    (inst,) = res.attach([model.InstanceInfo(uuid='u', name='u', disks=(
+        model.DiskInfo('vdb', serial=vol_id, iotune=iotune),))])
+    disk = inst.disks[0]
+    assert disk.slo == slo_mod.SLO.from_specs(plan.specs)
+    assert (disk.slo_source, disk.reserved_iops) == ('cinder', 250.0)
+    assert res.cinder.outage is None
+    # a volume Cinder does not know: its <iotune> ceiling counts
+    (inst,) = res.attach([model.InstanceInfo(uuid='u', name='u', disks=(
+        model.DiskInfo('vdb', serial=str(uuid.uuid4()), iotune=iotune),))])
+    assert (inst.disks[0].slo_source, inst.disks[0].reserved_iops) == (
+        'iotune', float(iotune['total_iops_sec']))

@@ -50,12 +50,16 @@ TYPE_IDS = {'slo-gold': uuids.gold, 'slo-silver': uuids.silver,
             'lvm-1': '5f9204ec-3e94-4f27-9beb-fe7bb73b6eb9'}
 
 
-def disk_report(host, capacity, reserved, ts=100.0, seq=1):
-    """A HostReport whose disk has ``capacity`` and ``reserved`` IOPS."""
+def disk_report(host, capacity, reserved, ts=100.0, seq=1,
+                slo_source=payload_sections.SLO_SOURCE_CINDER):
+    """A HostReport whose disk has ``capacity`` and ``reserved`` IOPS,
+    read from ``slo_source`` ('': a report older than 1.5).
+    """
     return dataclasses.replace(
         reports.report(host=host, ts=ts, seq=seq),
         disk=payload_sections.DiskState(capacity_iops=float(capacity),
-                                        reserved_iops=float(reserved)))
+                                        reserved_iops=float(reserved),
+                                        slo_source=slo_source))
 
 
 class FakeCinderTypes(object):
@@ -342,9 +346,10 @@ class FilterTestCase(test.NoDBTestCase):
         self.filters = [slo_capacity.SloCapacityFilter()]
         self.spec = objects.RequestSpec(instance_uuid=uuids.instance)
 
-    def report(self, host, capacity, reserved):
+    def report(self, host, capacity, reserved, slo_source='cinder'):
         self.assertTrue(self.store.update(disk_report(
-            host, capacity, reserved, ts=self.clock.now)))
+            host, capacity, reserved, ts=self.clock.now,
+            slo_source=slo_source)))
 
     def passing(self, *hosts):
         states = [fakes.FakeHostState(h, h + '-node', {}) for h in hosts]
@@ -393,6 +398,32 @@ class FilterTestCase(test.NoDBTestCase):
                       self.recent(host='h1')[-1].reason)
         self.flags(slo_lookup_failure_policy='reject', group='iosched')
         self.assertEqual([], self.passing('h1'))
+
+    def test_hosts_that_cannot_know_their_floors(self):
+        # 'none': no SLO source on the agent; '': a report older than 1.5;
+        # 'iotune': ceilings only, an upper bound, judged as known
+        self.report('blind', 1000, 0, slo_source='none')
+        self.report('old', 1000, 0, slo_source='')
+        self.report('ceil', 1000, 400, slo_source='iotune')
+        self.report('full', 1000, 600, slo_source='iotune')
+        hosts = ('blind', 'old', 'ceil', 'full')
+        with self.assertLogs('iosched.nova_plugin.slo_check',
+                             'WARNING') as logs:
+            self.assertEqual(['blind', 'old', 'ceil'], self.passing(*hosts))
+            self.passing(*hosts)            # said once per host
+        self.assertEqual(2, len(logs.records))
+        self.assertIn("agent's [cinder] credentials", logs.output[0])
+        self.assertIn('slo_source=none',
+                      self.recent(host='blind')[-1].reason)
+        self.flags(slo_unknown_source_policy='reject', group='iosched')
+        self.assertEqual(['ceil'], self.passing(*hosts))
+        why = self.recent(host='blind')[-1]
+        self.assertFalse(why.passed)
+        self.assertIn('cannot know the SLO floors attached here '
+                      '(slo_source=none)', why.reason)
+        self.assertIn('slo_unknown_source_policy=reject', why.reason)
+        self.assertIn('unknown, report',
+                      self.recent(host='old')[-1].reason)
 
     def test_requests_without_slo_volumes_pass_everywhere(self):
         self.report('full', 1000, 1000)

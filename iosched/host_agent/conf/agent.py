@@ -172,11 +172,15 @@ key, the agent reads the SLO from the ``iosched:*`` keys (as written by
 ``iosched-slo translate``) and the static ceiling from the front-end keys.
 Re-read when the file changes; a bad file is reported once and the last
 good content kept. Used where the agent does not read Cinder (tests, the
-real-guest testbed, hosts without Cinder credentials).
+real-guest testbed, hosts without Cinder credentials). The SLO is in no
+other file of the host: Nova copies only the front-end keys into the
+disk's ``<iotune>``.
 
 Possible values:
 
-* Empty (default): no file; disks get SLOs only from the driver.
+* Empty (default): no file; disks get SLOs from Cinder (``[volume_slo]
+  from_cinder``, ``[cinder]`` credentials), else only their ``<iotune>``
+  ceiling is known (``disk.slo_source`` iotune, no SLO to defend).
 * A readable file path.
 """),
     cfg.StrOpt('simulated_state_file', default='',

@@ -36,17 +36,29 @@ SLO_GROUP = cfg.OptGroup(
          'credentials.')
 
 SLO_OPTS = [
-    cfg.BoolOpt('from_cinder', default=False, help="""
+    cfg.BoolOpt('from_cinder', default=None, help="""
 Read attached volumes' QoS specs (their SLOs and static ceilings) from the
 Cinder API.
 
-Off by default: an agent without Cinder credentials would only log
-warnings. When on, a volume in ``[host_agent] volume_qos_file`` is taken
-from the file, every other disk with a ``<serial>`` from Cinder.
+On a real host this is how the agent learns a volume's SLO: Nova copies
+only the front-end keys of the volume's QoS spec into the disk's
+``<iotune>``, never the ``iosched:*`` keys, so the agent looks the volume
+(the disk's ``<serial>``) up in Cinder, then its type and QoS spec.
+
+Unset (default): on when ``[cinder] auth_type`` is set, off otherwise.
+``true``: on (a missing ``[cinder]`` auth is then logged as a Cinder
+outage); ``false``: off. Without Cinder and without ``[host_agent]
+volume_qos_file`` the agent knows no SLO: the ``slo`` policy has nothing
+to defend (one WARNING at start) and ``disk.reserved_iops`` counts each
+volume's ceiling from ``<iotune>`` (``disk.slo_source`` = iotune in the
+report). A volume in ``volume_qos_file`` is taken from the file, every
+other disk with a ``<serial>`` from Cinder.
 
 Related options:
 
-* ``[cinder]``: how to reach and authenticate to Cinder.
+* ``[cinder]``: how to reach and authenticate to Cinder (copy
+  nova-compute's ``[cinder]`` credentials).
+* ``[host_agent] volume_qos_file``
 """),
     cfg.FloatOpt('cache_ttl', default=60.0, min=1.0, help="""
 Seconds an answer from Cinder is used before it is asked again. A retype

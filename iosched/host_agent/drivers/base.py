@@ -59,6 +59,9 @@ class DriverError(Exception):
 
 class Driver(metaclass=abc.ABCMeta):
     name = 'base'
+    # True: list_instances gives each disk its live <iotune>
+    # (DiskInfo.iotune), a source of SLO ceilings (volume_slo.host_source).
+    reads_iotune = False
 
     @abc.abstractmethod
     def host_name(self):

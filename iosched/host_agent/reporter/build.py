@@ -13,8 +13,6 @@
 actuator's latest decisions (the newest ``[reporter] max_decisions``).
 """
 
-import math
-
 from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload
 from iosched.contract import payload_check
@@ -53,17 +51,11 @@ def decision_entry(d):
 
 
 def reserved_iops(instances):
-    """Sum of the SLO throughputs B of attached volumes (iosched:min_iops)."""
-    total = 0.0
-    for inst in instances:
-        for disk in inst.disks:
-            try:
-                b = float(disk.qos.get('iosched:min_iops', 0) or 0)
-            except (TypeError, ValueError):
-                continue
-            if math.isfinite(b) and b > 0:     # not NaN, inf nor < 0
-                total += b
-    return total
+    """Sum of the SLO throughputs B of attached volumes (iosched:min_iops;
+    a disk known only by its <iotune>: its ceiling, ``DiskInfo``).
+    """
+    return sum(disk.reserved_iops for inst in instances
+               for disk in inst.disks)
 
 
 def lsvm_payload(lsvm):
@@ -113,12 +105,13 @@ def choose_disk_capacity(configured, from_driver=None):
 def build_report(snapshot, seq, report_interval, lsvm=None,
                  disk_latency_p50_ms=0.0, disk_latency_p99_ms=0.0,
                  errors=(), decisions=(), disk_capacity_iops=0.0,
-                 slo=None):
+                 slo=None, slo_source=payload_sections.SLO_SOURCE_UNKNOWN):
     """Aggregate a HostSnapshot into the payload the schedulers read.
 
     ``decisions``: model.Decision to carry, as given (see
     ``report_decisions`` for the newest N). ``slo``: the SLO policy's
     facts (``policies.slo_window.SloFacts``) of the last tick, or None.
+    ``slo_source``: where the agent reads SLOs (``volume_slo.host_source``).
     """
     n_pcpus = max(1, len(snapshot.pcpus))
     entries = []
@@ -155,7 +148,8 @@ def build_report(snapshot, seq, report_interval, lsvm=None,
                 if d.slo is not None),
             slo_met=slo.met if slo is not None else 0,
             slo_missed=slo.missed if slo is not None else 0,
-            held_back=slo.held_back if slo is not None else 0),
+            held_back=slo.held_back if slo is not None else 0,
+            slo_source=slo_source),
         health=payload_sections.Health(
             status=status, errors=tuple(e[:200] for e in errors[:10])),
         decisions=tuple(decision_entry(d) for d in decisions))

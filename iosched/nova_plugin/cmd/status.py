@@ -147,7 +147,11 @@ def row(report, received_at, now):
         'knob_kinds': sorted({d.kind for d in applied}),
         'slo': {'volumes': report.disk.slo_volumes,
                 'met': report.disk.slo_met,
-                'missed': report.disk.slo_missed},
+                'missed': report.disk.slo_missed,
+                'reserved_iops': report.disk.reserved_iops,
+                # where the agent reads SLOs; '' (a report older than 1.5)
+                # is shown as unknown
+                'source': report.disk.slo_source or 'unknown'},
         'version': report.version,
     }
 
@@ -165,7 +169,8 @@ COLUMNS = (('HOST', lambda r: r['host']),
            ('POLICIES', lambda r: ','.join(r['policies']) or '-'),
            ('KNOBS', lambda r: str(r['knobs'])),
            ('SLO', lambda r: '%d/%d' % (r['slo']['met'],
-                                        r['slo']['volumes'])))
+                                        r['slo']['volumes'])),
+           ('SLO-SOURCE', lambda r: r['slo']['source']))
 
 
 def table(rows):

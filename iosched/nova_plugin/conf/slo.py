@@ -72,6 +72,41 @@ Related options:
 * ``[cinder]`` authentication options: the filter reads volume types and
   QoS specs with Nova's admin credentials for Cinder.
 """),
+    cfg.StrOpt('slo_unknown_source_policy',
+        default='trust',
+        choices=[
+            ('trust', 'A host whose agent cannot know its SLO '
+                      'reservations is judged on what it reports '
+                      '(logged at WARNING once per host)'),
+            ('reject', 'A host whose agent cannot know its SLO '
+                       'reservations takes no SLO volume'),
+        ],
+        help="""
+What ``SloCapacityFilter`` does with a host whose agent cannot know the
+SLO floors of the volumes attached there.
+
+An agent reports where it reads SLOs (``disk.slo_source``): ``cinder``,
+``file``, ``driver`` and ``iotune`` (each volume counted at its
+``<iotune>`` ceiling, an upper bound; a volume retyped in use is missed)
+count the SLO volumes attached there;
+``none`` (no Cinder credentials, no ``volume_qos_file`` and a driver that
+reads no ``<iotune>``) and a report older than 1.5 cannot, and their
+``disk.reserved_iops`` of 0 may hide attached floors. Requests without SLO
+volumes are never affected.
+
+Possible values:
+
+* ``trust`` (default): judge such a host on its reported figures, as
+  before 1.5, with one WARNING per host naming what to configure on its
+  agent (a rolling upgrade keeps placing SLO volumes).
+* ``reject``: such a host takes no SLO volume (its explanation says why).
+
+Related options:
+
+* ``slo_capacity_fraction``
+* On the compute node: ``[cinder]`` credentials and ``[volume_slo]
+  from_cinder`` of the host agent.
+"""),
     cfg.IntOpt('slo_cache_seconds',
         default=60,
         min=0,

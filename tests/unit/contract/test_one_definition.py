@@ -48,6 +48,9 @@ NOT_A_COPY = {
         "a token bucket's wait for the next request, not the LSVM wait",
     ('iosched/nova_plugin/inflight.py', 'observe'):
         'records a placement in flight, not ISACS Eq. 1',
+    ('iosched/nova_plugin/slo_lookup.py', 'SOURCE_NONE'):
+        "where a request's floors were read (none), not an agent's "
+        'disk.slo_source',
 }
 PERCENTILE = re.compile(
     r'_?(percentile|pct|quantile|nearest_rank|p\d\d?|_q)')

@@ -141,7 +141,7 @@ def _report(tmp_path, **changes):
 def test_report_decisions_are_explained(tmp_path, capsys):
     rc, out, err = run(['--report', _report(tmp_path)], capsys)
     assert rc == 0 and err == ''
-    assert 'host compute-1, version 1.4, seq 4: 3 decision(s)' in out
+    assert 'host compute-1, version 1.5, seq 4: 3 decision(s)' in out
     flat = ' '.join(out.split())          # long lines wrap
     assert '3000 -> 1000 (before -> chosen; applied)' in flat
     assert 'NOT applied: no emulator_slice knob' in flat
@@ -152,7 +152,7 @@ def test_report_decisions_are_explained(tmp_path, capsys):
                       U1], capsys)
     data = json.loads(out)
     assert [d['status'] for d in data['decisions']] == ['failed', 'applied']
-    assert data['host'] == 'compute-1' and data['version'] == '1.4'
+    assert data['host'] == 'compute-1' and data['version'] == '1.5'
 
 
 def test_report_1_0_has_nothing_to_explain(tmp_path, capsys):

@@ -48,7 +48,7 @@ def _report(decisions=None):
 def test_version_is_1_2_and_decisions_round_trip_through_json():
     r = _report()
     d = json.loads(json.dumps(r.to_dict()))
-    assert d['version'] == payload.VERSION == '1.4'
+    assert d['version'] == payload.VERSION == '1.5'
     assert d['decisions'][1]['after'] == [1]
     assert payload.HostReport.from_dict(d) == r
 

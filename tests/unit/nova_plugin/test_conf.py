@@ -64,8 +64,9 @@ def test_list_opts_and_help_style():
         'io_strength_weight_multiplier', 'store_max_hosts',
         'agents_topic', 'resync_on_start', 'listener_retry_interval_max',
         'slo_capacity_fraction', 'slo_lookup_failure_policy',
-        'slo_cache_seconds', 'slo_cache_max_entries', 'report_auth',
-        'report_master_key', 'report_max_clock_skew'}
+        'slo_unknown_source_policy', 'slo_cache_seconds',
+        'slo_cache_max_entries', 'report_auth', 'report_master_key',
+        'report_max_clock_skew'}
     for opt in opts:
         assert 'Possible values:' in opt.help, opt.name
         assert 'Related options:' in opt.help, opt.name

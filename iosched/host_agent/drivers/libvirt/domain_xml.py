@@ -28,12 +28,17 @@ Nova's libvirt driver writes its metadata into the domain (namespace
     </metadata>
 
 The domain ``<uuid>`` is the Nova instance uuid; a disk's ``<serial>`` is
-the Cinder volume id. Names taken from here are checked before they are
-ever used in a path (``iosched.host_agent.paths``).
+the Cinder volume id and its ``<iotune>`` the front-end keys of the
+volume's QoS spec as Nova copied them at attach (``parse_iotune``; Nova's
+``LibvirtConfigGuestDisk``: one child element per key, e.g.
+``<total_iops_sec>400</total_iops_sec>``). Names taken from here are
+checked before they are ever used in a path (``iosched.host_agent.paths``).
 """
 
 import dataclasses
 import xml.etree.ElementTree as ET
+
+from iosched.contract import qos_keys
 
 NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
 _NS = {'nova': NOVA_NS}
@@ -49,6 +54,7 @@ class Disk:
     serial: str           # Cinder volume id ('' for local disks)
     source: str           # file path or block device, informational
     alias: str = ''       # QEMU device id ('virtio-disk0'), from <alias>
+    iotune: dict = dataclasses.field(default_factory=dict)  # parse_iotune
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +125,7 @@ def parse(xml_text):
         disks.append(Disk(target=target.get('dev'),
                           serial=_text(d, 'serial'), source=source,
                           alias=alias.get('name', '') if alias is not None
-                          else ''))
+                          else '', iotune=parse_iotune(d.find('iotune'))))
     nics = []
     for n in root.findall('devices/interface'):
         target = n.find('target')
@@ -138,6 +144,27 @@ def parse(xml_text):
     return Domain(uuid=uuid, name=name, nova_name=nova_name, flavor=flavor,
                   vcpus=vcpus, extra_specs=specs, disks=tuple(disks),
                   nics=tuple(nics), vcpupin=pins)
+
+
+def parse_iotune(node):
+    """``{key: int}`` of an ``<iotune>`` element's front-end keys
+    (``qos_keys.FRONTEND_KEYS``) with a whole value > 0, what QEMU
+    enforces; {} for None. Other children (``*_max_length``,
+    ``group_name``) and values that are not whole numbers are left out.
+    """
+    out = {}
+    if node is None:
+        return out
+    for child in node:
+        if child.tag not in qos_keys.FRONTEND_KEYS:
+            continue
+        try:
+            value = int((child.text or '').strip())
+        except ValueError:
+            continue
+        if value > 0:
+            out[child.tag] = value
+    return out
 
 
 def parse_cpuset(text, max_cpu=4096):

@@ -12,7 +12,8 @@
 """``LibvirtDriver``: inventory and counters of real guests (read only).
 
 Per tick: the active domains (``listAllDomains``), their XML (cached per
-domain id: Nova metadata, extra specs, disks, NICs), ``getAllDomainStats``
+domain id: Nova metadata, extra specs, disks with their ``<serial>`` and
+the ``<iotune>`` Nova wrote at attach, NICs), ``getAllDomainStats``
 (vCPU time/wait/delay, block and net counters), and per vCPU thread the
 procfs counters (schedstat run/wait, voluntary context switches, last CPU)
 plus, when tracefs is available, the exact wake-up timestamps.
@@ -67,6 +68,7 @@ def parse_cpu_list(text):
 
 class LibvirtDriver(resolve.Resolution, base.Driver):
     name = 'libvirt'
+    reads_iotune = True
 
     def __init__(self, conf, conn):
         self.conf = conf
@@ -212,7 +214,8 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         return [model.InstanceInfo(
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
             extra_specs=dict(d.extra_specs),
-            disks=tuple(model.DiskInfo(target=k.target, serial=k.serial)
+            disks=tuple(model.DiskInfo(target=k.target, serial=k.serial,
+                                       iotune=dict(k.iotune))
                         for k in d.disks),
             generation=dom_id)
             for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
