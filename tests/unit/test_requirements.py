@@ -23,10 +23,10 @@ functions count too.
 
 import ast
 import configparser
+from importlib import metadata
 import os
 import re
 import sys
-from importlib import metadata
 
 import pytest
 
