@@ -24,8 +24,8 @@ source "$IOSCHED_DIR/devstack/lib/iosched"
 if [[ "$1" == "stack" ]]; then
     case "$2" in
         pre-install)
-            # Nothing before the other projects install; libvirt-python
-            # builds against the libvirt-dev that DevStack installs.
+            # Nothing before the other projects install; install_iosched
+            # installs libvirt-python's build packages itself.
             :
             ;;
         install)

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 stamp="$VENV/.iosched-bootstrap"
-want=$(cat setup.py requirements.txt test-requirements.txt | sha256sum | cut -c1-16)
-pkg-config --exists libvirt 2>/dev/null && want="$want+libvirt"
+want=$(cat setup.py setup.cfg pyproject.toml requirements.txt \
+        test-requirements.txt | sha256sum | cut -c1-16)
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
     exit 0
@@ -18,19 +18,30 @@ echo "==> bootstrap: Python venv in $VENV (log: $log)"
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), sys.version' || {
     echo "iosched needs Python >= 3.11; found $("$PYTHON" --version 2>&1)" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+# libvirt-python (a runtime requirement: the agent's libvirt driver) has
+# no wheel: pip builds it against libvirt's headers. Installs the Debian
+# packages when they are missing (root), else says which ones.
+if ! "$VENV/bin/python" -c 'import libvirt' 2>/dev/null &&
+   ! { pkg-config --exists libvirt 2>/dev/null &&
+       [ -f "$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ] &&
+       command -v cc >/dev/null 2>&1; }; then
+    # shellcheck source=tools/services.sh
+    . tools/services.sh
+    ensure_build_packages || {
+        echo "bootstrap: pip cannot build libvirt-python without libvirt's headers," \
+             "pkg-config, Python's headers and a C compiler;" \
+             "on Debian/Ubuntu: apt-get install $BUILD_PACKAGES" >&2
+        exit 1; }
+fi
+# The extras: demo (make demo), testbed, iotrace; Nova and Cinder for the
+# plugin tests (setup.cfg [extras]).
 echo "==> bootstrap: installing iosched, Nova, Cinder and test requirements (about a minute on a fresh machine)"
 if ! { "$VENV/bin/pip" install -q -U pip &&
-       "$VENV/bin/pip" install -q -e '.[nova,cinder]' -r test-requirements.txt; } >"$log" 2>&1; then
+       "$VENV/bin/pip" install -q -e '.[nova,cinder,demo,testbed,iotrace]' \
+           -r test-requirements.txt; } >"$log" 2>&1; then
     grep -v "is ignored: it is neither" "$log" | tail -30 >&2
     echo "bootstrap failed; full log: $log" >&2
     exit 1
-fi
-# libvirt-python builds from source against libvirt-dev: install it when
-# the headers are there (the test runner installs them first).
-if pkg-config --exists libvirt 2>/dev/null; then
-    echo "==> bootstrap: installing libvirt-python"
-    "$VENV/bin/pip" install -q 'libvirt-python>=9.0' >>"$log" 2>&1 || {
-        tail -20 "$log" >&2; echo "libvirt-python failed; log: $log" >&2; exit 1; }
 fi
 # The openstack.cloud Ansible collection (the rollout's flavor tasks): no
 # Galaxy access from CI machines, so take it from the ansible wheel on

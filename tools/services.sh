@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Services the tests need: start them when they are not running, remember
 # what we started, and stop exactly that. Source this file, then:
+#   ensure_build_packages # Debian packages pip needs to build libvirt-python
 #   ensure_test_packages # Debian packages for the real-VM tests
 #   ensure_rabbitmq      # RabbitMQ on 127.0.0.1:5672 (guest/guest)
 #   ensure_libvirtd      # virtlogd + libvirtd (no systemd), qemu:///system
@@ -22,20 +23,39 @@ _apt_install() {
     apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# chromium: iosched-iotrace's HTML page is checked in a headless browser
-TEST_PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev pkg-config
-qemu-system-x86 qemu-utils busybox-static cpio kmod gcc libc6-dev fio
-chromium"
+# libvirt-python (a requirement of the agent, requirements.txt) has no
+# wheel: pip builds it against libvirt's headers with a C compiler.
+BUILD_PACKAGES="libvirt-dev pkg-config python3-dev gcc libc6-dev"
 
-ensure_test_packages() {
-    local missing=() pkg
-    for pkg in $TEST_PACKAGES; do
+# chromium: iosched-iotrace's HTML page is checked in a headless browser
+TEST_PACKAGES="$BUILD_PACKAGES libvirt-daemon-system libvirt-clients
+qemu-system-x86 qemu-utils busybox-static cpio kmod fio chromium"
+
+_ensure_debs() {  # what-for, packages...
+    local why=$1 missing=() pkg; shift
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        echo "not a Debian system: install the equivalents of $* ($why)" >&2
+        return 1
+    fi
+    for pkg in "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
             grep -q "install ok installed" || missing+=("$pkg")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    echo "==> services: installing ${missing[*]} (Debian packages)"
-    _apt_install "${missing[@]}"
+    echo "==> services: installing ${missing[*]} (Debian packages: $why)"
+    _apt_install "${missing[@]}" || {
+        echo "$why needs these Debian packages: apt-get install ${missing[*]}" >&2
+        return 1; }
+}
+
+ensure_build_packages() {
+    # shellcheck disable=SC2086  # a list of words
+    _ensure_debs "building libvirt-python" $BUILD_PACKAGES
+}
+
+ensure_test_packages() {
+    # shellcheck disable=SC2086  # a list of words
+    _ensure_debs "the real-VM tests" $TEST_PACKAGES
 }
 
 ensure_libvirtd() {

@@ -11,7 +11,7 @@
 # under the License.
 """Load drivers, knob sets, policies and actuators by name (stevedore).
 
-Namespaces (setup.py entry points): ``iosched.host_agent.drivers``
+Namespaces (setup.cfg entry points): ``iosched.host_agent.drivers``
 (``[host_agent] driver``), ``iosched.host_agent.knobs`` (the knob set of
 each driver, under the driver's ``name``), ``iosched.host_agent.policies``
 and ``iosched.host_agent.actuators``.

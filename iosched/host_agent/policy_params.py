@@ -32,7 +32,7 @@ from iosched.host_agent.policies import base
 
 @functools.lru_cache(maxsize=None)
 def policy_class(name):
-    """The policy class of entry point ``name`` (``setup.py``)."""
+    """The policy class of entry point ``name`` (``setup.cfg``)."""
     return plugins.load_class(plugins.POLICIES, name)
 
 

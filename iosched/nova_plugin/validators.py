@@ -13,7 +13,7 @@
 
 Description:
     nova-api loads this module through the stevedore entry point group
-    ``nova.api.extra_spec_validators`` (entry ``iosched``, see setup.py) and
+    ``nova.api.extra_spec_validators`` (entry ``iosched``, see setup.cfg) and
     calls ``register()``. From API microversion 2.86 on, Nova then answers
     ``PUT``/``POST /flavors/{id}/os-extra_specs`` with 400 and our message
     when an ``iosched:*`` value is bad or an ``iosched:*`` key is unknown.

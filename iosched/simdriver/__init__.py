@@ -14,7 +14,7 @@
 An adapter between two packages that do not know each other: the host
 agent (``host_agent``: its driver and knob-set interfaces) and the
 simulator (``iosched.simulator``: standard library only). The agent
-reaches it only through entry points (setup.py), so ``host_agent``
+reaches it only through entry points (setup.cfg), so ``host_agent``
 imports nothing of the simulator:
 
 * ``iosched.host_agent.drivers: simulated`` ->

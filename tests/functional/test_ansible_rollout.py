@@ -30,6 +30,7 @@ play are never touched.
 """
 
 import configparser
+from importlib import metadata
 import json
 import os
 import re
@@ -83,9 +84,13 @@ def wheel(tmp_path_factory):
         os.makedirs(os.path.dirname(src / rel), exist_ok=True)
         shutil.copy2(os.path.join(ROOT, rel), src / rel)
     out = base / 'dist'
+    # a copy without .git: pbr takes the version from PBR_VERSION (this
+    # checkout's, as pbr computed it for the project venv)
+    env = dict(os.environ, PBR_VERSION=metadata.version('iosched'))
     subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--quiet',
                     '--no-deps', '--disable-pip-version-check', '-w',
-                    str(out), str(src)], check=True, capture_output=True)
+                    str(out), str(src)], check=True, capture_output=True,
+                   env=env)
     found = list(out.glob('iosched-*.whl'))
     assert len(found) == 1, found
     return str(found[0])

@@ -263,7 +263,9 @@ def test_all_in_one_lifecycle(tmp_path, ini_functions):
     ds = Devstack(tmp_path, **ini_functions)
     ds.run('stack pre-install', 'stack install', 'stack post-config')
     assert ds.calls('setup_develop') == [
-        ['setup_develop', str(ds.dest / 'iosched'), 'libvirt']]
+        ['setup_develop', str(ds.dest / 'iosched')]]
+    assert ds.calls('install_package') == [
+        ['install_package', 'libvirt-dev', 'pkg-config']]
 
     nova = ds.nova()
     # the operator's filters first, ours appended, each once
@@ -355,8 +357,11 @@ def test_fresh_nova_conf_keeps_nova_defaults(tmp_path, ini_functions):
 def test_scheduler_only_node(tmp_path):
     ds = Devstack(tmp_path, services='rabbit,n-api,n-sch,n-cond')
     ds.stack()
+    # libvirt-python is a requirement: its headers on this node too
     assert ds.calls('setup_develop') == [
-        ['setup_develop', str(ds.dest / 'iosched'), '']]
+        ['setup_develop', str(ds.dest / 'iosched')]]
+    assert ds.calls('install_package') == [
+        ['install_package', 'libvirt-dev', 'pkg-config']]
     assert OUR_FILTERS[0] in _one(ds.nova(), 'filter_scheduler',
                                   'enabled_filters')
     assert not ds.agent_conf.exists()
@@ -370,7 +375,9 @@ def test_compute_only_node(tmp_path, ini_functions):
                   **ini_functions)
     ds.stack()
     assert ds.calls('setup_develop') == [
-        ['setup_develop', str(ds.dest / 'iosched'), 'libvirt']]
+        ['setup_develop', str(ds.dest / 'iosched')]]
+    assert ds.calls('install_package') == [
+        ['install_package', 'libvirt-dev', 'pkg-config']]
     # nova.conf of a compute-only node: not a byte changed
     assert ds.nova_conf.read_text() == ds.operator
     assert ds.calls('systemctl') == []

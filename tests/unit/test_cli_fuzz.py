@@ -11,7 +11,7 @@
 # under the License.
 """Hostile command lines for every command iosched installs (issue 15).
 
-Each console script of setup.py and each ``openstack volume slo type``
+Each console script of setup.cfg and each ``openstack volume slo type``
 verb gets hypothesis-generated argv with one fault each (cli_cases): an
 unknown option, an option without its value, a hostile value, a
 sub-command that does not exist. ``main(argv)`` runs in-process with the

@@ -12,7 +12,7 @@
 
 """The python-openstackclient plugin: ``openstack volume slo type ...``.
 
-Registered in setup.py under ``openstack.cli.extension`` as
+Registered in setup.cfg under ``openstack.cli.extension`` as
 ``volume_slo``; the commands (``openstack.volume_slo.v1``) are the same
 classes as ``iosched-slo type ...`` (iosched.cinder_qos.osc.commands). The
 client is an SloAdmin over osc's own openstacksdk connection, so auth, region

@@ -107,6 +107,12 @@ function get_transport_url {
 function setup_develop {
     _harness_record setup_develop "$@"
 }
+function install_package {
+    _harness_record install_package "$@"
+}
+function is_ubuntu {
+    return 0
+}
 function pip_install {
     _harness_record pip_install "$@"
 }

@@ -6,7 +6,7 @@
 # (HARNESS_DEVSTACK_DIR, a DevStack checkout; never committed here).
 #
 # Stood in: only what needs a DevStack host. sudo (runs the command),
-# setup_develop and systemctl (recorded in HARNESS_CALLS; DevStack's
+# setup_develop, install_package and systemctl (recorded in HARNESS_CALLS; DevStack's
 # run_process still writes its unit file into SYSTEMD_DIR),
 # get_python_exec_prefix (HARNESS_BIN_DIR), echo_summary, time_start/stop.
 
@@ -33,6 +33,10 @@ function sudo {
 
 function setup_develop {
     _harness_record setup_develop "$@"
+}
+
+function install_package {
+    _harness_record install_package "$@"
 }
 
 function _harness_systemctl {

@@ -221,8 +221,9 @@ def test_help_explains_sources_exit_codes_and_rules(capsys):
 
 
 def test_console_script_is_declared():
-    setup = open(os.path.join(ROOT, 'setup.py')).read()
-    assert "'iosched-explain = iosched.host_agent.cmd.explain:main'" in setup
+    setup = open(os.path.join(ROOT, 'setup.cfg')).read()
+    assert ('\n    iosched-explain = iosched.host_agent.cmd.explain:main\n'
+            in setup)
 
 
 RULE_NAME = re.compile(r'^([a-z][a-z0-9]*)\.[a-z][a-z0-9_]*$')

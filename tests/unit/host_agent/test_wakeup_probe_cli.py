@@ -181,6 +181,6 @@ def test_json_shape(config):
 
 
 def test_console_script_is_declared():
-    setup = open(os.path.join(ROOT, 'setup.py')).read()
-    assert ("'iosched-wakeup-probe = iosched.host_agent.cmd.wakeup_probe:main'"
-            in setup)
+    setup = open(os.path.join(ROOT, 'setup.cfg')).read()
+    assert ('\n    iosched-wakeup-probe = '
+            'iosched.host_agent.cmd.wakeup_probe:main\n' in setup)
