@@ -230,8 +230,8 @@ status 2; the unit's restart policy starts the agent again).
 
 Possible values:
 
-* 0 (default): wait as long as it takes, as nova-compute does; the
-  agent holds no knob meanwhile.
+* 0 (default): wait as long as it takes, as nova-compute does;
+  nothing is regulated meanwhile.
 * A positive number of seconds.
 
 Related options:
