@@ -394,7 +394,9 @@ class Agent(object):
         anew each time, so a reloaded value applies at once.
         """
         while not self._stop.is_set():
-            while self._between:
+            # what is queued now; a call queued by one of these waits
+            # for the next tick
+            for _ in range(len(self._between)):
                 call = self._between.popleft()
                 try:
                     call()

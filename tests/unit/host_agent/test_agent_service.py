@@ -137,3 +137,67 @@ def test_mutable_options_are_those_read_at_each_use():
     (host_agent,) = [o for g, o in opts.list_opts() if g == 'host_agent']
     mutable = {o.name for o in host_agent if o.mutable}
     assert mutable == {'tick_interval', 'report_every_ticks'}
+
+
+# -- the control loop: what the signal handlers call ----------------------
+
+def _sim_agent():
+    from tests import fixtures
+    sim, driver = fixtures.sim_host_with_vms()
+    fixtures.CONF.set_override('tick_interval', 0.05, 'host_agent')
+    return sim, fixtures.make_agent(driver)
+
+
+@pytest.fixture
+def sim_agent():
+    from tests import fixtures
+    try:
+        yield _sim_agent()
+    finally:
+        fixtures.CONF.clear_override('tick_interval', 'host_agent')
+
+
+def test_calls_between_ticks_run_in_the_loop_then_stop_restores(
+        sim_agent, monkeypatch):
+    sim, agent = sim_agent
+    seen, restored = [], []
+    restore_all = agent.actuator.restore_all
+    monkeypatch.setattr(agent.actuator, 'restore_all', lambda: (
+        restored.append(agent.ticks), restore_all())[1])
+
+    def between():
+        seen.append(agent.ticks)
+        if agent.ticks < 3:
+            agent.call_between_ticks(between)    # again, in the wait
+        else:
+            agent.stop()
+    agent.call_between_ticks(between)
+    agent.run()
+    # between ticks only (never before the first), then the restore
+    assert sorted(set(seen)) == [1, 2, 3]
+    assert restored[-1] == 3      # (start() replays the journal too)
+
+
+def test_a_failing_call_between_ticks_does_not_end_the_loop(sim_agent):
+    sim, agent = sim_agent
+
+    def broken():
+        raise RuntimeError('boom')
+    agent.call_between_ticks(broken)
+    agent.call_between_ticks(agent.stop)
+    agent.run()
+    assert agent.ticks == 1
+
+
+def test_run_restores_even_when_start_raises(sim_agent, monkeypatch):
+    sim, agent = sim_agent
+    restored = []
+    monkeypatch.setattr(agent.actuator, 'restore_all',
+                        lambda: restored.append(1) or 0)
+
+    def broken_start():
+        raise RuntimeError('journal unreadable')
+    monkeypatch.setattr(agent, 'start', broken_start)
+    with pytest.raises(RuntimeError):
+        agent.run()
+    assert restored == [1]
