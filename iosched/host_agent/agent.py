@@ -394,8 +394,8 @@ class Agent(object):
         anew each time, so a reloaded value applies at once.
         """
         while not self._stop.is_set():
-            # what is queued now; a call queued by one of these waits
-            # for the next tick
+            # what is queued now (a call queued by one of these runs on
+            # the next pass, after the wake-up it caused)
             for _ in range(len(self._between)):
                 call = self._between.popleft()
                 try:
