@@ -73,6 +73,8 @@ def render(data, title, sample):
             helptext = _cell(opt.get('help', ''))
             if opt.get('deprecated_for_removal'):
                 helptext = '**Deprecated.** ' + helptext
+            if opt.get('mutable'):
+                helptext = '**Mutable** (SIGHUP reloads it). ' + helptext
             lines.append('| `%s` | %s | %s | %s | %s |' % (
                 opt['name'], _cell(opt['type']).replace(' value', ''),
                 _default(opt), _accepted(opt), helptext))

@@ -92,6 +92,9 @@ class Agent(object):
         self._outage = None   # (first failed tick, monotonic t, message)
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
+        self._wake = threading.Event()       # stop or call_between_ticks
+        self._between = collections.deque()  # calls queued for the loop
+        self._interval = conf.host_agent.tick_interval
         self._resend_lock = threading.Lock()
         # iosched.host_agent.metrics.AgentMetrics when [metrics] is on: told
         # the duration of every tick (tick_done never raises).
@@ -101,6 +104,13 @@ class Agent(object):
         # measured).
         self.host_sched = host_sched or model.HostSched()
         self._resolve_sched = host_sched is None
+
+    @property
+    def outage(self):
+        """(first failed tick, monotonic time, error) while the driver
+        cannot be read, else None.
+        """
+        return self._outage
 
     @property
     def report_interval(self):
@@ -396,17 +406,62 @@ class Agent(object):
         return True
 
     def run(self):
-        """Tick every ``tick_interval`` seconds until ``stop()``."""
-        self.start()
-        interval = self.conf.host_agent.tick_interval
+        """Tick every ``tick_interval`` seconds until ``stop()``, then
+        restore every knob (also when ``start()`` or a bug raises).
+        """
+        try:
+            self.start()
+            while not self._stop.is_set():
+                t0 = time.monotonic()
+                self.tick()
+                self._between_ticks(t0)
+        finally:
+            self.shutdown()
+
+    def _between_ticks(self, t0):
+        """Wait for the next tick, running what ``call_between_ticks``
+        queued meanwhile (a SIGHUP's reload). ``tick_interval`` is read
+        anew each time, so a reloaded value applies at once.
+        """
         while not self._stop.is_set():
-            t0 = time.monotonic()
-            self.tick()
-            self._stop.wait(max(0.0, interval - (time.monotonic() - t0)))
-        self.shutdown()
+            # what is queued now (a call queued by one of these runs on
+            # the next pass, after the wake-up it caused)
+            for _ in range(len(self._between)):
+                call = self._between.popleft()
+                try:
+                    call()
+                except Exception:   # the loop must survive anything
+                    LOG.exception('%r failed between two ticks', call)
+            left = self._tick_interval() - (time.monotonic() - t0)
+            if left <= 0:
+                return
+            self._wake.wait(left)
+            self._wake.clear()
+
+    def _tick_interval(self):
+        """``[host_agent] tick_interval``, or the last good one when a
+        reload left a value that does not parse.
+        """
+        try:
+            self._interval = self.conf.host_agent.tick_interval
+        except Exception as e:
+            LOG.error('[host_agent] tick_interval unreadable (%s); ticking '
+                      'every %.2f s as before', e, self._interval)
+        return self._interval
+
+    def call_between_ticks(self, call):
+        """Run ``call()`` in the control loop after the current tick (safe
+        from a signal handler: the loop wakes up).
+        """
+        self._between.append(call)
+        self._wake.set()
 
     def stop(self):
+        """End ``run()`` after the current tick (safe from a signal
+        handler); ``run()`` then restores every knob.
+        """
         self._stop.set()
+        self._wake.set()
 
     def shutdown(self):
         """Restore every knob this agent changed."""

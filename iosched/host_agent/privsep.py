@@ -64,6 +64,8 @@ own privileges. Unit tests run entrypoints in-process with
 """
 
 import os
+import signal
+import threading
 
 from oslo_privsep import capabilities as caps
 from oslo_privsep import priv_context
@@ -111,6 +113,7 @@ def _start_forked(ctx):
     import sys
     import traceback
     parent = os.getpid()
+    saved = _daemon_signals()
     try:
         ctx.start(priv_context.Method.FORK)
     except BaseException:
@@ -118,5 +121,37 @@ def _start_forked(ctx):
             traceback.print_exc(file=sys.stderr)
             os._exit(70)
         raise
+    finally:
+        if os.getpid() == parent:
+            for signum, handler in saved.items():
+                signal.signal(signum, handler)
     if os.getpid() != parent:      # the daemon's run() returned oddly
         os._exit(0)
+
+
+# What the forked daemon does with a signal (it inherits the dispositions
+# in force at the fork). It must outlive the agent's stop, since the agent
+# restores its knobs through it: a terminal's Ctrl-C, Ctrl-\ or hang-up
+# (SIGINT, SIGQUIT, SIGHUP to the whole foreground process group) and the
+# agent's own reload and report signals (SIGHUP, SIGUSR2: the agent's
+# handlers, inherited, would run in the daemon) are ignored; SIGTERM and
+# the rest end it as usual. It exits by itself when the agent is gone
+# (its socket closes).
+DAEMON_IGNORES = ('SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGUSR2')
+DAEMON_DEFAULTS = ('SIGTERM', 'SIGUSR1', 'SIGALRM')
+
+
+def _daemon_signals():
+    """Set the dispositions the daemon is forked with; return the
+    caller's, to put back after the fork. Only the main thread may set
+    them: from another one the daemon inherits the caller's.
+    """
+    saved = {}
+    if threading.current_thread() is not threading.main_thread():
+        return saved
+    for names, how in ((DAEMON_IGNORES, signal.SIG_IGN),
+                       (DAEMON_DEFAULTS, signal.SIG_DFL)):
+        for name in names:
+            signum = getattr(signal, name)
+            saved[signum] = signal.signal(signum, how)
+    return saved

@@ -120,7 +120,10 @@ def test_nothing_that_would_break_the_agent(service):
 
 
 def test_stop_and_restart_as_the_agent_needs(service):
-    assert _one(service, 'Restart') == 'on-failure'
+    # back after any death; only `systemctl stop` keeps it down
+    assert _one(service, 'Restart') == 'always'
+    # reload = SIGHUP: mutable options re-read, knobs kept
+    assert _one(service, 'ExecReload') == '/bin/kill -HUP $MAINPID'
     assert _one(service, 'KillSignal') == 'SIGTERM'
     # only the agent gets SIGTERM; its privsep daemon must outlive it
     assert _one(service, 'KillMode') == 'mixed'

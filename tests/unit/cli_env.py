@@ -27,6 +27,7 @@ import functools
 import io
 import logging
 import os
+import signal
 import sys
 import time
 import warnings
@@ -125,8 +126,9 @@ class Files(object):
 
 @contextlib.contextmanager
 def saved_process_state():
-    """Logging handlers/levels, sys.excepthook and warnings filters are
-    put back after a command set them up (oslo.log, cliff, the demo).
+    """Logging handlers/levels, sys.excepthook, warnings filters and
+    signal handlers are put back after a command set them up (oslo.log,
+    cliff, the demo, io-host-agent's service signals).
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
@@ -136,9 +138,14 @@ def saved_process_state():
     hook = sys.excepthook
     filters = list(warnings.filters)
     disabled = logging.root.manager.disable
+    signals = {s: signal.getsignal(s) for s in signal.valid_signals()
+               if signal.getsignal(s) is not None}
     try:
         yield
     finally:
+        for signum, handler in signals.items():
+            if signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
         for h in root.handlers:
             if h not in handlers:
                 with contextlib.suppress(Exception):

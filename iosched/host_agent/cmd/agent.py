@@ -15,19 +15,24 @@ Usage::
 
     io-host-agent --config-file /etc/iosched/host-agent.conf
 
-It logs its effective configuration, restores whatever a crashed previous
-run left changed (journal), ticks until SIGTERM/SIGINT, then restores every
-knob it changed and exits.
+It logs its effective configuration, waits for the hypervisor when it
+does not answer yet (backoff, ``[host_agent] driver_retry_interval``),
+restores whatever a crashed previous run left changed (journal), ticks
+until a stop signal, then restores every knob it changed and exits.
+SIGHUP reloads the mutable options, SIGUSR2 writes a Guru Meditation
+Report (``iosched.host_agent.cmd.service``).
 """
 
-import signal
 import sys
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_reports import opts as gmr_opts
 
 from iosched.host_agent import assembly
 from iosched.host_agent.cmd import clip
+from iosched.host_agent.cmd import service
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import metrics
@@ -71,21 +76,72 @@ def check_report_key(key):
     return key
 
 
-def _open_host(conf):
+def _open_host(conf, launcher):
     """The driver ``[host_agent] driver`` names and the knob set
-    registered for it. The knob set prepares the host first (the libvirt
-    host's forks the privileged daemon before the driver opens
-    connections and trace files, so that it inherits none of them).
+    registered for it, or None when stopped while waiting for the
+    hypervisor. The knob set prepares the host first (the libvirt host's
+    forks the privileged daemon before the driver opens connections and
+    trace files, so that it inherits none of them).
     """
     driver_cls = plugins.load_class(plugins.DRIVERS, conf.host_agent.driver)
     knobs_cls = plugins.knobs_class(driver_cls.name)
     knobs_cls.prepare(conf)
-    driver = driver_cls.from_conf(conf)
+    driver = wait_for_driver(conf, driver_cls, launcher)
+    if driver is None:
+        return None
     try:
         return driver, knobs_cls.for_driver(conf, driver)
     except Exception:
         driver.close()
         raise
+
+
+def wait_for_driver(conf, driver_cls, launcher):
+    """``driver_cls.from_conf(conf)``, tried again with backoff while the
+    hypervisor does not answer (``DriverUnavailable``): one line when the
+    wait starts, one when it ends. None when a signal stopped the wait;
+    DriverError after ``[host_agent] driver_wait_timeout``.
+    """
+    c = conf.host_agent
+    delay = c.driver_retry_interval
+    longest = max(delay, c.driver_retry_max_interval)
+    t0 = time.monotonic()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            driver = driver_cls.from_conf(conf)
+        except driver_base.DriverUnavailable as exc:
+            # said outside the handler: oslo.log would append the
+            # exception's repr to the line
+            driver, e = None, exc
+        if driver is None:
+            waited = time.monotonic() - t0
+            if c.driver_wait_timeout and waited >= c.driver_wait_timeout:
+                raise driver_base.DriverError(
+                    'gave up after %.0f s and %d attempts '
+                    '([host_agent] driver_wait_timeout): %s'
+                    % (waited, attempts, e))
+            if attempts == 1:
+                LOG.warning(
+                    'waiting for the %s driver: %s; trying again after '
+                    '%.1f s, doubling up to %.0f s, %s; nothing is '
+                    'regulated meanwhile', driver_cls.name, e, delay, longest,
+                    ('for %.0f s at most' % c.driver_wait_timeout
+                     if c.driver_wait_timeout else 'until it answers'))
+            else:
+                LOG.debug('attempt %d: %s', attempts, e)
+            if c.driver_wait_timeout:
+                delay = min(delay, c.driver_wait_timeout - waited)
+            if launcher.sleep(delay):
+                return None
+            delay = min(delay * 2, longest)
+            continue
+        if attempts > 1:
+            LOG.info('the %s driver answers: connected after %.1f s and %d '
+                     'attempts', driver_cls.name, time.monotonic() - t0,
+                     attempts)
+        return driver
 
 
 def _configure(argv):
@@ -102,6 +158,7 @@ def _configure(argv):
 
 def main(argv=None):
     logging.register_options(CONF)
+    gmr_opts.set_defaults(CONF)
     try:
         _configure(sys.argv[1:] if argv is None else argv)
     except (cfg.Error, OSError, ValueError, logging.LogConfigError) as e:
@@ -118,15 +175,25 @@ def main(argv=None):
     except ValueError as e:
         LOG.error('cannot start: %s', e)
         return 2
+    launcher = service.Launcher(CONF)
+    launcher.install()
+    launcher.setup_reports()
     try:
-        driver, knobs = _open_host(CONF)
+        host = _open_host(CONF, launcher)
     except (plugins.PluginError, NotImplementedError, ValueError,
             driver_base.DriverError) as e:
         LOG.error('cannot start the %s driver: %s', CONF.host_agent.driver,
                   e)
         return 2
+    if host is None:
+        LOG.info('stopped while waiting for the driver; a journal left by '
+                 'a previous run is replayed at the next start')
+        return launcher.exit_status()
+    driver, knobs = host
     agent = assembly.build_agent(CONF, driver, knobs=knobs,
                                  reporter=build_reporter(CONF))
+    launcher.attach(agent)
+    service.register_agent_section(agent)
     # Re-send the latest report when a scheduler worker starts (resync).
     resync_service = (resync.start_from_conf(
         CONF, agent, messaging.get_transport(
@@ -147,8 +214,6 @@ def main(argv=None):
         if agent.reporter is not None else None)
     if sender is not None:
         agent.reporter = sender
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: agent.stop())
     LOG.info('io-host-agent on %s: tick %.2fs, policies %s, actuator %s',
              agent.host, CONF.host_agent.tick_interval,
              ','.join(CONF.host_agent.policies), CONF.host_agent.actuator)
@@ -166,4 +231,4 @@ def main(argv=None):
                 publisher.stop()
         messaging.cleanup()
         driver.close()
-    return 0
+    return launcher.exit_status()

@@ -57,6 +57,7 @@ Possible values:
 * A host name. Empty (default) means this machine's hostname.
 """),
     cfg.FloatOpt('tick_interval', default=1.0, min=0.05, max=60.0,
+                 mutable=True,
                  help="""
 Seconds between two ticks (measure, decide, act).
 
@@ -72,6 +73,7 @@ Related options:
 * ``report_every_ticks``
 """),
     cfg.IntOpt('report_every_ticks', default=10, min=1, max=3600,
+               mutable=True,
                help="""
 Send a HostReport to the schedulers every N ticks.
 
@@ -196,6 +198,49 @@ Possible values:
 
 * Empty (default): every start is a fresh simulated host.
 * A writable file path (created on the first write).
+"""),
+    cfg.FloatOpt('driver_retry_interval', default=1.0, min=0.1, max=3600.0,
+                 help="""
+Seconds before the first new attempt when the hypervisor does not answer
+at start (libvirtd not running yet); each next wait doubles, up to
+``driver_retry_max_interval``. The agent says once that it waits (the URI
+and the error) and once that it connected; SIGTERM ends the wait at once.
+
+Possible values:
+
+* 0.1 to 3600 seconds.
+
+Related options:
+
+* ``driver_retry_max_interval``, ``driver_wait_timeout``
+"""),
+    cfg.FloatOpt('driver_retry_max_interval', default=60.0, min=0.1,
+                 max=3600.0,
+                 help="""
+The longest wait between two attempts to reach the hypervisor at start.
+
+Possible values:
+
+* 0.1 to 3600 seconds (not less than ``driver_retry_interval``).
+
+Related options:
+
+* ``driver_retry_interval``, ``driver_wait_timeout``
+"""),
+    cfg.FloatOpt('driver_wait_timeout', default=0.0, min=0.0,
+                 help="""
+How long to wait for the hypervisor at start before giving up (exit
+status 2; the unit's restart policy starts the agent again).
+
+Possible values:
+
+* 0 (default): wait as long as it takes, as nova-compute does;
+  nothing is regulated meanwhile.
+* A positive number of seconds.
+
+Related options:
+
+* ``driver_retry_interval``, ``driver_retry_max_interval``
 """),
 ]
 

@@ -28,6 +28,16 @@ from iosched.contract import opt_types
 import iosched.host_agent.conf as conf_pkg
 
 _SKIP = ('opts',)
+# Groups whose every option is read anew at each use (a policy reads its
+# Params every tick: ``policies.base.Policy.params``), so SIGHUP
+# (``CONF.mutate_config_files()``) changes them in a running agent.
+MUTABLE_GROUP_PREFIX = 'host_agent_policy.'
+# ... but for these, read once at start (the LSVM mechanism and its
+# wake-up self-test: ``iosched.host_agent.lsvm_mechanism``).
+READ_AT_START = {
+    'host_agent_policy.vslicer': ('mechanism', 'selftest_target_us',
+                                  'selftest_wakes', 'selftest_hogs_per_cpu'),
+}
 
 
 def _modules():
@@ -39,6 +49,12 @@ def _modules():
                 if (isinstance(value, list) and value
                         and all(isinstance(o, cfg.Opt) for o in value)):
                     opt_types.harden(value)
+            for group, group_opts in module.list_opts():
+                name = group if isinstance(group, str) else group.name
+                if name.startswith(MUTABLE_GROUP_PREFIX):
+                    for opt in group_opts:
+                        opt.mutable = opt.name not in READ_AT_START.get(
+                            name, ())
             yield module
 
 

@@ -57,6 +57,13 @@ class DriverError(Exception):
     """
 
 
+class DriverUnavailable(DriverError):
+    """The hypervisor does not answer (yet): libvirtd not started, or
+    restarting. Worth waiting for; ``io-host-agent`` waits at start with
+    backoff (``[host_agent] driver_retry_interval``).
+    """
+
+
 class Driver(metaclass=abc.ABCMeta):
     name = 'base'
     # True: list_instances gives each disk its live <iotune>

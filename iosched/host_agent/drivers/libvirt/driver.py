@@ -66,6 +66,18 @@ def parse_cpu_list(text):
     return domain_xml.parse_cpuset(text.strip())
 
 
+def _ignore_libvirt_error(ctx, err):
+    """libvirt's default handler prints every error on stderr (``libvirt:
+    XML-RPC error : ...``); each one reaches the agent as a libvirtError,
+    which says it in the log, once.
+    """
+
+
+def quiet_libvirt():
+    """No raw libvirt error text on stderr (Nova's Host does the same)."""
+    libvirt.registerErrorHandler(_ignore_libvirt_error, None)
+
+
 class LibvirtDriver(resolve.Resolution, base.Driver):
     name = 'libvirt'
     reads_iotune = True
@@ -106,11 +118,12 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         if libvirt is None:
             raise base.DriverError('libvirt-python is not installed '
                                    '(pip install libvirt-python)')
+        quiet_libvirt()
         try:
             conn = libvirt.open(conf.libvirt.uri)
         except libvirt.libvirtError as e:
-            raise base.DriverError('cannot connect to %s: %s'
-                                   % (conf.libvirt.uri, e))
+            raise base.DriverUnavailable('cannot connect to %s: %s'
+                                         % (conf.libvirt.uri, e))
         return cls(conf, conn)
 
     # -- inventory -------------------------------------------------------
@@ -175,8 +188,9 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         try:
             self.conn = libvirt.open(uri)
         except libvirt.libvirtError as e:
-            raise base.DriverError('libvirt at %s does not answer (%s); '
-                                   'trying again next tick' % (uri, e))
+            raise base.DriverUnavailable(
+                'libvirt at %s does not answer (%s); trying again next tick'
+                % (uri, e))
         if self._lost_at is not None:
             LOG.info('reconnected to libvirt at %s after %.1f s', uri,
                      time.monotonic() - self._lost_at)
