@@ -144,3 +144,22 @@ def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
         assert written > 0      # some knob was changed, and explained
     finally:
         cloud.close()
+
+
+STATUS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'docs', 'status.md')
+BEGIN, END = '<!-- demo-headline:begin -->', '<!-- demo-headline:end -->'
+
+
+def test_status_doc_shows_what_the_demo_prints(tmp_path):
+    """docs/status.md's headline table is the one the demo renders now."""
+    from iosched.demo import report as report_mod
+    report = _run(tmp_path)
+    with open(STATUS) as fh:
+        text = fh.read()
+    shown = text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+    want = report_mod.headline_markdown(report['stock'], report['iosched'])
+    assert shown == want, (
+        'docs/status.md shows figures the demo no longer prints; replace '
+        'the table between the demo-headline markers with:\n' + want)
+    assert 'None' not in want
