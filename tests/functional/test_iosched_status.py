@@ -194,3 +194,40 @@ def test_leaves_no_topic_override_behind(agent):
     fresh([], default_config_files=[])
     assert fresh.iosched.report_topic == 'iosched-reports'
     assert fresh.iosched.agents_topic == 'iosched-agents'
+
+
+def test_save_writes_reports_the_report_readers_take(agent, tmp_path):
+    """--save DIR: the documented way to the saved HostReport that
+    iosched-explain --report and iosched-placement --report read.
+    """
+    saved = tmp_path / 'reports'
+    rc, out, err = run(*_bus(agent), '--host', agent['host'], '--wait', '60',
+                       '--save', str(saved))
+    assert rc == 0, err
+    path = saved / ('%s.json' % agent['host'])
+    assert 'saved %s' % path in err
+    report = payload.load(str(path))
+    assert report.host == agent['host'] and report.vcpus
+    assert not list(saved.glob('*.tmp'))
+    bindir = os.path.dirname(sys.executable)
+    explain = subprocess.run(
+        [os.path.join(bindir, 'iosched-explain'), '--report', str(path)],
+        capture_output=True, text=True, timeout=120)
+    assert explain.returncode == 0, explain.stderr
+    assert agent['host'] in explain.stdout
+    placement = subprocess.run(
+        [os.path.join(bindir, 'iosched-placement'), '--report', str(path),
+         '--vcpus', '2', '--json'],
+        capture_output=True, text=True, timeout=120)
+    assert placement.returncode == 0, placement.stderr
+    hosts = json.loads(placement.stdout)
+    assert agent['host'] in json.dumps(hosts)
+
+
+def test_save_to_an_unwritable_place_is_bad_input(agent, tmp_path):
+    blocker = tmp_path / 'file'
+    blocker.write_text('')
+    rc, _, err = run(*_bus(agent), '--host', agent['host'], '--wait', '60',
+                     '--save', str(blocker / 'sub'))
+    assert rc == status.EXIT_BAD_INPUT
+    assert '--save' in err and 'cannot create' in err

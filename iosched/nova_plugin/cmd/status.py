@@ -61,6 +61,8 @@ examples:
   # health check: has compute-3's agent reported? (exit 0 / 1)
   iosched-status --config-file /etc/iosched/host-agent.conf \\
       --host compute-3 --wait 60
+  # save every host's report for iosched-explain / iosched-placement --report
+  iosched-status --config-file /etc/nova/nova.conf --save /tmp/reports
 
 columns: AGE seconds since the report was measured (agent clock), SEQ its
 sequence number (restarts at 0 with the agent), EVERY the report interval,
@@ -211,7 +213,44 @@ def parser():
                    help='do not ask the agents to re-send their report: '
                    'wait for their periodic reports')
     p.add_argument('--json', action='store_true', help='print JSON')
+    p.add_argument('--save', metavar='DIR',
+                   help="write each host's newest report, whole, to "
+                   'DIR/<host>.json (created if missing): the files '
+                   "iosched-explain --report and iosched-placement "
+                   '--report read')
     return p
+
+
+def save_reports(reports, directory):
+    """Each host's report as ``<directory>/<host>.json`` (``to_dict()``,
+    what ``payload.load`` reads), written whole or not at all; returns the
+    paths written.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise sources.BadInput('--save %s: cannot create the directory: %s'
+                               % (directory, e))
+    written = []
+    for host, (report, _) in sorted(reports.items()):
+        # a host name is not a path: keep it inside the directory
+        name = host.replace(os.sep, '_').lstrip('.') or '_'
+        path = os.path.join(directory, name + '.json')
+        tmp = path + '.tmp'
+        try:
+            with open(tmp, 'w', encoding='utf-8') as fh:
+                json.dump(report.to_dict(), fh, indent=2, sort_keys=True)
+                fh.write('\n')
+            os.replace(tmp, path)
+        except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise sources.BadInput('--save %s: cannot write %s: %s'
+                                   % (directory, path, e))
+        written.append(path)
+    return written
 
 
 def load_conf(paths):
@@ -319,6 +358,13 @@ def main(argv=None, out=None, err=None):
     except sources.BadInput as e:
         say('error: %s' % e)
         return EXIT_BAD_INPUT
+    if args.save:
+        try:
+            for path in save_reports(collector.reports, args.save):
+                say('saved %s' % path)
+        except sources.BadInput as e:
+            say('error: %s' % e)
+            return EXIT_BAD_INPUT
     now = collector.ended_at or time.time()
     rows = [row(rep, at, now) for _, (rep, at) in
             sorted(collector.reports.items())]
