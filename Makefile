@@ -13,6 +13,20 @@ demo: bootstrap
 test:
 	tools/run-tests.sh
 
+# The gate's other envs (tox.ini); .ci/run runs `make gate` after the tests.
+.PHONY: pep8 docs releasenotes gate
+pep8: bootstrap
+	$(VENV)/bin/tox -e pep8
+
+docs: bootstrap
+	$(VENV)/bin/tox -e docs
+
+releasenotes: bootstrap
+	$(VENV)/bin/tox -e releasenotes
+
+gate: bootstrap
+	$(VENV)/bin/tox -e pep8,docs,releasenotes
+
 bootstrap:
 	tools/bootstrap.sh
 
