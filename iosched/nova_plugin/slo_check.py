@@ -37,9 +37,6 @@ from iosched.nova_plugin import report_checks
 from iosched.nova_plugin import slo_rule
 
 LOG = logging.getLogger(__name__)
-# Hosts already warned about as unknowing (one WARNING per host and
-# scheduler process).
-_WARNED = set()
 
 
 def unknowing(prep):
@@ -57,10 +54,12 @@ def _unknowing_reason(prep, policy):
                                   prep.reserved_iops, policy))
 
 
-def _warn_unknowing(host, prep, policy):
-    if host in _WARNED:
+def _warn_unknowing(warned, host, prep, policy):
+    # one WARNING per host and scheduler worker: ``warned`` is the worker's
+    # (state.SchedulerState.slo_unknowing_warned)
+    if host in warned:
         return
-    _WARNED.add(host)
+    warned.add(host)
     LOG.warning('SloCapacityFilter: host %s: %s', host,
                 _unknowing_reason(prep, policy))
 
@@ -97,7 +96,8 @@ def judge(state, host_states, demand, label, settings, name):
             host_states, demand, settings)
     else:
         oks, passed, rejected, reason_of = _judge_hosts(
-            state.store, state.prepared, host_states, demand.iops, settings)
+            state.store, state.prepared, host_states, demand.iops, settings,
+            state.slo_unknowing_warned)
     state.explainer.record_batch('filter', label, host_states, reason_of,
                                  passed=oks)
     state.metrics.note_filters(name, len(passed), rejected)
@@ -115,7 +115,8 @@ def _lookup_failed(host_states, demand, settings):
             lambda i: why)
 
 
-def _judge_hosts(reports, cache, host_states, request_iops, settings):
+def _judge_hosts(reports, cache, host_states, request_iops, settings,
+                 warned):
     """(verdicts, passing hosts, rejections by cause, reason_of)."""
     preps = prepared.fresh(reports, host_states, cache)
     fraction = settings.slo_capacity_fraction
@@ -136,7 +137,7 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings):
             p_iops.append(None)
         else:
             if unknowing(prep):
-                _warn_unknowing(host_state.host, prep, blind)
+                _warn_unknowing(warned, host_state.host, prep, blind)
             p = pending_iops(reports.pending(host_state.host))
             p_iops.append(p)
             if valid and prep.slo_ok and prepared.iops_ok(p):

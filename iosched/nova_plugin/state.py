@@ -109,6 +109,8 @@ class SchedulerState(object):
         self.explainer = explain.Explainer()
         self.resolver = slo_lookup.Resolver(clock=slo_clock)
         self.metrics = metrics_mod.SchedulerMetrics(self.store)
+        # hosts whose agent cannot know its SLO floors, warned about once
+        self.slo_unknowing_warned = set()
         self.listener = None
         # this process forked: it is a launcher (see the module docstring)
         self.retired = False
