@@ -35,22 +35,29 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 DOCS = sorted(glob.glob(os.path.join(ROOT, 'docs', '*.md')) +
+              glob.glob(os.path.join(ROOT, 'docs', 'config', '*.md')) +
               glob.glob(os.path.join(ROOT, '*', 'README.md')) +
               [os.path.join(ROOT, 'README.md')])
 INLINE = re.compile(r'^\s*[A-Za-z_][\w.-]*\s*=.*\s#')
 
 
 def _ini_blocks(text):
-    block = None
+    """(line number, line) lists of each ini block; a fence indented in a
+    list item has its indentation taken off its lines, as a reader copies
+    them.
+    """
+    block, indent = None, 0
     for number, line in enumerate(text.split('\n'), 1):
-        if line.startswith('```'):
-            if block is None and line[3:].strip() in ('ini', 'conf'):
-                block = []
+        stripped = line.lstrip(' ')
+        if stripped.startswith('```'):
+            if block is None and stripped[3:].strip() in ('ini', 'conf'):
+                block, indent = [], len(line) - len(stripped)
             elif block is not None:
                 yield block
                 block = None
         elif block is not None:
-            block.append((number, line))
+            block.append((number, line[indent:] if line[:indent].strip()
+                          == '' else line))
 
 
 @pytest.mark.parametrize('path', DOCS, ids=lambda p: os.path.relpath(p, ROOT))
@@ -62,6 +69,12 @@ def test_no_inline_comments_in_ini_blocks(path):
     assert not bad, ('%s: an inline "# ..." becomes part of the value in '
                      'oslo.config; put the comment on its own line:\n%s'
                      % (os.path.relpath(path, ROOT), '\n'.join(bad)))
+
+
+def test_an_indented_block_is_read_as_pasted():
+    text = '1. in nova.conf:\n\n   ```ini\n   [iosched]\n   x = 1\n   ```\n'
+    (block,) = list(_ini_blocks(text))
+    assert block == [(4, '[iosched]'), (5, 'x = 1')]
 
 
 def test_the_check_finds_an_inline_comment():
