@@ -219,9 +219,12 @@ class WholeListTestCase(test.NoDBTestCase):
                            io_vcpus=h['io_vcpus'],
                            io_strength_total=h['io_strength_total'],
                            report_interval=1.0, lsvm=lsvm_state)
+        # an agent that knows its SLO floors (the hosts that cannot know
+        # are tests/nova/test_slo_capacity.py's)
         return dataclasses.replace(r, disk=payload_sections.DiskState(
             capacity_iops=h['capacity_iops'],
-            reserved_iops=h['reserved_iops']))
+            reserved_iops=h['reserved_iops'],
+            slo_source=payload_sections.SLO_SOURCE_DRIVER))
 
     def _spec(self, f, rebuild):
         extra = {}

@@ -245,7 +245,7 @@ class OperatorPathTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         """Section 3c's file with this host's values (the simulated driver
         for libvirt), then what the test machine needs, then ``extra``.
         """
-        values = {('DEFAULT', 'transport_url'): self.url,
+        values = {('reporter', 'transport_url'): self.url,
                   ('host_agent', 'host'): host,
                   ('host_agent', 'driver'): 'simulated',
                   ('host_agent', 'policies'): policies,
