@@ -27,7 +27,6 @@ import time
 from oslo_log import log as logging
 
 from iosched.contract import knob_kinds
-from iosched.contract import payload_sections
 from iosched.contract import qos_attach
 from iosched.contract import stats
 from iosched.host_agent import cinder_slo
@@ -38,30 +37,11 @@ from iosched.host_agent import lsvm_mechanism
 from iosched.host_agent import model
 from iosched.host_agent.policies import compose
 from iosched.host_agent.reporter import build
+from iosched.host_agent import tick_wait
 from iosched.host_agent import volume_slo
 
 LOG = logging.getLogger(__name__)
 RULE_RETUNE = 'slo.retune'
-
-
-def merge_plans(plans):
-    """Later policies override earlier actions on the same knob, but
-    of two iotune caps the tighter wins (``policies.compose``).
-    """
-    by_key = collections.OrderedDict()
-    notes = []
-    facts = {}
-    for plan in plans:
-        for action in plan.actions:
-            prev = by_key.get(action.key)
-            # Two caps on one iotune (slo, ibalancer): the tighter wins.
-            by_key[action.key] = (action if prev is None
-                                  else compose.combine(prev, action))
-        notes.extend(plan.notes)
-        facts.update(plan.facts)
-    return model.Plan(policy='+'.join(p.policy for p in plans),
-                      actions=tuple(by_key.values()), notes=tuple(notes),
-                      facts=facts)
 
 
 class Agent(object):
@@ -92,9 +72,10 @@ class Agent(object):
         self._outage = None   # (first failed tick, monotonic t, message)
         self._disk_latency = collections.deque(maxlen=600)
         self._stop = threading.Event()
-        self._wake = threading.Event()       # stop or call_between_ticks
-        self._between = collections.deque()  # calls queued for the loop
-        self._interval = conf.host_agent.tick_interval
+        # the wait between ticks and the calls queued for it
+        self._between = tick_wait.Between(
+            conf.host_agent.tick_interval,
+            lambda: self.conf.host_agent.tick_interval)
         self._resend_lock = threading.Lock()
         # iosched.host_agent.metrics.AgentMetrics when [metrics] is on: told
         # the duration of every tick (tick_done never raises).
@@ -107,9 +88,7 @@ class Agent(object):
 
     @property
     def outage(self):
-        """(first failed tick, monotonic time, error) while the driver
-        cannot be read, else None.
-        """
+        """(first failed tick, monotonic t, error) or None: driver down."""
         return self._outage
 
     @property
@@ -136,7 +115,8 @@ class Agent(object):
                                        for p in self.policies):
             # The wake-up self-test runs once, before any knob is ours.
             self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
-        self._warn_without_slo_source()
+        if any(p.name == 'slo' for p in self.policies):
+            volume_slo.warn_without_source(self.conf, self.slo_source())
 
     def slo_source(self, instances=()):
         """Where this agent reads SLOs (``volume_slo.host_source``)."""
@@ -144,25 +124,6 @@ class Agent(object):
             self.volumes.cinder is not None,
             bool(self.conf.host_agent.volume_qos_file),
             getattr(self.driver, 'reads_iotune', False), instances)
-
-    def _warn_without_slo_source(self):
-        if not any(p.name == 'slo' for p in self.policies):
-            return
-        source = self.slo_source()
-        if source not in (payload_sections.SLO_SOURCE_IOTUNE,
-                          payload_sections.SLO_SOURCE_NONE):
-            return
-        LOG.warning(
-            'the slo policy runs without an SLO source (slo_source=%s): '
-            'no [cinder] credentials ([volume_slo] from_cinder is %s) and '
-            'no [host_agent] volume_qos_file, so no volume\'s SLO is known '
-            'and none is defended; %s. Configure [cinder] auth_type and '
-            'credentials (those of nova-compute\'s [cinder] section) or a '
-            'volume_qos_file', source, self.conf.volume_slo.from_cinder,
-            'disk.reserved_iops counts each volume\'s <iotune> ceiling '
-            '(an upper bound)' if source == payload_sections.SLO_SOURCE_IOTUNE
-            else 'disk.reserved_iops stays 0 (the scheduler sees '
-            'slo_source=none)')
 
     def tick(self):
         """One control step. Never raises."""
@@ -264,7 +225,7 @@ class Agent(object):
                 continue
             plans.append(plan)
             self.policy_states[policy.name] = plan.state
-        plan = merge_plans(plans)
+        plan = compose.merge_plans(plans)
         # A note (a refused bound, an LSVM without a reservation) is said
         # once, when it appears, not on every tick it still holds.
         said = set(self.last_plan.notes) if self.last_plan else set()
@@ -414,54 +375,22 @@ class Agent(object):
             while not self._stop.is_set():
                 t0 = time.monotonic()
                 self.tick()
-                self._between_ticks(t0)
+                self._between.wait(t0, self._stop)
         finally:
             self.shutdown()
-
-    def _between_ticks(self, t0):
-        """Wait for the next tick, running what ``call_between_ticks``
-        queued meanwhile (a SIGHUP's reload). ``tick_interval`` is read
-        anew each time, so a reloaded value applies at once.
-        """
-        while not self._stop.is_set():
-            # what is queued now (a call queued by one of these runs on
-            # the next pass, after the wake-up it caused)
-            for _ in range(len(self._between)):
-                call = self._between.popleft()
-                try:
-                    call()
-                except Exception:   # the loop must survive anything
-                    LOG.exception('%r failed between two ticks', call)
-            left = self._tick_interval() - (time.monotonic() - t0)
-            if left <= 0:
-                return
-            self._wake.wait(left)
-            self._wake.clear()
-
-    def _tick_interval(self):
-        """``[host_agent] tick_interval``, or the last good one when a
-        reload left a value that does not parse.
-        """
-        try:
-            self._interval = self.conf.host_agent.tick_interval
-        except Exception as e:
-            LOG.error('[host_agent] tick_interval unreadable (%s); ticking '
-                      'every %.2f s as before', e, self._interval)
-        return self._interval
 
     def call_between_ticks(self, call):
         """Run ``call()`` in the control loop after the current tick (safe
         from a signal handler: the loop wakes up).
         """
-        self._between.append(call)
-        self._wake.set()
+        self._between.call(call)
 
     def stop(self):
         """End ``run()`` after the current tick (safe from a signal
         handler); ``run()`` then restores every knob.
         """
         self._stop.set()
-        self._wake.set()
+        self._between.wake.set()
 
     def shutdown(self):
         """Restore every knob this agent changed."""

@@ -160,3 +160,23 @@ def host_source(cinder_on, file_on, driver_iotune, instances=()):
            for i in instances for d in i.disks):
         return ps.SLO_SOURCE_DRIVER
     return ps.SLO_SOURCE_IOTUNE if driver_iotune else ps.SLO_SOURCE_NONE
+
+
+def warn_without_source(conf, source):
+    """The one start-up WARNING of an agent whose slo policy has no source
+    of SLOs (``source`` is ``host_source``'s answer).
+    """
+    if source not in (ps.SLO_SOURCE_IOTUNE,
+                      ps.SLO_SOURCE_NONE):
+        return
+    LOG.warning(
+        'the slo policy runs without an SLO source (slo_source=%s): '
+        'no [cinder] credentials ([volume_slo] from_cinder is %s) and '
+        'no [host_agent] volume_qos_file, so no volume\'s SLO is known '
+        'and none is defended; %s. Configure [cinder] auth_type and '
+        'credentials (those of nova-compute\'s [cinder] section) or a '
+        'volume_qos_file', source, conf.volume_slo.from_cinder,
+        'disk.reserved_iops counts each volume\'s <iotune> ceiling '
+        '(an upper bound)' if source == ps.SLO_SOURCE_IOTUNE
+        else 'disk.reserved_iops stays 0 (the scheduler sees '
+        'slo_source=none)')

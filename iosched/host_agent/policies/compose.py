@@ -20,6 +20,8 @@ beats a release (``knob_kinds.ORIGINAL``): one policy letting go must not undo
 the other's cap. Other kinds: the later action wins (the agent's order).
 """
 
+import collections
+
 from iosched.contract import knob_kinds
 from iosched.contract import slo
 from iosched.host_agent import model
@@ -69,3 +71,23 @@ def combine(earlier, later):
 
 def _fmt(x):
     return 'no limit' if x == INF else '%.0f ops/s (16 KiB)' % x
+
+
+def merge_plans(plans):
+    """Later policies override earlier actions on the same knob, but
+    of two iotune caps the tighter wins (``combine``).
+    """
+    by_key = collections.OrderedDict()
+    notes = []
+    facts = {}
+    for plan in plans:
+        for action in plan.actions:
+            prev = by_key.get(action.key)
+            # Two caps on one iotune (slo, ibalancer): the tighter wins.
+            by_key[action.key] = (action if prev is None
+                                  else combine(prev, action))
+        notes.extend(plan.notes)
+        facts.update(plan.facts)
+    return model.Plan(policy='+'.join(p.policy for p in plans),
+                      actions=tuple(by_key.values()), notes=tuple(notes),
+                      facts=facts)

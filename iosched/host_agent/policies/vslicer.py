@@ -46,7 +46,6 @@ deadline and weight mechanisms' actions in ``lsvm_mechanisms``.
 """
 
 import dataclasses
-import typing
 
 from iosched.contract import knob_kinds
 from iosched.contract import lsvm
@@ -55,6 +54,7 @@ from iosched.host_agent.policies import base
 from iosched.host_agent.policies import lsvm_bounds
 from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vslicer_bound
+from iosched.host_agent.policies import vslicer_records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,44 +103,6 @@ class LsvmState:
     probes: tuple = ()         # the self-test rows (model.WakeupProbe)
 
 
-@dataclasses.dataclass(frozen=True)
-class Host:
-    """The host-wide figures every instance is planned with."""
-    sched: model.HostSched
-    bursts: typing.Mapping[str, float]   # uuid -> CPU us per activation
-    mech: str                  # the mechanism in force
-    n_pcpus: int               # P
-    m: int                     # LSVM vCPUs on the host
-    n_all: int                 # N, all vCPUs
-    k: int                     # ceil(m / P)
-    share: float               # a deadline vCPU's share s
-    admitted: frozenset = frozenset()    # deadline reservations
-    dl_refused: typing.Mapping[str, str] = dataclasses.field(
-        default_factory=dict)  # uuid -> why no reservation
-    dl_t_m: int = 0            # one T_m for every reservation
-    dl_want: float = 0         # its budget
-    dl_runtime: int = 0        # largest burst term of a runtime
-    dl_term: int = 0           # max_i Q_i = max(dl_t_m, dl_runtime)
-    pcpus: tuple = ()          # tuple[vslicer_bound.PcpuPlan]
-
-
-@dataclasses.dataclass
-class Turn:
-    """What one instance gets: its mechanism's actions, its slices and
-    why, and for an LSVM its bound.
-    """
-    slice_us: int
-    rule: str
-    reason: str
-    set_slices: bool = True    # False: its vCPUs get no slice action
-    vcpu_slices: dict = dataclasses.field(default_factory=dict)
-    actions: list = dataclasses.field(default_factory=list)
-    notes: list = dataclasses.field(default_factory=list)
-    bound_ms: float = 0.0
-    refused: bool = False
-    reserved: float = 0.0      # deadline bandwidth, CPUs
-
-
 # Control law (per host, vCPUs float over its P pCPUs):
 #   m   = LSVM vCPUs on the host,  k = ceil(m / P) LSVM vCPUs per pCPU
 #   N   = all vCPUs on the host
@@ -185,7 +147,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
                 refused.append(inst.uuid)
             reserved += turn.reserved
         else:
-            turn = Turn(slice_us=params.nlsvm_slice_us,
+            turn = vslicer_records.Turn(slice_us=params.nlsvm_slice_us,
                         rule='vslicer.nlsvm_slice',
                         reason='not latency-sensitive: T_NLSVM=%dus'
                         % params.nlsvm_slice_us,
@@ -206,10 +168,11 @@ def _host(instances, pcpus, params, sched, bursts):
     n_pcpus = max(1, len(pcpus))
     m = sum(i.vcpus for i in instances if i.latency_sensitive)
     n_all = sum(i.vcpus for i in instances)
-    host = Host(sched=sched, bursts=bursts, mech=mech, n_pcpus=n_pcpus,
-                m=m, n_all=n_all, k=lsvm.per_pcpu(m, n_pcpus),
-                share=lsvm.deadline_share(
-                    n_pcpus, n_all, params.deadline_max_share))
+    host = vslicer_records.Host(
+        sched=sched, bursts=bursts, mech=mech, n_pcpus=n_pcpus, m=m,
+        n_all=n_all, k=lsvm.per_pcpu(m, n_pcpus),
+        share=lsvm.deadline_share(n_pcpus, n_all,
+                                  params.deadline_max_share))
     if mech == lsvm.MECH_DEADLINE:
         admitted, dl_refused, _ = lsvm_mechanisms.admit_deadline(
             instances, host.share, sched, params)
@@ -249,7 +212,8 @@ def _lsvm_turn(inst, host, params):
     bound = vslicer_bound.bound_us(host.k, slice_us, params, mech,
                                    w_us) / 1000.0
     sl = lsvm_bounds.slicing(params, mech, w_us)
-    turn = Turn(slice_us=slice_us, rule='vslicer.lsvm_microslice',
+    turn = vslicer_records.Turn(
+                slice_us=slice_us, rule='vslicer.lsvm_microslice',
                 bound_ms=bound, reason=(
                     'LSVM (%s): L=%.3gms, m=%d LSVM vCPUs on %d pCPUs '
                     '(k=%d): T_m=min(%dus, budget=%s)=%dus, bound %s='

@@ -35,6 +35,7 @@ from oslo_config import cfg
 
 from iosched.nova_plugin.cmd import clip
 from iosched.nova_plugin.cmd import placement_sources as sources
+from iosched.nova_plugin.cmd import report_files
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import listener
@@ -221,38 +222,6 @@ def parser():
     return p
 
 
-def save_reports(reports, directory):
-    """Each host's report as ``<directory>/<host>.json`` (``to_dict()``,
-    what ``payload.load`` reads), written whole or not at all; returns the
-    paths written.
-    """
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise sources.BadInput('--save %s: cannot create the directory: %s'
-                               % (directory, e))
-    written = []
-    for host, (report, _) in sorted(reports.items()):
-        # a host name is not a path: keep it inside the directory
-        name = host.replace(os.sep, '_').lstrip('.') or '_'
-        path = os.path.join(directory, name + '.json')
-        tmp = path + '.tmp'
-        try:
-            with open(tmp, 'w', encoding='utf-8') as fh:
-                json.dump(report.to_dict(), fh, indent=2, sort_keys=True)
-                fh.write('\n')
-            os.replace(tmp, path)
-        except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise sources.BadInput('--save %s: cannot write %s: %s'
-                                   % (directory, path, e))
-        written.append(path)
-    return written
-
-
 def load_conf(paths):
     """(private ConfigOpts, files read, url, topic, agents topic)."""
     conf = cfg.ConfigOpts()
@@ -312,6 +281,17 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
     return time.monotonic() - start
 
 
+def _saved(directory, collector, say):
+    """``--save``: False (said why) when a report could not be written."""
+    try:
+        for path in report_files.save(collector.reports, directory):
+            say('saved %s' % path)
+    except report_files.SaveError as e:
+        say('error: %s' % e)
+        return False
+    return True
+
+
 def _stop(server):
     server.stop()
     server.wait()
@@ -358,13 +338,8 @@ def main(argv=None, out=None, err=None):
     except sources.BadInput as e:
         say('error: %s' % e)
         return EXIT_BAD_INPUT
-    if args.save:
-        try:
-            for path in save_reports(collector.reports, args.save):
-                say('saved %s' % path)
-        except sources.BadInput as e:
-            say('error: %s' % e)
-            return EXIT_BAD_INPUT
+    if args.save and not _saved(args.save, collector, say):
+        return EXIT_BAD_INPUT
     now = collector.ended_at or time.time()
     rows = [row(rep, at, now) for _, (rep, at) in
             sorted(collector.reports.items())]

@@ -24,7 +24,6 @@ from oslo_config import cfg
 import pytest
 
 from iosched.contract import knob_kinds
-from iosched.host_agent import agent as agent_mod
 from iosched.host_agent import assembly
 from iosched.host_agent.cmd import explain
 from iosched.host_agent.conf import opts
@@ -161,7 +160,7 @@ def _cap(rule, iops, size=None, reason='why'):
 ])
 def test_two_iotune_caps_compose_tighter_wins_both_explained(first, second,
                                                              winner):
-    plan = agent_mod.merge_plans([
+    plan = compose.merge_plans([
         model.Plan('one', actions=(first,)),
         model.Plan('two', actions=(second,))])
     (action,) = plan.actions
@@ -175,5 +174,5 @@ def test_other_kinds_keep_later_wins():
     a = model.Action(knob_kinds.VCPU_SLICE, 'u', '0', 1000, 'x.a', 'a')
     b = model.Action(knob_kinds.VCPU_SLICE, 'u', '0', 3000, 'y.b', 'b')
     assert compose.combine(a, b) is b
-    assert agent_mod.merge_plans([model.Plan('x', (a,)),
+    assert compose.merge_plans([model.Plan('x', (a,)),
                                   model.Plan('y', (b,))]).actions == (b,)
