@@ -37,7 +37,7 @@ fi
 # plugin tests (setup.cfg [extras]).
 echo "==> bootstrap: installing iosched, Nova, Cinder and test requirements (about a minute on a fresh machine)"
 if ! { "$VENV/bin/pip" install -q -U pip &&
-       "$VENV/bin/pip" install -q -e '.[nova,cinder,demo,testbed,iotrace]' \
+       "$VENV/bin/pip" install -q -e '.[nova,cinder,demo,testbed,iotrace,cloud]' \
            -r test-requirements.txt; } >"$log" 2>&1; then
     grep -v "is ignored: it is neither" "$log" | tail -30 >&2
     echo "bootstrap failed; full log: $log" >&2

@@ -42,7 +42,7 @@ import uuid
 import pytest
 
 from tests import fixtures
-from tests.functional.devstack_harness import ini
+from iosched.cloud import devstack_ini as ini
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

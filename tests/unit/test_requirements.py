@@ -48,6 +48,7 @@ SUBPACKAGE_EXTRAS = {
     'simulator': ('demo',),
     'testbed': ('testbed',),
     'iotrace': ('iotrace',),
+    'cloud': ('cloud', 'testbed'),
 }
 # Extras that name the program a subpackage plugs into: what that program
 # requires directly is there too.

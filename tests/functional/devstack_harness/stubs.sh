@@ -21,7 +21,7 @@ function _harness_ini {
     if [[ "$2" == "-sudo" ]]; then
         set -- "$1" "${@:3}"
     fi
-    "$HARNESS_PYTHON" "$HARNESS_DIR/ini.py" "$@"
+    "$HARNESS_PYTHON" -m iosched.cloud.devstack_ini "$@"
 }
 
 function iniset {

@@ -9,17 +9,18 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""DevStack's ini functions, reimplemented for the devstack harness.
+"""DevStack's ini functions, reimplemented for iosched-cloud and the
+DevStack plugin's test harness.
 
 Same behaviour as DevStack's ``inc/ini-config`` on what the plugin uses
 (written from its documented behaviour, not copied)::
 
-    python ini.py iniset FILE SECTION OPTION VALUE
-    python ini.py iniget FILE SECTION OPTION            # first value
-    python ini.py iniget_multiline FILE SECTION OPTION  # all, space-joined
-    python ini.py iniset_multiline FILE SECTION OPTION VALUE...
-    python ini.py iniadd FILE SECTION OPTION VALUE...
-    python ini.py inidelete FILE SECTION OPTION
+    python -m iosched.cloud.devstack_ini iniset FILE SECTION OPTION VALUE
+    ... iniget FILE SECTION OPTION            # first value
+    ... iniget_multiline FILE SECTION OPTION  # all, space-joined
+    ... iniset_multiline FILE SECTION OPTION VALUE...
+    ... iniadd FILE SECTION OPTION VALUE...
+    ... inidelete FILE SECTION OPTION
 
 * A section runs from its ``[name]`` line to the next ``[...]`` line; an
   option line is ``option<spaces>=value`` at the start of a line, so a

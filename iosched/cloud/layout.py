@@ -1,0 +1,140 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Where the one-machine cloud keeps everything: state, configs, logs,
+pidfiles, its venv, ports, names and the development credentials.
+
+Everything the cloud writes lives under ``state_dir`` (removed by
+``iosched-cloud down``) except the venv of the OpenStack packages, a
+cache under ``cache_dir`` (removed by ``down --purge``). The cloud listens
+on 127.0.0.1 only; its one password is a development password.
+"""
+
+import dataclasses
+import json
+import os
+import socket
+
+DEFAULT_STATE_DIR = '/var/lib/iosched-cloud'
+DEFAULT_CACHE_DIR = '/var/cache/iosched-cloud'
+
+# DevStack's ports, so that docs and habits carry over.
+PORTS = {
+    'keystone': 5000,
+    'placement': 8778,
+    'glance': 9292,
+    'nova-api': 8774,
+    'cinder-api': 8776,
+}
+
+# The OpenStack services, in start order; ``down`` stops them in reverse.
+SERVICES = ('keystone', 'placement', 'glance', 'nova-api', 'nova-conductor',
+            'nova-scheduler', 'nova-compute', 'cinder-api',
+            'cinder-scheduler', 'cinder-volume')
+
+# DevStack's service names (what the plugin passes to run_process and
+# systemctl) of the cloud's processes.
+DEVSTACK_NAMES = {
+    'key': 'keystone', 'placement-api': 'placement', 'g-api': 'glance',
+    'n-api': 'nova-api', 'n-cond': 'nova-conductor',
+    'n-sch': 'nova-scheduler', 'n-cpu': 'nova-compute',
+    'c-api': 'cinder-api', 'c-sch': 'cinder-scheduler',
+    'c-vol': 'cinder-volume',
+}
+
+DATABASES = ('keystone', 'placement', 'glance', 'nova_api', 'nova_cell0',
+             'nova', 'cinder')
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    state_dir: str = DEFAULT_STATE_DIR
+    cache_dir: str = DEFAULT_CACHE_DIR
+    repo_dir: str = ''
+    host_ip: str = '127.0.0.1'
+    password: str = 'iosched-cloud'
+    region: str = 'RegionOne'
+    rabbit_host: str = '127.0.0.1'
+    rabbit_port: int = 5672
+    rabbit_user: str = 'guest'
+    rabbit_password: str = 'guest'
+    rabbit_vhost: str = 'iosched-cloud'
+    db_host: str = '127.0.0.1'
+    db_prefix: str = 'ioscloud_'
+    db_user: str = 'ioscloud'
+    hostname: str = dataclasses.field(default_factory=socket.gethostname)
+
+    # -- directories ---------------------------------------------------
+    def path(self, *parts):
+        return os.path.join(self.state_dir, *parts)
+
+    def etc(self, service, *parts):
+        return self.path('etc', service, *parts)
+
+    def log(self, name):
+        return self.path('logs', '%s.log' % name)
+
+    def pidfile(self, name):
+        return self.path('run', '%s.pid' % name)
+
+    @property
+    def venv_dir(self):
+        return os.path.join(self.cache_dir, 'venv')
+
+    def bin(self, name):
+        return os.path.join(self.venv_dir, 'bin', name)
+
+    @property
+    def python(self):
+        return self.bin('python')
+
+    @property
+    def clouds_yaml(self):
+        return self.path('clouds.yaml')
+
+    # -- endpoints -----------------------------------------------------
+    def url(self, service, suffix=''):
+        return 'http://%s:%d%s' % (self.host_ip, PORTS[service], suffix)
+
+    @property
+    def keystone_url(self):
+        return self.url('keystone', '/v3')
+
+    @property
+    def transport_url(self):
+        return 'rabbit://%s:%s@%s:%d/%s' % (
+            self.rabbit_user, self.rabbit_password, self.rabbit_host,
+            self.rabbit_port, self.rabbit_vhost)
+
+    def database(self, name):
+        return self.db_prefix + name
+
+    def db_url(self, name):
+        return 'mysql+pymysql://%s:%s@%s/%s?charset=utf8' % (
+            self.db_user, self.password, self.db_host, self.database(name))
+
+
+def save(layout):
+    """Record the layout in its state dir (``load`` reads it back)."""
+    os.makedirs(layout.state_dir, exist_ok=True)
+    with open(os.path.join(layout.state_dir, 'layout.json'), 'w') as f:
+        json.dump(dataclasses.asdict(layout), f, indent=1)
+
+
+def load(state_dir=DEFAULT_STATE_DIR):
+    """The layout a cloud in ``state_dir`` was brought up with, or the
+    default one (with that state dir) when there is none.
+    """
+    try:
+        with open(os.path.join(state_dir, 'layout.json')) as f:
+            return Layout(**json.load(f))
+    except FileNotFoundError:
+        return Layout(state_dir=state_dir)

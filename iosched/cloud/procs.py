@@ -1,0 +1,239 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The cloud's processes: started in their own session with a pidfile and
+a log under the state dir (as DevStack's units would run them), probed,
+and stopped with SIGTERM, then SIGKILL of the whole process group.
+
+A pidfile holds ``<pid> <start time>``: a pid reused by another process
+after a reboot or crash is not taken for ours.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from iosched.cloud import layout as layout_mod
+
+
+class ServiceFailed(RuntimeError):
+    """A process exited or never answered; the message names its log."""
+
+
+def _start_time(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def read_pid(pidfile):
+    """The pid of a running process this pidfile names, else None."""
+    try:
+        with open(pidfile) as f:
+            pid_s, _, started = f.read().strip().partition(' ')
+        pid = int(pid_s)
+    except (OSError, ValueError):
+        return None
+    now = _start_time(pid)
+    if now is None or (started and now != started):
+        return None
+    return pid
+
+
+def start(layout, name, argv, env=None):
+    """Start ``argv`` as service ``name`` unless it already runs; its pid."""
+    pidfile = layout.pidfile(name)
+    pid = read_pid(pidfile)
+    if pid:
+        return pid
+    os.makedirs(os.path.dirname(pidfile), exist_ok=True)
+    os.makedirs(os.path.dirname(layout.log(name)), exist_ok=True)
+    full_env = dict(os.environ)
+    full_env['PATH'] = '%s:%s' % (os.path.dirname(layout.python),
+                                  full_env.get('PATH', '/usr/bin:/bin'))
+    full_env.update(env or {})
+    with open(layout.log(name), 'ab') as log:
+        log.write(('--- %s start: %s\n' % (
+            time.strftime('%Y-%m-%d %H:%M:%S'), ' '.join(argv))).encode())
+        log.flush()
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=full_env,
+                                cwd=layout.state_dir, start_new_session=True)
+    with open(pidfile, 'w') as f:
+        f.write('%d %s\n' % (proc.pid, _start_time(proc.pid) or ''))
+    with open(pidfile[:-len('.pid')] + '.json', 'w') as f:
+        json.dump({'argv': list(argv), 'env': env or {}}, f)
+    return proc.pid
+
+
+def restart(layout, name):
+    """Stop and start ``name`` with the command it was started with."""
+    with open(layout.pidfile(name)[:-len('.pid')] + '.json') as f:
+        started = json.load(f)
+    stop(layout, name)
+    return start(layout, name, started['argv'], started['env'])
+
+
+def running(layout):
+    """{name: pid} of every process of the cloud that runs."""
+    rundir = os.path.dirname(layout.pidfile('x'))
+    try:
+        names = sorted(n[:-4] for n in os.listdir(rundir)
+                       if n.endswith('.pid'))
+    except FileNotFoundError:
+        return {}
+    return {n: p for n in names for p in [read_pid(layout.pidfile(n))] if p}
+
+
+def stop(layout, name, timeout=30.0):
+    """SIGTERM the service's process group, SIGKILL after ``timeout``.
+
+    True when it was running.
+    """
+    pidfile = layout.pidfile(name)
+    pid = read_pid(pidfile)
+    if not pid:
+        _unlink(pidfile)
+        return False
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _start_time(pid) is not None:
+        _reap(pid)
+        time.sleep(0.2)
+    if _start_time(pid) is not None:
+        _signal_group(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        _reap(pid)
+    _unlink(pidfile)
+    return True
+
+
+def _signal_group(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        os.kill(pid, sig)
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def log_tail(layout, name, lines=15):
+    try:
+        with open(layout.log(name), errors='replace') as f:
+            return ''.join(f.readlines()[-lines:])
+    except OSError:
+        return '(no log)'
+
+
+def _failed(layout, name, what):
+    return ServiceFailed('%s %s; last lines of %s:\n%s' % (
+        name, what, layout.log(name), log_tail(layout, name)))
+
+
+def wait_http(layout, name, url, timeout=120.0):
+    """Wait until ``url`` answers any HTTP status; raise if ``name`` dies."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if not read_pid(layout.pidfile(name)):
+            raise _failed(layout, name, 'exited')
+        try:
+            urllib.request.urlopen(url, timeout=5).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise _failed(layout, name, 'did not answer %s within %ds'
+                          % (url, timeout))
+        time.sleep(0.5)
+
+
+def wait_until(layout, name, probe, what, timeout=120.0, interval=1.0):
+    """Wait until ``probe()`` is true; raise if ``name`` dies or times out."""
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if name and not read_pid(layout.pidfile(name)):
+            raise _failed(layout, name, 'exited')
+        if time.monotonic() > deadline:
+            raise _failed(layout, name, 'did not %s within %ds'
+                          % (what, timeout))
+        time.sleep(interval)
+
+
+def run(argv, layout=None, check=True, env=None, log_name=None, **kw):
+    """A setup command (db sync, bootstrap): output to the log, errors raised
+    with its tail.
+    """
+    full_env = dict(os.environ)
+    if layout is not None:
+        full_env['PATH'] = '%s:%s' % (os.path.dirname(layout.python),
+                                      full_env.get('PATH', '/usr/bin:/bin'))
+    full_env.update(env or {})
+    res = subprocess.run(argv, capture_output=True, text=True, env=full_env,
+                         **kw)
+    if layout is not None and log_name:
+        os.makedirs(os.path.dirname(layout.log(log_name)), exist_ok=True)
+        with open(layout.log(log_name), 'a') as f:
+            f.write('$ %s\n%s%s' % (' '.join(argv), res.stdout, res.stderr))
+    if check and res.returncode:
+        raise ServiceFailed('%s exited %d:\n%s' % (
+            ' '.join(argv), res.returncode,
+            (res.stderr or res.stdout)[-3000:]))
+    return res
+
+
+def main(argv=None):
+    """``python -m iosched.cloud.procs STATE_DIR start|stop|restart NAME
+    [COMMAND]``: the DevStack functions' run_process, stop_process and
+    systemctl restart (iosched/cloud/devstack_functions.sh).
+    """
+    import shlex
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) < 3 or args[1] not in ('start', 'stop', 'restart'):
+        sys.exit('usage: python -m iosched.cloud.procs STATE_DIR '
+                 'start|stop|restart NAME [COMMAND]')
+    state_dir, action, name = args[:3]
+    layout = layout_mod.load(state_dir)
+    name = layout_mod.DEVSTACK_NAMES.get(name, name)
+    if action == 'start':
+        if len(args) != 4:
+            sys.exit('start needs NAME and one COMMAND string')
+        print('%s: pid %d' % (name, start(layout, name, shlex.split(args[3]))))
+    elif action == 'stop':
+        stop(layout, name, timeout=300.0)
+    else:
+        print('%s: pid %d' % (name, restart(layout, name)))
+
+
+if __name__ == '__main__':
+    main()
