@@ -23,12 +23,24 @@ function _iosched_cloud_ini {
     fi
     "$IOSCHED_CLOUD_PY" -m iosched.cloud.devstack_ini "$@"
 }
-function iniset { _iosched_cloud_ini iniset "$@"; }
-function iniget { _iosched_cloud_ini iniget "$@"; }
-function iniget_multiline { _iosched_cloud_ini iniget_multiline "$@"; }
-function iniset_multiline { _iosched_cloud_ini iniset_multiline "$@"; }
-function iniadd { _iosched_cloud_ini iniadd "$@"; }
-function inidelete { _iosched_cloud_ini inidelete "$@"; }
+function iniset {
+    _iosched_cloud_ini iniset "$@"
+}
+function iniget {
+    _iosched_cloud_ini iniget "$@"
+}
+function iniget_multiline {
+    _iosched_cloud_ini iniget_multiline "$@"
+}
+function iniset_multiline {
+    _iosched_cloud_ini iniset_multiline "$@"
+}
+function iniadd {
+    _iosched_cloud_ini iniadd "$@"
+}
+function inidelete {
+    _iosched_cloud_ini inidelete "$@"
+}
 
 # --- services --------------------------------------------------------------
 # DevStack's service list: any of the named services is enabled

@@ -52,7 +52,8 @@ PLUGIN_FILES = [os.path.join(DEVSTACK, f)
                 for f in ('plugin.sh', 'settings', os.path.join('lib',
                                                                 'iosched'))]
 HARNESS_FILES = [os.path.join(HARNESS, f)
-                 for f in ('run.sh', 'stubs.sh', 'with_devstack.sh')]
+                 for f in ('run.sh', 'stubs.sh', 'with_devstack.sh')] + [
+    os.path.join(REPO, 'iosched', 'cloud', 'devstack_functions.sh')]
 VENV_BIN = os.path.dirname(sys.executable)
 RABBIT = 'rabbit://stackrabbit:secret@10.0.0.1:5672/'
 OUR_FILTERS = ['IoDensityFilter', 'LsvmFilter', 'SloCapacityFilter']

@@ -3,8 +3,9 @@
 #
 # Stand-ins for the DevStack functions the iosched plugin calls.
 #
-# The ini functions are real (ini.py, DevStack's semantics); the service
-# and install functions record their arguments, one call per line,
+# The ini and service-list functions are iosched-cloud's real ones
+# (iosched/cloud/devstack_functions.sh); the install and process functions
+# record their arguments, one call per line,
 # tab-separated, in $HARNESS_CALLS. Set by the test (run.sh's caller):
 # HARNESS_DIR, HARNESS_CALLS, HARNESS_PYTHON, HARNESS_BIN_DIR,
 # HARNESS_RABBIT_URL and DevStack's own globals (ENABLED_SERVICES, ...).
@@ -17,31 +18,11 @@ function _harness_record {
     echo "$*" >> "$HARNESS_CALLS"
 }
 
-function _harness_ini {
-    if [[ "$2" == "-sudo" ]]; then
-        set -- "$1" "${@:3}"
-    fi
-    "$HARNESS_PYTHON" -m iosched.cloud.devstack_ini "$@"
-}
-
-function iniset {
-    _harness_ini iniset "$@"
-}
-function iniget {
-    _harness_ini iniget "$@"
-}
-function iniget_multiline {
-    _harness_ini iniget_multiline "$@"
-}
-function iniset_multiline {
-    _harness_ini iniset_multiline "$@"
-}
-function iniadd {
-    _harness_ini iniadd "$@"
-}
-function inidelete {
-    _harness_ini inidelete "$@"
-}
+# The functions that are the same for a cloud without DevStack (ini files,
+# the service list, trueorfalse): iosched-cloud's, with this Python.
+IOSCHED_CLOUD_PY=$HARNESS_PYTHON
+# shellcheck source=SCRIPTDIR/../../../iosched/cloud/devstack_functions.sh
+source "$HARNESS_DIR/../../../iosched/cloud/devstack_functions.sh"
 
 # By hand, with a checkout of DevStack at hand: its own ini functions
 # instead (HARNESS_DEVSTACK_DIR=/path/to/devstack; never committed here).
@@ -49,49 +30,6 @@ if [[ -n "${HARNESS_DEVSTACK_DIR:-}" ]]; then
     # shellcheck source=/dev/null
     source "$HARNESS_DEVSTACK_DIR/inc/ini-config"
 fi
-
-# DevStack's service list: any of the named services is enabled
-function is_service_enabled {
-    local service
-    for service in "$@"; do
-        if [[ ,${ENABLED_SERVICES}, == *,${service},* ]]; then
-            return 0
-        fi
-    done
-    return 1
-}
-
-function enable_service {
-    local service
-    for service in "$@"; do
-        if [[ ,${DISABLED_SERVICES:-}, == *,${service},* ]]; then
-            continue
-        fi
-        if ! is_service_enabled "$service"; then
-            ENABLED_SERVICES+=",$service"
-        fi
-    done
-}
-
-function disable_service {
-    local service
-    for service in "$@"; do
-        DISABLED_SERVICES+=",$service"
-        ENABLED_SERVICES=$(echo ",$ENABLED_SERVICES," | \
-            sed -e "s/,$service,/,/g" -e 's/^,//' -e 's/,$//')
-    done
-}
-
-# trueorfalse DEFAULT VARNAME: True or False from the variable's value
-function trueorfalse {
-    local default=$1
-    local value=${!2:-$default}
-    case "${value,,}" in
-        1|yes|true|on) echo True ;;
-        0|no|false|off) echo False ;;
-        *) echo "$default" ;;
-    esac
-}
 
 function echo_summary {
     echo "summary: $*"
