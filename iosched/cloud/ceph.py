@@ -193,12 +193,6 @@ def _create(paths, state, timeout, lap):
     lap('pool_user')
 
 
-def _restart(paths, state):
-    """Start the daemons of an initialised cluster that do not run."""
-    return [name for name in daemons.daemon_names(state)
-            if daemons.start_daemon(paths, name)[1]]
-
-
 def _user_key(paths):
     with open(paths.keyring(USER)) as fh:
         for line in fh:
@@ -262,7 +256,8 @@ def up(state_dir=DEFAULT_STATE_DIR, size_gb=20, timeout=180, install=True,
     state = _prepare(paths, libvirt_uri)
     reused = state is not None
     if reused:
-        started = _restart(paths, state)
+        started = [n for n in daemons.daemon_names(state)    # not running
+                   if daemons.start_daemon(paths, n)[1]]
     else:
         os.makedirs(paths.run, exist_ok=True)
         v2, v1 = daemons.choose_ports()
@@ -272,7 +267,11 @@ def up(state_dir=DEFAULT_STATE_DIR, size_gb=20, timeout=180, install=True,
                  'osd_memory_mb': osd_memory_mb, 'osd_id': None,
                  'initialised': False}
         daemons.save_state(paths, state)
-        _create(paths, state, timeout, lap)
+        try:
+            _create(paths, state, timeout, lap)
+        except CephError as exc:
+            raise CephError('%s\n%s' % (exc, daemons.log_tails(
+                paths, daemons.daemon_names(state))))
         started = daemons.daemon_names(state)
     names = daemons.daemon_names(state)
     daemons.wait('HEALTH_OK' if wait_health_ok else 'active PGs',
@@ -332,15 +331,12 @@ def down(state_dir=DEFAULT_STATE_DIR, timeout=30, libvirt_uri=LIBVIRT_URI):
 
 def _usage(paths, timeout):
     df = daemons.ceph(paths, 'df', fmt='json', timeout=timeout)
-    out = {'cluster': {k: df['stats'].get(k) for k in (
+    pools = [p['stats'] for p in df.get('pools', []) if p['name'] == POOL]
+    keys = ('stored', 'objects', 'max_avail')
+    return {'cluster': {k: df['stats'].get(k) for k in (
         'total_bytes', 'total_avail_bytes', 'total_used_raw_bytes')},
-        'pool': None}
-    for pool in df.get('pools', []):
-        if pool['name'] == POOL:
-            out['pool'] = {'name': POOL, 'stored': pool['stats']['stored'],
-                           'objects': pool['stats']['objects'],
-                           'max_avail': pool['stats']['max_avail']}
-    return out
+        'pool': dict(name=POOL, **{k: pools[0][k] for k in keys})
+        if pools else None}
 
 
 def status(state_dir=DEFAULT_STATE_DIR, timeout=10):

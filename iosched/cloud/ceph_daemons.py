@@ -262,6 +262,13 @@ def tail(path, lines=20):
         return '(no log at %s)\n' % path
 
 
+def log_tails(paths, names, lines=12):
+    """The last lines of each daemon's log, under its name and path."""
+    return ''.join('--- %s (%s):\n%s' % (n, paths.logfile(n),
+                                          tail(paths.logfile(n), lines))
+                   for n in names)
+
+
 def start_daemon(paths, name):
     """Start ``ceph-<kind> -c conf -i <id>`` unless it runs; returns
     ``(pid, started)``.
@@ -309,11 +316,8 @@ def wait(what, predicate, timeout, paths, names, restart=False):
         if dead or time.monotonic() > deadline:
             why = ('%s exited' % ', '.join(dead)) if dead else (
                 'timed out after %.0f s' % timeout)
-            logs = ''.join('--- %s (%s):\n%s' % (
-                n, paths.logfile(n), tail(paths.logfile(n), 12))
-                for n in (dead or names))
             raise CephError('waiting for %s: %s; last: %s\n%s' % (
-                what, why, last, logs))
+                what, why, last, log_tails(paths, dead or names)))
         time.sleep(0.5)
 
 
