@@ -252,6 +252,7 @@ def up(state_dir=DEFAULT_STATE_DIR, size_gb=20, timeout=180, install=True,
     if install:
         host.ensure_packages()
         lap('packages')
+    host.require_libvirtd(libvirt_uri)
     paths = daemons.Paths(state_dir)
     state = _prepare(paths, libvirt_uri)
     reused = state is not None

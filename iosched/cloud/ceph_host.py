@@ -79,6 +79,15 @@ def _virsh(uri, *args, check=True):
                        check=check)
 
 
+def require_libvirtd(uri):
+    """CephError unless libvirtd answers on ``uri`` (the secret needs it)."""
+    proc = _virsh(uri, 'list', check=False)
+    if proc.returncode != 0:
+        raise daemons.CephError(
+            'libvirtd does not answer on %s (start it, e.g. iosched.testbed.'
+            'daemons.ensure_libvirtd()): %s' % (uri, proc.stderr.strip()))
+
+
 def secret_usage(user, fsid):
     """The secret's usage name: one per cluster, since libvirt refuses a
     second secret of the same usage (a test's cluster beside the cloud's).
