@@ -9,15 +9,19 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Host side of one testbed guest: a client of its virtio-serial socket.
+"""Host side of one testbed guest: a client of its virtio-serial socket, or
+of a TCP serial port (a guest Nova created with ``[serial_console]
+enabled``: ``serial_tcp_ports`` finds the ports in its domain XML).
 
-QEMU accepts one client per channel socket, so one ``Guest`` object (one
-process) talks to a guest at a time. A reader thread parses the guest's
-lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R`` (rr and hybrid
-responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``, ``DD`` and
-``DDEND`` (dd: ``dd_start`` / ``dd_wait``, seed 004's dd test). The guest drops
-its periodic reports while no client is connected, and a partial line
-after a reconnect is ignored.
+QEMU accepts one client per channel socket or TCP serial port (a second
+connection waits in the listen backlog until the first closes), so one
+``Guest`` object (one process) talks to a guest at a time. A reader thread
+parses the guest's lines (see ``guest/iosched_guest.c``): ``HELLO``, ``R``
+(rr and hybrid responses), ``BURN`` (burn and hybrid), ``DISK``, ``IDLE``,
+``DD`` and ``DDEND`` (dd: ``dd_start`` / ``dd_wait``, seed 004's dd test).
+The guest drops its periodic reports while no client is connected (on a
+serial tty it repeats ``HELLO`` for a client that connects late), and a
+partial line after a reconnect is ignored.
 
 ``DISK`` lines carry the guest's own latency figures per report window
 (``DiskReport``): count, sum and max of the request latencies and a
@@ -32,6 +36,7 @@ import socket
 import struct
 import threading
 import time
+import xml.etree.ElementTree as ET
 
 from iosched.contract import stats
 
@@ -118,10 +123,40 @@ class DiskReport:
         return cls(ts, *ints[:7], hist=hist)
 
 
+def serial_tcp_ports(xml_text):
+    """[(host, port)] of a domain's TCP serial ports in target-port order,
+    as Nova's libvirt driver writes them with ``[serial_console] enabled``
+    (``<serial type='tcp'><source mode='bind' host=.. service=..>``, one
+    per ``hw:serial_port_count``; the first carries the console log).
+    Nova writes no ``<target>``: libvirt numbers the ports in document
+    order, which the live XML then shows as ``<target port=N>``. A
+    wildcard listen host (0.0.0.0, ::) is returned as the loopback.
+    """
+    root = ET.fromstring(xml_text)
+    ports = []
+    for i, ser in enumerate(root.iterfind('devices/serial')):
+        src = ser.find('source')
+        if (ser.get('type') != 'tcp' or src is None or
+                src.get('mode', 'connect') != 'bind'):
+            continue
+        target = ser.find('target')
+        idx = i
+        if target is not None and target.get('port') is not None:
+            idx = int(target.get('port'))
+        host = src.get('host') or '127.0.0.1'
+        if host in ('0.0.0.0', '::', '[::]'):
+            host = '127.0.0.1' if host == '0.0.0.0' else '::1'
+        ports.append((idx, host, int(src.get('service'))))
+    return [(h, p) for _, h, p in sorted(ports)]
+
+
 class Guest:
     """One guest. ``name`` is the short name, ``domain_name`` the libvirt
     name, ``uuid`` the (fake) Nova instance uuid, ``domain`` the
     ``libvirt.virDomain`` (None when built without a connection).
+    ``socket_path`` is the channel's unix socket path, or a ``(host,
+    port)`` tuple: a TCP serial port (``serial_tcp_ports``) whose guest
+    runs ``iosched.port=ttyS<N>``.
     """
 
     def __init__(self, name, domain_name, uuid, mode, socket_path,
@@ -148,14 +183,27 @@ class Guest:
 
     # -- connection ---------------------------------------------------------
     def connect(self, timeout=30.0):
-        """Connect to the channel socket (retrying until it exists)."""
+        """Connect to the channel socket or TCP serial port (retrying
+        until it listens).
+        """
         if self._sock is not None:
             return
         deadline = time.monotonic() + timeout
+        tcp = isinstance(self.socket_path, (tuple, list))
         while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            if tcp:
+                host, port = self.socket_path
+                s = socket.socket(socket.AF_INET6 if ':' in host
+                                  else socket.AF_INET, socket.SOCK_STREAM)
+                # one small segment per request: no Nagle wait behind the
+                # previous request's ACK
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                addr = (host, int(port))
+            else:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                addr = self.socket_path
             try:
-                s.connect(self.socket_path)
+                s.connect(addr)
                 break
             except OSError as e:
                 s.close()
@@ -190,9 +238,17 @@ class Guest:
 
     def _read_loop(self, sock):
         buf = b''
+        quickack = sock.family != socket.AF_UNIX
         while True:
             try:
                 data = sock.recv(65536)
+                if quickack and data:
+                    # ACK now: QEMU's TCP chardev sends the guest's UART
+                    # bytes one write each with Nagle on, so each byte
+                    # after the first waits for our ACK, which Linux
+                    # would delay up to 40 ms (we send no reply to ride on)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK,
+                                    1)
             except OSError:
                 data = b''
             now = time.perf_counter_ns()

@@ -16,8 +16,13 @@ reproducible (fixed mtimes, root ownership) and lets it hold a
 ``/dev/console`` node without ``mknod`` on the host.
 
 The ``/init`` mounts proc/sys/devtmpfs, insmods the virtio modules in
-dependency order, reads ``iosched.mode=`` and ``iosched.opts=`` from the
-kernel command line, runs ``/bin/iosched-guest`` and powers off when it exits.
+dependency order, reads ``iosched.mode=``, ``iosched.opts=`` and
+``iosched.port=`` from the kernel command line, runs ``/bin/iosched-guest``
+and powers off when it exits. ``iosched.port`` (e.g. ``ttyS1``, a serial
+port Nova writes; a name under /dev or a path) is passed as ``--port``;
+without it the program finds the virtio-serial port ``iosched.0``. So one
+initramfs serves every image: a Glance image's ``os_command_line`` picks the
+workload.
 """
 
 import gzip
@@ -36,14 +41,21 @@ for m in $(cat /etc/modules.order); do
 done
 mode=idle
 opts=
+port=
 for w in $(cat /proc/cmdline); do
     case "$w" in
         iosched.mode=*) mode="${w#iosched.mode=}" ;;
         iosched.opts=*) opts="${w#iosched.opts=}" ;;
+        iosched.port=*) port="${w#iosched.port=}" ;;
     esac
 done
-echo "iosched-init: up $(cut -d' ' -f1 /proc/uptime)s mode=$mode opts=$opts"
-/bin/iosched-guest --mode "$mode" --opts "$opts"
+echo "iosched-init: up $(cut -d' ' -f1 /proc/uptime)s mode=$mode" \
+    "opts=$opts${port:+ port=$port}"
+if [ -n "$port" ]; then
+    /bin/iosched-guest --mode "$mode" --opts "$opts" --port "$port"
+else
+    /bin/iosched-guest --mode "$mode" --opts "$opts"
+fi
 echo "iosched-init: iosched-guest exited rc=$?, powering off"
 poweroff -f
 '''

@@ -15,8 +15,12 @@
  *
  * Built on the host with `gcc -static -O2` and run as the only program of a
  * busybox initramfs. It talks to the host over the virtio-serial port named
- * "iosched.0" (no networking). Guest -> host: text lines. Host -> guest (rr
- * mode only): fixed 16-byte requests.
+ * "iosched.0" (no networking), or with --port over another character device:
+ * a serial tty (e.g. ttyS1, one of the TCP serial ports Nova writes with
+ * [serial_console] enabled) is put in raw mode (cfmakeraw: 8 bits, no echo,
+ * no flow control, modem lines ignored, 115200 baud). Guest -> host: text
+ * lines. Host -> guest (rr mode only): fixed 16-byte requests. The protocol
+ * is the same on every port.
  *
  *   HELLO iosched-guest v1 mode=<m> uptime_ms=<n> iters_per_us=<f>
  *   rr:   request  = <u64 seq><u32 burst_us><u32 flags> (little endian)
@@ -37,6 +41,12 @@
  *
  * Usage: iosched-guest --mode rr|burn|hybrid|disk|dd|idle [--opts k=v,k=v]
  *                     [--port P]
+ *   P: a device path, or a name under /dev (ttyS1); default: the
+ *      virtio-serial port named iosched.0.
+ *   On a tty the host may connect late (QEMU drops what the guest writes
+ *   while no client is connected), so HELLO is repeated: every second until
+ *   the first host byte (rr, hybrid, dd), every 10th report (burn, disk,
+ *   idle).
  *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
  *         (burn, hybrid) duty_pct=100 period_ms=10: burn at most duty_pct %
  *         of every period_ms (guest clock) and sleep the rest;
@@ -61,6 +71,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +79,9 @@
 #define FLAG_TIME_SPIN 1u
 
 static char port_path[256];
+static const char *cur_mode = "idle";
+static int tty_port;		/* the port is a serial tty: repeat HELLO */
+static int heard;		/* a byte came from the host */
 static int report_ms = 1000, write_pct = 0, bs = 4096, seq_pattern = 0;
 static int duty_pct = 100, period_ms = 10, burn_nice = 0;
 static char dev_path[128] = "/dev/vda";
@@ -170,6 +184,7 @@ static void say(int fd, const char *line, int must)
 
 static void hello(int fd, const char *mode)
 {
+	static int said;
 	char line[160];
 	struct timespec ts;
 
@@ -180,7 +195,62 @@ static void hello(int fd, const char *mode)
 		 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
 		 iters_per_us);
 	say(fd, line, 1);
-	fprintf(stderr, "iosched-guest: %s", line);
+	if (!said++)		/* the console shows the first one only */
+		fprintf(stderr, "iosched-guest: %s", line);
+}
+
+/* A serial tty: raw 8-bit bytes, no echo, no software or hardware flow
+ * control, modem lines ignored (CLOCAL: no hangup), a read returns once one
+ * byte is in, 115200 baud (the 8250's fastest; QEMU's emulated receive FIFO
+ * timeout is 4 character times). */
+static int setup_tty(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t) < 0)
+		return -1;
+	cfmakeraw(&t);
+	t.c_iflag &= ~(IXON | IXOFF | IXANY);
+	t.c_cflag &= ~(CRTSCTS | HUPCL);
+	t.c_cflag |= CLOCAL | CREAD;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	cfsetispeed(&t, B115200);
+	cfsetospeed(&t, B115200);
+	if (tcsetattr(fd, TCSANOW, &t) < 0)
+		return -1;
+	tcflush(fd, TCIOFLUSH);
+	return 0;
+}
+
+/* read() from the port; on a tty, until the host's first byte, wait in
+ * 1 s steps and repeat HELLO (the host may connect after boot). */
+static ssize_t port_read(int fd, void *buf, size_t len)
+{
+	struct pollfd p;
+	ssize_t n;
+
+	while (tty_port && !heard) {
+		p.fd = fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		if (poll(&p, 1, 1000) > 0)
+			break;
+		hello(fd, cur_mode);
+	}
+	n = read(fd, buf, len);
+	if (n > 0)
+		heard = 1;
+	return n;
+}
+
+/* Report modes on a tty: HELLO again every 10th report. */
+static void report_hello(int fd)
+{
+	static unsigned reports;
+
+	if (tty_port && ++reports % 10 == 0)
+		hello(fd, cur_mode);
 }
 
 /* Serve one request: busy-spin, then write the response line. */
@@ -210,7 +280,7 @@ static void serve(int fd, const unsigned char *req)
 /* Read more of a request; serve it once complete. 0 = host absent. */
 static int read_request(int fd, unsigned char *req, size_t *got)
 {
-	ssize_t n = read(fd, req + *got, 16 - *got);
+	ssize_t n = port_read(fd, req + *got, 16 - *got);
 
 	if (n == 0) {			/* host side not connected */
 		*got = 0;
@@ -288,6 +358,7 @@ static void __attribute__((noreturn)) run_burn(int fd)
 		if (t - last < (uint64_t)report_ms * 1000)
 			continue;
 		total += count;
+		report_hello(fd);
 		burn_report(fd, count, t - last, total);
 		count = 0;
 		last = t;
@@ -338,6 +409,8 @@ static void __attribute__((noreturn)) run_hybrid(int fd)
 			total += cur - prev;
 			fl = fcntl(fd, F_GETFL);
 			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+			if (tty_port && !heard)
+				hello(fd, cur_mode);
 			burn_report(fd, cur - prev, t - last, total);
 			fcntl(fd, F_SETFL, fl);
 			prev = cur;
@@ -550,6 +623,7 @@ static int run_disk(int fd)
 				off += snprintf(line + off, sizeof(line) - off,
 						"%ld:%u,", i, s.hist[i]);
 		snprintf(line + off, sizeof(line) - off, "\n");
+		report_hello(fd);
 		say(fd, line, 0);
 		last = t;
 	}
@@ -711,7 +785,7 @@ static int run_dd(int fd)
 	for (;;) {
 		got = 0;
 		while (got < 16) {
-			n = read(fd, req + got, 16 - got);
+			n = port_read(fd, req + got, 16 - got);
 			if (n > 0)
 				got += n;
 			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
@@ -770,6 +844,7 @@ static void __attribute__((noreturn)) run_idle(int fd)
 		clock_gettime(CLOCK_BOOTTIME, &ts);
 		snprintf(line, sizeof(line), "IDLE %lld\n",
 			 (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		report_hello(fd);
 		say(fd, line, 0);
 	}
 }
@@ -825,18 +900,28 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--opts"))
 			parse_opts(argv[i + 1]);
 		else if (!strcmp(argv[i], "--port"))
-			snprintf(port_path, sizeof(port_path), "%s", argv[i + 1]);
+			snprintf(port_path, sizeof(port_path), "%s%s",
+				 strchr(argv[i + 1], '/') ? "" : "/dev/",
+				 argv[i + 1]);
 	}
+	cur_mode = mode;
 	if (!port_path[0] && find_port() < 0) {
 		fprintf(stderr, "iosched-guest: no virtio port %s\n", PORT_NAME);
 		return 2;
 	}
 	rr = !strcmp(mode, "rr") || !strcmp(mode, "hybrid");
 	blocking = rr || !strcmp(mode, "dd");	/* they read host requests */
-	fd = open(port_path, O_RDWR | (blocking ? 0 : O_NONBLOCK));
+	fd = open(port_path, O_RDWR | O_NOCTTY | (blocking ? 0 : O_NONBLOCK));
 	if (fd < 0) {
 		perror(port_path);
 		return 2;
+	}
+	if (isatty(fd)) {
+		if (setup_tty(fd) < 0) {
+			perror("iosched-guest: tty setup");
+			return 2;
+		}
+		tty_port = 1;
 	}
 	if (rr)
 		calibrate();
