@@ -134,11 +134,13 @@ def _start_nova(layout):
 def _start_cinder(layout, conn):
     services.start_cinder(layout)
     services.wait_cinder_volume(layout, conn)
+    services.ensure_default_type(identity.connect(layout))
 
 
 def _images(layout):
     from iosched.cloud import image
-    return image.upload_all(identity.connect(layout))
+    found = image.ensure_images(identity.connect(layout), log=lambda m: None)
+    return sorted(found['images'])
 
 
 def down(args):

@@ -117,6 +117,8 @@ def nova(layout, ceph=None):
             # 2 pCPUs here: TCG guests are slow, leave the host room
             'reserved_host_memory_mb': '2048',
             'shutdown_timeout': '5',
+            # oslo.service's wait for a stopping service (default 60 s)
+            'graceful_shutdown_timeout': '5',
             'allow_resize_to_same_host': 'True',
         },
         'api': {'auth_strategy': 'keystone'},
@@ -164,6 +166,7 @@ def cinder(layout, ceph=None):
             'my_ip': layout.host_ip,
             'host': layout.hostname,
             'auth_strategy': 'keystone',
+            'graceful_shutdown_timeout': '5',
             'osapi_volume_listen': layout.host_ip,
             'osapi_volume_workers': '1',
             'glance_api_servers': layout.url('glance'),

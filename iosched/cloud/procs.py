@@ -177,12 +177,31 @@ def wait_http(layout, name, url, timeout=120.0):
         time.sleep(0.5)
 
 
-def wait_until(layout, name, probe, what, timeout=120.0, interval=1.0):
-    """Wait until ``probe()`` is true; raise if ``name`` dies or times out."""
+def fatal_line(layout, name, marker):
+    """The first line with ``marker`` since the service's last start (a
+    service that logs its fatal error and hangs instead of exiting, as
+    nova-compute does when its init_host fails), else None.
+    """
+    try:
+        with open(layout.log(name), errors='replace') as f:
+            lines = f.read().rsplit('\n--- ', 1)[-1].splitlines()
+    except OSError:
+        return None
+    return next((ln for ln in lines if marker in ln), None)
+
+
+def wait_until(layout, name, probe, what, timeout=120.0, interval=1.0,
+               fatal=None):
+    """Wait until ``probe()`` is true; raise if ``name`` dies, logs the
+    ``fatal`` marker or times out.
+    """
     deadline = time.monotonic() + timeout
     while not probe():
         if name and not read_pid(layout.pidfile(name)):
             raise _failed(layout, name, 'exited')
+        if name and fatal and fatal_line(layout, name, fatal):
+            raise _failed(layout, name, 'failed: %s' % fatal_line(
+                layout, name, fatal).strip())
         if time.monotonic() > deadline:
             raise _failed(layout, name, 'did not %s within %ds'
                           % (what, timeout))

@@ -148,7 +148,8 @@ def discover_compute(layout, conn, timeout=180.0):
         return any(s.binary == 'nova-compute' and s.state == 'up'
                    for s in conn.compute.services())
     procs.wait_until(layout, 'nova-compute', up,
-                     'report its service up', timeout)
+                     'report its service up', timeout,
+                     fatal='ERROR nova nova.exception')
     manage = [layout.bin('nova-manage'), '--config-file', nova_conf(layout)]
 
     def mapped():
@@ -174,6 +175,7 @@ def setup_cinder(layout, ceph=None):
 
 
 def start_cinder(layout):
+    """cinder-api, -scheduler and -volume."""
     conf = cinder_conf(layout)
     procs.start(layout, 'cinder-api',
                 [layout.bin('cinder-api'), '--config-file', conf])
@@ -188,6 +190,16 @@ def wait_cinder_volume(layout, conn, timeout=120.0):
                    for s in conn.block_storage.services())
     procs.wait_until(layout, 'cinder-volume', up, 'report its service up',
                      timeout, interval=2.0)
+
+
+def ensure_default_type(conn, name='ceph'):
+    """The default volume type on the ceph backend, as DevStack makes it
+    (cinder.conf's default_volume_type names it).
+    """
+    bs = conn.block_storage
+    if bs.find_type(name, ignore_missing=True) is None:
+        bs.create_type(name=name,
+                       extra_specs={'volume_backend_name': name})
 
 
 def elapsed(t0):
