@@ -56,8 +56,9 @@ import os
 
 from iosched.testbed import build as build_mod
 from iosched.testbed import spec as spec_mod
+from iosched.testbed import testbed as testbed_mod
 
-DEFAULT_WORKDIR = '/var/lib/libvirt/images/iosched-testbed'
+DEFAULT_WORKDIR = testbed_mod.DEFAULT_WORKDIR     # the testbed's build cache
 PREFIX = 'iosched-guest'
 DEFAULT_VARIANTS = spec_mod.MODES          # rr burn hybrid disk idle dd
 SERIAL_PORTS = 2                           # ttyS0: console + log; ttyS1: us
@@ -177,8 +178,7 @@ def build_files(workdir=DEFAULT_WORKDIR, root_mib=ROOT_MIB, log=print):
 
 
 def _props(image):
-    props = dict(getattr(image, 'properties', None) or {})
-    return props
+    return dict(getattr(image, 'properties', None) or {})
 
 
 def ensure_image(conn, name, path, disk_format, container_format,
