@@ -88,7 +88,7 @@ def up(args):
     backing.check(layout)
     _check_libvirtd()
     layout_mod.save(layout)
-    steps('venv of keystone, glance, placement, nova, cinder',
+    steps('venv of keystone, glance, placement, neutron, nova, cinder',
           venv.ensure, layout, log=lambda m: None)
     cluster = _ceph(layout, steps)
     steps('databases %s*, rabbit vhost %s' % (layout.db_prefix,
@@ -103,6 +103,9 @@ def up(args):
                                 services.start_placement(layout)))
     steps('glance', lambda: (services.setup_glance(layout),
                              services.start_glance(layout)))
+    steps('neutron (API only, no agents)', lambda: (
+        services.setup_neutron(layout), services.start_neutron(layout),
+        services.warm_neutron(identity.connect(layout))))
     steps('nova: nova.conf, cells, db sync', services.setup_nova, layout,
           cluster)
     steps('cinder: cinder.conf, db sync', services.setup_cinder, layout,

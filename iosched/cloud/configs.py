@@ -99,6 +99,43 @@ def glance(layout):
     }
 
 
+def neutron(layout):
+    """neutron.conf: the API only, for Nova's port and security-group
+    lookups (``GET /servers/{id}`` asks Neutron for the server's ports even
+    with ``--nic none``). ML2 with no mechanism drivers: no agents run, no
+    network exists, servers boot with ``--nic none``.
+    """
+    return {
+        'DEFAULT': {
+            'debug': 'False',
+            'core_plugin': 'ml2',
+            # the L3 plugin (no agent) loads the models a port listing joins
+            'service_plugins': 'router',
+            'auth_strategy': 'keystone',
+            'transport_url': layout.transport_url,
+            'state_path': layout.path('neutron'),
+            'api_workers': '1',
+            'rpc_workers': '0',
+            'notify_nova_on_port_status_changes': 'False',
+            'notify_nova_on_port_data_changes': 'False',
+            'api_paste_config': os.path.join(
+                layout.venv_dir, 'etc', 'neutron', 'api-paste.ini'),
+        },
+        'database': {'connection': layout.db_url('neutron')},
+        'keystone_authtoken': _authtoken(layout, 'neutron'),
+        'oslo_concurrency': {'lock_path': layout.path('neutron', 'locks')},
+        'oslo_messaging_notifications': {'driver': 'noop'},
+    }
+
+
+def ml2(layout):
+    return {
+        'ml2': {'type_drivers': 'flat', 'tenant_network_types': '',
+                'mechanism_drivers': '', 'extension_drivers': ''},
+        'securitygroup': {'enable_security_group': 'True'},
+    }
+
+
 def nova(layout, ceph=None):
     """nova.conf of every Nova service (one machine: one file).
     """
@@ -131,6 +168,7 @@ def nova(layout, ceph=None):
         'placement': _client(layout),
         'cinder': dict(_client(layout), os_region_name=layout.region),
         'glance': {'region_name': layout.region},
+        'neutron': _client(layout, 'neutron'),
         'scheduler': {'discover_hosts_in_cells_interval': '10',
                       'workers': '1'},
         'conductor': {'workers': '1'},

@@ -27,7 +27,7 @@ from iosched.cloud import procs
 FUNCTIONS = os.path.join(os.path.dirname(__file__), 'devstack_functions.sh')
 
 # What the cloud runs, by DevStack's service names.
-ENABLED_SERVICES = ('key,placement-api,g-api,n-api,n-cond,n-sch,n-cpu,'
+ENABLED_SERVICES = ('key,placement-api,g-api,q-svc,n-api,n-cond,n-sch,n-cpu,'
                     'c-api,c-sch,c-vol,rabbit,mysql,iosched-agent')
 
 # The local.conf of this cloud: the plugin's options it sets.

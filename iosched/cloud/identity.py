@@ -24,13 +24,14 @@ from iosched.cloud import configs
 from iosched.cloud import procs
 from iosched.cloud import services
 
-SERVICE_USERS = ('nova', 'placement', 'glance', 'cinder')
+SERVICE_USERS = ('nova', 'placement', 'glance', 'neutron', 'cinder')
 
 # (name, type, path) of each catalog entry; cinder under both types
 # Nova (volumev3) and the SDK (block-storage) look up.
 CATALOG = (
     ('placement', 'placement', 'placement', ''),
     ('glance', 'image', 'glance', ''),
+    ('neutron', 'network', 'neutron', ''),
     ('nova', 'compute', 'nova-api', '/v2.1'),
     ('cinderv3', 'volumev3', 'cinder-api', '/v3/$(project_id)s'),
     ('cinder', 'block-storage', 'cinder-api', '/v3/$(project_id)s'),

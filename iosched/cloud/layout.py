@@ -31,12 +31,13 @@ PORTS = {
     'keystone': 5000,
     'placement': 8778,
     'glance': 9292,
+    'neutron': 9696,
     'nova-api': 8774,
     'cinder-api': 8776,
 }
 
 # The OpenStack services, in start order; ``down`` stops them in reverse.
-SERVICES = ('keystone', 'placement', 'glance', 'nova-api', 'nova-conductor',
+SERVICES = ('keystone', 'placement', 'glance', 'neutron', 'nova-api', 'nova-conductor',
             'nova-scheduler', 'nova-compute', 'cinder-api',
             'cinder-scheduler', 'cinder-volume')
 
@@ -44,13 +45,14 @@ SERVICES = ('keystone', 'placement', 'glance', 'nova-api', 'nova-conductor',
 # systemctl) of the cloud's processes.
 DEVSTACK_NAMES = {
     'key': 'keystone', 'placement-api': 'placement', 'g-api': 'glance',
+    'q-svc': 'neutron',
     'n-api': 'nova-api', 'n-cond': 'nova-conductor',
     'n-sch': 'nova-scheduler', 'n-cpu': 'nova-compute',
     'c-api': 'cinder-api', 'c-sch': 'cinder-scheduler',
     'c-vol': 'cinder-volume',
 }
 
-DATABASES = ('keystone', 'placement', 'glance', 'nova_api', 'nova_cell0',
+DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api', 'nova_cell0',
              'nova', 'cinder')
 
 

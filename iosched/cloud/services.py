@@ -73,6 +73,36 @@ def start_glance(layout):
     procs.wait_http(layout, 'glance', layout.url('glance'))
 
 
+# -- Neutron (API only) -------------------------------------------------------
+
+def setup_neutron(layout):
+    os.makedirs(layout.path('neutron', 'locks'), exist_ok=True)
+    conf = configs.write(layout.etc('neutron', 'neutron.conf'),
+                         configs.neutron(layout))
+    ml2 = configs.write(layout.etc('neutron', 'ml2_conf.ini'),
+                        configs.ml2(layout))
+    procs.run([layout.bin('neutron-db-manage'), '--config-file', conf,
+               '--config-file', ml2, 'upgrade', 'heads'],
+              layout, log_name='neutron-setup')
+
+
+def start_neutron(layout):
+    gunicorn(layout, 'neutron', 9696, 'neutron.wsgi.api:application',
+             {'OS_NEUTRON_CONFIG_DIR': layout.etc('neutron'),
+              'OS_NEUTRON_CONFIG_FILES': 'neutron.conf;ml2_conf.ini'})
+    procs.wait_http(layout, 'neutron', layout.url('neutron'))
+
+
+def warm_neutron(conn):
+    """One network listing: neutron-server configures its SQLAlchemy
+    mappers on its first query of networks, and until then a port listing
+    (what Nova's GET /servers/{id} does) fails with ``'Port' has no
+    attribute 'port_forwardings'`` (seen with neutron 29.0.0, API-only,
+    no RPC workers to query first).
+    """
+    list(conn.network.networks())
+
+
 # -- Nova --------------------------------------------------------------------
 
 def nova_conf(layout):

@@ -32,6 +32,7 @@ PACKAGES = (
     'openstack-placement>=16.0.0,<17',
     'nova>=34.0.0,<35',
     'cinder>=29.0.0,<30',
+    'neutron>=29.0.0,<30',     # its API only: Nova's port lookups
     'gunicorn',
     'PyMySQL',
     'python-openstackclient',
