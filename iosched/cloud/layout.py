@@ -37,8 +37,8 @@ PORTS = {
 }
 
 # The OpenStack services, in start order; ``down`` stops them in reverse.
-SERVICES = ('keystone', 'placement', 'glance', 'neutron', 'nova-api', 'nova-conductor',
-            'nova-scheduler', 'nova-compute', 'cinder-api',
+SERVICES = ('keystone', 'placement', 'glance', 'neutron', 'nova-api',
+            'nova-conductor', 'nova-scheduler', 'nova-compute', 'cinder-api',
             'cinder-scheduler', 'cinder-volume')
 
 # DevStack's service names (what the plugin passes to run_process and
@@ -52,8 +52,8 @@ DEVSTACK_NAMES = {
     'c-vol': 'cinder-volume',
 }
 
-DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api', 'nova_cell0',
-             'nova', 'cinder')
+DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
+             'nova_cell0', 'nova', 'cinder')
 
 
 @dataclasses.dataclass(frozen=True)
