@@ -120,6 +120,35 @@ ensure_rabbitmq() {
     return 1
 }
 
+# MariaDB for the one-machine cloud (iosched-cloud): root over the unix
+# socket, as Debian's package sets it up.
+ensure_mariadb() {
+    if _port_open 127.0.0.1 3306 && mysql -uroot -e 'select 1' >/dev/null 2>&1; then
+        echo "==> services: MariaDB already answers on 127.0.0.1:3306"
+        return 0
+    fi
+    if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+        echo "==> services: installing mariadb-server (Debian package)"
+        _apt_install mariadb-server || return 1
+    fi
+    echo "==> services: starting MariaDB on loopback"
+    mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null
+    start-stop-daemon --start --oknodo --background \
+        --pidfile /run/mysqld/iosched-started.pid --make-pidfile \
+        --exec /usr/sbin/mariadbd -- --user=mysql --bind-address=127.0.0.1 \
+        >/dev/null 2>&1 || true
+    for _ in $(seq 1 120); do
+        if mysql -uroot -e 'select 1' >/dev/null 2>&1; then
+            STARTED_SERVICES+=(mariadb)
+            echo "==> services: MariaDB is up"
+            return 0
+        fi
+        sleep 0.5
+    done
+    echo "MariaDB did not come up within 60 s" >&2
+    return 1
+}
+
 stop_started() {
     local svc
     for svc in "${STARTED_SERVICES[@]}"; do
@@ -133,6 +162,11 @@ stop_started() {
             ;;
         debugfs)
             umount /sys/kernel/debug 2>/dev/null || true
+            ;;
+        mariadb)
+            echo "==> services: stopping the MariaDB we started"
+            [ -f /run/mysqld/iosched-started.pid ] &&
+                kill "$(cat /run/mysqld/iosched-started.pid)" 2>/dev/null || true
             ;;
         rabbitmq)
             echo "==> services: stopping the RabbitMQ we started"

@@ -212,6 +212,10 @@ def cinder(layout, ceph=None):
                 layout.venv_dir, 'etc', 'cinder', 'api-paste.ini'),
             'rootwrap_config': os.path.join(
                 layout.venv_dir, 'etc', 'cinder', 'rootwrap.conf'),
+            # the filters GET /volumes?name= accepts (the wheel puts the
+            # file in <venv>/etc, not /etc/cinder)
+            'resource_query_filters_file': os.path.join(
+                layout.venv_dir, 'etc', 'cinder', 'resource_filters.json'),
         },
         'database': {'connection': layout.db_url('cinder')},
         'keystone_authtoken': _authtoken(layout, 'cinder'),

@@ -306,8 +306,7 @@ class Guest:
         ``count`` requests at ``rate_per_s`` (Poisson or fixed interval),
         each asking for ``burst_us`` of guest CPU (``spin='work'``: calibrated
         loop iterations, stretched when the vCPU is preempted; ``'time'``: by
-        the
-        guest clock). Returns the RTTs in µs, in send order.
+        the guest clock). Returns the RTTs in µs, in send order.
         """
         if self.mode not in RR_MODES:
             raise GuestError('%s: rr() needs an rr or hybrid guest, not %s'

@@ -139,8 +139,15 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         with open(path) as fh:
             return parse_cpu_list(fh.read())
 
+    # Seconds since the epoch (the HostReport contract's ``ts``), advancing
+    # with the monotonic clock: sample windows never jump with a clock step.
+    # Found on the one-machine cloud: the bare monotonic clock put the
+    # host's boot time in every report (iosched-status printed an age of
+    # decades; reports after a reboot looked older than the last one).
+    _EPOCH_OF_MONOTONIC_ZERO = time.time() - time.monotonic()
+
     def now(self):
-        return time.monotonic()
+        return self._EPOCH_OF_MONOTONIC_ZERO + time.monotonic()
 
     # -- the connection ----------------------------------------------------
     def _domains(self):

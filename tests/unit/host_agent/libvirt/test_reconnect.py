@@ -120,3 +120,13 @@ def test_an_error_on_a_live_connection_is_not_a_reconnect(daemon):
     with pytest.raises(base.DriverError, match='access denied'):
         drv.list_instances()
     assert drv.conn is conn and not daemon.opened
+
+
+def test_now_is_epoch_seconds_for_the_report_contract():
+    # HostReport.ts is seconds since the epoch (contract.payload); the
+    # monotonic clock gave the host's uptime instead (found on the cloud)
+    import time as _time
+
+    from iosched.host_agent.drivers.libvirt import driver as lv
+    now = lv.LibvirtDriver.now(object.__new__(lv.LibvirtDriver))
+    assert abs(now - _time.time()) < 5.0
