@@ -41,8 +41,8 @@ import uuid
 
 import pytest
 
-from tests import fixtures
 from iosched.cloud import devstack_ini as ini
+from tests import fixtures
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -11,8 +11,8 @@
 # under the License.
 """Stand-ins for DevStack, to run the devstack plugin's phases in a test.
 
-``run.sh`` sources ``stubs.sh`` (DevStack's functions, recording or small
-real implementations; the ini functions are ``iosched.cloud.devstack_ini``), the plugin's
+``run.sh`` sources ``stubs.sh`` (DevStack's functions: recording ones, and
+iosched-cloud's real ini and service-list functions), the plugin's
 ``settings`` and then ``plugin.sh`` once per phase, as stack.sh, unstack.sh
 and clean.sh do. ``tests/functional/test_devstack_plugin.py`` drives it.
 """
