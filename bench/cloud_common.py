@@ -425,6 +425,65 @@ class CloudAgent:
         return None
 
 
+# -- the host around the guests ----------------------------------------------
+HOST_PROCS = ('libvirtd', 'beam.smp', 'mariadbd')
+
+
+def _proc_cpu_s():
+    """{comm: CPU seconds} of the ``HOST_PROCS`` processes."""
+    tck = os.sysconf('SC_CLK_TCK')
+    out = dict.fromkeys(HOST_PROCS, 0.0)
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        st = _read('/proc/%s/stat' % entry)
+        if not st:
+            continue
+        comm = st[st.find('(') + 1:st.rfind(')')]
+        if comm in out:
+            f = st.rsplit(')', 1)[1].split()
+            out[comm] += (int(f[11]) + int(f[12])) / tck
+    return out
+
+
+def _cpu_jiffies():
+    """{cpu index: (busy, total)} from /proc/stat."""
+    out = {}
+    for line in (_read('/proc/stat') or '').splitlines():
+        name, *vals = line.split()
+        if not name.startswith('cpu') or name == 'cpu':
+            continue
+        v = [int(x) for x in vals[:8]]       # user .. steal
+        out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
+    return out
+
+
+class HostProbe:
+    """Per phase: each pCPU's busy fraction, and the CPU share (CPU s per
+    wall s) of the cloud's agent (process group) and of ``HOST_PROCS``:
+    what besides the guests ran while they were measured.
+    """
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def sample(self):
+        return (time.monotonic(), _cpu_jiffies(), _proc_cpu_s(),
+                self.agent.cpu_s())
+
+    @staticmethod
+    def diff(a, b):
+        wall = b[0] - a[0]
+        out = {'pcpu_busy': {
+            c: round((b[1][c][0] - a[1][c][0]) /
+                     max(1, b[1][c][1] - a[1][c][1]), 3) for c in b[1]},
+            'procs': {n: round((b[2][n] - a[2][n]) / wall, 4)
+                      for n in b[2]}}
+        if a[3] is not None and b[3] is not None:
+            out['procs']['iosched-agent'] = round((b[3] - a[3]) / wall, 4)
+        return out
+
+
 # -- what a domain holds ------------------------------------------------------
 def domain_facts(dom):
     """A domain's XML facts (iothreads, cputune live and as defined, the

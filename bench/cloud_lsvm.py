@@ -135,14 +135,19 @@ class Bench:
         cc.pin_all(self.guests['lsvm'], {cpu}, self.args.pin_iothreads)
 
     def measure(self, label):
-        """``testbed_lsvm.measure`` plus the other domains' CPU share."""
-        probe = common.Probe(self.foreign)
-        s0, t0 = probe.sample(), time.monotonic()
+        """``testbed_lsvm.measure`` plus the other domains' CPU share and
+        the host's (``cloud_common.HostProbe``).
+        """
+        probe, host = common.Probe(self.foreign), cc.HostProbe(self.agent)
+        s0, h0, t0 = probe.sample(), host.sample(), time.monotonic()
         out = tb_lsvm.measure(self.guests, self.args.seconds, self.args.rate,
                               self.args.burst_us, label)
-        s1, wall = probe.sample(), time.monotonic() - t0
-        out['foreign_cpu_share'] = round(sum(
+        s1, h1, wall = probe.sample(), host.sample(), time.monotonic() - t0
+        out['host'] = host.diff(h0, h1)
+        out['host']['foreign_domains'] = round(sum(
             sum(s1[n]) - sum(s0[n]) for n in s1) / 1e9 / wall, 4)
+        progress('%s: pCPU busy %s; host processes %s' % (
+            label, out['host']['pcpu_busy'], out['host']['procs']))
         return out
 
     def stop_agent(self, label):
@@ -218,6 +223,38 @@ class Bench:
         return uuid[:8]
 
 
+def _mean(values):
+    return sum(values) / len(values) if values else 0.0
+
+
+def host_lines(results, mech, mechs_seen, b):
+    """The mechanism the agent picked; per phase the pCPUs' busy fraction
+    beside the guests' total, the CPU share of the host's processes.
+    """
+    lines = ['agent: %s (wanted %s) at every start, self-test %s s' % (
+        ', '.join(mechs_seen), ', '.join(sorted(
+            {str(r['wanted']) for r in b.agent_runs})),
+        ' '.join(str(r['selftest']['seconds']) for r in b.agent_runs
+                 if r['selftest']))]
+    lines.append('host per phase (means over rounds): pCPU busy; guests\' '
+                 'CPU total; CPU share of other domains and processes')
+    pooled = {'idle': 'idle', 'stock': 'stock', 'agent': mech}
+    for phase, rounds in results['host'].items():
+        if not rounds:
+            continue
+        totals = results[pooled[phase]]['rounds_guests_cpu_total']
+        busy = {c: _mean([r['pcpu_busy'][c] for r in rounds])
+                for c in rounds[0]['pcpu_busy']}
+        procs = {n: _mean([r['procs'].get(n, 0.0) for r in rounds])
+                 for n in rounds[-1]['procs']}
+        lines.append('  %-6s %s; guests %.3f; domains %.3f; %s' % (
+            phase, ' '.join('cpu%s=%.3f' % kv for kv in sorted(busy.items())),
+            _mean([t for t in totals if t is not None]),
+            _mean([r['foreign_domains'] for r in rounds]),
+            ' '.join('%s=%.3f' % kv for kv in sorted(procs.items()))))
+    return lines
+
+
 def run(args, b, hogs):
     """The phases and the CPU-bound check; the results dict."""
     phases = {'idle': [], 'stock': [], 'agent': []}
@@ -227,7 +264,7 @@ def run(args, b, hogs):
     time.sleep(2)
     results['domains'] = {n: cc.domain_facts(g.domain)
                           for n, g in b.guests.items()}
-    foreign = {'stock': [], 'idle': [], 'agent': []}
+    host = {}
     for r in range(args.rounds):
         tag = 'round %d/%d' % (r + 1, args.rounds)
         hogs.stop()
@@ -244,8 +281,8 @@ def run(args, b, hogs):
                 phases[phase].append(b.with_agent(
                     label, lambda: b.measure(label)))
     for name, rounds in phases.items():
-        foreign[name] = [x.pop('foreign_cpu_share') for x in rounds]
-    results['foreign_cpu_share'] = foreign
+        host[name] = [x.pop('host') for x in rounds]
+    results['host'] = host
     if args.cpu_bound_seconds:
         bound = {'stock': tb_lsvm.cpu_bound(b.guests, args.cpu_bound_seconds,
                                             'stock')}
@@ -351,12 +388,7 @@ def main(argv=None):
                                'per_start_s': [s['seconds'] for s in starts]}
     results['targets'] = report.targets(results, [mech])
     print('\n'.join(report.table(results, [mech])))
-    print('agent: %s (wanted %s) at every start; other domains\' CPU '
-          'share per phase: %s' % (
-              ', '.join(mechs_seen),
-              ', '.join(sorted({str(r['wanted']) for r in b.agent_runs})),
-              '; '.join('%s %s' % (k, ' '.join('%.3f' % x for x in v))
-                        for k, v in results['foreign_cpu_share'].items())))
+    print('\n'.join(host_lines(results, mech, mechs_seen, b)))
     path = common.write_json(results, args.output_dir, 'cloud_lsvm')
     print('wrote %s (%.0f s)' % (path, results['wall_s']))
     return 0
