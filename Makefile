@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer bench-load
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-cloud bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer bench-load
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -50,6 +50,12 @@ cloud-down: bootstrap
 
 cloud-status: bootstrap
 	$(VENV)/bin/iosched-cloud status
+
+# bench-testbed's experiment on Nova-created guests of the running cloud
+# (iosched-cloud up) against the cloud's own agent (bench/README.md);
+# ~7 min, root. ARGS=--quick for a 2.5-minute smoke run.
+bench-cloud:
+	tools/run-bench.sh cloud_lsvm $(ARGS)
 
 # ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
 # (bench/README.md); ~6 and ~3 min. ARGS=--quick for a smoke run.
