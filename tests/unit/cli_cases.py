@@ -410,6 +410,8 @@ COMMANDS = [
             lambda files: ['status'],
             [Opt('--json', 'flag', any_text)],
             subcommand_at=0, writes=True),
+    Command('iosched-cloud env', 'cloud', lambda files: ['env'], [],
+            subcommand_at=0),
     Command('iosched-iotrace simulate', 'iotrace',
             lambda files: ['simulate', '-o', 'sim.jsonl.gz'],
             [Opt('--scheduler', 'choice', one_of('cfq', 'va-cfq'),

@@ -465,6 +465,19 @@ class Env(object):
         from iosched.testbed import cli
         return cli.main(argv)
 
+    def run_cloud(self, argv):
+        # up/down build or remove a real cloud as root: never from here
+        from unittest import mock
+
+        from iosched.cloud import cli
+
+        def refuse(args):
+            raise AssertionError('iosched-cloud %s from the CLI fuzz'
+                                 % args.command)
+        with mock.patch.object(cli, 'up', refuse), \
+                mock.patch.object(cli, 'down', refuse):
+            return cli.main(argv)
+
     def run_iotrace(self, argv):
         from iosched.iotrace import cli
         return cli.main(argv)
