@@ -119,6 +119,8 @@ def up(args):
     steps('cinder: api, scheduler, volume', _start_cinder, layout, conn)
     steps('iosched: plugin.sh stack extra (agent, example flavors and '
           'SLO types)', devstack.run_phases, layout, 'stack extra')
+    steps('iosched: the agent\'s provider and trait in Placement',
+          services.wait_iosched_provider, layout, identity.connect(layout))
     steps('images: the testbed guest into Glance', _images, layout)
     print('cloud up in %.0fs; state in %s' % (steps.total(),
                                                layout.state_dir))

@@ -222,6 +222,29 @@ def wait_cinder_volume(layout, conn, timeout=120.0):
                      timeout, interval=2.0)
 
 
+def wait_iosched_provider(layout, conn, timeout=120.0):
+    """The agent's child provider ``<host>:iosched`` with its inventory,
+    and the LSVM trait on the compute node: the example flavors claim and
+    require them, so a boot before they exist would be NoValidHost.
+    """
+    def ready():
+        got = conn.placement.get(
+            '/resource_providers?name=%s:iosched' % layout.hostname,
+            microversion='1.14').json()['resource_providers']
+        if not got:
+            return False
+        inv = conn.placement.get('/resource_providers/%s/inventories'
+                                 % got[0]['uuid']).json()['inventories']
+        node = conn.placement.get('/resource_providers/%s/traits'
+                                  % got[0]['parent_provider_uuid'],
+                                  microversion='1.6').json()['traits']
+        return ('CUSTOM_IOSCHED_LSVM_BW' in inv
+                and 'CUSTOM_IOSCHED_LSVM' in node)
+    procs.wait_until(layout, 'iosched-agent', ready,
+                     'publish its Placement provider and trait', timeout,
+                     interval=2.0)
+
+
 def ensure_default_type(conn, name='ceph'):
     """The default volume type on the ceph backend, as DevStack makes it
     (cinder.conf's default_volume_type names it).
