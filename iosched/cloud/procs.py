@@ -99,7 +99,15 @@ def running(layout):
     return {n: p for n in names for p in [read_pid(layout.pidfile(n))] if p}
 
 
-def stop(layout, name, timeout=30.0):
+def send_signal(layout, name, sig=signal.SIGTERM):
+    """Send ``sig`` to the service's process group without waiting."""
+    pid = read_pid(layout.pidfile(name))
+    if pid:
+        _signal_group(pid, sig)
+    return pid
+
+
+def stop(layout, name, timeout=15.0):
     """SIGTERM the service's process group, SIGKILL after ``timeout``.
 
     True when it was running.

@@ -54,9 +54,16 @@ def remove_domains(layout):
 
 
 def stop_services(layout):
+    """SIGTERM to all at once, then wait for each (SIGKILL after 15 s)."""
     running = procs.running(layout)
     order = ('iosched-agent',) + tuple(reversed(layout_mod.SERVICES))
-    for name in order + tuple(sorted(set(running) - set(order))):
+    names = [n for n in order + tuple(sorted(set(running) - set(order)))
+             if n in running]
+    if 'iosched-agent' in names:     # it restores first, the others after
+        procs.stop(layout, 'iosched-agent')
+    for name in names:
+        procs.send_signal(layout, name)
+    for name in names:
         procs.stop(layout, name)
 
 

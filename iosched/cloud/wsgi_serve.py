@@ -38,6 +38,8 @@ class Server(BaseApplication):
     def load_config(self):
         for key, value in (('bind', self.bind), ('workers', 1),
                            ('threads', 8), ('timeout', 300),
+                           # SIGTERM: finish requests for 5 s, not 30
+                           ('graceful_timeout', 5),
                            ('control_socket_disable', True)):
             self.cfg.set(key, value)
 
