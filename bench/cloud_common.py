@@ -426,23 +426,18 @@ class CloudAgent:
 
 
 # -- the host around the guests ----------------------------------------------
-HOST_PROCS = ('libvirtd', 'beam.smp', 'mariadbd')
-
-
-def _proc_cpu_s():
-    """{comm: CPU seconds} of the ``HOST_PROCS`` processes."""
-    tck = os.sysconf('SC_CLK_TCK')
-    out = dict.fromkeys(HOST_PROCS, 0.0)
+def _proc_ticks():
+    """{pid: (comm, process group, user + system clock ticks)}."""
+    out = {}
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
             continue
         st = _read('/proc/%s/stat' % entry)
         if not st:
             continue
-        comm = st[st.find('(') + 1:st.rfind(')')]
-        if comm in out:
-            f = st.rsplit(')', 1)[1].split()
-            out[comm] += (int(f[11]) + int(f[12])) / tck
+        f = st.rsplit(')', 1)[1].split()
+        out[int(entry)] = (st[st.find('(') + 1:st.rfind(')')], int(f[2]),
+                           int(f[11]) + int(f[12]))
     return out
 
 
@@ -459,29 +454,42 @@ def _cpu_jiffies():
 
 
 class HostProbe:
-    """Per phase: each pCPU's busy fraction, and the CPU share (CPU s per
-    wall s) of the cloud's agent (process group) and of ``HOST_PROCS``:
-    what besides the guests ran while they were measured.
+    """Per phase: each pCPU's busy fraction and the CPU share (CPU s per
+    wall s) of every host process but QEMU (the guests are measured on
+    their own), by name: the cloud's agent (its process group),
+    ``labels`` ({pid: name}: the busy loops, the bench itself), kernel
+    threads by their prefix (``kworker``), others by ``comm``. ``top``
+    keeps the largest; ``total`` sums them all.
     """
 
-    def __init__(self, agent):
-        self.agent = agent
+    def __init__(self, agent, labels=None, top=8):
+        self.agent, self.labels, self.top = agent, labels or {}, top
 
     def sample(self):
-        return (time.monotonic(), _cpu_jiffies(), _proc_cpu_s(),
-                self.agent.cpu_s())
+        return time.monotonic(), _cpu_jiffies(), _proc_ticks(), \
+            self.agent.pid()
 
-    @staticmethod
-    def diff(a, b):
+    def diff(self, a, b):
         wall = b[0] - a[0]
-        out = {'pcpu_busy': {
+        tck = os.sysconf('SC_CLK_TCK')
+        by = {}
+        for pid, (comm, pgrp, ticks) in b[2].items():
+            if pid not in a[2] or comm.startswith('qemu'):
+                continue
+            if pid in self.labels:
+                name = self.labels[pid]
+            elif b[3] is not None and pgrp == b[3]:
+                name = AGENT
+            else:
+                name = comm.split('/')[0]
+            by[name] = by.get(name, 0) + ticks - a[2][pid][2]
+        shares = {n: t / tck / wall for n, t in by.items()}
+        top = sorted(shares.items(), key=lambda kv: -kv[1])[:self.top]
+        return {'pcpu_busy': {
             c: round((b[1][c][0] - a[1][c][0]) /
                      max(1, b[1][c][1] - a[1][c][1]), 3) for c in b[1]},
-            'procs': {n: round((b[2][n] - a[2][n]) / wall, 4)
-                      for n in b[2]}}
-        if a[3] is not None and b[3] is not None:
-            out['procs']['iosched-agent'] = round((b[3] - a[3]) / wall, 4)
-        return out
+            'procs': {n: round(v, 4) for n, v in top},
+            'procs_total': round(sum(shares.values()), 4)}
 
 
 # -- what a domain holds ------------------------------------------------------

@@ -70,8 +70,9 @@ progress = common.progress
 class Bench:
     """The servers, their guests and the agent across the phases."""
 
-    def __init__(self, args, cloud, agent):
+    def __init__(self, args, cloud, agent, hogs):
         self.args, self.cloud, self.agent = args, cloud, agent
+        self.hogs = hogs
         self.ids = {}                 # name -> server id
         self.guests = {}              # short name -> Guest
         self.foreign = {}             # other domains on the host
@@ -138,7 +139,10 @@ class Bench:
         """``testbed_lsvm.measure`` plus the other domains' CPU share and
         the host's (``cloud_common.HostProbe``).
         """
-        probe, host = common.Probe(self.foreign), cc.HostProbe(self.agent)
+        probe = common.Probe(self.foreign)
+        labels = {p.pid: 'host-hogs' for p in self.hogs.procs}
+        labels[os.getpid()] = 'bench'
+        host = cc.HostProbe(self.agent, labels)
         s0, h0, t0 = probe.sample(), host.sample(), time.monotonic()
         out = tb_lsvm.measure(self.guests, self.args.seconds, self.args.rate,
                               self.args.burst_us, label)
@@ -146,8 +150,9 @@ class Bench:
         out['host'] = host.diff(h0, h1)
         out['host']['foreign_domains'] = round(sum(
             sum(s1[n]) - sum(s0[n]) for n in s1) / 1e9 / wall, 4)
-        progress('%s: pCPU busy %s; host processes %s' % (
-            label, out['host']['pcpu_busy'], out['host']['procs']))
+        progress('%s: pCPU busy %s; host processes %.3f: %s' % (
+            label, out['host']['pcpu_busy'], out['host']['procs_total'],
+            out['host']['procs']))
         return out
 
     def stop_agent(self, label):
@@ -237,7 +242,8 @@ def host_lines(results, mech, mechs_seen, b):
         ' '.join(str(r['selftest']['seconds']) for r in b.agent_runs
                  if r['selftest']))]
     lines.append('host per phase (means over rounds): pCPU busy; guests\' '
-                 'CPU total; CPU share of other domains and processes')
+                 'CPU total; CPU share of other domains; of host processes '
+                 '(all, then the largest)')
     pooled = {'idle': 'idle', 'stock': 'stock', 'agent': mech}
     for phase, rounds in results['host'].items():
         if not rounds:
@@ -245,13 +251,17 @@ def host_lines(results, mech, mechs_seen, b):
         totals = results[pooled[phase]]['rounds_guests_cpu_total']
         busy = {c: _mean([r['pcpu_busy'][c] for r in rounds])
                 for c in rounds[0]['pcpu_busy']}
-        procs = {n: _mean([r['procs'].get(n, 0.0) for r in rounds])
-                 for n in rounds[-1]['procs']}
-        lines.append('  %-6s %s; guests %.3f; domains %.3f; %s' % (
-            phase, ' '.join('cpu%s=%.3f' % kv for kv in sorted(busy.items())),
-            _mean([t for t in totals if t is not None]),
-            _mean([r['foreign_domains'] for r in rounds]),
-            ' '.join('%s=%.3f' % kv for kv in sorted(procs.items()))))
+        names = {n for r in rounds for n in r['procs']}
+        procs = sorted(((n, _mean([r['procs'].get(n, 0.0) for r in rounds]))
+                        for n in names), key=lambda kv: -kv[1])[:8]
+        lines.append('  %-6s %s; guests %.3f; domains %.3f; processes '
+                     '%.3f: %s' % (
+                         phase, ' '.join('cpu%s=%.3f' % kv
+                                         for kv in sorted(busy.items())),
+                         _mean([t for t in totals if t is not None]),
+                         _mean([r['foreign_domains'] for r in rounds]),
+                         _mean([r['procs_total'] for r in rounds]),
+                         ' '.join('%s=%.3f' % kv for kv in procs)))
     return lines
 
 
@@ -349,8 +359,8 @@ def main(argv=None):
     results = {'config': dict(vars(args)), 'agent_was_running': was_running,
                'lsvm_flavor_specs': cloud.flavor_specs(args.lsvm_flavor)}
     conn = libvirt.open('qemu:///system')
-    b = Bench(args, cloud, agent)
     hogs = tb_lsvm.HostHogs(args.other_cpu, args.host_hogs)
+    b = Bench(args, cloud, agent, hogs)
     t_start = time.monotonic()
     try:
         results['boot'] = b.boot(conn)
