@@ -33,11 +33,18 @@ class ServiceFailed(RuntimeError):
 
 
 def _start_time(pid):
+    """The process's start time (clock ticks since boot), None when it is
+    gone or a zombie: a service whose starter exited is reparented to PID
+    1, which in a container may never reap it.
+    """
     try:
         with open('/proc/%d/stat' % pid) as f:
-            return f.read().rsplit(')', 1)[1].split()[19]
-    except (OSError, IndexError):
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
         return None
+    if len(fields) < 20 or fields[0] in ('Z', 'X'):
+        return None
+    return fields[19]
 
 
 def read_pid(pidfile):
