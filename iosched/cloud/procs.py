@@ -13,6 +13,9 @@
 a log under the state dir (as DevStack's units would run them), probed,
 and stopped with SIGTERM, then SIGKILL of the whole process group.
 
+Stopping is systemd's KillMode=mixed (etc/systemd's agent unit): SIGTERM
+to the main process, SIGKILL to the rest of the group after it exits.
+
 A pidfile holds ``<pid> <start time>``: a pid reused by another process
 after a reboot or crash is not taken for ours.
 """
@@ -107,15 +110,16 @@ def running(layout):
 
 
 def send_signal(layout, name, sig=signal.SIGTERM):
-    """Send ``sig`` to the service's process group without waiting."""
+    """Send ``sig`` to the service's main process without waiting."""
     pid = read_pid(layout.pidfile(name))
     if pid:
-        _signal_group(pid, sig)
+        _signal_pid(pid, sig)
     return pid
 
 
 def stop(layout, name, timeout=15.0):
-    """SIGTERM the service's process group, SIGKILL after ``timeout``.
+    """SIGTERM the service's main process; when it has exited, or after
+    ``timeout``, SIGKILL what is left of its process group.
 
     True when it was running.
     """
@@ -124,17 +128,26 @@ def stop(layout, name, timeout=15.0):
     if not pid:
         _unlink(pidfile)
         return False
-    _signal_group(pid, signal.SIGTERM)
+    # SIGTERM to the main process only, as systemd's KillMode=mixed: the
+    # agent restores its knobs through its privsep daemon, which must not
+    # get the signal too; what is left of the group is killed after.
+    _signal_pid(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and _start_time(pid) is not None:
         _reap(pid)
         time.sleep(0.2)
-    if _start_time(pid) is not None:
-        _signal_group(pid, signal.SIGKILL)
-        time.sleep(0.5)
-        _reap(pid)
+    _signal_group(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    _reap(pid)
     _unlink(pidfile)
     return True
+
+
+def _signal_pid(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def _signal_group(pid, sig):
