@@ -90,6 +90,7 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         self.proc_root = p.proc_root
         self.run_dir = p.libvirt_run_dir
         self._xml = {}        # domain id -> (uuid, Domain)
+        self._blocks = {}     # domain id -> block device names last tick
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [ts_ns]
@@ -230,6 +231,7 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
             self.histograms.forget(set(self._info) - set(infos))
         self._info = infos
         self._refresh_stats()
+        self._drop_xml_of_changed_disks()
         self._refresh_histograms()
         self._refresh_events()
         return [model.InstanceInfo(
@@ -254,6 +256,27 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
                 self._stats[dom.UUIDString()] = stats
         except libvirt.libvirtError as e:
             LOG.warning('getAllDomainStats failed: %s', e)
+
+    def _drop_xml_of_changed_disks(self):
+        """Forget the cached XML of a domain whose block devices changed
+        (a volume attached or detached live: Nova's attach writes the new
+        disk, its ``<serial>`` and ``<iotune>`` into the live XML), so the
+        next tick reads it again. Found on the one-machine cloud: cached per
+        domain id for the domain's life, a hot-attached SLO volume stayed
+        invisible until the agent restarted.
+        """
+        blocks = {}
+        for uuid, (_, _, _, _, dom_id) in self._info.items():
+            stats = self._stats.get(uuid)
+            if stats is None:
+                continue
+            names = frozenset(stats.get('block.%d.name' % i)
+                              for i in range(stats.get('block.count', 0)))
+            known = self._blocks.get(dom_id)
+            if known is not None and known != names:
+                self._xml.pop(dom_id, None)
+            blocks[dom_id] = names
+        self._blocks = blocks
 
     def _refresh_histograms(self):
         self._hists = {}
