@@ -228,27 +228,39 @@ def test_agent_provider_is_a_child_of_novas_compute_node(cloud):
     assert child['parent_provider_uuid'] == node['uuid']
 
 
-def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
-    rps = _providers()
-    child = rps['%s:iosched' % LAYOUT.hostname]['uuid']
+def _lsvm_bw(child):
+    """(what is free to claim, what is used) of the child's LSVM_BW; the
+    agent may move ``reserved`` with what it measures, so read it fresh.
+    """
     inv = {i['resource_class']: i for i in openstack(
         'resource', 'provider', 'inventory', 'list', child, admin=True)}
     bw = inv['CUSTOM_IOSCHED_LSVM_BW']
-    capacity = (bw['total'] - bw['reserved']) * bw['allocation_ratio']
     usage = {u['resource_class']: u['usage'] for u in openstack(
         'resource', 'provider', 'usage', 'show', child, admin=True)}
     used = usage.get('CUSTOM_IOSCHED_LSVM_BW', 0)
-    assert used >= 500, usage       # the LSVM server's claim
-    # a flavor that asks what is left, in one server: the next fails
-    left = int(capacity - used)
-    openstack('flavor', 'create', '--vcpus', '1', '--ram', '256', '--disk',
-              '1', 'e2e.lsvm-rest', admin=True)
+    return int((bw['total'] - bw['reserved']) * bw['allocation_ratio']
+               - used), used
+
+
+def _rest_flavor(left):
+    """A 1-vCPU LSVM flavor asking exactly ``left`` of LSVM_BW."""
+    # made once; a second create fails and is ignored
+    openstack('flavor', 'create', '--vcpus', '1', '--ram', '256',
+              '--disk', '1', 'e2e.lsvm-rest', admin=True, check=False)
     openstack('flavor', 'set', 'e2e.lsvm-rest', '--property',
               'iosched:latency_sensitive=true', '--property',
               'resources:CUSTOM_IOSCHED_LSVM_BW=%d' % left, admin=True,
               parse=False)
+
+
+def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
+    child = _providers()['%s:iosched' % LAYOUT.hostname]['uuid']
+    left, used = _lsvm_bw(child)
+    assert used >= 500, used        # the LSVM server's claim
+    # a flavor that asks what is left, in one server: the next fails
+    _rest_flavor(left)
     first = _server('e2e-fill', 'e2e.lsvm-rest', image='iosched-guest-idle')
-    assert first['status'] == 'ACTIVE', first
+    assert isinstance(first, dict) and first['status'] == 'ACTIVE', first
     second = _server('e2e-over', 'e2e.lsvm-rest', image='iosched-guest-idle',
                      wait=False)
     over = _wait(lambda: (lambda s: s if s['status'] in ('ERROR', 'ACTIVE')
@@ -259,6 +271,9 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     assert 'No valid host' in json.dumps(over.get('fault', {})), over
     openstack('server', 'delete', '--wait', second['id'], parse=False)
     openstack('server', 'delete', '--wait', first['id'], parse=False)
+    # the delete gave the claim back; what is free now boots again
+    assert _lsvm_bw(child)[1] == used
+    _rest_flavor(_lsvm_bw(child)[0])
     again = _server('e2e-again', 'e2e.lsvm-rest', image='iosched-guest-idle')
-    assert again['status'] == 'ACTIVE', again
+    assert isinstance(again, dict) and again['status'] == 'ACTIVE', again
     openstack('server', 'delete', '--wait', again['id'], parse=False)
