@@ -36,9 +36,9 @@ import socket
 import struct
 import threading
 import time
-import xml.etree.ElementTree as ET
 
 from iosched.contract import stats
+from iosched.testbed import domxml
 
 REQ = struct.Struct('<QII')           # seq, burst_us, flags
 FLAG_TIME_SPIN = 1
@@ -123,31 +123,8 @@ class DiskReport:
         return cls(ts, *ints[:7], hist=hist)
 
 
-def serial_tcp_ports(xml_text):
-    """[(host, port)] of a domain's TCP serial ports in target-port order,
-    as Nova's libvirt driver writes them with ``[serial_console] enabled``
-    (``<serial type='tcp'><source mode='bind' host=.. service=..>``, one
-    per ``hw:serial_port_count``; the first carries the console log).
-    Nova writes no ``<target>``: libvirt numbers the ports in document
-    order, which the live XML then shows as ``<target port=N>``. A
-    wildcard listen host (0.0.0.0, ::) is returned as the loopback.
-    """
-    root = ET.fromstring(xml_text)
-    ports = []
-    for i, ser in enumerate(root.iterfind('devices/serial')):
-        src = ser.find('source')
-        if (ser.get('type') != 'tcp' or src is None or
-                src.get('mode', 'connect') != 'bind'):
-            continue
-        target = ser.find('target')
-        idx = i
-        if target is not None and target.get('port') is not None:
-            idx = int(target.get('port'))
-        host = src.get('host') or '127.0.0.1'
-        if host in ('0.0.0.0', '::', '[::]'):
-            host = '127.0.0.1' if host == '0.0.0.0' else '::1'
-        ports.append((idx, host, int(src.get('service'))))
-    return [(h, p) for _, h, p in sorted(ports)]
+# where a Nova-made domain's workload port is (the XML's concern)
+serial_tcp_ports = domxml.serial_tcp_ports
 
 
 class Guest:
