@@ -102,8 +102,11 @@ def cloud():
     res = subprocess.run(CLI + ['up'], capture_output=True, text=True,
                          timeout=2400)
     print(res.stdout)
-    assert res.returncode == 0, 'iosched-cloud up failed:\n%s\n%s' % (
-        res.stdout[-4000:], res.stderr[-4000:])
+    if res.returncode:
+        # leave nothing of a half-built cloud behind, then fail
+        subprocess.run(CLI + ['down'], capture_output=True, timeout=1200)
+        pytest.fail('iosched-cloud up failed:\n%s\n%s' % (
+            res.stdout[-4000:], res.stderr[-4000:]))
     print('cloud up in %.0f s' % (time.monotonic() - t0))
     yield LAYOUT
     res = subprocess.run(CLI + ['down'], capture_output=True, text=True,
