@@ -10,9 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """``iosched-cloud up | down | status | env``: a one-machine OpenStack
-(Keystone, Placement, Glance, Nova with the libvirt driver under TCG,
-Cinder on a one-node Ceph) from PyPI packages, with iosched installed from
-its sdist and configured by its DevStack plugin (docs/cloud.md).
+(Keystone, Placement, Glance, Neutron's API, Nova with the libvirt driver
+under TCG, Cinder on a one-node Ceph) from PyPI and Debian packages, with
+iosched installed from its sdist and configured by its DevStack plugin.
+Run as root; everything it writes is under --state-dir (docs/cloud.md).
 """
 
 import argparse
