@@ -20,7 +20,6 @@ services are their console scripts with ``--config-file``.
 
 import os
 import shutil
-import time
 
 from iosched.cloud import configs
 from iosched.cloud import procs
@@ -253,7 +252,3 @@ def ensure_default_type(conn, name='ceph'):
     if bs.find_type(name, ignore_missing=True) is None:
         bs.create_type(name=name,
                        extra_specs={'volume_backend_name': name})
-
-
-def elapsed(t0):
-    return '%.1fs' % (time.monotonic() - t0)

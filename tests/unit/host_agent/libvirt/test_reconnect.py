@@ -120,39 +120,3 @@ def test_an_error_on_a_live_connection_is_not_a_reconnect(daemon):
     with pytest.raises(base.DriverError, match='access denied'):
         drv.list_instances()
     assert drv.conn is conn and not daemon.opened
-
-
-def test_now_is_epoch_seconds_for_the_report_contract():
-    # HostReport.ts is seconds since the epoch (contract.payload); the
-    # monotonic clock gave the host's uptime instead (found on the cloud)
-    import time as _time
-
-    from iosched.host_agent.drivers.libvirt import driver as lv
-    now = lv.LibvirtDriver.now(object.__new__(lv.LibvirtDriver))
-    assert abs(now - _time.time()) < 5.0
-
-
-def _blocks_driver(names_by_tick):
-    from iosched.host_agent.drivers.libvirt import driver as lv
-    d = object.__new__(lv.LibvirtDriver)
-    d._info = {'u1': (None, 1, {}, None, 7)}
-    d._xml = {7: ('u1', 'parsed', None)}
-    d._blocks = {}
-    dropped = []
-    for names in names_by_tick:
-        d._stats = {'u1': dict({'block.count': len(names)}, **{
-            'block.%d.name' % i: n for i, n in enumerate(names)})}
-        d._xml.setdefault(7, ('u1', 'parsed', None))
-        d._drop_xml_of_changed_disks()
-        dropped.append(7 not in d._xml)
-    return dropped
-
-
-@pytest.mark.parametrize('ticks, dropped', [
-    ([['vda'], ['vda']], [False, False]),               # nothing changed
-    ([['vda'], ['vda', 'vdb']], [False, True]),         # a volume attached
-    ([['vda', 'vdb'], ['vda']], [False, True]),         # detached
-    ([['vda'], ['vda', 'vdb'], ['vda', 'vdb']], [False, True, False]),
-])
-def test_hot_attached_disk_rereads_the_domain_xml(ticks, dropped):
-    assert _blocks_driver(ticks) == dropped
