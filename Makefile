@@ -51,11 +51,12 @@ cloud-down: bootstrap
 cloud-status: bootstrap
 	$(VENV)/bin/iosched-cloud status
 
-# bench-testbed's experiment on Nova-created guests of the running cloud
-# (iosched-cloud up) against the cloud's own agent (bench/README.md);
-# ~7 min, root. ARGS=--quick for a 2.5-minute smoke run.
+# bench-testbed's LSVM experiment, then bench-slo's, on Nova-created guests
+# of the running cloud (iosched-cloud up) against the cloud's own agent
+# (bench/README.md); ~7 + ~9 min, root. ARGS=--quick for smoke runs.
 bench-cloud:
-	tools/run-bench.sh cloud_lsvm $(ARGS)
+	tools/run-bench.sh cloud_lsvm $(ARGS) && \
+		tools/run-bench.sh cloud_slo $(ARGS)
 
 # ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
 # (bench/README.md); ~6 and ~3 min. ARGS=--quick for a smoke run.

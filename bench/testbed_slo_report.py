@@ -98,11 +98,11 @@ def _f(v, fmt='%.1f'):
 
 
 def print_table(res, out=print):
-    cap = res['capacity']
-    out('device: loop %s, capacity %.0f IOPS of 16 KiB (%.1f MiB/s '
+    cap, dev = res['capacity'], res['device']
+    out('device: %s, capacity %.0f IOPS of 16 KiB (%.1f MiB/s '
         'measured through the guests; limit %.1f MiB/s)' % (
-            res['device']['loop'], cap['iops_ref'], cap['mib_s'],
-            res['device']['read_bps'] / 2**20))
+            dev.get('text') or 'loop %s' % dev['loop'], cap['iops_ref'],
+            cap['mib_s'], dev['read_bps'] / 2**20))
     out('SLOs: %s; sum of B %.0f IOPS; neighbour target >= 0.9 x (C - sum '
         'B) = %.0f IOPS of 16 KiB' % (
             ', '.join('%s %s' % (n, s) for n, s in sorted(

@@ -44,7 +44,7 @@ FLAVORS = {
 # Options passed to the guest program (iosched.opts= on the command line).
 GUEST_OPTS = ('report_ms', 'pattern', 'write_pct', 'bs', 'duty_pct',
               'period_ms', 'burn_nice', 'qd', 'rate', 'arrival',
-              'journal_ms', 'jsync')
+              'journal_ms', 'jsync', 'dev')
 # Integer options with their accepted range (inclusive).
 OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'bs': (512, 1048576), 'duty_pct': (1, 100),
@@ -53,7 +53,10 @@ OPT_RANGES = {'report_ms': (1, 3600000), 'write_pct': (0, 100),
               'journal_ms': (0, 600000)}
 # Options with a fixed set of values.
 OPT_CHOICES = {'pattern': ('rand', 'seq'), 'arrival': ('fixed', 'poisson'),
-               'jsync': ('0', '1')}
+               'jsync': ('0', '1'),
+               # the disk the disk/dd modes use (a volume Nova attaches
+               # after the root disk is vdb)
+               'dev': ('vda', 'vdb', 'vdc', 'vdd')}
 # QEMU cache modes of the guest's disk (libvirt <driver cache=>).
 DISK_CACHES = ('none', 'directsync', 'writethrough', 'writeback', 'unsafe')
 

@@ -47,12 +47,13 @@
  *   while no client is connected), so HELLO is repeated: every second until
  *   the first host byte (rr, hybrid, dd), every 10th report (burn, disk,
  *   idle).
- *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=/dev/vda
+ *   opts: report_ms=1000 pattern=rand|seq write_pct=0 bs=4096 dev=vda
  *         (burn, hybrid) duty_pct=100 period_ms=10: burn at most duty_pct %
  *         of every period_ms (guest clock) and sleep the rest;
  *         (hybrid) burn_nice=0: the burn thread's nice value;
  *         (disk) qd=1 worker threads, rate=0 requests/s in total (0 =
- *         closed loop), arrival=fixed|poisson (open loop's gaps);
+ *         closed loop), arrival=fixed|poisson (open loop's gaps); waits
+ *         for dev to appear (a volume attached after boot);
  *         (dd) bs=45056 (44 KiB, blkif's 11 segments), qd reads in
  *         flight, journal_ms=5000 (0 = no journal writes), jsync=0
  *         (1: a commit ends with fdatasync, a virtio flush, as ext4's
@@ -588,7 +589,14 @@ static int run_disk(int fd)
 	size_t off;
 	long i;
 
-	disk_fd = open(dev_path, (write_pct ? O_RDWR : O_RDONLY) | O_DIRECT);
+	/* A volume attached after boot (Nova's `server add volume`) appears
+	 * later: wait for it, reporting nothing until it does. */
+	while ((disk_fd = open(dev_path, (write_pct ? O_RDWR : O_RDONLY) |
+			       O_DIRECT)) < 0 && (errno == ENOENT || errno == ENXIO)) {
+		if (tty_port)
+			hello(fd, cur_mode);
+		sleep(1);
+	}
 	if (disk_fd < 0 || ioctl(disk_fd, BLKGETSIZE64, &size) < 0 ||
 	    size < (uint64_t)bs) {
 		perror("iosched-guest: disk");
@@ -868,8 +876,9 @@ static void parse_opts(char *s)
 			bs = atoi(v) >= 512 ? atoi(v) : 4096;
 			bs_set = 1;
 		}
-		else if (!strcmp(tok, "dev"))
-			snprintf(dev_path, sizeof(dev_path), "%s", v);
+		else if (!strcmp(tok, "dev"))	/* a path, or a name under /dev */
+			snprintf(dev_path, sizeof(dev_path), "%s%.100s",
+				 strchr(v, '/') ? "" : "/dev/", v);
 		else if (!strcmp(tok, "duty_pct"))
 			duty_pct = atoi(v) >= 1 && atoi(v) <= 100 ? atoi(v) : 100;
 		else if (!strcmp(tok, "period_ms"))
