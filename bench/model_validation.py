@@ -91,8 +91,8 @@ PARAMS = policy_params.params_for('vslicer')
 
 
 def reservation(args, activation_us=None):
-    """The agent's deadline knobs for the LSVM vCPU (and the I/O
-    threads' runtime, which only sets the period here: the simulator has
+    """The agent's deadline knobs for the LSVM vCPU (and one I/O-path
+    thread's runtime, which only sets the period here: the simulator has
     no QEMU threads), for a vCPU using ``activation_us`` (default
     ``--activation-us``) of CPU per activation.
     """
@@ -102,7 +102,7 @@ def reservation(args, activation_us=None):
         else activation_us, args.deadline_headroom,
         PARAMS.deadline_max_runtime_us)
     vcpu, _io = lsvm_bounds.reservation(1, runtime, args.latency_ms,
-                                        share, args.io_runtime_us)
+                                        share, args.io_runtime_us, 1)
     return vcpu
 
 

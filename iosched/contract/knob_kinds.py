@@ -48,7 +48,10 @@ SCHED_KEYS = ('cpu_shares', 'vcpu_period', 'vcpu_quota')
 
 # The QEMU emulator (main loop) threads, target '': their pCPUs (tuple or
 # None = all; vTurbo's turbo pCPU, virDomainPinEmulator) and their EEVDF
-# slice in us (they carry device emulation: virtio notifications).
+# slice in us (they carry device emulation: virtio notifications). The pin
+# moves the VM's iothreads and vhost workers too; read back while the
+# iothreads are pinned apart from the emulator, it is {'emulator': pin,
+# 'iothreads': {'<libvirt iothread id>': pin}}, which restores them.
 EMULATOR_PIN = 'emulator_pin'
 EMULATOR_SLICE = 'emulator_slice'
 

@@ -112,6 +112,11 @@ class InstanceInfo:
     # value is a new QEMU process whose knobs start from their defaults,
     # so what the agent held on the old one is retired. 0: not tracked.
     generation: int = 0
+    # Threads on the VM's I/O path, each given the I/O-path deadline
+    # reservation (knob_kinds.IO_DEADLINE): the QEMU main loop, the
+    # iothreads (Nova's <iothreads>), vhost workers. 1 (the main loop)
+    # when the driver does not count them (simulator, simdriver).
+    io_threads: int = 1
 
     # What the flavor's extra specs mean (iosched.contract.flavor.read, as
     # for the scheduler and Placement sizing): a value the Nova API would
@@ -242,17 +247,12 @@ class WakeupProbe:
 @dataclasses.dataclass(frozen=True)
 class DeadlineState:
     """SCHED_DEADLINE admission figures of a host (driver.deadline_state)."""
-    # CPUs of the root domain LSVM threads may span (their affinity must cover
-    # it)
-    cpus: tuple = ()
-    # bandwidth the kernel admits there, CPUs (sched_rt_runtime/period x
-    # len(cpus))
+    cpus: tuple = ()                 # root domain's CPUs (affinity must span)
+    # bandwidth the kernel admits there, CPUs (rt_runtime/period x cpus)
     limit: float = 0.0
     foreign: float = 0.0             # held by threads that are not VMs'
     reserved: float = 0.0            # held by threads of the VMs (ours)
-    # ``cpus`` are all the host's CPUs (an affinity over them reads back as
-    # None)
-    all_cpus: bool = False
+    all_cpus: bool = False           # cpus = all (an affinity reads None)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,9 +21,27 @@ iface_bandwidth    tap name ('tap1234')       {'inbound.average': KiB/s,
                                               0 = unlimited
 vm_sched           '' (the whole VM)          {'cpu_shares', 'vcpu_period',
                                                'vcpu_quota'} (schedinfo)
+emulator_pin       '' (the whole VM)          as vcpu_pin, or {'emulator':
+                                              that, 'iothreads': {'<id>':
+                                              that}} (see below)
 =================  =========================  ==============================
 
 Reads return the same shape, so the journal can restore what it read.
+
+``emulator_pin`` is the pin of the VM's whole I/O path: the emulator
+(``pinEmulator``), each iothread libvirt knows (``pinIOThread``: Nova's
+``<iothreads>`` get their own cgroup, whose cpuset Nova's
+``<iothreadpin>`` narrows and no ``sched_setaffinity`` can widen) and the
+other I/O threads (vhost workers, QEMU's own ``IO *``: ``sched_setaffinity``
+through privsep, as libvirt 9 moves only the main loop live). *Decision:*
+no separate knob kind for the iothreads: one write moves every thread
+that the I/O-path deadline reservation needs widened, and the read-back
+carries the iothreads' pins so that restoring it gives them back. It is a
+plain pin when every iothread has the emulator's (Nova pins them alike),
+so a policy's tuple compares equal once written; the dict form appears
+only when they differ and is what the journal restores. All or nothing:
+a failed write puts every pin back as read before.
+
 Live changes only: a hard reboot starts from the persistent XML, and the
 agent re-applies its plan on the next tick. A live migration carries the
 live XML, these settings included, to the destination: ``mark_held`` and
@@ -151,44 +169,89 @@ class LibvirtKnobs(knob_set.KnobWriter):
                 return {k: int(got[k]) for k in knob_kinds.SCHED_KEYS
                         if k in got}
             if kind == knob_kinds.EMULATOR_PIN:
-                return _from_cpumap(dom.emulatorPinInfo(self._live()))
+                return self._read_emulator_pin(dom)
         except (libvirt.libvirtError, IndexError, ValueError) as e:
             raise base.DriverError('cannot read %s of %s/%s: %s'
                                    % (kind, uuid, target, e))
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))
 
+    def _read_emulator_pin(self, dom):
+        live = self._live()
+        pin = _from_cpumap(dom.emulatorPinInfo(live))
+        iothreads = {str(i): _from_cpumap(m)
+                     for i, m in dom.ioThreadInfo(live)}
+        if all(p == pin for p in iothreads.values()):
+            return pin
+        return {'emulator': pin, 'iothreads': iothreads}
+
+    @staticmethod
+    def _emulator_pins(value, ids, ncpus):
+        """(emulator cpumap, {iothread id: cpumap}) of an emulator_pin
+        value; an iothread the value does not name gets the emulator's.
+        """
+        if not isinstance(value, dict):
+            value = {'emulator': value, 'iothreads': {}}
+        if set(value) != {'emulator', 'iothreads'} or not isinstance(
+                value['iothreads'], dict):
+            raise base.DriverError('emulator_pin %r is not a pin nor '
+                                   '{\'emulator\': pin, \'iothreads\': '
+                                   '{id: pin}}' % (value,))
+        own = value['iothreads']
+        return _cpumap(value['emulator'], ncpus), {
+            i: _cpumap(own.get(str(i), value['emulator']), ncpus)
+            for i in ids}
+
     def _pin_emulator(self, dom, uuid, value):
-        """libvirt's emulator pin, and the same CPUs for the VM's I/O
-        threads (IO *, vhost-*): libvirt 9 moves only the main loop live,
-        and a SCHED_DEADLINE reservation on an I/O thread needs its
-        affinity over the root domain. All or nothing: a failure puts the
-        previous pin back.
+        """The emulator pin, each libvirt iothread's pin and the same CPUs
+        as the emulator for the other I/O threads (IO *, vhost-*): a
+        SCHED_DEADLINE reservation on an I/O thread needs its affinity
+        over the root domain. All or nothing (module doc).
         """
         live = self._live()
-        before = dom.emulatorPinInfo(live)
-        cpumap = _cpumap(value, len(before))
-        dom.pinEmulator(cpumap, live)
+        before = tuple(dom.emulatorPinInfo(live))
+        io_before = [(int(i), tuple(m)) for i, m in dom.ioThreadInfo(live)]
+        cpumap, io_maps = self._emulator_pins(
+            value, [i for i, _ in io_before], len(before))
         cpus = [i for i, on in enumerate(cpumap) if on]
         try:
-            for tid in self._io_tids(uuid):
+            dom.pinEmulator(cpumap, live)
+            for i, _ in io_before:
+                dom.pinIOThread(i, io_maps[i], live)
+            for tid in self._io_tids(uuid, io_maps):
                 self._set_affinity(tid, cpus)
         except Exception as e:
+            self._put_back(dom, uuid, before, io_before)
+            raise base.DriverError('cannot move the I/O threads of %s to '
+                                   'CPUs %s (emulator and iothread pins put '
+                                   'back): %s' % (uuid, cpus, e))
+
+    def _put_back(self, dom, uuid, before, io_before):
+        """Every pin as read before a failed write, as far as possible."""
+        live = self._live()
+        steps = [lambda: dom.pinEmulator(before, live)]
+        steps.extend(lambda i=i, m=m: dom.pinIOThread(i, m, live)
+                     for i, m in io_before)
+        cpus = [i for i, on in enumerate(before) if on]
+        try:
+            tids = self._io_tids(uuid, dict(io_before))
+        except Exception:
+            tids = []
+        steps.extend(lambda t=t: self._set_affinity(t, cpus) for t in tids)
+        for step in steps:
             try:
-                dom.pinEmulator(tuple(before), live)
-                for tid in self._io_tids(uuid):
-                    self._set_affinity(tid, [i for i, on in enumerate(before)
-                                             if on])
+                step()
             except Exception:
                 pass
-            raise base.DriverError('cannot move the I/O threads of %s to '
-                                   'CPUs %s (emulator pin put back): %s'
-                                   % (uuid, cpus, e))
 
-    def _io_tids(self, uuid):
+    def _io_tids(self, uuid, iothread_ids=()):
+        """The I/O threads' tids but libvirt's iothreads (QEMU's 'IO
+        iothread<id>'), which ``pinIOThread`` moves with their cgroup.
+        """
         threads = self.driver.io_threads(uuid)
         io = threads.get('io', {}) if isinstance(threads, dict) else {}
-        return sorted(io.values())
+        own = {'IO iothread%d' % i for i in iothread_ids}
+        return sorted(tid for name, tid in io.items() if name not in own)
 
     @staticmethod
     def _set_affinity(tid, cpus):

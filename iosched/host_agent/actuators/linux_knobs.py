@@ -27,8 +27,9 @@ kind (target)           value
                         None: SCHED_OTHER (nice 0, default slice)
 ``io_thread_deadline``  the same for every I/O-path thread of the VM
 (``''``)                (``resolver.io_threads``: the emulator = QEMU main
-                        loop, iothreads ``IO *``, vhost workers); read
-                        from the emulator thread
+                        loop, iothreads ``IO *``, vhost workers; their
+                        count is ``InstanceInfo.io_threads``); read from
+                        the emulator thread
 ``vcpu_weight`` (vCPU)  int, 1..10000 (cgroup v2 scale, default 100) of the
                         vCPU's cgroup; on cgroup v1 written as
                         ``cpu.shares``

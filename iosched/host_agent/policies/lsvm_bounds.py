@@ -68,28 +68,36 @@ def deadline_runtime_us(t_m_us, burst_us, headroom, max_runtime_us):
                                             max_runtime_us)))
 
 
-# SCHED_DEADLINE reservation of an LSVM with v vCPUs (vSlicer's
-# differentiated frequency: a short runtime, often, at the VM's fair share):
+# SCHED_DEADLINE reservation of an LSVM with v vCPUs and n I/O-path
+# threads (vSlicer's differentiated frequency: a short runtime, often, at
+# the VM's fair share):
 #   runtime  = T_m per vCPU thread, Q_io per I/O-path thread
-#   period   = ceil((v * T_m + Q_io) / (v * s)), within the kernel's range
+#   period   = ceil((v * T_m + n * Q_io) / (v * s)), within the kernel's range
 #   deadline = period (an implicit deadline)
-# so the vCPU reservations and one I/O-thread reservation together hold
-# v * s of a CPU, the VM's fair share: no extra CPU for the LSVM, and a
-# guest that turns CPU-bound is throttled there. The latency bound is not
-# the deadline: a woken reservation preempts fair-class work at once (the
-# measured W). *Decision:* deadline = period, not L: with a constrained
-# deadline (D < P) the kernel throttles a task that wakes after its
-# deadline but before its period ends until the period ends
-# (dl_check_constrained_dl), which delayed ~2 % of Poisson wake-ups by up
-# to P - D in the simulator's model of that rule.
-def reservation(vcpus, t_m_us, lat_ms, share, io_runtime_us):
-    """(vCPU reservation, I/O-thread reservation) as knob values.
+# so the v vCPU reservations and the n I/O-path ones (io_thread_deadline
+# reserves each of them: the QEMU main loop, its iothreads, vhost
+# workers; InstanceInfo.io_threads) together hold v * s of a CPU, the
+# VM's fair share and what admission counts (lsvm_mechanisms
+# .admit_deadline): no extra CPU for the LSVM, and a guest that turns
+# CPU-bound is throttled there. Past the kernel's longest period every
+# runtime is scaled down by the same factor; runtimes never go below
+# MIN_RUNTIME_US. The latency bound is not the deadline: a woken
+# reservation preempts fair-class work at once (the measured W).
+# *Decision:* deadline = period, not L: with a constrained deadline (D <
+# P) the kernel throttles a task that wakes after its deadline but before
+# its period ends until the period ends (dl_check_constrained_dl), which
+# delayed ~2 % of Poisson wake-ups by up to P - D in the simulator's model
+# of that rule.
+def reservation(vcpus, t_m_us, lat_ms, share, io_runtime_us, io_threads):
+    """(vCPU reservation, I/O-thread reservation) as knob values, for
+    ``io_threads`` threads on the I/O path (at least 1: the main loop).
 
     ``lat_ms`` is not used (see the decision above); kept so that callers
     name what the reservation serves.
     """
     v = max(1, vcpus)
-    work = v * t_m_us + io_runtime_us
+    n_io = max(1, io_threads)
+    work = v * t_m_us + n_io * io_runtime_us
     period = math.ceil(work / (v * share))
     scale = 1.0
     if period > DL_PERIOD_MAX_US:
@@ -104,3 +112,9 @@ def reservation(vcpus, t_m_us, lat_ms, share, io_runtime_us):
                             int(min(io_runtime_us, period) * scale)),
           'deadline_us': period, 'period_us': period}
     return vcpu, io
+
+
+def reserved_cpus(vcpus, io_threads, vcpu_res, io_res):
+    """CPUs the reservations hold: (v * Q + n * Q_io) / period."""
+    return (max(1, vcpus) * vcpu_res['runtime_us'] + max(1, io_threads) *
+            io_res['runtime_us']) / float(vcpu_res['period_us'])

@@ -40,8 +40,9 @@ def latency_ms(inst, params):
 
 # Deadline admission (the kernel's own test, done first so that nothing is
 # half-applied): LSVMs, strictest iosched:latency_ms first (ties: uuid),
-# each reserving u_i = v_i * s (its fair share, lsvm_bounds.reservation),
-# are admitted while (lsvm.admits)
+# each reserving u_i = v_i * s (its fair share: lsvm_bounds.reservation
+# sizes the vCPU and every I/O-path thread's runtime to it), are admitted
+# while (lsvm.admits)
 #   reserved + u_i <= dl_bw_limit - dl_bw_foreign
 # and never when the root domain is unknown or the flavor is dedicated
 # (Nova pins those to single pCPUs, which the kernel refuses). The others
@@ -73,15 +74,20 @@ def admit_deadline(instances, share, sched, params):
 
 
 def deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
+    """(actions, reserved CPUs): affinity, then the reservations of the
+    vCPUs and of the ``inst.io_threads`` I/O-path threads. Pure.
+    """
     vcpu_res, io_res = lsvm_bounds.reservation(
-        inst.vcpus, t_m, lat_ms, share, params.io_thread_runtime_us)
+        inst.vcpus, t_m, lat_ms, share, params.io_thread_runtime_us,
+        inst.io_threads)
     # None = every CPU of the host, as the pin knobs read it back.
     cpus = None if sched.dl_all_cpus else tuple(sorted(sched.dl_cpus))
     why = ('%s; SCHED_DEADLINE runtime %dus / deadline %dus / period %dus '
-           '= the VM\'s fair share %.3g x %d vCPU(s) with one I/O thread at '
-           '%dus' % (reason, vcpu_res['runtime_us'], vcpu_res['deadline_us'],
-                     vcpu_res['period_us'], share, inst.vcpus,
-                     io_res['runtime_us']))
+           '= the VM\'s fair share %.3g x %d vCPU(s) with %d I/O-path '
+           'thread(s) at %dus' % (
+               reason, vcpu_res['runtime_us'], vcpu_res['deadline_us'],
+               vcpu_res['period_us'], share, inst.vcpus, inst.io_threads,
+               io_res['runtime_us']))
     pin_why = ('SCHED_DEADLINE needs the thread\'s affinity to cover its '
                'root domain, CPUs %s' % (sorted(sched.dl_cpus),))
     out = [model.Action(kind=knob_kinds.VCPU_PIN, instance_uuid=inst.uuid,
@@ -100,8 +106,8 @@ def deadline_actions(inst, t_m, lat_ms, share, sched, params, reason):
                             instance_uuid=inst.uuid, target='',
                             value=dict(io_res),
                             rule='vslicer.lsvm_io_deadline', reason=why))
-    return out, (inst.vcpus * vcpu_res['runtime_us'] +
-                 io_res['runtime_us']) / float(vcpu_res['period_us'])
+    return out, lsvm_bounds.reserved_cpus(inst.vcpus, inst.io_threads,
+                                          vcpu_res, io_res)
 
 
 def release_deadline(inst, why):

@@ -20,6 +20,7 @@ from iosched.contract import knob_kinds
 from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import model
 from iosched.host_agent.policies import lsvm_bounds
+from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent import policy_params
 
@@ -29,7 +30,8 @@ D, W, S = (lsvm_bound.MECH_DEADLINE, lsvm_bound.MECH_WEIGHT,
            lsvm_bound.MECH_SLICE)
 
 
-def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False):
+def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False,
+         io_threads=1):
     specs = {}
     if lsvm:
         specs['iosched:latency_sensitive'] = 'true'
@@ -38,7 +40,7 @@ def inst(uuid, vcpus=1, lsvm=False, latency_ms=None, dedicated=False):
     if dedicated:
         specs['hw:cpu_policy'] = 'dedicated'
     return model.InstanceInfo(uuid=uuid, name=uuid, vcpus=vcpus,
-                              extra_specs=specs)
+                              extra_specs=specs, io_threads=io_threads)
 
 
 def sched(mech, p99=0.0, cpus=(0, 1), limit=1.9, foreign=0.0, probes=()):
@@ -47,34 +49,64 @@ def sched(mech, p99=0.0, cpus=(0, 1), limit=1.9, foreign=0.0, probes=()):
                            probes=probes)
 
 
-# name, vcpus, T_m, L ms, share, io us, want (vCPU, io) reservations
-# (deadline = period: see lsvm_bounds.reservation)
+# name, vcpus, T_m, share, io us, n I/O-path threads, want (vCPU runtime,
+# I/O runtime, period = deadline) (deadline = period: see
+# lsvm_bounds.reservation). v * T_m + n * io fills v * share of a period.
 RESERVATIONS = [
-    ('1 vCPU at 0.5: period (1000+200)/0.5', 1, 1000, 2, 0.5, 200,
-     {'runtime_us': 1000, 'deadline_us': 2400, 'period_us': 2400},
-     {'runtime_us': 200, 'deadline_us': 2400, 'period_us': 2400}),
-    ('1 vCPU at 0.25', 1, 1000, 2, 0.25, 200,
-     {'runtime_us': 1000, 'deadline_us': 4800, 'period_us': 4800},
-     {'runtime_us': 200, 'deadline_us': 4800, 'period_us': 4800}),
-    ('2 vCPUs at 0.5', 2, 500, 10, 0.5, 200,
-     {'runtime_us': 500, 'deadline_us': 1200, 'period_us': 1200},
-     {'runtime_us': 200, 'deadline_us': 1200, 'period_us': 1200}),
-    ('a tiny share: the longest period, shorter runtimes', 1, 1000, 2,
-     0.0001, 200,
-     {'runtime_us': 349, 'deadline_us': 4194304, 'period_us': 4194304},
-     {'runtime_us': 69, 'deadline_us': 4194304, 'period_us': 4194304}),
+    ('1 vCPU at 0.5: period (1000+200)/0.5', 1, 1000, 0.5, 200, 1,
+     (1000, 200, 2400)),
+    ('1 vCPU, 2 I/O threads: (1000+2x200)/0.5', 1, 1000, 0.5, 200, 2,
+     (1000, 200, 2800)),
+    ('1 vCPU, 3 I/O threads: (1000+3x200)/0.5', 1, 1000, 0.5, 200, 3,
+     (1000, 200, 3200)),
+    ('1 vCPU at 0.25', 1, 1000, 0.25, 200, 1, (1000, 200, 4800)),
+    ('1 vCPU at 0.25, 2 I/O threads', 1, 1000, 0.25, 200, 2,
+     (1000, 200, 5600)),
+    ('2 vCPUs at 0.5', 2, 500, 0.5, 200, 1, (500, 200, 1200)),
+    ('2 vCPUs at 0.5, 3 I/O threads', 2, 500, 0.5, 200, 3, (500, 200, 1600)),
+    ('2 vCPUs at 0.3, 2 x 1 ms I/O: period rounded up', 2, 1000, 0.3, 1000,
+     2, (1000, 1000, 6667)),
+    ('a tiny share: the longest period, shorter runtimes', 1, 1000,
+     0.0001, 200, 1, (349, 69, 4194304)),
+    ('a tiny share, 2 I/O threads: shorter still', 1, 1000, 0.0001, 200, 2,
+     (299, 59, 4194304)),
+    ('a tiny share, 3 I/O threads', 1, 1000, 0.0001, 200, 3,
+     (262, 52, 4194304)),
+    ('the I/O runtime floored at the kernel minimum', 1, 1000, 0.00001, 10,
+     3, (40, lsvm_bounds.MIN_RUNTIME_US, 4194304)),
+    ('no I/O-path thread counted is the main loop', 1, 1000, 0.5, 200, 0,
+     (1000, 200, 2400)),
 ]
 
 
-@pytest.mark.parametrize('name,vcpus,t_m,lat,share,io,want_v,want_io',
-                         RESERVATIONS, ids=[r[0] for r in RESERVATIONS])
-def test_reservation_holds_the_vms_fair_share(name, vcpus, t_m, lat, share,
-                                              io, want_v, want_io):
-    v, i = lsvm_bounds.reservation(vcpus, t_m, lat, share, io)
-    assert (v, i) == (want_v, want_io)
-    used = (vcpus * v['runtime_us'] + i['runtime_us']) / v['period_us']
-    assert used <= vcpus * share + 1e-9
+@pytest.mark.parametrize('name,vcpus,t_m,share,io,n_io,want', RESERVATIONS,
+                         ids=[r[0] for r in RESERVATIONS])
+def test_reservation_holds_the_vms_fair_share(name, vcpus, t_m, share, io,
+                                              n_io, want):
+    v, i = lsvm_bounds.reservation(vcpus, t_m, 2, share, io, n_io)
+    q, q_io, period = want
+    assert v == {'runtime_us': q, 'deadline_us': period, 'period_us': period}
+    assert i == {'runtime_us': q_io, 'deadline_us': period,
+                 'period_us': period}
+    # every thread the knobs reserve, together: the VM's fair share,
+    # within a microsecond per runtime (and the floors)
+    used = (vcpus * q + max(1, n_io) * q_io) / period
+    assert lsvm_bounds.reserved_cpus(vcpus, n_io, v, i) == used
+    assert abs(used - vcpus * share) <= (
+        (vcpus + max(1, n_io)) * lsvm_bounds.MIN_RUNTIME_US / period)
+    assert lsvm_bounds.DL_PERIOD_MIN_US <= period <= (
+        lsvm_bounds.DL_PERIOD_MAX_US)
+    assert min(q, q_io) >= lsvm_bounds.MIN_RUNTIME_US
     assert v['runtime_us'] <= v['deadline_us'] <= v['period_us']
+
+
+def test_reservation_within_the_shortest_period():
+    # (50 + n x 10) / 0.9 < 100 us: the kernel's shortest period holds less
+    for n_io in (1, 2, 3):
+        v, i = lsvm_bounds.reservation(1, 50, 2, 0.9, 10, n_io)
+        assert v['period_us'] == lsvm_bounds.DL_PERIOD_MIN_US
+        assert (v['runtime_us'], i['runtime_us']) == (50, 10)
+        assert lsvm_bounds.reserved_cpus(1, n_io, v, i) < 0.9
 
 
 def kinds(actions, uuid):
@@ -166,6 +198,67 @@ def test_deadline_admission_strictest_first_then_fallback_to_slices():
         assert by(actions, knob_kinds.VCPU_SLICE, u, '0') != 'absent'
     assert sum('gets no SCHED_DEADLINE' in n for n in notes) == 2
     assert st.dl_bw_reserved <= 0.6 + 1e-9
+
+
+def kernel_bw(actions, host):
+    """CPUs the kernel is asked to reserve: each vCPU's reservation, and
+    the I/O-path one once per thread the knob writes (io_threads).
+    """
+    n_io = {i.uuid: i.io_threads for i in host}
+    total = 0.0
+    for a in actions:
+        if a.kind in (knob_kinds.VCPU_DEADLINE, knob_kinds.IO_DEADLINE) and (
+                a.value):
+            times = n_io[a.instance_uuid] if (
+                a.kind == knob_kinds.IO_DEADLINE) else 1
+            total += times * a.value['runtime_us'] / a.value['period_us']
+    return total
+
+
+# name, I/O-path threads of LSVMs a and b (1 vCPU each), want the
+# period of a's reservations. Two LSVMs + 2 others on 2 pCPUs: s = 0.5,
+# room 1.0 CPU: both admitted, and the kernel must be asked for no more
+# (a Nova domain: the main loop and 'IO iothread1'; with vhost: 3).
+IO_THREADS = [
+    ('the testbed: the main loop only', 1, 1, 4000),
+    ("Nova's <iothreads>1: two I/O-path threads each", 2, 2, 6000),
+    ('one with vhost workers too', 3, 2, 8000),
+]
+
+
+@pytest.mark.parametrize('name,n_a,n_b,period', IO_THREADS,
+                         ids=[r[0] for r in IO_THREADS])
+def test_deadline_admission_counts_what_the_kernel_gets(name, n_a, n_b,
+                                                        period):
+    host = [inst('a', 1, True, 2, io_threads=n_a),
+            inst('b', 1, True, 2, io_threads=n_b), inst('c1'), inst('c2')]
+    s = sched(D, p99=13, limit=1.0, foreign=0.0)
+    admitted, refused, need = lsvm_mechanisms.admit_deadline(
+        host, 0.5, s, P)
+    assert (admitted, refused, need) == ({'a', 'b'}, {}, 1.0)
+    actions, notes, st = vslicer.plan_slices(host, (0, 1), P, s)
+    assert notes == () and st.refused == ()
+    want = {'runtime_us': 1000, 'deadline_us': period, 'period_us': period}
+    assert by(actions, knob_kinds.VCPU_DEADLINE, 'a', '0') == want
+    assert by(actions, knob_kinds.IO_DEADLINE, 'a', '') == want
+    # what admission counted is what the kernel gets, within the room
+    assert kernel_bw(actions, host) == pytest.approx(st.dl_bw_reserved)
+    assert st.dl_bw_reserved == pytest.approx(need)
+    assert lsvm_bound.admits(kernel_bw(actions, host), s.dl_bw_limit)
+
+
+def test_deadline_actions_say_how_many_io_threads():
+    lsvm = inst('a', 2, True, 2, io_threads=2)
+    actions, used = lsvm_mechanisms.deadline_actions(
+        lsvm, 1000, 2, 0.5, sched(D), P, 'why')
+    io = [a for a in actions if a.kind == knob_kinds.IO_DEADLINE]
+    assert len(io) == 1 and io[0].target == ''
+    # (2 x 1000 + 2 x 1000) / (2 x 0.5) = 4000 us
+    assert io[0].value == {'runtime_us': 1000, 'deadline_us': 4000,
+                           'period_us': 4000}
+    assert used == pytest.approx(1.0)
+    assert 'x 2 vCPU(s) with 2 I/O-path thread(s) at 1000us' in (
+        io[0].reason)
 
 
 @pytest.mark.parametrize('name,host,s', [

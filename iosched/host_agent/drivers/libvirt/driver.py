@@ -14,9 +14,9 @@
 Per tick: the active domains (``listAllDomains``), their XML (cached per
 domain id: Nova metadata, extra specs, disks with their ``<serial>`` and
 the ``<iotune>`` Nova wrote at attach, NICs), ``getAllDomainStats``
-(vCPU time/wait/delay, block and net counters), and per vCPU thread the
-procfs counters (schedstat run/wait, voluntary context switches, last CPU)
-plus, when tracefs is available, the exact wake-up timestamps.
+(vCPU time/wait/delay, block and net counters), the vCPU and I/O-path
+threads from procfs, per vCPU thread its counters (schedstat run/wait,
+voluntary context switches, last CPU) and, with tracefs, exact wake-ups.
 
 Writes do not happen here: ``iosched.host_agent.actuators.host_knobs`` (the
 knob set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
@@ -207,8 +207,7 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
     # -- inventory, continued --------------------------------------------
     def list_instances(self):
         doms = self._domains()
-        seen_ids = set()
-        infos = {}
+        seen_ids, infos, n_io = set(), {}, {}
         for dom in doms:
             dom_id = dom.ID()
             seen_ids.add(dom_id)
@@ -219,12 +218,13 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
                     self._xml[dom_id] = cached = (parsed.uuid, parsed, dom)
                 uuid, parsed, _ = cached
                 pid = threads.qemu_pid(self.run_dir, parsed.name)
-                tids = threads.vcpu_tids(self.proc_root, pid)
+                found = threads.qemu_threads(self.proc_root, pid)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
-            infos[uuid] = (parsed, pid, tids, dom, dom_id)
+            infos[uuid] = (parsed, pid, found.vcpus, dom, dom_id)
+            n_io[uuid] = threads.io_path_threads(found)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
         if self.histograms is not None:
@@ -240,7 +240,7 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
             disks=tuple(model.DiskInfo(target=k.target, serial=k.serial,
                                        iotune=dict(k.iotune))
                         for k in d.disks),
-            generation=dom_id)
+            generation=dom_id, io_threads=n_io[uuid])
             for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
 
     def _refresh_stats(self):

@@ -9,14 +9,18 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""vCPU threads of a QEMU process, from procfs (read only).
+"""vCPU and I/O-path threads of a QEMU process, from procfs (read only).
 
-QEMU names its vCPU threads ``CPU <n>/KVM`` (``CPU <n>/TCG`` under TCG);
-``<proc_root>/<pid>/task/<tid>/comm`` holds the name. The QEMU pid comes
-from libvirt's pidfile ``<libvirt_run_dir>/<domain name>.pid``; the domain
-name is checked before it becomes part of a path.
+QEMU names its vCPU threads ``CPU <n>/KVM`` (``CPU <n>/TCG`` under TCG),
+its I/O threads ``IO <id>`` and vhost workers ``vhost-<pid>``;
+``<proc_root>/<pid>/task/<tid>/comm`` holds the name. ``qemu_threads``
+reads them in one pass over ``task/``; ``vcpu_tids`` and ``io_threads``
+are its two halves. The QEMU pid comes from libvirt's pidfile
+``<libvirt_run_dir>/<domain name>.pid``; the domain name is checked before
+it becomes part of a path.
 """
 
+import collections
 import os
 import re
 
@@ -25,8 +29,15 @@ from iosched.host_agent import paths
 
 _VCPU_COMM = re.compile(r'^CPU (\d+)/(KVM|TCG|HVF|WHPX)$')
 # QEMU names its I/O threads 'IO <id>' (``-object iothread,id=iothread1``
-# gives 'IO iothread1'); vhost workers are 'vhost-<pid>'.
-_IO_COMM = re.compile(r'^(IO \S+|vhost-\d+)$')
+# gives 'IO iothread1'); vhost workers are 'vhost-<pid>'. Not 'IO
+# mon_iothread': QEMU starts it for out-of-band QMP monitor commands (the
+# channel libvirt talks over); it serves QMP only, never a guest's I/O,
+# so it gets no I/O-path reservation nor counts in one.
+_IO_COMM = re.compile(r'^(IO (?!mon_iothread$)\S+|vhost-\d+)$')
+
+# One pass over /proc/<pid>/task: vcpus {vCPU index: tid}, emulator the
+# QEMU main loop (the pid), io {thread name: tid} of the I/O threads.
+QemuThreads = collections.namedtuple('QemuThreads', 'vcpus emulator io')
 
 
 class ThreadError(Exception):
@@ -56,34 +67,14 @@ def qemu_pid(run_dir, domain_name):
     return pid
 
 
-def io_threads(proc_root, pid):
-    """{'emulator': pid, 'io': {name: tid}}: the QEMU main loop (the
-    emulator thread) and its I/O threads, from thread names.
-    """
-    task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
-    found = {}
-    try:
-        tids = [t for t in os.listdir(task_dir) if t.isdigit()]
-    except OSError as e:
-        raise ThreadError('cannot list threads of pid %d: %s' % (pid, e))
-    for tid in tids:
-        try:
-            comm = _read(paths.safe_join(task_dir, tid, 'comm')).strip()
-        except OSError:
-            continue
-        if _IO_COMM.match(comm):
-            found[comm] = int(tid)
-    return {'emulator': int(pid), 'io': found}
-
-
-def vcpu_tids(proc_root, pid):
-    """{vcpu index: tid} of a QEMU process, from thread names."""
+def qemu_threads(proc_root, pid):
+    """``QemuThreads`` of a QEMU process, from thread names."""
     task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
     try:
         tids = os.listdir(task_dir)
     except OSError as e:
         raise ThreadError('cannot list threads of pid %d: %s' % (pid, e))
-    found = {}
+    vcpus, io = {}, {}
     for tid in tids:
         if not tid.isdigit():
             continue
@@ -93,8 +84,31 @@ def vcpu_tids(proc_root, pid):
             continue              # the thread just exited
         m = _VCPU_COMM.match(comm)
         if m:
-            found[int(m.group(1))] = int(tid)
-    return found
+            vcpus[int(m.group(1))] = int(tid)
+        elif _IO_COMM.match(comm) and int(tid) != int(pid):
+            io[comm] = int(tid)
+    return QemuThreads(vcpus=vcpus, emulator=int(pid), io=io)
+
+
+def io_path_threads(found):
+    """How many threads the I/O-path deadline knob reserves
+    (``linux_knobs`` ``io_thread_deadline``): the emulator and each I/O
+    thread of a ``QemuThreads``.
+    """
+    return 1 + len(set(found.io.values()))
+
+
+def io_threads(proc_root, pid):
+    """{'emulator': pid, 'io': {name: tid}}: the QEMU main loop (the
+    emulator thread) and its I/O threads, from thread names.
+    """
+    found = qemu_threads(proc_root, pid)
+    return {'emulator': found.emulator, 'io': found.io}
+
+
+def vcpu_tids(proc_root, pid):
+    """{vcpu index: tid} of a QEMU process, from thread names."""
+    return qemu_threads(proc_root, pid).vcpus
 
 
 # /proc/<pid>/task/<tid>/stat: "tid (comm) state ppid ..."; comm may hold

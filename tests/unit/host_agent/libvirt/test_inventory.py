@@ -10,13 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """The libvirt driver's inventory bookkeeping: its clock (the HostReport
-contract's epoch seconds) and when it reads a domain's XML again."""
+contract's epoch seconds), when it reads a domain's XML again, and the
+QEMU threads it finds for each domain (a fake /proc).
+"""
 
 import time
 
 import pytest
 
+from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.drivers.libvirt import driver as lv
+from tests import fixtures
+
+CONF = agent_conf.CONF
 
 
 def test_now_is_epoch_seconds_for_the_report_contract():
@@ -49,3 +55,86 @@ def _blocks_driver(names_by_tick):
 ])
 def test_hot_attached_disk_rereads_the_domain_xml(ticks, dropped):
     assert _blocks_driver(ticks) == dropped
+
+
+class Dom(object):
+    """A running domain as listAllDomains gives it (what list_instances
+    asks of one).
+    """
+
+    def __init__(self, dom_id, uuid, name):
+        self.dom_id, self.uuid, self._name = dom_id, uuid, name
+
+    def ID(self):
+        return self.dom_id
+
+    def UUIDString(self):
+        return self.uuid
+
+    def name(self):
+        return self._name
+
+    def XMLDesc(self, flags):
+        return ("<domain><name>%s</name><uuid>%s</uuid><vcpu>2</vcpu>"
+                "</domain>" % (self._name, self.uuid))
+
+
+class Conn(object):
+    def __init__(self, doms):
+        self.doms = doms
+
+    def listAllDomains(self, flags):
+        return list(self.doms)
+
+    def domainListGetStats(self, doms, flags):
+        return []
+
+
+def _qemu(proc, pid, comms):
+    """A QEMU process in a fake /proc: the main loop, then ``comms``."""
+    for i, comm in enumerate(['qemu-system-x86'] + comms):
+        d = proc / str(pid) / 'task' / str(pid + i)
+        d.mkdir(parents=True)
+        (d / 'comm').write_text(comm + '\n')
+
+
+# name, thread names besides the main loop, want vCPU tids (of pid 100),
+# want InstanceInfo.io_threads
+DOMAINS = [
+    ('the testbed: the QMP monitor is not on the I/O path',
+     ['CPU 0/KVM', 'CPU 1/KVM', 'IO mon_iothread'], {0: 101, 1: 102}, 1),
+    ("Nova 34: <iothreads>1", ['CPU 0/TCG', 'CPU 1/TCG', 'IO mon_iothread',
+                               'IO iothread1'], {0: 101, 1: 102}, 2),
+    ('Nova 34 with a vhost worker', ['CPU 0/KVM', 'IO iothread1',
+                                     'CPU 1/KVM', 'vhost-100'],
+     {0: 101, 1: 103}, 3),
+]
+
+
+@pytest.fixture
+def conf(tmp_path):
+    """The agent's CONF reading a fake /proc and libvirt run dir."""
+    fixtures.require('libvirt-python', lv.libvirt is not None,
+                     'pip install libvirt-python')
+    overrides = [('proc_root', str(tmp_path / 'proc'), 'host_paths'),
+                 ('libvirt_run_dir', str(tmp_path / 'run'), 'host_paths'),
+                 ('trace_wakeups', False, 'libvirt'),
+                 ('latency_histograms', False, 'libvirt')]
+    for opt, value, group in overrides:
+        CONF.set_override(opt, value, group)
+    yield CONF
+    for opt, _, group in overrides:
+        CONF.clear_override(opt, group)
+
+
+@pytest.mark.parametrize('name,comms,vcpus,n_io', DOMAINS,
+                         ids=[r[0] for r in DOMAINS])
+def test_list_instances_counts_the_io_path_threads(tmp_path, conf, name,
+                                                    comms, vcpus, n_io):
+    (tmp_path / 'run').mkdir()
+    (tmp_path / 'run' / 'instance-1.pid').write_text('100\n')
+    _qemu(tmp_path / 'proc', 100, comms)
+    drv = lv.LibvirtDriver(conf, Conn([Dom(3, 'u1', 'instance-1')]))
+    [info] = drv.list_instances()
+    assert (info.uuid, info.vcpus, info.io_threads) == ('u1', 2, n_io)
+    assert [drv.vcpu_tid('u1', v) for v in (0, 1)] == [vcpus[0], vcpus[1]]

@@ -126,10 +126,51 @@ def test_vcpu_threads_and_counters_on_a_fake_proc(tmp_path):
     assert threads.vcpu_tids(proc, 100) == {0: 101, 1: 102}
     _task(proc, 100, 105, 'vhost-100')
     assert threads.io_threads(proc, 100) == {
-        'emulator': 100, 'io': {'IO mon_iothread': 103, 'vhost-100': 105}}
+        'emulator': 100, 'io': {'vhost-100': 105}}
     assert threads.thread_counters(proc, 100, 101) == (5000, 700, 42, 1)
     with pytest.raises(threads.ThreadError):
         threads.thread_counters(proc, 100, 999)
+
+
+# name, thread names of QEMU pid 100 (tids 101...), want vCPUs, want I/O
+# threads, want I/O-path threads (the emulator and the I/O threads)
+QEMU_THREADS = [
+    ('the testbed: main loop, vCPUs, the QMP monitor',
+     ['qemu-system-x86', 'CPU 0/KVM', 'IO mon_iothread', 'call_rcu'],
+     {0: 102}, {}, 1),
+    ("Nova 34: <iothreads>1 adds 'IO iothread1'",
+     ['qemu-system-x86', 'CPU 0/TCG', 'CPU 1/TCG', 'IO mon_iothread',
+      'IO iothread1', 'worker'],
+     {0: 102, 1: 103}, {'IO iothread1': 105}, 2),
+    ('iothread and vhost workers',
+     ['qemu-system-x86', 'CPU 0/KVM', 'IO iothread1', 'vhost-100',
+      'vhost-101'],
+     {0: 102}, {'IO iothread1': 103, 'vhost-100': 104, 'vhost-101': 105}, 4),
+    ('names that only look like ours',
+     ['qemu-system-x86', 'CPU x/KVM', 'IO', 'IO mon_iothread2',
+      'vhost-', 'CPU 3/KVM'],
+     {3: 106}, {'IO mon_iothread2': 104}, 2),
+]
+
+
+@pytest.mark.parametrize('name,comms,vcpus,io,n_io', QEMU_THREADS,
+                         ids=[r[0] for r in QEMU_THREADS])
+def test_qemu_threads_in_one_pass(tmp_path, name, comms, vcpus, io, n_io):
+    proc = str(tmp_path / 'proc')
+    _task(proc, 100, 100, comms[0])
+    for i, comm in enumerate(comms[1:]):
+        _task(proc, 100, 102 + i, comm)
+    found = threads.qemu_threads(proc, 100)
+    assert (found.vcpus, found.emulator, found.io) == (vcpus, 100, io)
+    assert threads.io_path_threads(found) == n_io
+    # the two halves the actuators, resolve and iotrace call
+    assert threads.vcpu_tids(proc, 100) == vcpus
+    assert threads.io_threads(proc, 100) == {'emulator': 100, 'io': io}
+
+
+def test_qemu_threads_of_a_process_gone(tmp_path):
+    with pytest.raises(threads.ThreadError, match='cannot list threads'):
+        threads.qemu_threads(str(tmp_path), 100)
 
 
 def test_pidfile(tmp_path):
