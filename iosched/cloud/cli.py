@@ -111,15 +111,21 @@ def up(args):
           cluster)
     steps('cinder: cinder.conf, db sync', services.setup_cinder, layout,
           cluster)
+    from iosched.cloud import capacity
+    cap = steps('ceph: read capacity (rbd bench, 16 KiB)',
+                capacity.ensure, layout.path('ceph'))
+    rc = devstack.localrc(cap['iops'])
     steps('iosched: plugin.sh stack install, post-config',
-          devstack.run_phases, layout, 'stack install', 'stack post-config')
+          devstack.run_phases, layout, 'stack install', 'stack post-config',
+          localrc=rc)
     steps('nova: api, conductor, scheduler, compute', _start_nova, layout)
     conn = identity.connect(layout)
     steps('nova: compute host discovered', services.discover_compute,
           layout, conn)
     steps('cinder: api, scheduler, volume', _start_cinder, layout, conn)
     steps('iosched: plugin.sh stack extra (agent, example flavors and '
-          'SLO types)', devstack.run_phases, layout, 'stack extra')
+          'SLO types)', devstack.run_phases, layout, 'stack extra',
+          localrc=rc)
     steps('iosched: the agent\'s provider and trait in Placement',
           services.wait_iosched_provider, layout, identity.connect(layout))
     steps('images: the testbed guest into Glance', _images, layout)

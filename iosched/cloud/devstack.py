@@ -41,6 +41,14 @@ LOCALRC = {
 }
 
 
+def localrc(capacity_iops=None):
+    """LOCALRC with the disk capacity measured for this cloud."""
+    out = dict(LOCALRC)
+    if capacity_iops:
+        out['IOSCHED_DISK_CAPACITY_IOPS'] = '%d' % round(capacity_iops)
+    return out
+
+
 def environment(layout):
     """DevStack's globals the plugin reads, for this cloud."""
     return {

@@ -442,7 +442,8 @@ def test_disabled_agent(tmp_path):
 def test_examples_and_optional_agent_features(tmp_path):
     from iosched.contract import flavor
     ds = Devstack(tmp_path, IOSCHED_CREATE_EXAMPLES='True',
-                  IOSCHED_LSVM_TRAIT='yes', IOSCHED_AGENT_CINDER='True')
+                  IOSCHED_LSVM_TRAIT='yes', IOSCHED_AGENT_CINDER='True',
+                  IOSCHED_DISK_CAPACITY_IOPS='2048')
     ds.stack()
     ds.run('stack extra')                   # a second run creates nothing
     creates = [c for c in ds.calls('openstack') if c[3:5] == ['flavor',
@@ -469,6 +470,7 @@ def test_examples_and_optional_agent_features(tmp_path):
     agent = ds.agent()
     assert _one(agent, 'lsvm_trait', 'publish') == 'True'
     assert _one(agent, 'volume_slo', 'from_cinder') == 'True'
+    assert _one(agent, 'host_agent', 'disk_capacity_iops') == '2048'
     for section in ('placement', 'cinder'):
         assert _one(agent, section, 'username') == 'nova'
         assert _one(agent, section, 'auth_type') == 'password'
@@ -480,6 +482,12 @@ def test_examples_without_trait(tmp_path):
     flat = ' '.join(' '.join(c) for c in ds.calls('openstack'))
     assert 'iosched:latency_sensitive=true' in flat
     assert 'trait:' not in flat
+
+
+def test_disk_capacity_unset_by_default(tmp_path):
+    ds = Devstack(tmp_path)
+    ds.stack()
+    assert 'disk_capacity_iops' not in ds.agent().get('host_agent', {})
 
 
 # -- what the plugin writes exists -----------------------------------------
@@ -506,7 +514,8 @@ def test_written_options_exist_and_parse(tmp_path):
 
     ds = Devstack(tmp_path, IOSCHED_LSVM_TRAIT='True',
                   IOSCHED_AGENT_CINDER='True', IOSCHED_AGENT_USER='stack',
-                  IOSCHED_SCHEDULER_METRICS='True')
+                  IOSCHED_SCHEDULER_METRICS='True',
+                  IOSCHED_DISK_CAPACITY_IOPS='1500.5')
     ds.run('stack install', 'stack post-config')
 
     conf = cfg.ConfigOpts()
