@@ -60,6 +60,8 @@ from iosched.host_agent.linux import wakeup_probe as wp  # noqa: E402
 from iosched.host_agent.linux import \
     wakeup_probe_groups as wp_groups  # noqa: E402
 from iosched.host_agent.linux import wakeup_probe_rows as wp_rows  # noqa: E402
+from iosched.host_agent.linux import \
+    wakeup_probe_session as wp_session  # noqa: E402
 
 LB = 'cpuset.sched_load_balance'
 
@@ -177,9 +179,9 @@ def plan_rows(cpus, pin_cpu, cpuset_root, machine, touch_machine):
 
 
 def run_round(args, cpus, rows, order, cpuset_root, notes, pooled):
-    with wp.Session(cpus, args.hogs_per_cpu, args.lsvm_weight,
-                    args.cgroup_root, args.period_us, args.work_us,
-                    args.wakes) as s:
+    with wp_session.Session(cpus, args.hogs_per_cpu, args.lsvm_weight,
+                            args.cgroup_root, args.period_us, args.work_us,
+                            args.wakes) as s:
         s.spawn_sleepers(len(rows))
         s.start()
         if s.plan is None:
@@ -196,8 +198,8 @@ def run_round(args, cpus, rows, order, cpuset_root, notes, pooled):
                             os.path.join(d, 'cgroup.procs'), pid), **kwargs)
             pooled[name]['rounds'].append(r)
             pooled[name]['samples'].extend(samples)
-    with wp.Session(cpus, 0, args.lsvm_weight, args.cgroup_root,
-                    args.period_us, args.work_us, args.wakes) as s:
+    with wp_session.Session(cpus, 0, args.lsvm_weight, args.cgroup_root,
+                            args.period_us, args.work_us, args.wakes) as s:
         s.spawn_sleepers(1)
         s.start()
         r, samples = s.measure_samples(lsvm_bound.PROBE_STOCK)

@@ -49,43 +49,28 @@ Needs uid 0 (cgroups) and CAP_SYS_NICE: it runs in the privsep daemon
 (``iosched.host_agent.linux.privileged_probe.run_wakeup_probe``), or as root in
 benchmarks. Children are started with ``no_new_privs`` so that, although
 they run as uid 0, they hold no capability the daemon lacks.
+
+This module checks the arguments and runs one test at a time, in a thread
+of its own (no_new_privs); the children and the measurement are in
+``wakeup_probe_session``, the temporary cgroups in ``wakeup_probe_groups``,
+the rows and their p50/p99 in ``wakeup_probe_rows``.
 """
 
 import ctypes
 import errno as errno_mod
-import json
 import os
-import subprocess
-import sys
 import threading
-import time
-
-from oslo_log import log as logging
 
 from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import cpus as cpulist
-from iosched.host_agent.linux import sched
-from iosched.host_agent.linux import wakeup_probe_groups as probe_groups
-from iosched.host_agent.linux import wakeup_probe_rows as rows
-from iosched.host_agent.linux import wakeup_sleeper
-
-LOG = logging.getLogger(__name__)
-
-SCHED_DEADLINE = 6
-DL_RUNTIME_US = 300
-DL_DEADLINE_US = 1000
-SLICE_US = 100
-# The temporary cgroups' names and places: wakeup_probe_groups; the rows
-# and their p50/p99: wakeup_probe_rows.
+from iosched.host_agent.linux import wakeup_probe_session as session
 
 # Accepted arguments (the privsep entrypoint enforces the same).
 WAKES_MIN, WAKES_MAX = 50, 5000
 HOGS_MIN, HOGS_MAX = 0, 8
 PERIOD_MIN_US, PERIOD_MAX_US = 500, 100000
-SETTLE_S = 0.05            # hogs running before the first case
-BUDGET_FACTOR = 1.25       # a case stops after 1.25 x its nominal time
 
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -139,10 +124,11 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
         if not _is_int(value) or not lo <= value <= hi:
             raise ProbeArgError('%s %r is not an int in %d..%d'
                                 % (name, value, lo, hi), errno_mod.EINVAL)
-    if lsvm_bound.MECH_DEADLINE in cases and period_us < DL_DEADLINE_US:
+    if lsvm_bound.MECH_DEADLINE in cases and (
+            period_us < session.DL_DEADLINE_US):
         raise ProbeArgError('period_us %d is shorter than the deadline case'
                             "'s %d us deadline" % (period_us,
-                                                   DL_DEADLINE_US),
+                                                   session.DL_DEADLINE_US),
                             errno_mod.EINVAL)
     return cases, tuple(sorted(set(cpus)))
 
@@ -160,208 +146,10 @@ def _no_new_privs():
                                    % os.strerror(err), err)
 
 
-def _child_env():
-    src = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    return {'PYTHONPATH': src, 'PATH': '/usr/sbin:/usr/bin:/sbin:/bin',
-            'LC_ALL': 'C.UTF-8'}
-
-
-class Session(object):
-    """Busy loops on ``cpus`` and the temporary groups, for several
-    measurements; ``close()`` (or the ``with`` block) undoes everything.
-
-    Used by ``run`` and by ``bench/slice_probe.py``.
-    """
-
-    def __init__(self, cpus, hogs_per_cpu=2, lsvm_weight=10000,
-                 cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
-                 wakes=300, groups=True):
-        self.cpus = tuple(cpus)
-        self.hogs_per_cpu = hogs_per_cpu
-        self.lsvm_weight = lsvm_weight
-        self.cgroup_root = cgroup_root
-        self.period_us = period_us
-        self.work_us = work_us
-        self.wakes = wakes
-        self.groups = groups
-        self.cg = probe_groups.TempGroups(cgroup_root)
-        self.hogs = []
-        self.idle = []           # started sleepers waiting for 'go'
-        self.children = []       # every child, for cleanup
-
-    # context manager
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _spawn(self, args):
-        cmd = [sys.executable, '-m', 'iosched.host_agent.linux.wakeup_sleeper',
-               '--parent', str(os.getpid())] + args
-        hog = '--hog' in args
-        p = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL if hog else subprocess.PIPE,
-            stdout=subprocess.DEVNULL if hog else subprocess.PIPE,
-            stderr=subprocess.DEVNULL if hog else subprocess.PIPE,
-            env=_child_env(), cwd='/', close_fds=True, text=True)
-        self.children.append(p)
-        return p
-
-    def spawn_sleepers(self, n, wakes=None):
-        """Start ``n`` sleepers now (before the hogs load the CPUs, so
-        that their start-up is quick); ``measure`` uses them in turn.
-        """
-        wakes = self.wakes if wakes is None else wakes
-        budget_ms = int(BUDGET_FACTOR * (wakes + wakeup_sleeper.WARMUP) *
-                        self.period_us / 1000) + 50
-        new = [self._spawn(['--wakes', str(wakes),
-                            '--period-us', str(self.period_us),
-                            '--work-us', str(self.work_us),
-                            '--budget-ms', str(budget_ms)])
-               for _ in range(n)]
-        for p in new:
-            line = p.stdout.readline()
-            if line.strip() != 'ready':
-                err = p.stderr.read() if p.poll() is not None else ''
-                raise linux.LinuxKnobError(
-                    'the self-test sleeper did not start: %r %s'
-                    % (line, err.strip()[-400:]))
-        self.idle.extend(new)
-
-    def start(self):
-        """Groups (when a cpu controller is found) and the busy loops."""
-        n_hogs = self.hogs_per_cpu * len(self.cpus)
-        if self.groups:
-            self._make_groups(n_hogs)
-        for cpu in self.cpus:
-            for _ in range(self.hogs_per_cpu):
-                p = self._spawn(['--hog'])
-                self.hogs.append(p)
-                os.sched_setaffinity(p.pid, {cpu})
-                if self.plan is not None:
-                    self.cg.move(probe_groups.hog_cg(self.plan.parent,
-                                               len(self.hogs) - 1), p.pid)
-        time.sleep(SETTLE_S)
-        return self
-
-    def _make_groups(self, n_hogs):
-        self.cg.make(os.getpid(), n_hogs, self.lsvm_weight,
-                     self.hogs_per_cpu)
-
-    @property
-    def plan(self):
-        """The groups' ``CgroupPlan``, None without groups (``cg_error``)."""
-        return self.cg.plan
-
-    @property
-    def cg_error(self):
-        return self.cg.error
-
-    def _prepare(self, case, pid, slice_us, dl):
-        if case == lsvm_bound.MECH_WEIGHT:
-            if self.plan is None:
-                raise linux.LinuxKnobError(self.cg_error)
-            for relpath, value in self.plan.lsvm_writes:
-                probe_groups.write(self.cg.hierarchy, relpath, value)
-            self.cg.move('%s/%s' % (self.plan.parent, probe_groups.LSVM_CG),
-                         pid)
-            return
-        if self.plan is not None:
-            self.cg.move('%s/%s' % (self.plan.parent,
-                                    probe_groups.SLEEPER_CG), pid)
-        if case == lsvm_bound.MECH_SLICE:
-            sched.set_slice_us(pid, slice_us)
-        elif case == lsvm_bound.MECH_DEADLINE:
-            runtime, deadline, period = dl or (
-                DL_RUNTIME_US, DL_DEADLINE_US, self.period_us)
-            sched.sched_setattr(pid, sched.make_attr(
-                policy=SCHED_DEADLINE, flags=sched.SCHED_FLAG_RESET_ON_FORK,
-                runtime=runtime * 1000, deadline=deadline * 1000,
-                period=period * 1000))
-
-    def measure(self, case, affinity=None, slice_us=SLICE_US, dl=None,
-                before=None):
-        """One row: the next idle sleeper (or a new one) gets ``affinity``
-        (default: all of ``cpus``), ``before(pid)`` if given (e.g. a move
-        into a cpuset), then the case's mechanism, then runs.
-        """
-        return self.measure_samples(case, affinity, slice_us, dl, before)[0]
-
-    def measure_samples(self, case, affinity=None, slice_us=SLICE_US,
-                        dl=None, before=None):
-        """As ``measure``: (row, the lateness samples in us)."""
-        if not self.idle:
-            self.spawn_sleepers(1)
-        p = self.idle.pop(0)
-        try:
-            os.sched_setaffinity(p.pid, set(affinity or self.cpus))
-            if before is not None:
-                before(p.pid)
-            self._wake(p)
-            self._prepare(case, p.pid, slice_us, dl)
-        except (linux.LinuxKnobError, OSError) as e:
-            self._reap(p)
-            return rows.failed(case, rows.error_text(e)), []
-        timeout = 10 + 5 * (self.wakes + 20) * self.period_us / 1e6
-        try:
-            out, err = p.communicate('go\n', timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self._reap(p)
-            return rows.failed(case, 'the sleeper did not finish in %.0f s'
-                               % timeout), []
-        try:
-            samples = json.loads(out)['lateness_us']
-            return rows.row(case, samples), samples
-        except (ValueError, KeyError, TypeError):
-            return rows.failed(case, 'the sleeper failed (exit %s): %s'
-                               % (p.returncode,
-                                  (err or out).strip()[-400:])), []
-
-    @staticmethod
-    def _wake(p):
-        """Wake the sleeper once, so that it runs on a CPU of its new
-        affinity (cpuset) before a SCHED_DEADLINE request: the kernel
-        checks the root domain of the runqueue the task is on.
-        """
-        p.stdin.write('sync\n')
-        p.stdin.flush()
-        line = p.stdout.readline()
-        if line.strip() != 'ready':
-            raise linux.LinuxKnobError('the self-test sleeper stopped: %r'
-                                       % line)
-
-    def _reap(self, p):
-        if p.poll() is None:
-            p.kill()
-        try:
-            p.communicate(timeout=5)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            pass
-
-    def close(self):
-        for p in self.children:
-            if p.poll() is None:
-                try:
-                    p.kill()
-                except OSError:
-                    pass
-        for p in self.children:
-            self._reap(p)
-        self.children = []
-        self.hogs = []
-        self.idle = []
-        left = self.cg.remove()
-        if left:
-            LOG.warning('self-test cgroups left behind (removed by the next '
-                        'run): %s', ', '.join(left))
-
-
 def _run(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, cgroup_root,
          period_us, work_us):
-    with Session(cpus, hogs_per_cpu, lsvm_weight, cgroup_root, period_us,
-                 work_us, wakes) as s:
+    with session.Session(cpus, hogs_per_cpu, lsvm_weight, cgroup_root,
+                         period_us, work_us, wakes) as s:
         s.spawn_sleepers(len(cases))
         s.start()
         return tuple(s.measure(case) for case in cases)

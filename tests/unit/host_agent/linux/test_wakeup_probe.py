@@ -30,6 +30,7 @@ from iosched.host_agent.linux import privileged_probe
 from iosched.host_agent.linux import wakeup_probe as wp
 from iosched.host_agent.linux import wakeup_probe_groups as groups
 from iosched.host_agent.linux import wakeup_probe_rows as wp_rows
+from iosched.host_agent.linux import wakeup_probe_session as wp_session
 from iosched.host_agent.linux import wakeup_sleeper
 from iosched.host_agent import model
 from tests.unit.host_agent.linux import conftest
@@ -263,7 +264,7 @@ def test_bases_lists_libvirts_group_when_present(tmp_path):
 
 
 def test_session_without_a_cpu_controller_fails_the_weight_row(tmp_path):
-    s = wp.Session([0], cgroup_root=str(tmp_path))
+    s = wp_session.Session([0], cgroup_root=str(tmp_path))
     s._make_groups(2)
     assert s.plan is None and 'no cpu controller' in s.cg_error
     with pytest.raises(linux.LinuxKnobError, match='no cpu controller'):
