@@ -51,8 +51,10 @@ BUDGET_FACTOR = 1.25       # a case stops after 1.25 x its nominal time
 
 
 def _child_env():
-    src = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    # the directory holding the ``iosched`` package (this file is
+    # iosched/host_agent/linux/...): the children import the same tree
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
     return {'PYTHONPATH': src, 'PATH': '/usr/sbin:/usr/bin:/sbin:/bin',
             'LC_ALL': 'C.UTF-8'}
 
