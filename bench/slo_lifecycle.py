@@ -25,8 +25,14 @@ retype -> re-tuned, with Cinder's real API and real guests.
 * the agent runs with ``policies = slo``, ``[volume_slo] from_cinder``
   and ``[cinder] auth_type = admin_token`` (no Keystone here): it reads the
   SLO from Cinder, holds the neighbour back when the volume misses;
-* the admin retypes the volume in use (``os-retype``); the agent re-tunes
-  the attached disk at its next Cinder read (``cache_ttl`` 2 s here).
+* the admin retypes the volume (``os-retype``); the agent re-tunes the
+  attached disk at its next Cinder read (``cache_ttl`` 2 s here). Cinder
+  accepts the retype only because this harness attaches with
+  ``os-initialize_connection`` alone and the volume stays ``available``:
+  a real Cinder refuses to retype a volume in use whose front-end QoS
+  would change (``tests/cloud/test_cloud_slo.py``); what is shown is the
+  agent's answer to a QoS change under an attached disk (as after an
+  edited QoS spec or a per-GB extend).
 
 Prints a transcript (what each step did and what it measured); the one in
 docs/slo.md is from this script.

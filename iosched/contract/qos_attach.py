@@ -21,8 +21,9 @@ volume's size::
 (``x_per_gb``, ``x_per_gb_min`` and ``x_max`` are consumed) for x in
 ``{read,write,total}_{iops,bytes}_sec``. A ``back-end`` spec gives Nova
 nothing. Nova then copies ``qos_keys.FRONTEND_KEYS`` into ``<iotune>``. The
-agent uses this to re-apply a volume's limits after an in-use retype or an
-online extend, which Nova does not.
+agent uses this to re-apply a volume's limits after an online extend or an
+edited QoS spec, which Nova does not (Cinder refuses an in-use retype that
+changes front-end QoS).
 """
 
 from iosched.contract import qos_keys

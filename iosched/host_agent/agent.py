@@ -238,8 +238,9 @@ class Agent(object):
 
     def _retune(self, instances):
         """Re-apply a volume's static limits when its QoS spec, type or
-        size changed (an in-use retype, an online extend with per-GB
-        keys): Nova applies QoS only at attach. The new limits become the
+        size changed while attached (an online extend with per-GB keys, an
+        edited QoS spec; Cinder refuses an in-use retype that changes
+        front-end QoS): Nova applies QoS only at attach. The new limits become the
         disk's original value (restored on stop).
 
         At first sight of a disk (agent start, new attach) the disk's live

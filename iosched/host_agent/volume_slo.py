@@ -103,8 +103,10 @@ class Resolver(object):
         self.file = QosFile(qos_file)
         self.cinder = cinder    # a cinder_slo.CinderQosLookup, or None
         self._bad = {}          # serial -> error said
+        self._seen = None       # {(instance uuid, serial)} of the last call
 
     def attach(self, instances):
+        self._refresh_attached(instances)
         by_serial = self.file.specs()
         out = []
         for inst in instances:
@@ -113,6 +115,21 @@ class Resolver(object):
                 inst = dataclasses.replace(inst, disks=disks)
             out.append(inst)
         return out
+
+    # A volume attached since the last call is read from Cinder afresh,
+    # not from the cache: Cinder refuses to retype a volume in use when the
+    # front-end QoS changes, so a retype happens while it is detached, and
+    # a cached SLO would be its old type's (the first-sight re-tune would
+    # then write the old limits over those Nova just applied). Volumes no
+    # longer attached here are dropped from the cache.
+    def _refresh_attached(self, instances):
+        seen = {(i.uuid, d.serial) for i in instances for d in i.disks
+                if d.serial}
+        if self.cinder is not None and self._seen is not None:
+            now = {s for _, s in seen}
+            self.cinder.forget({s for _, s in seen - self._seen} |
+                               ({s for _, s in self._seen} - now))
+        self._seen = seen
 
     def _disk(self, inst, disk, by_serial):
         qos = dict(disk.qos or {})

@@ -36,110 +36,17 @@ failure under CI=true. About 10 minutes.
 """
 
 import json
-import os
-import subprocess
-import sys
-import time
-import xml.etree.ElementTree as ET
 
 import pytest
 
-from iosched.cloud import layout as layout_mod
-from tests import fixtures
-
-LAYOUT = layout_mod.Layout()
-ENV = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAYOUT.clouds_yaml,
-           OS_CLOUD='devstack',
-           PATH='%s:%s' % (os.path.dirname(LAYOUT.python),
-                           os.environ.get('PATH', '')))
-CLI = [sys.executable, '-m', 'iosched.cloud.cli']
-AGENT_CONF = LAYOUT.etc('iosched', 'host-agent.conf')
-
-
-def _run(argv, timeout=600, check=True, **kw):
-    res = subprocess.run(argv, capture_output=True, text=True, env=ENV,
-                         timeout=timeout, **kw)
-    if check and res.returncode:
-        raise AssertionError('%s exited %d:\n%s\n%s' % (
-            ' '.join(argv), res.returncode, res.stdout[-3000:],
-            res.stderr[-3000:]))
-    return res
-
-
-def openstack(*args, admin=False, parse=True, check=True):
-    argv = ['openstack'] + (['--os-cloud', 'devstack-admin']
-                            if admin else []) + list(args)
-    if parse:
-        argv += ['-f', 'json']
-    res = _run(argv, check=check)
-    return json.loads(res.stdout) if parse and res.returncode == 0 else res
-
-
-def _wait(probe, what, timeout=180.0, interval=2.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        assert time.monotonic() < deadline, 'timed out: %s' % what
-        time.sleep(interval)
-
-
-@pytest.fixture(scope='module')
-def cloud():
-    fixtures.require('root', os.geteuid() == 0, 'the cloud runs as root')
-    for what, argv in (('libvirtd', ['virsh', '-c', 'qemu:///system',
-                                     'list']),
-                       ('MariaDB', ['mysql', '-uroot', '-e', 'select 1'])):
-        try:
-            ok = subprocess.run(argv, capture_output=True,
-                                timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        fixtures.require(what, ok, 'tools/services.sh starts it')
-    fixtures.rabbit_url()
-    t0 = time.monotonic()
-    res = subprocess.run(CLI + ['up'], capture_output=True, text=True,
-                         timeout=2400)
-    print(res.stdout)
-    if res.returncode:
-        # leave nothing of a half-built cloud behind, then fail
-        subprocess.run(CLI + ['down'], capture_output=True, timeout=1200)
-        pytest.fail('iosched-cloud up failed:\n%s\n%s' % (
-            res.stdout[-4000:], res.stderr[-4000:]))
-    print('cloud up in %.0f s' % (time.monotonic() - t0))
-    yield LAYOUT
-    res = subprocess.run(CLI + ['down'], capture_output=True, text=True,
-                         timeout=1200)
-    print(res.stdout)
-    assert res.returncode == 0, 'iosched-cloud down: %s%s' % (
-        res.stdout[-3000:], res.stderr[-3000:])
-    assert 'nothing left behind' in res.stdout
-
-
-def _server(name, flavor, image='iosched-guest-rr', wait=True):
-    args = ['server', 'create', '--flavor', flavor, '--image', image,
-            '--nic', 'none', name]
-    return openstack(*args + (['--wait'] if wait else []), check=False)
-
-
-def _explain(uuid):
-    res = _run([LAYOUT.bin('iosched-explain'), '--config-file', AGENT_CONF,
-                '--instance', uuid, '--json'])
-    return json.loads(res.stdout)['knobs']
-
-
-def _report():
-    out = LAYOUT.path('test-report')
-    _run([LAYOUT.bin('iosched-status'), '--config-file', AGENT_CONF,
-          '--host', LAYOUT.hostname, '--wait', '60', '--save', out])
-    with open(os.path.join(out, '%s.json' % LAYOUT.hostname)) as f:
-        return json.load(f)
+from tests.cloud import client
+from tests.cloud.client import LAYOUT
+from tests.cloud.client import openstack
 
 
 @pytest.fixture(scope='module')
 def lsvm(cloud):
-    server = _server('e2e-lsvm', 'lsvm.small')
+    server = client.server('e2e-lsvm', 'lsvm.small')
     assert isinstance(server, dict), server.stderr
     assert server['status'] == 'ACTIVE', server
     yield server
@@ -148,16 +55,11 @@ def lsvm(cloud):
 
 
 def test_lsvm_server_is_nova_made_and_managed_by_the_agent(lsvm):
-    import libvirt
-    conn = libvirt.open('qemu:///system')
-    try:
-        dom = conn.lookupByUUIDString(lsvm['id'])
-        xml = dom.XMLDesc(0)
-    finally:
-        conn.close()
+    xml = client.domain_xml(lsvm['id'])
     assert 'openstack.org/xmlns/libvirt/nova' in xml
     assert 'iosched:latency_sensitive' in xml   # the flavor's extra spec
-    knobs = _wait(lambda: _explain(lsvm['id']), 'the agent acts on the LSVM')
+    knobs = client.wait(lambda: client.explain(lsvm['id']),
+                        'the agent acts on the LSVM')
     rules = {k['rule'] for k in knobs}
     assert any(r.startswith('vslicer.lsvm') for r in rules), rules
     assert all(k['reason'] for k in knobs)
@@ -190,31 +92,19 @@ def test_lsvm_guest_answers_over_novas_serial_port(lsvm):
 def test_slo_volume_from_cinder_reaches_the_agent(lsvm):
     openstack('volume', 'slo', 'type', 'create', 'e2e-slo',
               '300iops,20ms', admin=True)
-    vol = openstack('volume', 'create', '--size', '1', '--type', 'e2e-slo',
-                    'e2e-vol')
-    _wait(lambda: openstack('volume', 'show', vol['id'])['status']
-          == 'available', 'volume available', 120)
-    openstack('server', 'add', 'volume', lsvm['id'], vol['id'],
-              parse=False)
-    _wait(lambda: openstack('volume', 'show', vol['id'])['status']
-          == 'in-use', 'volume attached', 120)
-    import libvirt
-    conn = libvirt.open('qemu:///system')
-    try:
-        xml = conn.lookupByUUIDString(lsvm['id']).XMLDesc(0)
-    finally:
-        conn.close()
-    disk = next(d for d in ET.fromstring(xml).iterfind('devices/disk')
-                if d.findtext('serial') == vol['id'])
+    vol = client.volume('e2e-vol', 'e2e-slo')
+    client.attach(lsvm['id'], vol['id'])
+    disk = client.volume_disk(client.domain_xml(lsvm['id']), vol['id'])
     assert disk.find('source').get('protocol') == 'rbd'
     # Nova wrote the type's front-end QoS spec: 300 IOPS at 16 KiB, with
     # the spec's headroom (iosched-slo translate)
     assert int(disk.findtext('iotune/total_iops_sec')) >= 300
 
     def reserved():
-        rep = _report()['disk']
+        rep = client.report()['disk']
         return rep if rep['slo_volumes'] >= 1 else None
-    disk_state = _wait(reserved, 'the agent reports the SLO volume', 180, 5)
+    disk_state = client.wait(reserved, 'the agent reports the SLO volume',
+                             180, 5)
     assert disk_state['slo_source'] == 'cinder'
     assert disk_state['reserved_iops'] == pytest.approx(300.0)
 
@@ -225,10 +115,11 @@ def _providers():
 
 
 def test_agent_provider_is_a_child_of_novas_compute_node(cloud):
-    rps = _wait(lambda: (lambda r: r if '%s:iosched' % LAYOUT.hostname in r
-                         else None)(_providers()), 'child provider', 120, 5)
-    node, child = rps[LAYOUT.hostname], rps['%s:iosched' % LAYOUT.hostname]
-    assert child['parent_provider_uuid'] == node['uuid']
+    child = '%s:iosched' % LAYOUT.hostname
+    rps = client.wait(lambda: (lambda r: r if child in r else None)(
+        _providers()), 'child provider', 120, 5)
+    node = rps[LAYOUT.hostname]
+    assert rps[child]['parent_provider_uuid'] == node['uuid']
 
 
 def _lsvm_bw(child):
@@ -257,19 +148,17 @@ def _rest_flavor(left):
 
 
 def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
+    idle = 'iosched-guest-idle'
     child = _providers()['%s:iosched' % LAYOUT.hostname]['uuid']
     left, used = _lsvm_bw(child)
     assert used >= 500, used        # the LSVM server's claim
     # a flavor that asks what is left, in one server: the next fails
     _rest_flavor(left)
-    first = _server('e2e-fill', 'e2e.lsvm-rest', image='iosched-guest-idle')
+    first = client.server('e2e-fill', 'e2e.lsvm-rest', image=idle)
     assert isinstance(first, dict) and first['status'] == 'ACTIVE', first
-    second = _server('e2e-over', 'e2e.lsvm-rest', image='iosched-guest-idle',
-                     wait=False)
-    over = _wait(lambda: (lambda s: s if s['status'] in ('ERROR', 'ACTIVE')
-                          else None)(openstack('server', 'show',
-                                               second['id'])),
-                 'the over-commit boot ends', 180)
+    second = client.server('e2e-over', 'e2e.lsvm-rest', image=idle,
+                           wait=False)
+    over = client.wait_built(second['id'], 'the over-commit boot ends')
     assert over['status'] == 'ERROR', over
     assert 'No valid host' in json.dumps(over.get('fault', {})), over
     openstack('server', 'delete', '--wait', second['id'], parse=False)
@@ -277,6 +166,6 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     # the delete gave the claim back; what is free now boots again
     assert _lsvm_bw(child)[1] == used
     _rest_flavor(_lsvm_bw(child)[0])
-    again = _server('e2e-again', 'e2e.lsvm-rest', image='iosched-guest-idle')
+    again = client.server('e2e-again', 'e2e.lsvm-rest', image=idle)
     assert isinstance(again, dict) and again['status'] == 'ACTIVE', again
     openstack('server', 'delete', '--wait', again['id'], parse=False)

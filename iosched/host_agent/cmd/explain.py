@@ -111,7 +111,7 @@ RULES = {
         'given back step by step while every SLO is met.',
     'slo.retune':
         'SLO volumes: the volume\'s type, QoS spec or size changed while '
-        'attached (in-use retype, online extend with per-GB keys); Nova '
+        'attached (online extend with per-GB keys, edited QoS spec); Nova '
         'applies QoS only at attach, so the agent writes the limits Nova '
         'would now apply and makes them the disk\'s original value.',
     'slo.release':

@@ -141,6 +141,54 @@ def test_resolver_takes_cinder_for_disks_not_in_the_file():
     assert inst.disks[0].qos['total_iops_sec'] == SPECS['total_iops_sec']
 
 
+def _inst(uuid, *serials):
+    return model.InstanceInfo(uuid=uuid, name=uuid, disks=tuple(
+        model.DiskInfo('vd' + 'bcd'[i], serial=s)
+        for i, s in enumerate(serials)))
+
+
+class _Lookup(object):
+    """Counts the Cinder reads a Resolver makes through the cache."""
+
+    def __init__(self):
+        self.cache, self.reads = {}, []
+
+    def specs(self, serial):
+        if serial not in self.cache:
+            self.reads.append(serial)
+            self.cache[serial] = dict(SPECS)
+        return self.cache[serial]
+
+    def forget(self, serials):
+        for s in serials:
+            self.cache.pop(s, None)
+
+
+# ticks: the instances listed at each call; want: serials read from
+# Cinder at each call (a fresh attachment is read afresh, a volume still
+# attached comes from the cache, a detached one leaves the cache)
+@pytest.mark.parametrize('ticks, want, cached', [
+    ([[('u', 'v1')], [('u', 'v1')]], [['v1'], []], {'v1'}),
+    # detached (retyped meanwhile), attached again: read afresh
+    ([[('u', 'v1')], [], [('u', 'v1')]], [['v1'], [], ['v1']], {'v1'}),
+    # moved to another instance: read afresh
+    ([[('u', 'v1')], [('w', 'v1')]], [['v1'], ['v1']], {'v1'}),
+    # a second volume attached: only it is read
+    ([[('u', 'v1')], [('u', 'v1', 'v2')]], [['v1'], ['v2']], {'v1', 'v2'}),
+    ([[('u', 'v1', 'v2')], [('u', 'v2')]], [['v1', 'v2'], []], {'v2'}),
+])
+def test_fresh_attachments_are_read_afresh(ticks, want, cached):
+    look = _Lookup()
+    res = volume_slo.Resolver('', look)
+    got = []
+    for tick in ticks:
+        look.reads = []
+        res.attach([_inst(t[0], *t[1:]) for t in tick])
+        got.append(look.reads)
+    assert got == want
+    assert set(look.cache) == cached
+
+
 def test_from_conf_is_off_by_default():
     from iosched.host_agent import conf
     assert cinder_slo.from_conf(conf.CONF) is None

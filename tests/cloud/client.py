@@ -1,0 +1,127 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The one-machine cloud's clients for tests/cloud: the ``openstack`` CLI
+of the cloud's venv as tenant or admin, iosched's own commands on the
+node (``iosched-explain``, ``iosched-status``), waiting, and the domain
+XML of a server.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+from iosched.cloud import layout as layout_mod
+
+LAYOUT = layout_mod.Layout()
+ENV = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAYOUT.clouds_yaml,
+           OS_CLOUD='devstack',
+           PATH='%s:%s' % (os.path.dirname(LAYOUT.python),
+                           os.environ.get('PATH', '')))
+CLI = [sys.executable, '-m', 'iosched.cloud.cli']
+AGENT_CONF = LAYOUT.etc('iosched', 'host-agent.conf')
+
+
+def run(argv, timeout=600, check=True, **kw):
+    res = subprocess.run(argv, capture_output=True, text=True, env=ENV,
+                         timeout=timeout, **kw)
+    if check and res.returncode:
+        raise AssertionError('%s exited %d:\n%s\n%s' % (
+            ' '.join(argv), res.returncode, res.stdout[-3000:],
+            res.stderr[-3000:]))
+    return res
+
+
+def openstack(*args, admin=False, parse=True, check=True):
+    argv = ['openstack'] + (['--os-cloud', 'devstack-admin']
+                            if admin else []) + list(args)
+    if parse:
+        argv += ['-f', 'json']
+    res = run(argv, check=check)
+    return json.loads(res.stdout) if parse and res.returncode == 0 else res
+
+
+def wait(probe, what, timeout=180.0, interval=2.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = probe()
+        if got:
+            return got
+        assert time.monotonic() < deadline, 'timed out: %s' % what
+        time.sleep(interval)
+
+
+def server(name, flavor, image='iosched-guest-rr', wait=True):
+    args = ['server', 'create', '--flavor', flavor, '--image', image,
+            '--nic', 'none', name]
+    return openstack(*args + (['--wait'] if wait else []), check=False)
+
+
+def explain(uuid):
+    res = run([LAYOUT.bin('iosched-explain'), '--config-file', AGENT_CONF,
+               '--instance', uuid, '--json'])
+    return json.loads(res.stdout)['knobs']
+
+
+def report():
+    out = LAYOUT.path('test-report')
+    run([LAYOUT.bin('iosched-status'), '--config-file', AGENT_CONF,
+         '--host', LAYOUT.hostname, '--wait', '60', '--save', out])
+    with open(os.path.join(out, '%s.json' % LAYOUT.hostname)) as f:
+        return json.load(f)
+
+
+def domain_xml(uuid):
+    import libvirt
+    conn = libvirt.open('qemu:///system')
+    try:
+        return conn.lookupByUUIDString(uuid).XMLDesc(0)
+    finally:
+        conn.close()
+
+
+def volume_disk(xml, volume_id):
+    """The <disk> element of a volume (its <serial> is the volume id)."""
+    return next((d for d in ET.fromstring(xml).iterfind('devices/disk')
+                 if d.findtext('serial') == volume_id), None)
+
+
+def volume(name, vtype=None, size=1):
+    """A volume made by Cinder, once it is available."""
+    vol = openstack('volume', 'create', '--size', str(size), *(
+        ['--type', vtype] if vtype else []), name)
+    wait_volume(vol['id'], 'available')
+    return vol
+
+
+def wait_volume(vid, status, timeout=180):
+    return wait(lambda: openstack('volume', 'show', vid)['status']
+                == status, 'volume %s %s' % (vid, status), timeout)
+
+
+def attach(server_id, vid):
+    openstack('server', 'add', 'volume', server_id, vid, parse=False)
+    wait_volume(vid, 'in-use')
+
+
+def detach(server_id, vid):
+    openstack('server', 'remove', 'volume', server_id, vid, parse=False)
+    wait_volume(vid, 'available')
+
+
+def wait_built(server_id, what, timeout=180):
+    """The server once its boot ended (ACTIVE or ERROR)."""
+    return wait(lambda: (lambda s: s if s['status'] in ('ERROR', 'ACTIVE')
+                         else None)(openstack('server', 'show', server_id)),
+                what, timeout)
