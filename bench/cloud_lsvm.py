@@ -332,9 +332,9 @@ def main(argv=None):
                    help='the openstack CLI (default: the cloud\'s venv)')
     p.add_argument('--pin-iothreads', action='store_true',
                    help='also pin the threads of Nova\'s <iothreads> (idle: '
-                   'no disk uses them) to the shared pCPU; the agent then '
-                   'cannot reserve them (it widens only vCPU and emulator '
-                   'pins) and sets no I/O-thread deadline at all')
+                   'no disk uses them) to the shared pCPU; the agent widens '
+                   'them with the emulator pin (libvirt pinIOThread) before '
+                   'it reserves them')
     p.add_argument('--keep', action='store_true',
                    help='keep the servers (delete them yourself)')
     p.add_argument('--quick', action='store_true',
