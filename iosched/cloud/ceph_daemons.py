@@ -200,9 +200,7 @@ def conf_text(paths, state):
         'bluestore_block_size = %d' % (state['size_gb'] << 30),
         # The OSD shares 2 cores and 24 GiB with a whole cloud.
         'osd_memory_target = %d' % (state['osd_memory_mb'] << 20),
-        # Reads go to the device, not BlueStore's cache: a volume's reads
-        # then cost what the device gives (the SLO benchmark limits it
-        # per process group), as on a cluster whose data outgrows memory.
+        # reads reach the device, not a cache (bench/cloud_slo.py caps it)
         'bluestore_default_buffered_read = false',
     ] + daemon + ['']
     return '\n'.join(lines)
