@@ -35,8 +35,7 @@ LOG = logging.getLogger(__name__)
 MON_ID = 'a'
 MGR_ID = 'x'
 STATE_FILE = 'cluster.json'
-# Monitor ports (msgr2, msgr1) come from here, not Ceph's 3300/6789, so
-# no other Ceph clashes; both are below the ephemeral port range.
+# Monitor ports (msgr2, msgr1), not Ceph's 3300/6789: no other Ceph clashes
 PORT_BASE = 16789
 PORT_TRIES = 50
 # Stop order: the OSD first (it tells the monitor it goes; with no
