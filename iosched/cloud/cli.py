@@ -25,12 +25,18 @@ import time
 
 from iosched.cloud import backing
 from iosched.cloud import devstack
+from iosched.cloud import fakes
 from iosched.cloud import identity
 from iosched.cloud import layout as layout_mod
 from iosched.cloud import procs
 from iosched.cloud import services
 from iosched.cloud import teardown
 from iosched.cloud import venv
+
+
+# Each fake compute is two more processes (a nova-compute and an agent)
+# on a machine that already runs the whole cloud.
+MAX_FAKE_COMPUTES = 8
 
 
 def _repo_dir():
@@ -82,9 +88,11 @@ def _ceph(layout, steps):
 
 
 def up(args):
-    layout = layout_mod.Layout(state_dir=args.state_dir,
-                               cache_dir=args.cache_dir,
-                               repo_dir=_repo_dir())
+    layout = layout_mod.Layout(
+        state_dir=args.state_dir, cache_dir=args.cache_dir,
+        repo_dir=_repo_dir(), fake_computes=fakes.count(
+            args.fake_computes,
+            layout_mod.load(args.state_dir).fake_computes))
     steps = Steps()
     backing.check(layout)
     _check_libvirtd()
@@ -128,6 +136,8 @@ def up(args):
           localrc=rc)
     steps('iosched: the agent\'s provider and trait in Placement',
           services.wait_iosched_provider, layout, identity.connect(layout))
+    if layout.fake_computes:
+        _fake_computes(layout, steps)
     steps('images: the testbed guest into Glance', _images, layout)
     print('cloud up in %.0fs; state in %s' % (steps.total(),
                                                layout.state_dir))
@@ -141,6 +151,16 @@ def _start_nova(layout):
     services.start_nova_api(layout)
     for name in ('nova-conductor', 'nova-scheduler', 'nova-compute'):
         services.start_nova_service(layout, name)
+
+
+def _fake_computes(layout, steps):
+    n = layout.fake_computes
+    steps('nova: %d fake compute(s) %s' % (n, ', '.join(
+        layout.fake_host(i) for i in layout.fake_indexes)),
+        fakes.start_computes, layout, identity.connect(layout))
+    steps('iosched: %d simulated agent(s) (%s), providers and traits' % (
+        n, ', '.join(fakes.profile(i) for i in layout.fake_indexes)),
+        fakes.start_agents, layout, identity.connect(layout))
 
 
 def _start_cinder(layout, conn):
@@ -175,7 +195,7 @@ def down(args):
 def _print_status(layout, as_json=False):
     running = procs.running(layout)
     rows = []
-    for name in layout_mod.SERVICES + ('iosched-agent',):
+    for name in layout.processes():
         pid = running.get(name)
         port = layout_mod.PORTS.get(name)
         rows.append({'service': name, 'pid': pid,
@@ -185,12 +205,11 @@ def _print_status(layout, as_json=False):
     if as_json:
         print(json.dumps(rows, indent=1))
         return rows
-    print('%-17s %-8s %-8s %-16s %s' % ('SERVICE', 'STATE', 'PID',
-                                        'LISTEN', 'LOG'))
+    line = '%-21s %-8s %-8s %-16s %s'
+    print(line % ('SERVICE', 'STATE', 'PID', 'LISTEN', 'LOG'))
     for r in rows:
-        print('%-17s %-8s %-8s %-16s %s' % (r['service'], r['state'],
-                                            r['pid'] or '-', r['listen'],
-                                            r['log']))
+        print(line % (r['service'], r['state'], r['pid'] or '-',
+                      r['listen'], r['log']))
     return rows
 
 
@@ -221,8 +240,14 @@ def build_parser():
                    help='the venv of the OpenStack packages, kept across '
                         'up/down (default %(default)s)')
     sub = p.add_subparsers(dest='command', required=True)
-    sub.add_parser('up', help='install (first time), configure and start '
-                              'the cloud; idempotent')
+    u = sub.add_parser('up', help='install (first time), configure and '
+                                  'start the cloud; idempotent')
+    u.add_argument('--fake-computes', type=_fake_count, metavar='N',
+                   help='also run N nova-computes with Nova\'s fake driver, '
+                        'each with a simulated agent of its own load, for '
+                        'placement between hosts (docs/cloud.md); default: '
+                        'as many as the cloud runs (0 for a new one); '
+                        'fewer than run is refused')
     d = sub.add_parser('down', help='stop everything, delete the servers, '
                                     'volumes, databases and state')
     d.add_argument('--purge', action='store_true',
@@ -233,6 +258,19 @@ def build_parser():
     sub.add_parser('env', help='shell exports to use the cloud with the '
                                'openstack CLI')
     return p
+
+
+def _fake_count(text):
+    """``--fake-computes``: an integer from 0 to MAX_FAKE_COMPUTES."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_FAKE_COMPUTES:
+        raise argparse.ArgumentTypeError(
+            '%r: accepted: an integer from 0 to %d' % (text,
+                                                      MAX_FAKE_COMPUTES))
+    return value
 
 
 def main(argv=None):

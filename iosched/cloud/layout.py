@@ -52,6 +52,20 @@ DEVSTACK_NAMES = {
     'c-vol': 'cinder-volume',
 }
 
+# The io-host-agent the DevStack plugin starts beside the real compute.
+AGENT = 'iosched-agent'
+
+
+# The processes of fake compute ``index`` (1..N, ``up --fake-computes N``:
+# iosched/cloud/fakes.py): Nova's fake driver and a simulated agent.
+def fake_compute_service(index):
+    return 'nova-compute-fake%d' % index
+
+
+def fake_agent_service(index):
+    return 'iosched-agent-fake%d' % index
+
+
 DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
              'nova_cell0', 'nova', 'cinder')
 
@@ -73,6 +87,34 @@ class Layout:
     db_prefix: str = 'ioscloud_'
     db_user: str = 'ioscloud'
     hostname: str = dataclasses.field(default_factory=socket.gethostname)
+    # nova-computes with Nova's fake driver beside the real one, each with
+    # a simulated agent (iosched/cloud/fakes.py)
+    fake_computes: int = 0
+
+    # -- processes -----------------------------------------------------
+    def fake_host(self, index):
+        """The Nova host (and node, and agent host) of fake compute
+        ``index`` (1..fake_computes).
+        """
+        return '%s-fake%d' % (self.hostname, index)
+
+    @property
+    def fake_indexes(self):
+        return tuple(range(1, self.fake_computes + 1))
+
+    def processes(self):
+        """Every process of the cloud, in start order: the services with
+        the fake computes after the real one, then the agents.
+        """
+        at = SERVICES.index('nova-compute') + 1
+        fakes = tuple(fake_compute_service(i) for i in self.fake_indexes)
+        return (SERVICES[:at] + fakes + SERVICES[at:] + (AGENT,)
+                + tuple(fake_agent_service(i) for i in self.fake_indexes))
+
+    def agents(self):
+        """The agents' process names: the real compute's, then the fakes'."""
+        return (AGENT,) + tuple(fake_agent_service(i)
+                                for i in self.fake_indexes)
 
     # -- directories ---------------------------------------------------
     def path(self, *parts):
@@ -137,6 +179,10 @@ def load(state_dir=DEFAULT_STATE_DIR):
     """
     try:
         with open(os.path.join(state_dir, 'layout.json')) as f:
-            return Layout(**json.load(f))
+            saved = json.load(f)
     except FileNotFoundError:
         return Layout(state_dir=state_dir)
+    # a field this version does not know (a newer checkout's cloud) is
+    # left out, so that ``down`` still takes that cloud down
+    known = {f.name for f in dataclasses.fields(Layout)}
+    return Layout(**{k: v for k, v in saved.items() if k in known})

@@ -109,6 +109,71 @@ def running(layout):
     return {n: p for n in names for p in [read_pid(layout.pidfile(n))] if p}
 
 
+# belongs(argv, cwd, D) := cwd == D (``start`` runs every service there;
+#   after ``down`` removed D the link reads "D (deleted)")
+#   or some argument (or the value of --option=value) is a ``.conf`` file
+#   inside D (a service's --config-file, a Ceph daemon's -c)
+def belongs(argv, cwd, state_dir):
+    """Whether a process with this command line and working directory
+    is one of the cloud's in ``state_dir``.
+    """
+    root = os.path.normpath(state_dir)
+    if cwd is not None:
+        if cwd.endswith(' (deleted)'):
+            cwd = cwd[:-len(' (deleted)')]
+        if os.path.normpath(cwd) == root:
+            return True
+    for arg in argv:
+        if arg.startswith('-') and '=' in arg:
+            arg = arg.split('=', 1)[1]
+        path = os.path.normpath(arg)
+        if path.startswith(root + '/') and path.endswith('.conf'):
+            return True
+    return False
+
+
+def _ancestors(proc_root, pid):
+    """``pid`` and its ancestors (their parent pids from ``stat``)."""
+    out = set()
+    while pid > 0 and pid not in out:
+        out.add(pid)
+        try:
+            with open(os.path.join(proc_root, str(pid), 'stat')) as f:
+                pid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
+def strays(state_dir, proc_root='/proc', self_pid=None):
+    """{pid: command line} of the processes that ``belongs`` to the cloud
+    in ``state_dir``, whatever pidfiles say (``down`` removes them with
+    the state dir), except this process and its ancestors.
+    """
+    mine = _ancestors(proc_root, os.getpid() if self_pid is None
+                      else self_pid)
+    found = {}
+    for entry in os.listdir(proc_root):
+        if not entry.isdigit() or int(entry) in mine:
+            continue
+        base = os.path.join(proc_root, entry)
+        try:
+            with open(os.path.join(base, 'cmdline'), 'rb') as f:
+                argv = [a for a in f.read().decode('utf-8', 'replace')
+                        .split('\0') if a]
+        except OSError:
+            continue
+        if not argv:             # a kernel thread or a zombie
+            continue
+        try:
+            cwd = os.readlink(os.path.join(base, 'cwd'))
+        except OSError:
+            cwd = None
+        if belongs(argv, cwd, state_dir):
+            found[int(entry)] = ' '.join(argv)[:200]
+    return found
+
+
 def send_signal(layout, name, sig=signal.SIGTERM):
     """Send ``sig`` to the service's main process without waiting."""
     pid = read_pid(layout.pidfile(name))

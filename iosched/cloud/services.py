@@ -26,6 +26,9 @@ from iosched.cloud import procs
 
 
 SERVE = os.path.join(os.path.dirname(__file__), 'wsgi_serve.py')
+# nova-manage cell_v2 discover_hosts's exit status when another discovery
+# mapped the same host at the same time (nova/cmd/manage.py)
+DISCOVER_RACED = 2
 
 
 def gunicorn(layout, name, port, app, env):
@@ -171,22 +174,38 @@ def start_nova_service(layout, name):
                                nova_conf(layout)])
 
 
-def discover_compute(layout, conn, timeout=180.0):
-    """Wait for nova-compute's service and its node, then map the host."""
+def discover_compute(layout, conn, timeout=180.0, host=None,
+                     name='nova-compute'):
+    """Wait for a nova-compute's service and its node, then map the host.
+
+    ``host``: that compute's (its node has the same name, as with the
+    fake computes); None: any compute (the real one, whose node is named
+    by libvirt). ``name``: its process, whose death or fatal line ends
+    the wait.
+    """
     def up():
         return any(s.binary == 'nova-compute' and s.state == 'up'
+                   and host in (None, s.host)
                    for s in conn.compute.services())
-    procs.wait_until(layout, 'nova-compute', up,
-                     'report its service up', timeout,
+    procs.wait_until(layout, name, up, 'report its service up', timeout,
                      fatal='ERROR nova nova.exception')
     manage = [layout.bin('nova-manage'), '--config-file', nova_conf(layout)]
 
     def mapped():
-        procs.run(manage + ['cell_v2', 'discover_hosts'], layout,
-                  log_name='nova-setup')
-        return any(True for _ in conn.compute.hypervisors())
-    procs.wait_until(layout, 'nova-compute', mapped,
-                     'appear as a hypervisor', timeout, interval=3.0)
+        # exit 2: a duplicate host mapping, nova-scheduler's periodic
+        # discovery ([scheduler] discover_hosts_in_cells_interval) mapped
+        # the same host at the same time: look again
+        res = procs.run(manage + ['cell_v2', 'discover_hosts'], layout,
+                        check=False, log_name='nova-setup')
+        if res.returncode not in (0, DISCOVER_RACED):
+            raise procs.ServiceFailed('nova-manage cell_v2 discover_hosts '
+                                      'exited %d:\n%s' % (
+                                          res.returncode,
+                                          (res.stderr or res.stdout)[-3000:]))
+        return any(host in (None, h.name)
+                   for h in conn.compute.hypervisors())
+    procs.wait_until(layout, name, mapped, 'appear as a hypervisor',
+                     timeout, interval=3.0)
 
 
 # -- Cinder ------------------------------------------------------------------
@@ -221,14 +240,19 @@ def wait_cinder_volume(layout, conn, timeout=120.0):
                      timeout, interval=2.0)
 
 
-def wait_iosched_provider(layout, conn, timeout=120.0):
+def wait_iosched_provider(layout, conn, timeout=120.0, host=None,
+                          name='iosched-agent'):
     """The agent's child provider ``<host>:iosched`` with its inventory,
     and the LSVM trait on the compute node: the example flavors claim and
     require them, so a boot before they exist would be NoValidHost.
+    ``host``: the agent's (default: the real compute's), ``name`` its
+    process.
     """
+    host = host or layout.hostname
+
     def ready():
         got = conn.placement.get(
-            '/resource_providers?name=%s:iosched' % layout.hostname,
+            '/resource_providers?name=%s:iosched' % host,
             microversion='1.14').json()['resource_providers']
         if not got:
             return False
@@ -239,7 +263,7 @@ def wait_iosched_provider(layout, conn, timeout=120.0):
                                   microversion='1.6').json()['traits']
         return ('CUSTOM_IOSCHED_LSVM_BW' in inv
                 and 'CUSTOM_IOSCHED_LSVM' in node)
-    procs.wait_until(layout, 'iosched-agent', ready,
+    procs.wait_until(layout, name, ready,
                      'publish its Placement provider and trait', timeout,
                      interval=2.0)
 

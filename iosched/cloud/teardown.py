@@ -23,7 +23,6 @@ import shutil
 
 from iosched.cloud import backing
 from iosched.cloud import devstack
-from iosched.cloud import layout as layout_mod
 from iosched.cloud import procs
 
 
@@ -54,13 +53,18 @@ def remove_domains(layout):
 
 
 def stop_services(layout):
-    """SIGTERM to all at once, then wait for each (SIGKILL after 15 s)."""
+    """The agents first (each restores its knobs), then SIGTERM to all
+    the rest at once, then wait for each (SIGKILL after 15 s).
+    """
     running = procs.running(layout)
-    order = ('iosched-agent',) + tuple(reversed(layout_mod.SERVICES))
+    agents = layout.agents()
+    order = agents + tuple(reversed([n for n in layout.processes()
+                                     if n not in agents]))
     names = [n for n in order + tuple(sorted(set(running) - set(order)))
              if n in running]
-    if 'iosched-agent' in names:     # it restores first, the others after
-        procs.stop(layout, 'iosched-agent')
+    for name in agents:
+        if name in names:
+            procs.stop(layout, name)
     for name in names:
         procs.send_signal(layout, name)
     for name in names:
@@ -101,6 +105,11 @@ def leftovers(layout):
     running = procs.running(layout)
     if running:
         left.append('processes %s' % running)
+    # the pidfiles go with the state dir: also look for any process whose
+    # command line names a file in it (a config, a pidfile)
+    strays = procs.strays(layout.state_dir)
+    if strays:
+        left.append('processes using %s: %s' % (layout.state_dir, strays))
     try:
         doms = _domains(layout)
     except Exception as exc:

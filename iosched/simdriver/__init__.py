@@ -24,5 +24,7 @@ imports nothing of the simulator:
   the only writer of the simulated host's knobs;
 * ``daemon``: the wall-clock simulated host ``io-host-agent`` runs with
   ``[host_agent] driver = simulated`` (``SimulatedDriver.from_conf``);
+* ``profiles``: the simulated hosts ``[host_agent] simulated_profile``
+  names (pCPUs and load);
 * ``state_file``: its knob values kept in ``simulated_state_file``.
 """

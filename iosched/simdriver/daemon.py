@@ -12,18 +12,21 @@
 """``[host_agent] driver = simulated`` in the daemon: a wall-clock sim host.
 
 ``io-host-agent`` builds its driver with ``Driver.from_conf``. For the
-simulated driver that is ``build(conf)``: a small simulated host (2 pCPUs;
-an LSVM, a CPU-bound VM and a VM with an SLO volume, as the functional
-tests use) named ``[host_agent] host`` (else the machine's host name),
-whose clock follows the wall clock. Every inventory call (one at the start
-of each tick) runs the simulation up to the seconds elapsed since the
-driver was built, at most ``MAX_STEP_S`` at once (a stalled process does
-not simulate minutes in one tick); ``now()`` is the start's epoch time
-plus the simulated time, so reports carry real timestamps.
+simulated driver that is ``build(conf)``: a small simulated host named
+``[host_agent] host`` (else the machine's host name), shaped by
+``[host_agent] simulated_profile`` (``iosched.simdriver.profiles``; the
+default: 2 pCPUs, an LSVM, a CPU-bound VM and a VM with an SLO volume, as
+the functional tests use), whose clock follows the wall clock. Every
+inventory call (one at the start of each tick) runs the simulation up to
+the seconds elapsed since the driver was built, at most ``MAX_STEP_S`` at
+once (a stalled process does not simulate minutes in one tick); ``now()``
+is the start's epoch time plus the simulated time, so reports carry real
+timestamps.
 
 What it is for: running the real daemon (its configuration, reporter,
 resync server, journal, SIGTERM restore) where there is no hypervisor:
-CI of the Ansible roles and the service unit, ``iosched-status`` tests.
+CI of the Ansible roles and the service unit, ``iosched-status`` tests,
+the fake computes of ``iosched-cloud up --fake-computes N``.
 Nothing on the host changes; knobs are the simulator's
 (``iosched.simdriver.knobs``, which also keeps them in
 ``[host_agent] simulated_state_file`` so that they outlive the agent).
@@ -33,15 +36,13 @@ import socket
 import time
 import zlib
 
-from iosched.host_agent import model
 from iosched.simdriver import driver as sim_driver
+from iosched.simdriver import profiles
 from iosched.simulator import host as sim_host
-from iosched.simulator import spec as sim_spec
 
 MAX_STEP_S = 2.0
 KEEP_RESULTS_US = 60_000_000     # simulator latency records kept (60 s)
-LSVM_SPECS = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '2',
-              'iosched:io_profile': 'io'}
+LSVM_SPECS = profiles.EXAMPLE_LSVM_SPECS
 
 
 class WallClockSimulatedDriver(sim_driver.SimulatedDriver):
@@ -76,39 +77,35 @@ class WallClockSimulatedDriver(sim_driver.SimulatedDriver):
         return super().list_instances()
 
 
-def _vms():
-    return [
-        ('lsvm-1', (sim_spec.RequestResponse(rate_per_s=300, burst_us=200),),
-         LSVM_SPECS, ()),
-        ('cpu-1', (sim_spec.CpuBound(), sim_spec.CpuBound(),
-                   sim_spec.CpuBound()), {'iosched:io_profile': 'cpu'}, ()),
-        ('db-1', (sim_spec.DiskClosedLoop(outstanding=2),),
-         {'iosched:io_profile': 'io'},
-         (model.DiskInfo('vda', 'vol-1', {'iosched:min_iops': '100',
-                                          'total_iops_sec': '2000'}),)),
-    ]
-
-
 def build(conf, clock=time.time):
-    """The daemon's simulated driver, from ``[host_agent] host``."""
+    """The daemon's simulated driver, from ``[host_agent] host`` and
+    ``simulated_profile`` (a ValueError names an unknown profile).
+    """
     name = conf.host_agent.host or socket.gethostname()
-    sim = sim_host.SimHost(sim_spec.HostSpec(name=name, pcpus=2,
-                                             default_slice_us=3000),
+    profile = profiles.get(conf.host_agent.simulated_profile)
+    sim = sim_host.SimHost(profiles.host_spec(name, profile),
                            seed=zlib.crc32(name.encode('utf-8')) & 0xffff)
-    return add_example_vms(sim, WallClockSimulatedDriver(sim, clock=clock))
+    return add_vms(sim, WallClockSimulatedDriver(sim, clock=clock),
+                   profiles.vms(profile))
+
+
+def add_vms(sim, driver, vms):
+    """Boot ``vms`` (``profiles.Vm``) on ``sim`` and give ``driver`` their
+    Nova metadata; returns the driver.
+    """
+    for vm in vms:
+        sim.add_vm(vm.spec)
+        for disk in vm.info.disks:
+            if vm.iotune:
+                sim.set_disk_iotune(vm.info.uuid, disk.target, vm.iotune)
+        driver.add_instance(vm.info)
+    return driver
 
 
 def add_example_vms(sim, driver):
     """Boot the example VMs (an LSVM, a CPU-bound VM, a VM with an SLO
-    volume) on ``sim`` and give ``driver`` their Nova metadata; returns
-    the driver. The tests' ``sim_host_with_vms`` uses the same set.
+    volume: ``profiles.DEFAULT``) on ``sim`` and give ``driver`` their
+    Nova metadata; returns the driver. The tests' ``sim_host_with_vms``
+    uses the same set.
     """
-    for uuid, workloads, specs, disks in _vms():
-        sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=workloads,
-                                   disks=('vda',)))
-        if disks:
-            sim.set_disk_iotune(uuid, 'vda', {'total_iops_sec': 2000})
-        driver.add_instance(model.InstanceInfo(
-            uuid=uuid, name=uuid, flavor=uuid, vcpus=len(workloads),
-            extra_specs=specs, disks=disks))
-    return driver
+    return add_vms(sim, driver, profiles.vms(profiles.get(profiles.DEFAULT)))

@@ -55,7 +55,7 @@ def _canon(value):
 def _defaults(keys):
     """Each knob's value on a fresh simulated host (its original)."""
     conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
-        host=HOST, simulated_state_file=''))
+        host=HOST, simulated_state_file='', simulated_profile=''))
     knobs = sim_knobs.SimulatedKnobs(sim_daemon.build(conf))
     return {k: _canon(knobs.read_knob(*k)) for k in keys}
 

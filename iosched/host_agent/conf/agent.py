@@ -199,6 +199,24 @@ Possible values:
 * Empty (default): every start is a fresh simulated host.
 * A writable file path (created on the first write).
 """),
+    cfg.StrOpt('simulated_profile', default='',
+               help="""
+``driver = simulated`` only: which simulated host the agent measures, so
+that several simulated agents (the fake computes of ``iosched-cloud up
+--fake-computes N``) report different loads to the schedulers
+(``iosched/simdriver/profiles.py`` defines them).
+
+Possible values:
+
+* Empty (default) or ``example``: 2 pCPUs, an LSVM, a CPU-bound VM and a
+  VM with an SLO volume.
+* ``light``: 4 pCPUs, 2 CPU-bound vCPUs (no I/O vCPU, no LSVM).
+* ``busy``: 4 pCPUs, 2 I/O-bound and 2 CPU-bound vCPUs.
+* ``loaded``: 2 pCPUs, 6 LSVM vCPUs and 2 I/O-bound vCPUs (the Nova
+  plugin's filters refuse it any I/O or LSVM request).
+
+An unknown name stops the agent at start (exit status 2).
+"""),
     cfg.FloatOpt('driver_retry_interval', default=1.0, min=0.1, max=3600.0,
                  help="""
 Seconds before the first new attempt when the hypervisor does not answer

@@ -174,7 +174,8 @@ def test_the_wall_clock_daemon_keeps_a_window_of_simulator_records():
     import types
     now = [1000.0]
     conf = types.SimpleNamespace(host_agent=types.SimpleNamespace(
-        host='window', simulated_state_file=''))
+        host='window', simulated_state_file='',
+        simulated_profile=''))
     driver = sim_daemon.build(conf, clock=lambda: now[0])
     for _ in range(50):
         now[0] += 2.0
