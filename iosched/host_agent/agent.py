@@ -240,8 +240,8 @@ class Agent(object):
         """Re-apply a volume's static limits when its QoS spec, type or
         size changed while attached (an online extend with per-GB keys, an
         edited QoS spec; Cinder refuses an in-use retype that changes
-        front-end QoS): Nova applies QoS only at attach. The new limits become the
-        disk's original value (restored on stop).
+        front-end QoS): Nova applies QoS only at attach. The new limits
+        become the disk's original value (restored on stop).
 
         At first sight of a disk (agent start, new attach) the disk's live
         limits are compared with its volume's: a retype while the agent
