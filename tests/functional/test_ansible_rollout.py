@@ -30,7 +30,6 @@ play are never touched.
 """
 
 import configparser
-from importlib import metadata
 import json
 import os
 import re
@@ -38,19 +37,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
+from tests import ansible_run
 from tests import fixtures
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-ANSIBLE = os.path.join(ROOT, 'ansible')
 UNIT = os.path.join(ROOT, 'etc', 'systemd', 'io-host-agent.service')
-BIN = os.path.dirname(sys.executable)
-RECAP = re.compile(r'^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)'
-                   r'\s+failed=(\d+)', re.M)
+BIN = ansible_run.BIN
 NOVA_CONF = """\
 [DEFAULT]
 debug = true
@@ -69,31 +65,10 @@ def _site_packages():
 @pytest.fixture(scope='module')
 def wheel(tmp_path_factory):
     """A wheel of this checkout's working tree (what a controller ships)."""
-    playbook = os.path.join(BIN, 'ansible-playbook')
-    fixtures.require('ansible-core', os.path.exists(playbook),
-                     'no %s' % playbook)
+    fixtures.require('ansible-core', os.path.exists(ansible_run.PLAYBOOK),
+                     'no %s' % ansible_run.PLAYBOOK)
     base = tmp_path_factory.mktemp('iosched-ans-wheel')
-    src = base / 'src'
-    files = subprocess.run(
-        ['git', 'ls-files', '-co', '--exclude-standard'], cwd=ROOT,
-        check=True, capture_output=True, text=True).stdout.split()
-    for rel in files:
-        if rel.startswith('.venv/') or not os.path.isfile(
-                os.path.join(ROOT, rel)):
-            continue
-        os.makedirs(os.path.dirname(src / rel), exist_ok=True)
-        shutil.copy2(os.path.join(ROOT, rel), src / rel)
-    out = base / 'dist'
-    # a copy without .git: pbr takes the version from PBR_VERSION (this
-    # checkout's, as pbr computed it for the project venv)
-    env = dict(os.environ, PBR_VERSION=metadata.version('iosched'))
-    subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--quiet',
-                    '--no-deps', '--disable-pip-version-check', '-w',
-                    str(out), str(src)], check=True, capture_output=True,
-                   env=env)
-    found = list(out.glob('iosched-*.whl'))
-    assert len(found) == 1, found
-    return str(found[0])
+    return ansible_run.build_wheel(base)
 
 
 class Site(object):
@@ -168,24 +143,7 @@ class Site(object):
         return str(path)
 
     def play(self, inventory, *args):
-        env = dict(os.environ, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
-                   ANSIBLE_FORCE_COLOR='0',
-                   ANSIBLE_HOME=str(self.base / 'ansible-home'),
-                   ANSIBLE_LOCAL_TEMP=str(self.base / 'ansible-tmp'),
-                   PATH=BIN + os.pathsep + os.environ.get('PATH', ''))
-        t0 = time.monotonic()
-        proc = subprocess.run(
-            [os.path.join(BIN, 'ansible-playbook'), '-i', inventory,
-             'rollout.yml'] + list(args), cwd=ANSIBLE, env=env,
-            capture_output=True, text=True, timeout=600)
-        proc.seconds = time.monotonic() - t0
-        proc.recap = {m.group(1): dict(ok=int(m.group(2)),
-                                       changed=int(m.group(3)),
-                                       failed=int(m.group(5)))
-                      for m in RECAP.finditer(proc.stdout)}
-        print('ansible-playbook %s: rc %d in %.1f s, %s' % (
-            ' '.join(args), proc.returncode, proc.seconds, proc.recap))
-        return proc
+        return ansible_run.play(inventory, self.base, *args)
 
     def ctl(self, name, action):
         ctl = self.node(name) / 'run' / 'io-host-agent-ctl'
@@ -384,9 +342,9 @@ def test_ansible_lint_is_clean(tmp_path):
                ANSIBLE_HOME=str(tmp_path / 'home'), NO_COLOR='1',
                ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'),
                PATH=BIN + os.pathsep + os.environ.get('PATH', ''))
-    out = subprocess.run([lint, '--offline', '--nocolor'], cwd=ANSIBLE,
-                         env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([lint, '--offline', '--nocolor'],
+                         cwd=ansible_run.ANSIBLE, env=env,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r'Passed: 0 failure\(s\), 0 warning\(s\)',
                      out.stdout + out.stderr), out.stdout + out.stderr
