@@ -22,6 +22,7 @@ import subprocess
 import sys
 import urllib.request
 
+from iosched.cloud import layout as layout_mod
 from iosched.cloud import procs
 from tests import ansible_run
 from tests.cloud import ansible_vars
@@ -29,7 +30,7 @@ from tests.cloud import client
 from tests.cloud.client import LAYOUT
 from tests.cloud import dashboard_series
 
-AGENT = 'iosched-agent'
+AGENT = layout_mod.AGENT     # the DevStack plugin's agent
 NOVA_CONF = LAYOUT.etc('nova', 'nova.conf')
 SITE_DIRS = ("import json, sysconfig; p = sysconfig.get_paths(); "
              "print(json.dumps(sorted({p['purelib'], p['platlib']})))")
