@@ -19,9 +19,11 @@ LSVM vCPUs, 2 I/O-bound vCPUs). Then, as the admin, through the
 
 * all three agents report (``iosched-status``), the fake hosts are
   hypervisors, and their reports say what their profiles are;
-* a plain server forced onto ``light`` (``--availability-zone
-  nova:HOST``), so that Nova's own weighers (free RAM, vCPUs, disk) now
-  prefer ``loaded`` to every other host;
+* the real compute's service disabled for the placement test (it has
+  the real agent and passes the LSVM rules too; measured: it won on Nova's
+  weighers), so the choice is between the two fake hosts; a plain server
+  forced onto ``light`` (``--availability-zone nova:HOST``), so that Nova's
+  own weighers (free RAM, vCPUs, disk) now prefer ``loaded``;
 * an LSVM server (``lsvm.small``) and an I/O server (``io.medium``) go
   to ``light`` all the same: the real nova-scheduler's ``LsvmFilter`` and
   ``IoDensityFilter`` (and the I/O inventory the agent keeps in
@@ -234,7 +236,26 @@ def _explain(results):
         for h, r in sorted(results.items()))
 
 
-def test_placement_follows_the_agents_reports(reports, servers):
+def _real_service(action):
+    openstack('compute', 'service', 'set', action, REAL, 'nova-compute',
+              parse=False)
+
+
+@pytest.fixture
+def fakes_only(servers):
+    """The real compute disabled for the test: the choice is between the
+    fake hosts alone (the real one, with the real agent, passed the LSVM
+    rules too and won on Nova's weighers: measured).
+    """
+    _real_service('--disable')
+    try:
+        yield servers
+    finally:
+        _real_service('--enable')
+
+
+def test_placement_follows_the_agents_reports(reports, fakes_only):
+    servers = fakes_only
     # Nova's own weighers now prefer LOADED: LIGHT holds this server
     servers.append('mixed-anchor')
     assert _boot('mixed-anchor', PLAIN, host=LIGHT) == LIGHT
@@ -249,8 +270,7 @@ def test_placement_follows_the_agents_reports(reports, servers):
         name = 'mixed-%s' % flavor.replace('.', '-')
         servers.append(name)
         host = _boot(name, flavor)
-        # the real compute loses on Nova's RAM and vCPU weighers (the fake
-        # driver has 800 GB and 1000 vCPUs): LIGHT is the one left
+        # Nova's weighers prefer LOADED; iosched's filters refuse it
         assert host == LIGHT, '%s went to %s; iosched-placement:\n%s' % (
             flavor, host, why)
         assert results[host]['candidate'], why
