@@ -32,7 +32,7 @@ from iosched.contract import slo as slo_mod
 
 IMAGE = 'iosched-capacity'
 IMAGE_MIB = 256
-READ_MIB = 64
+READ_MIB = 256
 THREADS = 8
 FILE = 'capacity.json'
 _OPS_RE = re.compile(r'ops/sec:\s*([0-9.]+)')
