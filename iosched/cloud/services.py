@@ -248,24 +248,34 @@ def wait_iosched_provider(layout, conn, timeout=120.0, host=None,
     ``host``: the agent's (default: the real compute's), ``name`` its
     process.
     """
+    from keystoneauth1 import exceptions as ks_exc
     host = host or layout.hostname
 
     def ready():
-        got = conn.placement.get(
-            '/resource_providers?name=%s:iosched' % host,
-            microversion='1.14').json()['resource_providers']
-        if not got:
+        try:
+            return _provider_ready(conn, host)
+        except ks_exc.ConnectFailure:
+            # a reset while Placement's workers are busy (seen with two
+            # fake computes and their agents starting): asked again
             return False
-        inv = conn.placement.get('/resource_providers/%s/inventories'
-                                 % got[0]['uuid']).json()['inventories']
-        node = conn.placement.get('/resource_providers/%s/traits'
-                                  % got[0]['parent_provider_uuid'],
-                                  microversion='1.6').json()['traits']
-        return ('CUSTOM_IOSCHED_LSVM_BW' in inv
-                and 'CUSTOM_IOSCHED_LSVM' in node)
     procs.wait_until(layout, name, ready,
                      'publish its Placement provider and trait', timeout,
                      interval=2.0)
+
+
+def _provider_ready(conn, host):
+    got = conn.placement.get(
+        '/resource_providers?name=%s:iosched' % host,
+        microversion='1.14').json()['resource_providers']
+    if not got:
+        return False
+    inv = conn.placement.get('/resource_providers/%s/inventories'
+                             % got[0]['uuid']).json()['inventories']
+    node = conn.placement.get('/resource_providers/%s/traits'
+                              % got[0]['parent_provider_uuid'],
+                              microversion='1.6').json()['traits']
+    return ('CUSTOM_IOSCHED_LSVM_BW' in inv
+            and 'CUSTOM_IOSCHED_LSVM' in node)
 
 
 def ensure_default_type(conn, name='ceph'):
