@@ -245,6 +245,8 @@ class Testbed:
             g.close()
         try:
             if dom.isActive():
+                _fair_class(_read_pid('/run/libvirt/qemu/%s.pid'
+                                      % dom.name()))
                 dom.destroy()
         except libvirt.libvirtError:
             pass
@@ -298,6 +300,27 @@ class Testbed:
         if removed:
             self.log('down: removed %s' % ', '.join(removed))
         return removed
+
+
+def _fair_class(pid):
+    """Every thread of QEMU ``pid`` back to SCHED_OTHER before its domain
+    is destroyed. Seen on this kernel: a QEMU whose main thread was a
+    throttled SCHED_DEADLINE task (left by a test that kills the agent)
+    never finished exiting (its replenishment never came: runtime < 0, its
+    deadline 1,400 s past), held libvirt's state-change lock on the domain
+    and failed every later test that read domain stats.
+    """
+    try:
+        tids = [int(t) for t in os.listdir('/proc/%d/task' % int(pid))]
+    except (OSError, TypeError, ValueError):
+        return
+    for tid in tids:
+        try:
+            if os.sched_getscheduler(tid) != os.SCHED_OTHER:
+                os.sched_setscheduler(tid, os.SCHED_OTHER,
+                                      os.sched_param(0))
+        except OSError:
+            pass                # gone, or not ours to change
 
 
 _STATES = {0: 'nostate', 1: 'running', 2: 'blocked', 3: 'paused',

@@ -16,6 +16,7 @@ writer, the CLI's argument handling.
 
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -27,6 +28,7 @@ from iosched.testbed import domxml
 from iosched.testbed import guest as guest_mod
 from iosched.testbed import initramfs
 from iosched.testbed import spec as spec_mod
+from iosched.testbed import testbed as testbed_mod
 from tests import fixtures
 
 VOL = '22222222-2222-4222-8222-222222222222'
@@ -138,3 +140,23 @@ def test_cli_args(capsys):
     assert 'lsvm:rr' in capsys.readouterr().out
     assert cli.main(['up']) == 1
     assert 'no guests' in capsys.readouterr().err
+
+
+def test_threads_leave_sched_deadline_before_destroy():
+    """Testbed's down moves QEMU's threads to SCHED_OTHER first: a throttled
+    SCHED_DEADLINE main thread was seen never to finish exiting here.
+    """
+    fixtures.require('root and chrt', os.geteuid() == 0 and
+                     shutil.which('chrt'), 'SCHED_DEADLINE needs root')
+    p = subprocess.Popen(['sleep', '60'])
+    try:
+        subprocess.run(['chrt', '-d', '--sched-runtime', '1000000',
+                        '--sched-deadline', '4000000', '--sched-period',
+                        '4000000', '-p', '0', str(p.pid)], check=True)
+        assert os.sched_getscheduler(p.pid) == 6          # SCHED_DEADLINE
+        testbed_mod._fair_class(p.pid)
+        assert os.sched_getscheduler(p.pid) == os.SCHED_OTHER
+        testbed_mod._fair_class(None)                     # no pidfile
+    finally:
+        p.kill()
+        p.wait()
