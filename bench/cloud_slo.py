@@ -63,6 +63,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from bench import cloud_common as cc  # noqa: E402
 from bench import cloud_slo_host as host  # noqa: E402
 from bench import testbed_common as common  # noqa: E402
+from bench import testbed_slo as tb_slo  # noqa: E402
 from bench import testbed_slo_report as report  # noqa: E402
 from iosched.contract import slo as slo_mod  # noqa: E402
 
@@ -88,12 +89,7 @@ def parse_args(argv):
                         'at 1 MiB/s')
     p.add_argument('--capacity-mib', type=float, default=16.0,
                    help='the OSD\'s read limit on its disk, MiB/s')
-    p.add_argument('--lat-slo', default='150iops,10ms,class=latency')
-    p.add_argument('--tput-slo', default='300iops,50ms,class=throughput')
-    p.add_argument('--offer', type=float, default=1.05,
-                   help='SLO guests send this x B requests/s')
-    p.add_argument('--neighbour-qd', type=int, default=8)
-    p.add_argument('--neighbour-bs', type=int, default=65536)
+    tb_slo.workload_args(p)
     p.add_argument('--flavor', default='bench.disk',
                    help='the servers\' flavor, made (admin) if missing')
     p.add_argument('--state-dir', default=cc.STATE_DIR)

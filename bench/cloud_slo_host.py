@@ -29,6 +29,7 @@ import time
 
 from bench import cloud_common as cc
 from bench import testbed_common as common
+from bench import testbed_slo as tb_slo
 from iosched.cloud import ceph as ceph_mod
 from iosched.cloud import ceph_daemons
 from iosched.cloud import identity
@@ -41,7 +42,7 @@ BLKIO = '/sys/fs/cgroup/blkio'
 GROUP = 'iosched-bench-osd'
 REF = slo_mod.DEFAULT_REF_IO_BYTES
 AFFECT_LIVE = 1
-IOTUNE_ZERO = {k: 0 for k in qos_keys.FRONTEND_KEYS}
+IOTUNE_ZERO = tb_slo.IOTUNE_ZERO
 progress = common.progress
 
 

@@ -69,6 +69,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMS = ('none', 'static', 'agent')
 
 
+def workload_args(p):
+    """The SLOs and what the guests send (bench/cloud_slo.py too)."""
+    p.add_argument('--lat-slo', default='150iops,10ms,class=latency')
+    p.add_argument('--tput-slo', default='300iops,50ms,class=throughput')
+    p.add_argument('--offer', type=float, default=1.05,
+                   help='SLO guests send this x B requests/s')
+    p.add_argument('--neighbour-qd', type=int, default=8)
+    p.add_argument('--neighbour-bs', type=int, default=65536)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--rounds', type=int, default=4)
@@ -84,12 +94,7 @@ def parse_args(argv):
                    help='smoke run: 2 rounds x 8 s, 4 s settle')
     p.add_argument('--capacity-mib', type=float, default=16.0,
                    help='the device limit, MiB/s of reads')
-    p.add_argument('--lat-slo', default='150iops,10ms,class=latency')
-    p.add_argument('--tput-slo', default='300iops,50ms,class=throughput')
-    p.add_argument('--offer', type=float, default=1.05,
-                   help='SLO guests send this x B requests/s')
-    p.add_argument('--neighbour-qd', type=int, default=8)
-    p.add_argument('--neighbour-bs', type=int, default=65536)
+    workload_args(p)
     p.add_argument('--arms', default=','.join(ARMS))
     p.add_argument('--output-dir', default=os.path.join(ROOT, 'out',
                                                         'bench'))

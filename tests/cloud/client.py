@@ -23,6 +23,7 @@ import time
 import xml.etree.ElementTree as ET
 
 from iosched.cloud import layout as layout_mod
+from tests import fixtures
 
 LAYOUT = layout_mod.Layout()
 ENV = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAYOUT.clouds_yaml,
@@ -31,6 +32,21 @@ ENV = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAYOUT.clouds_yaml,
                            os.environ.get('PATH', '')))
 CLI = [sys.executable, '-m', 'iosched.cloud.cli']
 AGENT_CONF = LAYOUT.etc('iosched', 'host-agent.conf')
+
+
+def require_components():
+    """Fail under CI=true, skip locally, when the cloud cannot run here."""
+    fixtures.require('root', os.geteuid() == 0, 'the cloud runs as root')
+    for what, argv in (('libvirtd', ['virsh', '-c', 'qemu:///system',
+                                     'list']),
+                       ('MariaDB', ['mysql', '-uroot', '-e', 'select 1'])):
+        try:
+            ok = subprocess.run(argv, capture_output=True,
+                                timeout=30).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        fixtures.require(what, ok, 'tools/services.sh starts it')
+    fixtures.rabbit_url()
 
 
 def run(argv, timeout=600, check=True, **kw):

@@ -14,29 +14,17 @@ up`` once per session (the first test that asks for it), ``down`` at the
 end, which must leave nothing behind.
 """
 
-import os
 import subprocess
 import time
 
 import pytest
 
 from tests.cloud import client
-from tests import fixtures
 
 
 @pytest.fixture(scope='session')
 def cloud():
-    fixtures.require('root', os.geteuid() == 0, 'the cloud runs as root')
-    for what, argv in (('libvirtd', ['virsh', '-c', 'qemu:///system',
-                                     'list']),
-                       ('MariaDB', ['mysql', '-uroot', '-e', 'select 1'])):
-        try:
-            ok = subprocess.run(argv, capture_output=True,
-                                timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        fixtures.require(what, ok, 'tools/services.sh starts it')
-    fixtures.rabbit_url()
+    client.require_components()
     t0 = time.monotonic()
     cli = client.CLI
     res = subprocess.run(cli + ['up'], capture_output=True, text=True,

@@ -51,21 +51,16 @@ under CI=true. About 3 minutes on a running cloud.
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
 
 from iosched.cloud import fakes
 from iosched.cloud import layout as layout_mod
-from tests import fixtures
+from tests.cloud import client
 
 LAYOUT = layout_mod.Layout(fake_computes=2)
-ENV = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAYOUT.clouds_yaml,
-           OS_CLOUD='devstack-admin',
-           PATH='%s:%s' % (os.path.dirname(LAYOUT.python),
-                           os.environ.get('PATH', '')))
-CLI = [sys.executable, '-m', 'iosched.cloud.cli']
+CLI = client.CLI
 AGENT_CONF = LAYOUT.etc('iosched', 'host-agent.conf')
 NOVA_CONF = LAYOUT.etc('nova', 'nova.conf')
 REAL, LIGHT, LOADED = (LAYOUT.hostname, LAYOUT.fake_host(1),
@@ -74,34 +69,11 @@ PLAIN = 'mixed.plain'
 IMAGE = 'iosched-guest-idle'
 
 
-def _run(argv, timeout=600, check=True):
-    res = subprocess.run(argv, capture_output=True, text=True, env=ENV,
-                         timeout=timeout)
-    if check and res.returncode:
-        raise AssertionError('%s exited %d:\n%s\n%s' % (
-            ' '.join(argv), res.returncode, res.stdout[-3000:],
-            res.stderr[-3000:]))
-    return res
+_run = client.run
 
 
 def openstack(*args, parse=True, check=True):
-    argv = ['openstack'] + list(args) + (['-f', 'json'] if parse else [])
-    res = _run(argv, check=check)
-    return json.loads(res.stdout) if parse and res.returncode == 0 else res
-
-
-def _require():
-    fixtures.require('root', os.geteuid() == 0, 'the cloud runs as root')
-    for what, argv in (('libvirtd', ['virsh', '-c', 'qemu:///system',
-                                     'list']),
-                       ('MariaDB', ['mysql', '-uroot', '-e', 'select 1'])):
-        try:
-            ok = subprocess.run(argv, capture_output=True,
-                                timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        fixtures.require(what, ok, 'tools/services.sh starts it')
-    fixtures.rabbit_url()
+    return client.openstack(*args, admin=True, parse=parse, check=check)
 
 
 def _cli(*args, timeout=2400):
@@ -117,7 +89,7 @@ def mixed(request):
         request.getfixturevalue('cloud')
         own = False
     except pytest.FixtureLookupError:
-        _require()
+        client.require_components()
         # a cloud that was already there is not this module's to take down
         own = not os.path.exists(os.path.join(LAYOUT.state_dir,
                                               'layout.json'))
