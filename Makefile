@@ -5,7 +5,7 @@ VENV ?= .venv
 OUT ?= out/demo
 SCENARIO ?=
 
-.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-cloud bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer bench-load
+.PHONY: demo test bootstrap genconfig clean bench bench-testbed bench-selftest bench-lsvm-density bench-cloud bench-nova reproduce bench-isacs bench-vturbo bench-slo bench-vlc bench-vaio bench-faults bench-ibalancer bench-load
 
 demo: bootstrap
 	$(VENV)/bin/iosched-demo $(if $(SCENARIO),--scenario $(SCENARIO)) --output-dir $(OUT)
@@ -34,7 +34,18 @@ bench:
 	tools/run-bench.sh simulator_speed
 
 bench-testbed:
-	tools/run-bench.sh testbed_lsvm $(ARGS)
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_lsvm $(ARGS)
+
+# LSVM density (issue 28): 2, 3 and 4 LSVMs on one pCPU beside 3 CPU-bound
+# guests, stock vs each mechanism, the agent's reported bound beside the
+# measured p99 (bench/README.md); ~12 min, root. ARGS=--quick for a smoke run.
+bench-lsvm-density:
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_lsvm_density $(ARGS)
+
+# The LSVM self-test on an idle host, beside busy guests and under outside
+# load, side by side (issue 28; bench/README.md); ~2 min, root.
+bench-selftest:
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh selftest_conditions $(ARGS)
 
 # The one-machine OpenStack (docs/cloud.md): Keystone, Placement, Glance,
 # Neutron's API, Nova (libvirt, TCG), Cinder on a one-node Ceph, with
@@ -61,17 +72,17 @@ bench-cloud:
 # ISACS's hybrid case and vTurbo's turbo pCPU on real guests, stock vs agent
 # (bench/README.md); ~6 and ~3 min. ARGS=--quick for a smoke run.
 bench-isacs:
-	tools/run-bench.sh testbed_isacs $(ARGS)
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_isacs $(ARGS)
 
 bench-vturbo:
-	tools/run-bench.sh testbed_vturbo $(ARGS)
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_vturbo $(ARGS)
 
 # SLO volumes on one shared capacity-limited device, real guests (issue 11,
 # bench/README.md, docs/testbed.md): no iotune vs static iotune vs the
 # agent's slo loop, ABBA; ~9 min, root. ARGS=--quick for a smoke run,
 # ARGS=--record to refresh docs/data/testbed_slo.json.
 bench-slo:
-	tools/run-bench.sh testbed_slo $(ARGS)
+	flock /tmp/iosched-testbed.lock tools/run-bench.sh testbed_slo $(ARGS)
 
 # I-Balancer (seed 003) on real guests (docs/ibalancer.md): 4 identical disk
 # guests on one loop device with unequal CPU shares, stock vs the agent's
@@ -102,27 +113,48 @@ bench-nova: bootstrap
 bench-vlc:
 	tools/run-bench.sh vlc_linux $(ARGS)
 
-# Faults and hostile input (issue 15, docs/reliability.md): 40,000 hostile
-# reports straight into the endpoint and 10,000 over RabbitMQ (started if
-# absent), 100 SIGKILLs of the agent on the simulated driver, ~26,000 bad
-# SLOs, extra specs, scenario files and config values, 7,800 hostile
-# command lines; ~17 min. CI runs
-# the same tests at about a tenth of the size.
+# Faults and hostile input (issues 15, 27; docs/reliability.md): 40,000
+# hostile reports straight into the endpoint and 10,000 over RabbitMQ
+# (started if absent), 100 SIGKILLs of the agent on the simulated driver,
+# ~26,000 bad SLOs, extra specs, scenario files and config values, hostile
+# command lines of every command, trace files, agent config files and
+# report files, replayed signed reports, damaged, unwritable, full, shared
+# and lost journals (the last three on real guests), libvirtd SIGKILLed
+# under the agent and a guest created mid-tick (~20 min, root); then the tally (tests/fault_summary.py: cases, exceptions
+# escaped, knobs left changed, reports wrongly stored; exit 1 unless 0).
+# CI runs the same tests at about a tenth of the size.
+FAULT_TESTS = tests/unit/nova_plugin/test_hostile_payloads.py \
+	tests/functional/test_hostile_reports_rabbitmq.py \
+	tests/functional/test_kill_campaign.py \
+	tests/unit/cinder_qos/test_slo_fuzz.py \
+	tests/unit/nova_plugin/test_extra_specs_fuzz.py \
+	tests/unit/iosched_demo/test_scenario_fuzz.py \
+	tests/unit/test_config_fuzz.py \
+	tests/unit/test_cli_fuzz.py \
+	tests/unit/iotrace/test_trace_fuzz.py \
+	tests/unit/test_input_file_fuzz.py \
+	tests/unit/nova_plugin/test_replayed_reports.py \
+	tests/unit/contract/test_payload_bounds.py \
+	tests/functional/test_replayed_reports_rabbitmq.py \
+	tests/unit/host_agent/test_journal_faults.py \
+	tests/unit/host_agent/test_journal_fuzz.py \
+	tests/functional/test_journal_daemon.py \
+	tests/functional/test_journal_real_threads.py \
+	tests/functional/test_journal_real_guests.py \
+	tests/functional/test_libvirt_faults.py
 bench-faults: bootstrap
 	bash -c '. tools/services.sh; trap stop_started EXIT; \
-		ensure_rabbitmq || exit 1; \
+		ensure_rabbitmq || exit 1; ensure_libvirtd || exit 1; \
+		ensure_tracefs || exit 1; \
+		tally=$$(mktemp /tmp/iosched-faults.XXXXXX) || exit 1; \
+		IOSCHED_FAULTS_TALLY=$$tally \
 		IOSCHED_HOSTILE_EXAMPLES=10000 IOSCHED_HOSTILE_RPC_EXAMPLES=10000 \
 		IOSCHED_KILLS=100 IOSCHED_INPUT_FUZZ_EXAMPLES=1500 \
 		IOSCHED_CLI_FUZZ_EXAMPLES=300 IOSCHED_CLI_FUZZ_RANDOM=1 \
 		CI=true $(VENV)/bin/python -m pytest -q -s -p no:cacheprovider \
-		tests/unit/nova_plugin/test_hostile_payloads.py \
-		tests/functional/test_hostile_reports_rabbitmq.py \
-		tests/functional/test_kill_campaign.py \
-		tests/unit/cinder_qos/test_slo_fuzz.py \
-		tests/unit/nova_plugin/test_extra_specs_fuzz.py \
-		tests/unit/iosched_demo/test_scenario_fuzz.py \
-		tests/unit/test_config_fuzz.py \
-		tests/unit/test_cli_fuzz.py'
+		$(FAULT_TESTS); rc=$$?; \
+		$(VENV)/bin/python -m tests.fault_summary $$tally || rc=1; \
+		rm -f $$tally; exit $$rc'
 
 # Load (docs/reliability.md §7, §8): the agent with 200 simulated vCPUs for
 # a simulated hour (~55 min here) and the report store at 10,000 hosts

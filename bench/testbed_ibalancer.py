@@ -275,8 +275,8 @@ def main(argv=None):
                 'vcpus': [[by_uuid.get(v.instance_uuid), v.vcpu, v.events,
                            round(v.pr_s * 1e3, 1), round(v.vr_pr),
                            round(v.en, 1), round(v.ei_us), v.io,
-                           round(v.delay_us)] for v in getattr(f, 'vcpus',
-                                                               ())],
+                           round(v.delay_us), v.wakeups]
+                          for v in getattr(f, 'vcpus', ())],
                 'actions': [[by_uuid.get(a.instance_uuid), a.rule,
                              a.value] for a in plan.actions]})
 
@@ -314,6 +314,10 @@ def main(argv=None):
                         n: args.slow_shares if n in SLOW else 1024
                         for n in VMS}}),
             'options': {name: value for _, name, value in args.opts},
+            'event_source': CONF['host_agent_policy.ibalancer'].event_source,
+            'agent_tick_fields': ['vm', 'vcpu', 'events', 'pr_ms',
+                                  'vr_pr', 'en', 'ei_us', 'io',
+                                  'delay_us', 'wakeups'],
             'arms': list(ARMS),
             'pooled': {a: pool(rounds[a]) for a in ARMS},
             'per_round': rounds,

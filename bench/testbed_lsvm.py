@@ -24,8 +24,14 @@ phases rotates each round, so drift of a shared machine hits all):
 * slice / weight / deadline: the host agent (vSlicer policy) with that
   mechanism, ticking every second; it restores everything afterwards.
 
-The agent's wake-up self-test runs first (the table ``mechanism = auto``
-reads, its wall time, and what auto picks). Then, per mechanism, the LSVM
+The agent's wake-up self-test runs first, the way an agent restarting on
+this host runs it (``lsvm_mechanism.resolve``: the guests up and busy, the
+host busy loops and the outside load running, ``[libvirt] guest_pcpus`` =
+the guests' pCPU as an operator sets it): its table, wall time, what auto
+picks and the measurement it names. ``--outside-load N`` adds N busy loops
+outside the VMs, in the root cgroup and free to run on any CPU (other
+processes of a shared machine), for the whole run; the verdict line says
+whether auto's choice met every target. Then, per mechanism, the LSVM
 guest turns CPU-bound for a few seconds: its vCPU's CPU share under the
 mechanism vs stock (a reservation or cap must hold it at its share).
 
@@ -77,9 +83,10 @@ class HostHogs(object):
     def start(self):
         if self.procs or not self.count:
             return
+        pin = (None if self.cpu is None else
+               (lambda: os.sched_setaffinity(0, {self.cpu})))
         self.procs = [subprocess.Popen(
-            [sys.executable, '-c', 'while 1: pass'],
-            preexec_fn=lambda: os.sched_setaffinity(0, {self.cpu}))
+            [sys.executable, '-c', 'while 1: pass'], preexec_fn=pin)
             for _ in range(self.count)]
 
     def stop(self):
@@ -171,6 +178,9 @@ def main(argv=None):
     p.add_argument('--other-cpu', type=int, default=0)
     p.add_argument('--host-hogs', type=int, default=3,
                    help='busy loops on the other pCPU (default %(default)s)')
+    p.add_argument('--outside-load', type=int, default=1,
+                   help='busy loops outside the VMs, on any CPU, for the '
+                   'whole run (default %(default)s: a loaded host)')
     p.add_argument('--cpu-bound-seconds', type=int, default=4,
                    help='the CPU-bound LSVM check per mechanism (0: skip)')
     p.add_argument('--quick', action='store_true',
@@ -186,12 +196,17 @@ def main(argv=None):
             ','.join(bad), ','.join(lsvm_bound.MECHANISMS)))
     CONF([], project='iosched', default_config_files=[])
     CONF.set_override('journal_path', '', 'host_agent')
+    # The guests run on the shared pCPU: the operator's guest_pcpus (what
+    # the self-test loads and measures).
+    CONF.set_override('guest_pcpus', str(args.shared_cpu), 'libvirt')
     # The measuring client shares the other pCPU with busy loops: nice -20
     # keeps its own wake-ups out of the RTTs (measured 58-60 us p99 there).
     os.setpriority(os.PRIO_PROCESS, 0, -20)
 
+    from iosched.testbed import daemons
     from iosched.testbed import spec
     from iosched.testbed import testbed
+    daemons.ensure_libvirtd()       # and /dev/kvm as udev sets it
     tb = testbed.Testbed(prefix=PREFIX)
     tb.build()
     tb.down()
@@ -206,6 +221,7 @@ def main(argv=None):
     # The agent sees this bench's guests only (other testbeds may run).
     driver = common.ScopedDriver.for_prefix(CONF, PREFIX)
     hogs = HostHogs(args.other_cpu, args.host_hogs)
+    outside = HostHogs(None, args.outside_load)
     phases = {k: [] for k in ['idle', 'stock'] + mechs}
     results = {'config': dict(vars(args), mechanisms=mechs)}
     cpu = {'s': 0.0, 'ticks': 0}
@@ -213,28 +229,31 @@ def main(argv=None):
     try:
         time.sleep(3)
         driver.list_instances()
+        outside.start()
+        hogs.start()
+        time.sleep(1)
         t0 = time.monotonic()
-        probes = tuple(driver.wakeup_probe(
-            lsvm_bound.PROBE_CASES))
+        chosen = lsvm_mechanism.resolve(CONF, driver)
         selftest_s = time.monotonic() - t0
-        auto = lsvm_mechanism.choose(
-            model.MECH_AUTO, probes,
-            CONF['host_agent_policy.vslicer'].selftest_target_us)
+        probes = chosen.probes
         results['selftest'] = {
-            'seconds': round(selftest_s, 2), 'auto': auto[0],
+            'seconds': round(selftest_s, 2), 'auto': chosen.mechanism,
+            'measured_by': chosen.measured_by,
             'rows': [dict(r.__dict__) for r in probes]}
-        progress('self-test %.1f s, auto picks %s:\n%s' % (
-            selftest_s, auto[0],
+        progress('self-test %.1f s, auto picks %s (%s):\n%s' % (
+            selftest_s, chosen.mechanism, chosen.measured_by,
             '\n'.join(lsvm_mechanism.format_table(probes))))
         scheds = {m: sched_for(m, probes, driver) for m in mechs}
         for r in range(args.rounds):
             tag = 'round %d/%d' % (r + 1, args.rounds)
             hogs.stop()
+            outside.stop()          # the floor: nothing else on that core
             pin_lsvm(guests, args.other_cpu)
             phases['idle'].append(measure(guests, args.seconds,
                                           args.rate, args.burst_us,
                                           tag + ' idle'))
             pin_lsvm(guests, args.shared_cpu)
+            outside.start()
             hogs.start()
             order = ['stock'] + mechs
             order = order[r % len(order):] + order[:r % len(order)]
@@ -262,6 +281,7 @@ def main(argv=None):
             results['cpu_bound_share'] = bound
     finally:
         hogs.stop()
+        outside.stop()
         driver.close()
         tb.down()
         tb.close()

@@ -63,7 +63,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import hang_probe  # noqa: E402
 import testbed_common as tc  # noqa: E402
+import trial_load  # noqa: E402
 
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 
@@ -76,6 +78,7 @@ DEFAULT_ARMS = ('stock', 'mq-deadline', 'bfq-1group', 'agent',
                 'agent:slice_idle_us=0')
 UNFAIR = 1.1                 # slowest / fastest above this: unfair trial
 TRIAL_TIMEOUT_S = 300        # a 1 GiB trial takes 8-20 s here
+BS = 45056                   # the dd guest's default: blkif's 11 segments
 BLKIO = '/sys/fs/cgroup/blkio'
 
 
@@ -106,12 +109,24 @@ def parse_args(argv):
                    help="the device's scheduler in the stock arm and "
                         'between arms (a loop device starts with none; '
                         'one detached by another run keeps what it had)')
+    p.add_argument('--bs', type=int, default=BS,
+                   help='bytes per read (the guest\'s bs; 45056 = 44 KiB)')
+    p.add_argument('--trial-timeout', type=float, default=TRIAL_TIMEOUT_S,
+                   help='seconds to wait for every DDEND before the host '
+                        'state is probed (bench/hang_probe.py)')
+    p.add_argument('--hang-retries', type=int, default=1,
+                   help='after a probe, wait --trial-timeout this many '
+                        'more times (probing again each time) before the '
+                        'trial fails: a slow trial finishes, a hang is '
+                        'probed twice')
+    p.add_argument('--name', default='testbed_vaio',
+                   help='output file name (without .json)')
     p.add_argument('--quick', action='store_true',
                    help='smoke run: 2 trials, 256 MiB regions')
     p.add_argument('--output-dir', default=os.path.join(ROOT, 'out',
                                                         'bench'))
     p.add_argument('--record', action='store_true',
-                   help='also write docs/data/testbed_vaio.json')
+                   help='also write docs/data/<name>.json')
     args = p.parse_args(argv)
     if args.quick:
         args.trials, args.disk_mib = 2, 256
@@ -213,26 +228,42 @@ def jain(xs):
     return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
 
 
-def trial(guests, seq, label):
-    """All guests start their dd together; per guest the finish time (s
-    from the first start) and its DDEND fields.
+def wait_ddend(guests, name, seq, label, args, hang):
+    """(arrival, fields) of ``name``'s DDEND; each --trial-timeout without
+    it the host state is probed (``hang(name, attempt)``), at most
+    --hang-retries + 1 times before the trial fails.
     """
+    g = guests[name]
+    for attempt in range(args.hang_retries + 1):
+        try:
+            return g.dd_wait(seq, timeout=args.trial_timeout)
+        except Exception as e:   # say who hung and where it was
+            where = hang(name, attempt)
+            err = ('%s: trial %d of %s: no DDEND after %d s (%s); its last '
+                   'progress line: %s; the others: %s; host state in %s'
+                   % (label, seq, name, args.trial_timeout * (attempt + 1),
+                      e, g.dd_progress(), {
+                          n: o.dd_progress() for n, o in guests.items()
+                          if n != name}, where))
+            tc.progress(err)
+    raise RuntimeError(err)
+
+
+def trial(guests, seq, label, args, sampler, hang):
+    """All guests start their dd together; per guest the finish time (s
+    from the first start) and its DDEND fields; the trial's CPU and device
+    use (``trial_load``).
+    """
+    sampler.start()
     t0 = None
     for g in guests.values():
         t = g.dd_start(seq)
         t0 = t if t0 is None else t0
     out = {}
-    for name, g in guests.items():
-        try:
-            at, fields = g.dd_wait(seq, timeout=TRIAL_TIMEOUT_S)
-        except Exception as e:   # say who hung and where it was
-            raise RuntimeError('%s: trial %d of %s: no DDEND after %d s (%s); '
-                               'its last progress line: %s; the others: %s'
-                               % (label, seq, name, TRIAL_TIMEOUT_S, e,
-                                  g.dd_progress(), {
-                                      n: o.dd_progress() for n, o in
-                                      guests.items() if n != name}))
+    for name in guests:
+        at, fields = wait_ddend(guests, name, seq, label, args, hang)
         out[name] = {'finish_s': round(at - t0, 3), **fields}
+    load = sampler.stop()
     times = [r['finish_s'] for r in out.values()]
     nbytes = sum(r['bytes'] for r in out.values())
     row = {'guests': out, 'sd_s': round(pstdev(times), 3),
@@ -241,13 +272,33 @@ def trial(guests, seq, label):
            'makespan_s': round(max(times), 3),
            'aggregate_mib_s': round(nbytes / 2**20 / max(times), 1),
            'journal_wait_max_ms': round(max(
-               r['write_wait_max_us'] for r in out.values()) / 1000.0, 1)}
+               r['write_wait_max_us'] for r in out.values()) / 1000.0, 1),
+           'load': load}
     tc.progress('%s: finish %s s; SD %.2f s, slowest/fastest %.3f, '
-                '%.0f MiB/s' % (label, ' '.join(
-                    '%s=%.2f' % (n, r['finish_s'])
-                    for n, r in sorted(out.items())), row['sd_s'],
-                    row['slowest_fastest'], row['aggregate_mib_s']))
+                '%.0f MiB/s; QEMU %.2f CPUs, host %.2f/%d, busy %s' % (
+                    label, ' '.join('%s=%.2f' % (n, r['finish_s'])
+                                    for n, r in sorted(out.items())),
+                    row['sd_s'], row['slowest_fastest'],
+                    row['aggregate_mib_s'], load['qemu_cpus_total'],
+                    load['host_busy_cpus'], load['host_cpus'],
+                    load['device_busy']))
     return row
+
+
+def load_summary(rows):
+    """Means over trials of the QEMU and host CPUs and each device's
+    busy fraction.
+    """
+    loads = [r['load'] for r in rows if 'load' in r]
+    if not loads:
+        return {}
+    devs = sorted(loads[0]['device_busy'])
+    return {'qemu_cpus_mean': round(statistics.fmean(
+                x['qemu_cpus_total'] for x in loads), 3),
+            'host_busy_cpus_mean': round(statistics.fmean(
+                x['host_busy_cpus'] for x in loads), 3),
+            'device_busy_mean': {d: round(statistics.fmean(
+                x['device_busy'][d] for x in loads), 3) for d in devs}}
 
 
 def summarise(rows, base=None, base_rows=()):
@@ -268,7 +319,8 @@ def summarise(rows, base=None, base_rows=()):
            'makespan_s_mean': round(statistics.fmean(
                r['makespan_s'] for r in rows), 3),
            'journal_wait_max_ms': max(r['journal_wait_max_ms']
-                                      for r in rows)}
+                                      for r in rows),
+           'load': load_summary(rows)}
     if base is not None:
         out['sd_ratio_to_stock'] = tc.ratio(out['sd_s_mean'],
                                             base['sd_s_mean'])
@@ -313,6 +365,14 @@ def print_table(res):
           'MiB/s over stock\'s; median: median of the per-trial ratios to '
           'the stock trial of the same round; jw max: longest journal '
           'commit' % UNFAIR)
+    print('\nload per arm (means over trials): QEMU CPUs, host busy CPUs '
+          'of %s, device busy fraction' % (res.get('host_cpus') or '?'))
+    for a in arms:
+        ld = res['summary'][a].get('load') or {}
+        if ld:
+            print('  %-24s QEMU %.2f  host %.2f  busy %s' % (
+                a, ld['qemu_cpus_mean'], ld['host_busy_cpus_mean'],
+                ld['device_busy_mean']))
 
 
 def main(argv=None):
@@ -332,7 +392,7 @@ def main(argv=None):
     names = ['vm%d' % (i + 1) for i in range(args.guests)]
     specs = [spec.GuestSpec(n, 'dd', disk_mib=args.disk_mib,
                             disk_cache=args.cache, opts={
-                                'qd': str(args.qd),
+                                'qd': str(args.qd), 'bs': str(args.bs),
                                 'journal_ms': str(args.journal_ms),
                                 'jsync': '1' if args.jsync else '0',
                                 'report_ms': '1000'}) for n in names]
@@ -358,13 +418,30 @@ def main(argv=None):
             disk.loop, stock_sched, own))
         seq = [0]
         agent_log = []
+        hangs = []
+        under = trial_load.backing_device(disk.loop)
+        sampler = trial_load.Sampler(pids, [disk.loop, under])
+
+        def hang(name, attempt):
+            probe = hang_probe.probe(pids, [d for d in (disk.loop, under)
+                                            if d],
+                                     {n: g.domain for n, g in
+                                      guests.items()},
+                                     {n: g.console_log for n, g in
+                                      guests.items()})
+            probe.update({'trial': seq[0], 'waiting_for': name,
+                          'attempt': attempt, 'when': time.strftime(
+                              '%H:%M:%S', time.gmtime())})
+            hangs.append(probe)
+            return tc.write_json({'hangs': hangs}, args.output_dir,
+                                 args.name + '_hang')
 
         def run(label):
             seq[0] += 1
             if args.cache != 'none':      # no trial reads from memory
                 subprocess.run(['blockdev', '--flushbufs', disk.loop],
                                check=True)
-            return trial(guests, seq[0], label)
+            return trial(guests, seq[0], label, args, sampler, hang)
 
         def with_sched(name):
             def arm(n, label):
@@ -439,7 +516,11 @@ def main(argv=None):
                 '%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
             'guests': args.guests, 'disk_mib': args.disk_mib,
             'qd': args.qd, 'journal_ms': args.journal_ms,
-            'bs': 45056, 'cache': args.cache, 'jsync': args.jsync,
+            'bs': args.bs, 'cache': args.cache,
+            'trial_timeout_s': args.trial_timeout,
+            'hang_retries': args.hang_retries, 'hangs': hangs,
+            'host_cpus': os.cpu_count(), 'backing_device': under,
+            'jsync': args.jsync,
             'device': {'loop': disk.loop, 'stock_scheduler': stock_sched,
                        'regions': disk.regions},
             'vm_groups': own, 'arms': args.arms,
@@ -449,11 +530,11 @@ def main(argv=None):
             'per_trial': rounds, 'agent': agent_log,
             'agent_weight': args.weight}
         print_table(res)
-        path = tc.write_json(res, args.output_dir, 'testbed_vaio')
+        path = tc.write_json(res, args.output_dir, args.name)
         tc.progress('wrote %s' % path)
         if args.record:
             tc.progress('wrote %s' % tc.write_json(
-                res, os.path.join(ROOT, 'docs', 'data'), 'testbed_vaio'))
+                res, os.path.join(ROOT, 'docs', 'data'), args.name))
         return 0
     finally:
         try:

@@ -38,6 +38,22 @@ CONF.set_default('report_every_ticks', 1, 'host_agent')
 LSVM_SPECS = sim_daemon.LSVM_SPECS
 
 
+def libvirt_ok(*modules):
+    """(available, why) of libvirt's qemu:///system as root, with the
+    extra Python ``modules`` importable (e.g. 'libvirt_qemu').
+    """
+    if os.geteuid() != 0:
+        return False, 'needs root'
+    try:
+        import libvirt
+        for name in modules:
+            __import__(name)
+        libvirt.open('qemu:///system').close()
+    except Exception as e:
+        return False, 'no qemu:///system: %s' % e
+    return True, ''
+
+
 def require(component, available, why):
     """Skip locally, fail in CI (CI=true), when a real component is absent."""
     if available:

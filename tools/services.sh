@@ -58,7 +58,23 @@ ensure_test_packages() {
     _ensure_debs "the real-VM tests" $TEST_PACKAGES
 }
 
+kvm_device_as_udev() {
+    # /dev/kvm to Debian's udev default (root:kvm 0660) when libvirt would
+    # otherwise re-probe QEMU on every define (iosched.testbed.daemons:
+    # kvm_caps_thrash, set_kvm_perms; docs/testbed.md "TCG and host
+    # caveats"). Needs the venv; guests stay TCG.
+    local py=${VENV:-.venv}/bin/python
+    [ -x "$py" ] || return 0
+    "$py" -c 'from iosched.testbed import daemons as d
+if d.kvm_caps_thrash():
+    d.set_kvm_perms()
+    print("==> services: /dev/kvm set to root:kvm 0660 (as udev does)")' ||
+        echo "warning: could not check /dev/kvm" >&2
+    return 0
+}
+
 ensure_libvirtd() {
+    kvm_device_as_udev
     if virsh -c qemu:///system list >/dev/null 2>&1; then
         echo "==> services: libvirtd already answers"
         return 0

@@ -279,6 +279,14 @@ def main(argv=None):
         sys.exit('iosched-cloud %s: run as root (libvirt, Ceph, apt)'
                  % args.command)
     try:
+        layout_mod.load(args.state_dir)
+    except (OSError, ValueError, TypeError) as exc:
+        # (a file, a too-long name, a layout.json that is no layout)
+        print('iosched-cloud %s: --state-dir %.200s: %.300s; accepted: the '
+              'directory a cloud was brought up in, or a new one'
+              % (args.command, args.state_dir, exc), file=sys.stderr)
+        return 2
+    try:
         return {'up': up, 'down': down, 'status': status,
                 'env': env}[args.command](args)
     except procs.ServiceFailed as exc:

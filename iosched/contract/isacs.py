@@ -35,6 +35,15 @@ never negative, so an input that cannot give a positive credit gives 0.0:
 # a division guard, scaled with the unit (guard = this x default credit).
 GUARD_PER_DEFAULT_CREDIT = 1e-7
 
+# The agent's I/O signal (issue 28): a vCPU's I/O events E_n are its
+# wake-ups, unless it woke fewer than this many times per completed I/O
+# request of its VM (per vCPU) in the window; then the requests are E_n.
+# A vCPU that sleeps between requests wakes about once per request (>= 1;
+# batched completions: fewer, so 0.5 leaves headroom for two requests per
+# interrupt); one that never sleeps (a busy hybrid guest) wakes about 0
+# times per request and its I/O was invisible.
+MIN_WAKEUPS_PER_REQUEST = 0.5
+
 
 # Eq. 1 (EVENT CHECKER), one I/O response event at time t:
 #   I_e = t - t_prev;  Ibar = w * I_e + (1 - w) * Ibar   (w = 0.9: the

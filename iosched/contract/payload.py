@@ -20,7 +20,9 @@ parses the records (it counts them, for ``lsvm.nlsvm_vcpus``) nor the
 decisions: 30-50 us instead of 0.5-3.5 ms for 32 vCPUs and 50 decisions.
 The sections (``VcpuEntry``, ``LsvmState`` ... ``DecisionEntry``) are in
 ``iosched.contract.payload_sections``; ``PayloadError`` and the field
-checks in ``iosched.contract.payload_check``.
+checks in ``iosched.contract.payload_check``; the bounds on what a report
+may claim (``report_interval``, pCPUs, vCPUs per pCPU, the host name's
+length), checked first, in ``iosched.contract.payload_bounds``.
 
 Versioning: ``VERSION`` is ``MAJOR.MINOR``. A reader accepts any payload of
 its own major version; fields it does not know (a newer minor) are ignored,
@@ -137,6 +139,7 @@ Field by field (REPORT_DOC, also rendered into docs/architecture.md)::
 import dataclasses
 import json
 
+from iosched.contract import payload_bounds
 from iosched.contract import payload_check
 from iosched.contract import payload_sections
 
@@ -224,6 +227,7 @@ def _head(data, records):
     if not isinstance(data, dict):
         raise payload_check.PayloadError(
             '<root>', 'expected an object, got %s' % type(data).__name__)
+    payload_bounds.check(data)
     get = payload_check.field
     nonneg = payload_check.nonneg
     positive = payload_check.positive

@@ -32,6 +32,12 @@ class PayloadError(ValueError):
                          % (field, problem))
 
 
+class Implausible(PayloadError):
+    """A well-typed field beyond what any agent sends
+    (``iosched.contract.payload_bounds``).
+    """
+
+
 def field(data, name, path, kind, default=dataclasses.MISSING, check=None,
           accepted=None):
     """Fetch data[name], check its type (and an optional predicate).

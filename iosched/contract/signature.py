@@ -26,8 +26,10 @@ with no key cannot speak for any host, invented host names included.
 ``iosched-report-key --host NAME`` prints a host's key from the
 scheduler's configuration (operator guide).
 
-The signature covers ``ts`` and ``seq``, so a replayed report is an old
-one: the store ignores it as older than the held report.
+The signature covers ``ts`` and ``seq`` but a captured report stays
+validly signed: the scheduler's store refuses a replay by those fields
+(older than the host's newest accepted report, or than ``[iosched]
+report_max_age``; ``iosched.nova_plugin.store``).
 
 Scheme ``hmac-sha256-v2`` (RPC 1.2, what agents send now): re-encoding a
 whole report (32 vCPU records, 50 decisions: 20 KB of JSON) cost a

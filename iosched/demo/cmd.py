@@ -29,6 +29,11 @@ import warnings
 
 from iosched.host_agent.cmd import clip
 
+# Seconds a broker of --transport-url has to accept a connection (per
+# broker of the URL) before the demo gives up, before either run.
+BROKER_TIMEOUT = 5.0
+EXIT_NO_BROKER = 1
+
 EPILOG = """examples:
   iosched-demo                                # embedded default
   iosched-demo --scenario my.yaml -o out/my   # your own scenario
@@ -99,6 +104,51 @@ def transport_url_problem(url):
     return None
 
 
+def mask_url(url):
+    """``url`` with every password replaced by ``***``, as oslo logs a
+    transport URL (``rabbit://guest:***@host:port/``).
+    """
+    if '://' not in url or '@' not in url:
+        return url
+    scheme, rest = url.split('://', 1)
+    slash = rest.find('/', rest.rfind('@'))
+    netloc, path = (rest, '') if slash < 0 else (rest[:slash], rest[slash:])
+    entries = netloc.split(',')
+    if not all('@' in e for e in entries):
+        # a ',' in a password: mask everything before the last '@'
+        creds, host = netloc.rsplit('@', 1)
+        entries = ['%s:***@%s' % (creds.split(':', 1)[0], host)]
+    else:
+        entries = ['%s%s@%s' % (e.rsplit('@', 1)[0].split(':', 1)[0],
+                                ':***' if ':' in e.rsplit('@', 1)[0] else '',
+                                e.rsplit('@', 1)[1]) for e in entries]
+    return '%s://%s%s' % (scheme, ','.join(entries), path)
+
+
+def broker_problem(url, timeout=BROKER_TIMEOUT):
+    """Why no broker of ``url`` accepts a connection within ``timeout`` s
+    per broker, or None (also for fake:/, which needs none).
+    """
+    from iosched.nova_plugin import listener
+    return listener.probe_broker(url, timeout=timeout)
+
+
+def _load_scenario(path):
+    """The scenario at ``path``, or None after one line on stderr."""
+    from iosched.demo import scenario as scenario_mod
+    try:
+        return scenario_mod.load(path)
+    except scenario_mod.ScenarioError as e:
+        print(clip('iosched-demo: %s' % e), file=sys.stderr)
+    except (UnicodeDecodeError, RecursionError) as e:
+        print(clip('iosched-demo: --scenario %s: not a YAML scenario (%s); '
+                   'accepted: UTF-8 YAML like '
+                   'iosched/demo/scenarios/default.yaml' % (
+                       path, e if isinstance(e, UnicodeDecodeError)
+                       else 'nested too deeply')), file=sys.stderr)
+    return None
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     # Checked before the two runs (several seconds), and before anything
@@ -109,8 +159,9 @@ def main(argv=None):
             ('--transport-url', args.transport_url,
              transport_url_problem(args.transport_url))):
         if why:
-            print(clip('iosched-demo: %s %r: %s' % (flag, value, why)),
-                  file=sys.stderr)
+            print(clip('iosched-demo: %s %r: %s' % (
+                flag, mask_url(value) if flag == '--transport-url' else value,
+                mask_url(why))), file=sys.stderr)
             return 2
     warnings.filterwarnings('ignore', category=DeprecationWarning)
     warnings.filterwarnings('ignore', message=r'\s*Eventlet is deprecated')
@@ -122,19 +173,18 @@ def main(argv=None):
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
-    from iosched.demo import scenario as scenario_mod
-    try:
-        scenario = scenario_mod.load(args.scenario)
-    except scenario_mod.ScenarioError as e:
-        print(clip('iosched-demo: %s' % e), file=sys.stderr)
+    scenario = _load_scenario(args.scenario)
+    if scenario is None:
         return 2
-    except (UnicodeDecodeError, RecursionError) as e:
-        print(clip('iosched-demo: --scenario %s: not a YAML scenario (%s); '
-                   'accepted: UTF-8 YAML like '
-                   'iosched/demo/scenarios/default.yaml' % (
-                       args.scenario, e if isinstance(e, UnicodeDecodeError)
-                       else 'nested too deeply')), file=sys.stderr)
-        return 2
+    # A broker that does not answer would be retried for ever (and the
+    # stock run done for nothing): give up now, nothing written.
+    down = broker_problem(args.transport_url)
+    if down:
+        print(clip('iosched-demo: --transport-url %s: no message broker '
+                   'answers within %g s (%s); accepted: a reachable broker, '
+                   'or fake:/' % (mask_url(args.transport_url),
+                                  BROKER_TIMEOUT, down)), file=sys.stderr)
+        return EXIT_NO_BROKER
     progress('iosched-demo: scenario %s: %d hosts, %d servers, %.0f s '
              'measured' % (scenario.name, len(scenario.hosts),
                            len(scenario.servers), scenario.measure_s))
@@ -149,7 +199,7 @@ def main(argv=None):
         progress('== %s: %s' % (label, 'Nova default weighers, no agent'
                                 if not with_iosched else
                                 'agents + Nova plugin over %s'
-                                % args.transport_url))
+                                % mask_url(args.transport_url)))
         cloud, t0, t1 = cloud_mod.run_variant(
             scenario, with_iosched, args.transport_url, progress)
         try:

@@ -26,22 +26,23 @@ import time
 
 from oslo_log import log as logging
 
-from iosched.contract import knob_kinds
-from iosched.contract import qos_attach
 from iosched.contract import stats
 from iosched.host_agent import cinder_slo
 from iosched.host_agent.collectors import disk as disk_collector
+from iosched.host_agent.collectors import io_threads
 from iosched.host_agent.collectors import vcpu_io_strength
+from iosched.host_agent import deadline_watch
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import lsvm_mechanism
 from iosched.host_agent import model
 from iosched.host_agent.policies import compose
 from iosched.host_agent.reporter import build
+from iosched.host_agent import start_recovery
 from iosched.host_agent import tick_wait
+from iosched.host_agent import volume_retune
 from iosched.host_agent import volume_slo
 
 LOG = logging.getLogger(__name__)
-RULE_RETUNE = 'slo.retune'
 
 
 class Agent(object):
@@ -56,10 +57,12 @@ class Agent(object):
         self.vcpu_collector, self.disk_collector = collectors or (
             vcpu_io_strength.VcpuIoStrengthCollector(conf),
             disk_collector.DiskCollector(conf))
+        self.io_thread_collector = io_threads.IoThreadCollector(conf)
         self.host = conf.host_agent.host or driver.host_name()
         self.volumes = volume_slo.Resolver(conf.host_agent.volume_qos_file,
                                            cinder_slo.from_conf(conf))
-        self._static = {}     # (uuid, target) -> the volume's <iotune>
+        # a volume's static limits re-applied when they change attached
+        self.retuner = volume_retune.Retuner()
         self.ticks = 0
         self.seq = 0
         self.last_snapshot = None
@@ -85,6 +88,9 @@ class Agent(object):
         # measured).
         self.host_sched = host_sched or model.HostSched()
         self._resolve_sched = host_sched is None
+        # Why the agent stopped on its own (the journal cannot be written),
+        # or None; the daemon then exits with status 1.
+        self.failure = None
 
     @property
     def outage(self):
@@ -97,26 +103,32 @@ class Agent(object):
         return c.tick_interval * c.report_every_ticks
 
     def start(self):
-        """Undo what a crashed previous run left (journal), then go."""
-        try:
-            # Knob writers resolve instances through the driver's inventory
-            # (thread ids, cgroups): take one before replaying the journal.
-            self.driver.list_instances()
-        except Exception:
-            LOG.exception('no inventory before recovery; knobs of running '
-                          'instances may not be restorable yet')
-        recover = getattr(self.actuator, 'recover', None)
-        if recover is not None:
-            restored = recover()
-            if restored:
-                LOG.warning('restored %d knobs left by a previous run',
-                            restored)
+        """Undo what a crashed previous run left (journal), put back what
+        was changed without a record (reconciliation), then go; stop at
+        once when the journal cannot be written.
+        """
+        # A guest's deadline thread the kernel left throttled freezes its
+        # QEMU, and every libvirt call to it: free it before the driver is
+        # asked anything (recovery reads the inventory first).
+        deadline_watch.unstick(self.actuator)
+        start_recovery.recover(self.conf, self.driver, self.actuator)
+        self._check_journal()
         if self._resolve_sched and any(p.name == 'vslicer'
                                        for p in self.policies):
             # The wake-up self-test runs once, before any knob is ours.
             self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
         if any(p.name == 'slo' for p in self.policies):
             volume_slo.warn_without_source(self.conf, self.slo_source())
+
+    def _check_journal(self):
+        """Stop (after restoring) when the journal takes no entries: the
+        agent never acts unjournaled.
+        """
+        if self.failure is None:
+            self.failure = start_recovery.journal_failure(self.actuator)
+            if self.failure is not None:
+                LOG.error('%s', self.failure)
+                self.stop()
 
     def slo_source(self, instances=()):
         """Where this agent reads SLOs (``volume_slo.host_source``)."""
@@ -147,6 +159,30 @@ class Agent(object):
         if self.observer is not None:
             self.observer.tick_done(self, time.monotonic() - t0)
 
+    def _maybe_retest(self, n_guests):
+        """Measure and choose the LSVM mechanism again when the host
+        changed (``lsvm_mechanism.should_retest``); a new mechanism first
+        puts every knob back (the old mechanism's decisions are not the new
+        one's), then the plan of this tick applies the new one.
+        """
+        if not self._resolve_sched:
+            return
+        g = self.conf['host_agent_policy.vslicer']
+        retest, why = lsvm_mechanism.should_retest(
+            self.host_sched, time.monotonic(), n_guests,
+            lsvm_mechanism.host_load(self.conf), g)
+        if not retest:
+            return
+        LOG.info('the host changed (%s): LSVM self-test again', why)
+        old = self.host_sched.mechanism
+        self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
+        if self.host_sched.mechanism != old:
+            restored = self.actuator.restore_all()
+            self.policy_states.pop('vslicer', None)
+            LOG.warning('LSVM mechanism %s -> %s (%s); restored %d knobs '
+                        'of the old one', old, self.host_sched.mechanism,
+                        self.host_sched.measured_by, restored)
+
     def _driver_down(self, error):
         if self._outage is None:
             self._outage = (self.ticks, time.monotonic(), str(error))
@@ -167,6 +203,7 @@ class Agent(object):
 
     def _tick(self, errors):
         instances = self.volumes.attach(self.driver.list_instances())
+        self._maybe_retest(len(instances))
         current = {i.uuid: i.generation for i in instances}
         # Gone, or started again (a new process: hard reboot, or migrated
         # away and back) since the last tick: what the agent held on the
@@ -179,10 +216,10 @@ class Agent(object):
                      'from their defaults again', ', '.join(sorted(
                          restarted)))
         if gone:
-            self._static = {k: v for k, v in self._static.items()
-                            if k[0] not in gone}
+            self.retuner.forget(gone)
             self.vcpu_collector.forget(gone)
             self.disk_collector.forget(gone)
+            self.io_thread_collector.forget(gone)
             self.actuator.forget_instances(gone)
         adopt = getattr(self.actuator, 'adopt', None)
         if adopt is not None:
@@ -192,10 +229,13 @@ class Agent(object):
                                if self._known.get(u) != g):
                 adopt(uuid)
         self._known = current
-        self._retune(instances)
+        self.retuner.retune(instances, self.actuator, self.driver.now)
         vcpus = self.vcpu_collector.collect(self.driver, instances)
         disks = self.disk_collector.collect(self.driver, instances)
+        io_thr = self.io_thread_collector.collect(self.driver, instances)
         errors.extend(self.vcpu_collector.errors)
+        errors.extend(self.io_thread_collector.errors)
+        self.io_thread_collector.errors = []
         errors.extend(self.disk_collector.errors)
         self.vcpu_collector.errors = []
         self.disk_collector.errors = []
@@ -211,7 +251,7 @@ class Agent(object):
             instances={i.uuid: i for i in instances},
             vcpus=vcpus, disks=disks, sched=self.host_sched,
             disk_capacity_iops=self._disk_capacity(),
-            block_devices=self._block_devices(errors))
+            block_devices=self._block_devices(errors), io_threads=io_thr)
         self.last_snapshot = snapshot
         plans = []
         for policy in self.policies:
@@ -235,63 +275,7 @@ class Agent(object):
         self.last_plan = plan
         self.actuator.apply(plan, now)
         errors.extend(getattr(self.actuator, 'errors', ()))
-
-    def _retune(self, instances):
-        """Re-apply a volume's static limits when its QoS spec, type or
-        size changed while attached (an online extend with per-GB keys, an
-        edited QoS spec; Cinder refuses an in-use retype that changes
-        front-end QoS): Nova applies QoS only at attach. The new limits
-        become the disk's original value (restored on stop).
-
-        At first sight of a disk (agent start, new attach) the disk's live
-        limits are compared with its volume's: a retype while the agent
-        was not running left Nova's attach-time limits in place.
-        """
-        rebase = getattr(self.actuator, 'rebase', None)
-        for inst in instances:
-            for disk in inst.disks:
-                if not disk.serial or not disk.qos:
-                    continue
-                key = (inst.uuid, disk.target)
-                want = qos_attach.iotune(disk.qos)
-                prev = self._static.get(key)
-                self._static[key] = want
-                if prev == want or rebase is None:
-                    continue
-                if prev is None:
-                    prev = self._live_static(inst.uuid, disk.target)
-                    if prev is None or prev == want:
-                        continue
-                    why = ('at first sight its live limits differ: the '
-                           'type, QoS spec or size changed while the agent '
-                           'was not watching')
-                else:
-                    why = ('its type, QoS spec or size changed while '
-                           'attached')
-                rebase(model.Action(
-                    kind=knob_kinds.DISK_IOTUNE, instance_uuid=inst.uuid,
-                    target=disk.target, value=want, rule=RULE_RETUNE,
-                    reason='volume %s: QoS limits now %s (were %s): %s' % (
-                        disk.serial, want, prev, why)), 'slo',
-                    self.driver.now())
-
-    def _live_static(self, uuid, target):
-        """The disk's live front-end limits (the keys Nova sets), or None
-        when they cannot be read or a policy of ours holds the knob.
-        """
-        held = getattr(getattr(self.actuator, 'journal', None), 'pending',
-                       None)
-        if held is not None and (knob_kinds.DISK_IOTUNE, uuid,
-                                 target) in held():
-            return None
-        # Read through the actuator's knob set: drivers read no knobs.
-        try:
-            live = self.actuator.read_knob(knob_kinds.DISK_IOTUNE, uuid,
-                                           target)
-        except Exception as e:  # a disk we cannot read is left alone
-            LOG.debug('cannot read the limits of %s/%s: %s', uuid, target, e)
-            return None
-        return qos_attach.iotune(live or {})
+        self._check_journal()
 
     def _block_devices(self, errors):
         """The driver's ``block_devices()`` (the vaio policy's input), or
@@ -318,9 +302,12 @@ class Agent(object):
         if self.last_snapshot is None:
             return
         # Other threads may take or free deadline bandwidth: re-read the
-        # admission figures once per report (a /proc scan).
-        self.host_sched = lsvm_mechanism.refresh_deadline(self.host_sched,
-                                                          self.driver)
+        # admission figures once per report (a /proc scan), but not while
+        # the driver is down (they are read through it): the last ones
+        # stand, and the outage is said once, not once per report.
+        if self._outage is None:
+            self.host_sched = lsvm_mechanism.refresh_deadline(
+                self.host_sched, self.driver)
         lat = list(self._disk_latency)
         try:
             report = build.build_report(
@@ -373,6 +360,7 @@ class Agent(object):
         """
         try:
             self.start()
+            deadline_watch.start(self.actuator, self._stop)
             while not self._stop.is_set():
                 t0 = time.monotonic()
                 self.tick()

@@ -35,10 +35,15 @@ import typing
 
 from iosched.contract import flavor as flavor_contract
 from iosched.contract import flavor_warnings
-from iosched.contract import lsvm as lsvm_bound
 from iosched.contract import payload_sections
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
+from iosched.host_agent import model_lsvm
+
+# The LSVM mechanism types, defined in model_lsvm.
+WakeupProbe = model_lsvm.WakeupProbe
+DeadlineState = model_lsvm.DeadlineState
+HostSched = model_lsvm.HostSched
 
 # A disk's SLO is an ``iosched.contract.slo.SLO`` (read from the volume
 # type's QoS spec ``iosched:*`` keys by ``iosched.host_agent.volume_slo``); its
@@ -156,6 +161,14 @@ class VcpuSample:
     # previous sample, when the driver has them (tracepoints, simulator);
     # None when only counters exist.
     io_events_ns: typing.Optional[tuple] = None
+    # Wake-to-run delay (ns) of each of those wake-ups that got a CPU in
+    # the window (tracing.run_delays); the libvirt driver traces LSVM
+    # vCPUs' switch-ins only (others: ()); None when not traced.
+    run_delays_ns: typing.Optional[tuple] = None
+    # Cumulative completed I/O requests of the whole VM (disks, NICs,
+    # other virtio devices: the same figure on each of its vCPUs); None
+    # when the driver has none (collectors.rates.request_events).
+    io_requests: typing.Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,6 +208,16 @@ class VcpuIoStrength:
     # ticks (EMA): what a SCHED_DEADLINE runtime must cover so that a burst
     # is not throttled half-way (0: no wake-up seen yet).
     burst_us: float = 0.0
+    # This window's wake-to-run delays (ns) of the vCPU thread
+    # (VcpuSample.run_delays_ns; () when not traced): vSlicer's measured W.
+    run_delays_ns: tuple = ()
+    # Which count gave E_n: 'wakeups' (the thread's wake-ups or traced
+    # wake-up times) or 'requests' (the VM's completed I/O requests per
+    # vCPU, when the vCPU wakes less than MIN_WAKEUPS_PER_REQUEST times
+    # per request: it takes its I/O without sleeping).
+    io_source: str = 'wakeups'
+    # The VM's completed requests in the window per vCPU (0: none/unknown).
+    io_requests: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,51 +257,6 @@ MECH_AUTO = 'auto'
 
 
 @dataclasses.dataclass(frozen=True)
-class WakeupProbe:
-    """One row of the wake-up self-test: a sleeper among busy loops."""
-    mechanism: str                   # contract.lsvm.PROBE_CASES
-    ok: bool                         # the kernel accepted the mechanism
-    p50_us: float = 0.0              # wake lateness percentiles, us
-    p99_us: float = 0.0
-    samples: int = 0
-    error: str = ''                  # why not ok (e.g. EPERM)
-
-
-@dataclasses.dataclass(frozen=True)
-class DeadlineState:
-    """SCHED_DEADLINE admission figures of a host (driver.deadline_state)."""
-    cpus: tuple = ()                 # root domain's CPUs (affinity must span)
-    # bandwidth the kernel admits there, CPUs (rt_runtime/period x cpus)
-    limit: float = 0.0
-    foreign: float = 0.0             # held by threads that are not VMs'
-    reserved: float = 0.0            # held by threads of the VMs (ours)
-    all_cpus: bool = False           # cpus = all (an affinity reads None)
-
-
-@dataclasses.dataclass(frozen=True)
-class HostSched:
-    """What this host's kernel gives LSVMs, as measured at agent start.
-
-    Filled by the agent (the self-test of
-    ``iosched.host_agent.linux.wakeup_probe`` on a real host, the simulator's
-    probe on a simulated one) and read by the pure vSlicer policy from every
-    snapshot.
-    """
-    mechanism: str = lsvm_bound.MECH_SLICE  # in force (never 'auto')
-    # measured p99 wake-up latency under ``mechanism``; 0 = not measured
-    wakeup_p99_us: float = 0.0
-    # SCHED_DEADLINE admission: CPUs of the root domain LSVM threads span
-    # (their affinity must cover it), the kernel's limit (sched_rt_runtime
-    # / sched_rt_period x len(dl_cpus)) and the bandwidth other threads
-    # hold there (CPUs), all 0/() when deadline is not in use.
-    dl_cpus: tuple = ()
-    dl_all_cpus: bool = False        # dl_cpus are all the host's CPUs
-    dl_bw_limit: float = 0.0
-    dl_bw_foreign: float = 0.0
-    probes: tuple = ()               # tuple[WakeupProbe], the self-test
-
-
-@dataclasses.dataclass(frozen=True)
 class BlockDevice:
     """A host block device under guest disks, and its I/O scheduler (the
     driver's ``block_devices()``; read by the vaio policy).
@@ -288,6 +266,26 @@ class BlockDevice:
     scheduler: str = ''              # in force: 'bfq', 'none'; '' unknown
     schedulers: tuple = ()           # the ones the kernel offers for it
     disks: tuple = ()                # ((instance_uuid, target), ...) on it
+
+
+@dataclasses.dataclass(frozen=True)
+class IoThreadSample:
+    """Cumulative CPU time (ns) of one VM's I/O-path threads (the QEMU
+    emulator/main loop and its I/O threads: not its vCPUs) at ``ts``.
+    """
+    instance_uuid: str
+    ts: float
+    run_ns: int
+
+
+@dataclasses.dataclass(frozen=True)
+class IoThreadRates:
+    """One VM's I/O-path threads over one window: CPUs used (CPU seconds
+    per second), vTurbo's turbo-pool use while they are on turbo pCPUs.
+    """
+    instance_uuid: str
+    cpu_share: float
+    window_s: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,6 +304,9 @@ class HostSnapshot:
     # Host block devices under the guests' disks (tuple[BlockDevice]);
     # empty when the driver does not resolve them.
     block_devices: tuple = ()
+    # Per VM, the CPU of its I/O-path threads (tuple[IoThreadRates]);
+    # empty when the driver cannot read them (vTurbo's Algorithm 3).
+    io_threads: tuple = ()
 
 
 # Action kinds, their targets and values: iosched.contract.knob_kinds.

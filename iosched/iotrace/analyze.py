@@ -33,6 +33,9 @@ from iosched.iotrace import fmt
 
 Req = collections.namedtuple('Req', 'rid vm op sync bytes sector t')
 Wait = collections.namedtuple('Wait', 'rid vm op sync start wait')
+# Share points a trace may need (end / step): more would take minutes and
+# gigabytes to compute and draw.
+MAX_POINTS = 200000
 GAPS = (('req', 'que'), ('que', 'dis'), ('dis', 'com'), ('com', 'rsp'))
 
 
@@ -73,6 +76,9 @@ def shares(trace, window=1.0, step=0.1, t_end=None):
                          % (window, step))
     end = trace.end if t_end is None else t_end
     n = max(1, int(math.ceil(end / step)))
+    if n > MAX_POINTS:
+        raise ValueError('%d share points (%g s / step %g s); at most %d'
+                         % (n, end, step, MAX_POINTS))
     vms = trace.vms
     bins = {layer: {vm: [0.0] * n for vm in vms} for layer in fmt.LAYERS}
     for e in trace.io:

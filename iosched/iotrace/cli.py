@@ -226,6 +226,19 @@ def _load(path):
                        % path)
 
 
+def _check_points(t, args):
+    """Refuse a --step that would need more share points than the
+    analysis draws (analyze.MAX_POINTS).
+    """
+    from iosched.iotrace import analyze
+    if t.end / args.step > analyze.MAX_POINTS:
+        raise BadInput('--step %g: a trace of %g s would need %d share '
+                       'points; accepted: --step %g or more (at most %d '
+                       'points)' % (args.step, t.end, t.end / args.step,
+                                    t.end / analyze.MAX_POINTS,
+                                    analyze.MAX_POINTS))
+
+
 def _check_out(path):
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
@@ -316,6 +329,7 @@ def _text(s):
 def cmd_analyze(args):
     from iosched.iotrace import analyze
     t = _load(args.trace)
+    _check_points(t, args)
     s = analyze.summary(t, window=args.window, step=args.step,
                         min_wait=args.min_wait)
     if args.json:
@@ -328,6 +342,7 @@ def cmd_analyze(args):
 def cmd_render(args):
     from iosched.iotrace import render
     t = _load(args.trace)
+    _check_points(t, args)
     if not args.outdir.strip():
         raise BadInput('--outdir is empty; accepted: a directory (created '
                        'if missing)')

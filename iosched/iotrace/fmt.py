@@ -33,12 +33,17 @@ Every further line is one JSON array whose first item says its kind
   analyzer takes the VM's last Response).
 
 Unknown kinds are skipped by readers of version 1 (room to grow);
-a different ``version`` is refused.
+a different ``version`` is refused, and so is a value the analysis could
+not use (``read``: times NaN, infinite or outside 0..MAX_SECONDS, counts
+that are not whole numbers in range, an unhashable ``rid``, ill-typed
+header fields), in one ``TraceError`` line saying where.
 """
 
 import collections
 import gzip
 import json
+import math
+import zlib
 
 FORMAT = 'iosched-iotrace'
 VERSION = 1
@@ -110,10 +115,90 @@ def write(trace, path):
                                  round(trace.finish[vm], 7)]) + '\n')
 
 
+# Bounds a reader holds every line to (a recording lasts at most a day;
+# a week leaves room), so that no value makes the analysis divide by NaN,
+# allocate for ever or overflow a float.
+MAX_SECONDS = 7 * 86400.0
+MAX_BYTES = 1 << 40             # one request
+MAX_INDEX = 1 << 63             # sectors, request ids
+MAX_VCPUS = 4096
+MAX_NAME = 256                  # VM names
+
+
+def _show(v, limit=60):
+    """``repr(v)``, cut to ``limit`` characters with the length said."""
+    text = repr(v)
+    if len(text) > limit:
+        text = '%s...(%d characters)' % (text[:limit], len(text))
+    return text
+
+
 def _num(v, what, where):
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TraceError('%s: %s must be a number, got %r' % (where, what, v))
+        raise TraceError('%s: %s must be a number, got %s'
+                         % (where, what, _show(v)))
     return v
+
+
+def _time(v, what, where):
+    """A time in seconds from the start: finite, 0..MAX_SECONDS."""
+    _num(v, what, where)
+    if not 0 <= v <= MAX_SECONDS:      # also NaN, infinity, huge ints
+        raise TraceError('%s: %s %s; accepted: seconds from the start of '
+                         'the trace, 0 to %d' % (where, what, _show(v),
+                                                 MAX_SECONDS))
+    return float(v)
+
+
+def _count(v, what, where, hi):
+    """A whole number 0 <= v < hi (an integral float is taken)."""
+    _num(v, what, where)
+    whole = isinstance(v, int) or (math.isfinite(v) and v == int(v))
+    if not whole or not 0 <= v < hi:
+        raise TraceError('%s: %s %s; accepted: a whole number from 0 to %d'
+                         % (where, what, _show(v), hi - 1))
+    return int(v)
+
+
+def _name(v, what, where):
+    if not isinstance(v, str) or not v or len(v) > MAX_NAME:
+        raise TraceError('%s: %s %s; accepted: a text of 1 to %d characters'
+                         % (where, what, _show(v), MAX_NAME))
+    return v
+
+
+def _rid(v, where):
+    if isinstance(v, str) and len(v) <= MAX_NAME:
+        return v
+    if isinstance(v, int) and not isinstance(v, bool) and (
+            -MAX_INDEX < v < MAX_INDEX):
+        return v
+    raise TraceError('%s: rid %s; accepted: an integer or a text naming '
+                     'the request' % (where, _show(v)))
+
+
+def check_header(hdr, where):
+    """Refuse header fields the tools use with the wrong type."""
+    vms = hdr.get('vms')
+    if vms is not None:
+        if not isinstance(vms, list):
+            raise TraceError('%s: vms %s; accepted: a list of VM names'
+                             % (where, _show(vms)))
+        for vm in vms:
+            _name(vm, 'VM name in vms', where)
+    layers = hdr.get('layers')
+    if layers is not None and not isinstance(layers, list):
+        raise TraceError('%s: layers %s; accepted: a list of %s'
+                         % (where, _show(layers), ' '.join(LAYERS)))
+    sources = hdr.get('sources')
+    if sources is not None and not (isinstance(sources, dict) and all(
+            isinstance(x, str) for x in sources.values())):
+        raise TraceError('%s: sources %s; accepted: {layer: text}'
+                         % (where, _show(sources)))
+    source = hdr.get('source')
+    if source is not None and not isinstance(source, str):
+        raise TraceError('%s: source %s; accepted: a text' % (
+            where, _show(source)))
 
 
 def parse_line(rec, where):
@@ -121,7 +206,8 @@ def parse_line(rec, where):
     ts) tuple or None (unknown kind).
     """
     if not isinstance(rec, list) or not rec:
-        raise TraceError('%s: want a JSON array, got %r' % (where, rec))
+        raise TraceError('%s: want a JSON array, got %s' % (where,
+                                                             _show(rec)))
     kind = rec[0]
     if kind == 'io':
         if len(rec) != 9:
@@ -129,32 +215,38 @@ def parse_line(rec, where):
                              % (where, len(rec)))
         _, ts, vm, layer, op, sync, nbytes, sector, rid = rec
         if layer not in LAYERS:
-            raise TraceError('%s: layer %r, accepted: %s'
-                             % (where, layer, ' '.join(LAYERS)))
+            raise TraceError('%s: layer %s, accepted: %s'
+                             % (where, _show(layer), ' '.join(LAYERS)))
         if op not in OPS:
-            raise TraceError('%s: op %r, accepted: R W' % (where, op))
-        return Io(float(_num(ts, 'ts', where)), str(vm), layer, op,
-                  bool(sync), int(_num(nbytes, 'bytes', where)),
-                  int(_num(sector, 'sector', where)), rid)
+            raise TraceError('%s: op %s, accepted: R W' % (where, _show(op)))
+        if sync not in (0, 1) or isinstance(sync, float):
+            raise TraceError('%s: sync %s, accepted: 1 or 0'
+                             % (where, _show(sync)))
+        return Io(_time(ts, 'ts', where), _name(vm, 'vm', where), layer,
+                  op, bool(sync), _count(nbytes, 'bytes', where, MAX_BYTES),
+                  _count(sector, 'sector', where, MAX_INDEX),
+                  _rid(rid, where))
     if kind == 'vcpu':
         if len(rec) != 6:
             raise TraceError('%s: a vcpu line has 6 items, got %d'
                              % (where, len(rec)))
         _, vm, vcpu, state, start, end = rec
         if state not in STATES:
-            raise TraceError('%s: vCPU state %r, accepted: %s'
-                             % (where, state, ' '.join(STATES)))
-        start = float(_num(start, 'start', where))
-        end = float(_num(end, 'end', where))
+            raise TraceError('%s: vCPU state %s, accepted: %s'
+                             % (where, _show(state), ' '.join(STATES)))
+        start = _time(start, 'start', where)
+        end = _time(end, 'end', where)
         if end < start:
             raise TraceError('%s: span ends (%s) before it starts (%s)'
                              % (where, end, start))
-        return Span(str(vm), int(_num(vcpu, 'vcpu', where)), state,
+        return Span(_name(vm, 'vm', where),
+                    _count(vcpu, 'vcpu', where, MAX_VCPUS), state,
                     start, end)
     if kind == 'finish':
         if len(rec) != 3:
             raise TraceError('%s: a finish line has 3 items' % where)
-        return ('finish', str(rec[1]), float(_num(rec[2], 'ts', where)))
+        return ('finish', _name(rec[1], 'vm', where),
+                _time(rec[2], 'ts', where))
     return None
 
 
@@ -168,19 +260,20 @@ def read(path):
     with fh:
         try:
             first = fh.readline()
-        except (OSError, EOFError, UnicodeDecodeError) as e:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
             raise TraceError('%s: not a readable trace: %s' % (path, e))
         try:
             hdr = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise TraceError('%s:1: the first line is not a JSON header '
                              '(is this an iotrace file?)' % path)
         if not isinstance(hdr, dict) or hdr.get('format') != FORMAT:
             raise TraceError('%s:1: not an %s header' % (path, FORMAT))
-        if hdr.get('version') != VERSION:
-            raise TraceError('%s:1: trace version %r, this tool reads '
-                             'version %d' % (path, hdr.get('version'),
-                                             VERSION))
+        version = hdr.get('version')
+        if version != VERSION or isinstance(version, bool):
+            raise TraceError('%s:1: trace version %s, this tool reads '
+                             'version %d' % (path, _show(version), VERSION))
+        check_header(hdr, '%s:1' % path)
         t.header = hdr
         try:
             for n, line in enumerate(fh, 2):
@@ -191,6 +284,9 @@ def read(path):
                     rec = json.loads(line)
                 except ValueError as e:
                     raise TraceError('%s: not JSON: %s' % (where, e))
+                except RecursionError:
+                    raise TraceError('%s: not a trace line: JSON nested too '
+                                     'deeply' % where)
                 got = parse_line(rec, where)
                 if isinstance(got, Io):
                     t.io.append(got)
@@ -198,7 +294,7 @@ def read(path):
                     t.vcpu.append(got)
                 elif got is not None:
                     t.finish[got[1]] = got[2]
-        except (OSError, EOFError, UnicodeDecodeError) as e:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
             raise TraceError('%s: truncated or corrupt: %s' % (path, e))
     t.io.sort(key=lambda e: e.ts)
     return t

@@ -24,6 +24,7 @@ docs/iotrace.md.
 """
 
 import base64
+import contextlib
 import html
 import io
 import os
@@ -63,6 +64,11 @@ def _colors(vms):
     return {vm: cmap(i % 10) for i, vm in enumerate(vms)}
 
 
+def _label(vm):
+    """A VM name as matplotlib text: '$' is not the start of math."""
+    return vm.replace('$', r'\$')
+
+
 def _fig_bytes(fig):
     buf = io.BytesIO()
     fig.savefig(buf, format='png', dpi=90)
@@ -78,7 +84,7 @@ def time_view(trace, fair):
     for vm in trace.vms:
         ts, cb = cum[vm]
         ax.step(ts, [b / 1e6 for b in cb], where='post', color=col[vm],
-                label=vm)
+                label=_label(vm))
         if vm in fair['finish']:
             ax.axvline(fair['finish'][vm], color=col[vm], ls='--', lw=0.8)
     ax.set_xlabel('time (s)')
@@ -102,7 +108,7 @@ def share_view(trace, times, sh):
         ys = [[(v if v is not None else 0.0) * 100 for v in sh[layer][vm]]
               for vm in vms]
         ax.stackplot(times, ys, colors=[col[vm] for vm in vms],
-                     labels=vms, step='pre')
+                     labels=[_label(vm) for vm in vms], step='pre')
         for k in range(1, len(vms)):
             ax.axhline(100.0 * k / len(vms), color='k', lw=0.4, ls=':')
         ax.set_ylim(0, 100)
@@ -142,7 +148,7 @@ def integrated_view(trace, times, sh, long_waits, findings):
                            alpha=0.18, lw=0)
         ax.set_ylim(-0.38, 1.25)
         ax.set_yticks([0, 0.5, 1.0])
-        ax.set_ylabel(vm, rotation=0, ha='right', va='center')
+        ax.set_ylabel(_label(vm), rotation=0, ha='right', va='center')
     axes[0, 0].set_title('Integrated view: %s share (blue), vCPU state '
                          '(bar), long queue waits (red), findings (orange)'
                          % fmt.LAYER_NAMES[req_layer], fontsize=9)
@@ -162,7 +168,8 @@ def waits_view(trace, qwaits, min_wait):
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts],
                            s=4 if sync else 30, marker=marker,
                            color=col[vm], rasterized=True,
-                           label='%s %s' % (vm, 'sync' if sync else 'async'))
+                           label='%s %s' % (_label(vm),
+                                            'sync' if sync else 'async'))
     ax.axhline(min_wait, color='k', lw=0.6, ls='--')
     ax.set_yscale('log')
     ax.set_xlabel('queued at (s)')
@@ -302,20 +309,32 @@ def page(trace, pngs, summary):
 
 def render(trace, outdir, window=1.0, step=0.1, min_wait=0.5,
            summary=None):
-    """Write the PNGs and report.html into ``outdir``; returns the paths."""
-    os.makedirs(outdir, exist_ok=True)
+    """Write the PNGs and report.html into ``outdir``; returns the paths.
+
+    Everything is drawn before the first file is written; a write that
+    fails removes what this call wrote (and ``outdir`` if it made it).
+    """
     if summary is None:
         summary = analyze.summary(trace, window=window, step=step,
                                   min_wait=min_wait)
     pngs = pictures(trace, window, step, min_wait, summary['findings'])
+    files = [(name + '.png', data) for name, data in pngs.items()]
+    files.append(('report.html', page(trace, pngs, summary).encode('utf-8')))
+    made = not os.path.isdir(outdir)
     paths = []
-    for name, data in pngs.items():
-        p = os.path.join(outdir, name + '.png')
-        with open(p, 'wb') as fh:
-            fh.write(data)
-        paths.append(p)
-    p = os.path.join(outdir, 'report.html')
-    with open(p, 'w', encoding='utf-8') as fh:
-        fh.write(page(trace, pngs, summary))
-    paths.append(p)
+    try:
+        os.makedirs(outdir, exist_ok=True)
+        for name, data in files:
+            p = os.path.join(outdir, name)
+            paths.append(p)
+            with open(p, 'wb') as fh:
+                fh.write(data)
+    except OSError:
+        for p in paths:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+        if made:
+            with contextlib.suppress(OSError):
+                os.removedirs(outdir)
+        raise
     return paths

@@ -21,7 +21,12 @@ Agents cast every report to every scheduler worker (fanout)::
 and each worker runs one RPC server on that topic whose
 ``ReportEndpoint.report_host_io`` stores the report. A malformed report is
 dropped and logged at WARNING with the reason the parser gives, naming the
-field.
+field; so is an implausible one (``implausible``: beyond
+``iosched.contract.payload_bounds``, checked first, before the signature).
+A report the store refuses as replayed (``replayed``: not newer than the
+newest one taken from its host, which is stale) or too old (``too_old``:
+``[iosched] report_max_age``) is logged at WARNING with the host and the
+report's age (see ``iosched.nova_plugin.store``).
 
 Parsed once, only what is kept: a store that keeps slim entries (the
 scheduler's, ``keeps_records`` False) gets ``HostReport.head_from_dict``,
@@ -67,6 +72,7 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from iosched.contract import payload
+from iosched.contract import payload_bounds
 from iosched.contract import payload_check
 from iosched.contract import rpc
 from iosched.contract import signature as report_signature
@@ -124,11 +130,37 @@ class ReportEndpoint(object):
         self._note(reason)
         host = report.get('host') if isinstance(report, dict) else None
         LOG.warning('Dropped a host report claiming to be from %(host)s: '
-                    '%(why)s', {'host': host if isinstance(host, str)
-                                else '<unknown>', 'why': why})
+                    '%(why)s', {'host': (host[:payload_bounds.MAX_HOST_CHARS]
+                                         if isinstance(host, str)
+                                         else '<unknown>'), 'why': why})
+
+    def _malformed(self, report, error):
+        self._count('dropped')
+        self.store.note_dropped()
+        self._note(metrics.drop_reason(error))
+        host = report.get('host') if isinstance(report, dict) else None
+        LOG.warning('Dropped %(what)s host report from %(host)s: '
+                    '%(reason)s', {
+                        'what': ('an implausible' if isinstance(
+                            error, payload_check.Implausible)
+                            else 'a malformed'),
+                        'host': (host[:payload_bounds.MAX_HOST_CHARS]
+                                 if isinstance(host, str) and host
+                                 else '<unknown>'),
+                        'reason': error})
 
     def report_host_io(self, ctxt, report, signature=None):
-        """Take one report (a dict, ``HostReport.to_dict()``)."""
+        """Take one report (a dict, ``HostReport.to_dict()``).
+
+        Cheapest refusals first: the bounds (a few lengths), then the
+        signature (the head's HMAC), then the parse, then the store's
+        order, age and replay rules.
+        """
+        try:
+            payload_bounds.check(report)
+        except payload_check.Implausible as e:
+            self._malformed(report, e)
+            return
         if self.auth == AUTH_HMAC:
             why = report_signature.why_rejected(report, signature,
                                                 self._master_key,
@@ -139,13 +171,7 @@ class ReportEndpoint(object):
         try:
             parsed = self._parse(report)
         except payload_check.PayloadError as e:
-            self._count('dropped')
-            self.store.note_dropped()
-            self._note(metrics.drop_reason(e))
-            host = report.get('host') if isinstance(report, dict) else None
-            LOG.warning('Dropped a malformed host report from %(host)s: '
-                        '%(reason)s', {'host': host or '<unknown>',
-                                       'reason': e})
+            self._malformed(report, e)
             return
         admitted = self.store.admit(parsed)
         if admitted == report_store.FUTURE:
@@ -153,6 +179,27 @@ class ReportEndpoint(object):
                        'stamped %.0f s ahead of this scheduler\'s clock '
                        '(more than [iosched] report_max_clock_skew)' % (
                            parsed.ts - self.store.now()), counted=True)
+            return
+        if admitted == report_store.TOO_OLD:
+            self._drop(report, metrics.DROP_TOO_OLD,
+                       'stamped %.0f s ago, more than the %.0f s this '
+                       'scheduler accepts ([iosched] report_max_age): a '
+                       'replayed copy, or the agent\'s clock is behind' % (
+                           self.store.now() - parsed.ts,
+                           self.store.age_limit(parsed)), counted=True)
+            return
+        if admitted == report_store.REPLAYED:
+            held = self.store.high_water(parsed.host) or (parsed.ts,
+                                                          parsed.seq)
+            self._drop(report, metrics.DROP_REPLAYED,
+                       'stamped %.0f s ago (seq %d), not newer than the '
+                       'newest report taken from this host (seq %d, %.0f s '
+                       'ago), which is stale: a replayed copy, or the '
+                       'agent\'s clock stepped back (refused until it '
+                       'passes that report\'s time)' % (
+                           self.store.now() - parsed.ts, parsed.seq,
+                           held[1], self.store.now() - held[0]),
+                       counted=True)
             return
         if admitted == report_store.REFUSED:
             self._drop(report, metrics.DROP_REFUSED,

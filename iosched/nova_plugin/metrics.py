@@ -51,6 +51,7 @@ from oslo_log import log as logging
 import prometheus_client
 from prometheus_client import core
 
+from iosched.contract import payload_check
 from iosched.nova_plugin import conf as iosched_conf
 
 LOG = logging.getLogger(__name__)
@@ -64,6 +65,9 @@ DROP_OUT_OF_ORDER = 'out_of_order'      # older than (or a copy of) the held
 DROP_UNAUTHENTICATED = 'unauthenticated'  # report_auth=hmac, bad signature
 DROP_FUTURE = 'future'                  # ts beyond report_max_clock_skew
 DROP_REFUSED = 'refused'                # unknown host, store full of known
+DROP_REPLAYED = 'replayed'      # not newer than the held one, which is stale
+DROP_TOO_OLD = 'too_old'                # ts older than report_max_age
+DROP_IMPLAUSIBLE = 'implausible'        # beyond payload_bounds (contract)
 # Why a filter rejected a host.
 CAUSE_RULE = 'rule'                     # the host's report says no
 CAUSE_NO_REPORT = 'no_report'           # missing_report_policy=reject
@@ -72,6 +76,8 @@ CAUSE_SLO_LOOKUP = 'slo_lookup_failed'  # slo_lookup_failure_policy=reject
 
 def drop_reason(error):
     """The drop reason of a ``payload_check.PayloadError``."""
+    if isinstance(error, payload_check.Implausible):
+        return DROP_IMPLAUSIBLE
     return (DROP_VERSION if getattr(error, 'field', None) == 'version'
             else DROP_MALFORMED)
 
@@ -92,7 +98,11 @@ class SchedulerMetrics(object):
             'than or a copy of the held one, e.g. a resync), '
             'unauthenticated (report_auth=hmac), future (stamped beyond '
             'report_max_clock_skew), refused (an unknown host while the '
-            'store is full of known ones).', ('reason',), registry=registry)
+            'store is full of known ones), replayed (not newer than the '
+            'held report, which is stale), too_old (stamped before '
+            'report_max_age), implausible (beyond the contract\'s bounds: '
+            'report_interval, pCPUs, vCPUs per pCPU, host name length).',
+            ('reason',), registry=registry)
         self.checks = prometheus_client.Counter(
             PREFIX + 'filter_checks', 'Hosts a filter judged, by filter and '
             'result (passed, rejected).', ('filter', 'result'),

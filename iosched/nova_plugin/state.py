@@ -103,7 +103,10 @@ class SchedulerState(object):
 
     def __init__(self, clock=time.time, slo_clock=time.monotonic):
         self.pid = os.getpid()
-        self.store = store_mod.ReportStore(clock=clock, slim=True)
+        # the age bound from the start: the resync fills it before the
+        # first request configures it (``[iosched] report_max_age``)
+        self.store = store_mod.ReportStore(clock=clock, slim=True,
+                                           max_age=0.0)
         self.prepared = prepared.Cache()
         self.requests = request_spec.LastRead()
         self.explainer = explain.Explainer()
@@ -128,11 +131,11 @@ class SchedulerState(object):
         g = conf.iosched
         st = self.store
         ttl, max_hosts = g.report_ttl_intervals, g.store_max_hosts
-        skew = g.report_max_clock_skew
+        skew, max_age = g.report_max_clock_skew, g.report_max_age
         if (ttl != st.ttl_intervals or max_hosts != st.max_hosts or
-                skew != st.max_clock_skew):
+                skew != st.max_clock_skew or max_age != st.max_age):
             st.configure(ttl_intervals=ttl, max_hosts=max_hosts,
-                         max_clock_skew=skew)
+                         max_clock_skew=skew, max_age=max_age)
         self.resolver.configure(ttl=g.slo_cache_seconds,
                                 max_entries=g.slo_cache_max_entries)
         return self

@@ -16,10 +16,25 @@ worker), read by the filters and the weigher; the worker's store is the
 ``store`` of its ``iosched.nova_plugin.state.SchedulerState`` (slim entries).
 Thread-safe: the RPC server's threads write while the scheduler reads.
 
-* Order. A report replaces the held one if its ``ts`` is newer, or equal with
-  a higher ``seq``; an older one is ignored (out-of-order delivery, or a
-  replayed copy), unless the held report is already stale (an agent whose
-  clock stepped back recovers after one TTL instead of never).
+* Order and replays. A report replaces the held one if its ``ts`` is newer,
+  or equal with a higher ``seq``. The held report is the newest ever
+  accepted from its host (its *high-water mark*), and it is kept when it
+  goes stale (until the host is evicted), so a report not newer is
+  refused whether the held one is fresh (``ignored``: out-of-order
+  delivery, or a duplicate such as a resync copy, which has the held
+  ``ts``/``seq``) or stale (``replayed``: a signed report captured off
+  the bus, or the held one itself, re-sent once its host fell silent;
+  before issue 27 it was stored as current). An agent whose clock
+  stepped back is refused until its clock passes its high-water mark (or
+  the host is evicted and the age bound lets it in): the security rule
+  wins over a fast recovery.
+* Age bound. A report stamped more than ``max_age`` seconds before the
+  store's clock is refused outright (``too_old``), whatever the store
+  holds: the bound for a host the store never heard of (a worker's empty
+  store after a restart) or has evicted. ``max_age`` 0 (the scheduler's
+  default, ``[iosched] report_max_age``) is each report's own TTL plus the
+  clock skew, ``ttl_intervals * report_interval + max_clock_skew``; None
+  (the constructor's default, for stores fed from files or tests) no bound.
 * Clock skew. A report stamped more than ``max_clock_skew`` seconds ahead
   of the store's clock is refused (``future``): ordered by the sender's
   ``ts``, one report from the far future would hide every genuine report
@@ -51,10 +66,12 @@ Thread-safe: the RPC server's threads write while the scheduler reads.
   the records (``keeps_records`` is False), so the endpoint does not
   parse them either (``HostReport.head_from_dict``).
 * Counts (``stats()``), for logs, a benchmark and the CLI: reports
-  ``received`` (= ``stored`` + ``ignored`` + ``dropped``), ``stored``,
+  ``received`` (the sum of the others but ``evicted``), ``stored``,
   ``ignored`` (out of order or a duplicate, e.g. a resync copy),
-  ``future`` (stamped beyond the clock skew), ``refused`` (a new unknown
-  host while the store is full of known ones), ``dropped`` (malformed or
+  ``replayed`` (not newer than the held report, which is stale),
+  ``too_old`` (older than the age bound), ``future`` (stamped beyond the
+  clock skew), ``refused`` (a new unknown host while the store is full of
+  known ones), ``dropped`` (malformed or
   unauthenticated, counted by the endpoint through ``note_dropped()``),
   ``evicted``; hosts held, fresh and stale; the age of the newest and the
   oldest report held.
@@ -72,6 +89,11 @@ STORED = 'stored'
 OUT_OF_ORDER = 'out_of_order'
 FUTURE = 'future'
 REFUSED = 'refused'
+REPLAYED = 'replayed'
+TOO_OLD = 'too_old'
+# What stats() counts as received (= stored + every reason not to).
+_RECEIVED = ('stored', 'ignored', 'dropped', 'future', 'refused',
+             'replayed', 'too_old')
 
 
 def slim(report):
@@ -104,7 +126,7 @@ class ReportStore(object):
     """Latest report per host, with staleness and an in-flight estimate."""
 
     def __init__(self, clock=time.time, ttl_intervals=3.0, max_hosts=100000,
-                 max_clock_skew=300.0, slim=False):
+                 max_clock_skew=300.0, slim=False, max_age=None):
         self._clock = clock
         self._slim = slim
         # Whether a stored report keeps its per-vCPU records and decisions
@@ -118,20 +140,22 @@ class ReportStore(object):
         self._unknown = collections.OrderedDict()
         # hosts the filters asked about (bounded like the entries)
         self._known = set()
-        self._counts = {'stored': 0, 'ignored': 0, 'dropped': 0,
-                        'evicted': 0, 'future': 0, 'refused': 0}
+        self._counts = dict.fromkeys(_RECEIVED + ('evicted',), 0)
         self.ttl_intervals = float(ttl_intervals)
         self.max_hosts = int(max_hosts)
         self.max_clock_skew = float(max_clock_skew)
+        self.max_age = None if max_age is None else float(max_age)
 
     def configure(self, ttl_intervals=None, max_hosts=None,
-                  max_clock_skew=None):
+                  max_clock_skew=None, max_age=None):
         """Apply new settings (from ``[iosched]``); None keeps the current."""
         with self._lock:
             if ttl_intervals is not None:
                 self.ttl_intervals = float(ttl_intervals)
             if max_clock_skew is not None:
                 self.max_clock_skew = float(max_clock_skew)
+            if max_age is not None:
+                self.max_age = float(max_age)
             if max_hosts is not None:
                 self.max_hosts = int(max_hosts)
                 self._evict_locked()
@@ -143,6 +167,26 @@ class ReportStore(object):
     def _is_stale(self, entry, now):
         ttl = self.ttl_intervals * entry.report.report_interval
         return now - entry.received_at > ttl
+
+    def age_limit(self, report):
+        """Seconds before the store's clock ``report`` may be stamped
+        (None: no bound); see the module docstring, "Age bound".
+        """
+        if self.max_age is None:
+            return None
+        if self.max_age > 0:
+            return self.max_age
+        return (self.ttl_intervals * report.report_interval +
+                self.max_clock_skew)
+
+    def high_water(self, host):
+        """``(ts, seq)`` of the newest report accepted from ``host`` and
+        still held (stale or not), or None.
+        """
+        with self._lock:
+            entry = self._entries.get(host)
+            return (None if entry is None else
+                    (entry.report.ts, entry.report.seq))
 
     def _evict_locked(self):
         while len(self._entries) > max(self.max_hosts, 0):
@@ -165,12 +209,21 @@ class ReportStore(object):
             if report.ts > now + self.max_clock_skew:
                 self._counts['future'] += 1
                 return FUTURE
+            limit = self.age_limit(report)
+            if limit is not None and now - report.ts > limit:
+                self._counts['too_old'] += 1
+                return TOO_OLD
             held = self._entries.get(host)
-            if held is not None and not self._is_stale(held, now):
+            if held is not None:
                 old = held.report
                 newer = (report.ts > old.ts or
                          (report.ts == old.ts and report.seq > old.seq))
                 if not newer:
+                    # fresh: late or a duplicate (a resync copy); stale:
+                    # a copy re-sent to revive a silent host, or older
+                    if self._is_stale(held, now):
+                        self._counts['replayed'] += 1
+                        return REPLAYED
                     self._counts['ignored'] += 1
                     return OUT_OF_ORDER
             known = host in self._known
@@ -280,9 +333,7 @@ class ReportStore(object):
                       if self._entries else None)
             return dict(
                 self._counts,
-                received=(self._counts['stored'] + self._counts['ignored'] +
-                          self._counts['dropped'] + self._counts['future'] +
-                          self._counts['refused']),
+                received=sum(self._counts[k] for k in _RECEIVED),
                 hosts=len(self._entries),
                 known_hosts=len(self._known),
                 fresh=len(self._entries) - len(stale),
@@ -295,6 +346,7 @@ class ReportStore(object):
                 newest_age=(now - newest.received_at
                             if newest is not None else None),
                 ttl_intervals=self.ttl_intervals,
+                max_age=self.max_age,
                 max_hosts=self.max_hosts)
 
     def clear(self):

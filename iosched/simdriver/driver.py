@@ -137,14 +137,16 @@ class SimulatedDriver(base.Driver):
 
     # -- LSVM mechanisms ---------------------------------------------------
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000):
+                     lsvm_weight=10000, repeats=1, share_ms=0):
         """The wake-up self-test (``iosched.simulator.probe``) in a fresh
         simulated host with this host's pCPUs, slices and kernel model: a
         tuple of ``model.WakeupProbe``, one per case in order
         (``contract.lsvm.PROBE_CASES``; the deadline
         case's period is the self-test's 2 ms). Deterministic; it does not
         touch this host's VMs or clock. Cost: about 3 ms of CPU per case on
-        a 2-pCPU host at the defaults (simulating 0.6 s each).
+        a 2-pCPU host at the defaults (simulating 0.6 s each). Deterministic,
+        so one run stands for ``repeats``; ``share_ms``: the share is not
+        simulated (0: not measured).
         """
         bad = [c for c in cases if c not in lsvm_bound.PROBE_CASES]
         if bad:

@@ -46,6 +46,9 @@ DEFAULT_IO_WEIGHT = 100
 # SimHost -> {uuid: vm_io_weight}: the simulator models no per-VM I/O
 # weight, so the host's values are kept here, beside it.
 _IO_WEIGHTS = weakref.WeakKeyDictionary()
+# SimHost -> {(kind, uuid, target): value as the scenario defines it}, for
+# the reconciliation at start (``SimulatedKnobs.desired``).
+_DEFINED = weakref.WeakKeyDictionary()
 
 
 class SimulatedKnobs(knob_set.KnobSet):
@@ -64,6 +67,7 @@ class SimulatedKnobs(knob_set.KnobSet):
         self.sim = driver.sim
         self.state_path = state_path or None
         self._state = {}       # (kind, uuid, target) -> value saved
+        self._note_defined()
 
     @classmethod
     def for_driver(cls, conf, driver):
@@ -74,6 +78,49 @@ class SimulatedKnobs(knob_set.KnobSet):
         knobs = cls(driver, state_path=conf.host_agent.simulated_state_file)
         knobs.restore_state()
         return knobs
+
+    # The kinds reconciled at start (iosched.host_agent.actuators.
+    # reconcile): what a fresh simulated host has is the VM's definition.
+    RECONCILED = (knob_kinds.VCPU_DEADLINE, knob_kinds.VCPU_SLICE,
+                  knob_kinds.VCPU_WEIGHT, knob_kinds.VCPU_PIN,
+                  knob_kinds.VM_WEIGHT, knob_kinds.VM_CAP)
+
+    def _note_defined(self):
+        """Keep every reconciled knob's value as the scenario defines it,
+        once per simulated host, when a knob set first sees it (before any
+        saved value is put back, before any write): ``desired`` answers
+        with it.
+        """
+        if self.sim in _DEFINED:
+            return
+        try:
+            instances = self.driver.list_instances()
+        except Exception:       # a driver that cannot list: nothing known
+            return
+        defined = _DEFINED[self.sim] = {}
+        kinds = [k for k in self.RECONCILED if k in self.knobs()]
+        for instance in instances:
+            for kind in kinds:
+                targets = ([''] if kind in (knob_kinds.VM_WEIGHT,
+                                            knob_kinds.VM_CAP)
+                           else [str(i) for i in range(instance.vcpus)])
+                for target in targets:
+                    key = (kind, instance.uuid, target)
+                    try:
+                        defined[key] = self.read_knob(*key)
+                    except base.DriverError:
+                        pass
+
+    def reconciled_kinds(self):
+        return tuple(k for k in self.RECONCILED if k in self.knobs())
+
+    def desired(self, kind, instance_uuid, target):
+        try:
+            return _DEFINED[self.sim][(kind, instance_uuid, target)]
+        except KeyError:
+            raise knob_set.NoDesired('no defined %s for %s/%s on this '
+                                     'simulated host' % (kind, instance_uuid,
+                                                         target))
 
     def knobs(self):
         have = self.sim.sched.knobs

@@ -81,7 +81,29 @@ def wait(probe, what, timeout=180.0, interval=2.0):
 def server(name, flavor, image='iosched-guest-rr', wait=True):
     args = ['server', 'create', '--flavor', flavor, '--image', image,
             '--nic', 'none', name]
-    return openstack(*args + (['--wait'] if wait else []), check=False)
+    res = openstack(*args + (['--wait'] if wait else []), check=False)
+    if isinstance(res, dict):
+        return res
+    # a boot that ended in ERROR: the server as Nova shows it (its fault
+    # says why) and LSVM_BW as Placement held it, for the failure message
+    shown = openstack('server', 'show', name, admin=True, check=False)
+    return {'create': res.stderr.strip(),
+            'server': shown if isinstance(shown, dict) else shown.stderr,
+            'placement': _lsvm_placement()}
+
+
+def _lsvm_placement():
+    """The iosched child provider's inventories and usages, as text."""
+    out = []
+    for rp in openstack('resource', 'provider', 'list', admin=True,
+                        check=False) or []:
+        if not isinstance(rp, dict) or not rp['name'].endswith(':iosched'):
+            continue
+        for what in ('inventory list', 'usage show'):
+            res = openstack('resource', 'provider', *what.split(),
+                            rp['uuid'], admin=True, parse=False, check=False)
+            out.append('%s %s:\n%s' % (rp['name'], what, res.stdout))
+    return '\n'.join(out)
 
 
 def explain(uuid):

@@ -47,8 +47,7 @@ from tests.cloud.client import openstack
 @pytest.fixture(scope='module')
 def lsvm(cloud):
     server = client.server('e2e-lsvm', 'lsvm.small')
-    assert isinstance(server, dict), server.stderr
-    assert server['status'] == 'ACTIVE', server
+    assert server.get('status') == 'ACTIVE', server
     yield server
     openstack('server', 'delete', '--wait', server['id'], parse=False,
               check=False)
@@ -155,7 +154,7 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     # a flavor that asks what is left, in one server: the next fails
     _rest_flavor(left)
     first = client.server('e2e-fill', 'e2e.lsvm-rest', image=idle)
-    assert isinstance(first, dict) and first['status'] == 'ACTIVE', first
+    assert first.get('status') == 'ACTIVE', first
     # a second LSVM on the host: the agent manages it too, and every knob
     # write succeeds (Nova's domains have more I/O-path threads than the
     # testbed's: deadline admission must count them all, or the kernel
@@ -177,5 +176,5 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     assert _lsvm_bw(child)[1] == used
     _rest_flavor(_lsvm_bw(child)[0])
     again = client.server('e2e-again', 'e2e.lsvm-rest', image=idle)
-    assert isinstance(again, dict) and again['status'] == 'ACTIVE', again
+    assert again.get('status') == 'ACTIVE', again
     openstack('server', 'delete', '--wait', again['id'], parse=False)

@@ -101,7 +101,10 @@ def setup():
     for name, value in (('listen_for_reports', True),
                         ('report_topic', ARGS.report_topic),
                         ('agents_topic', ARGS.agents_topic),
-                        ('listener_retry_interval_max', ARGS.retry_max)):
+                        ('listener_retry_interval_max', ARGS.retry_max),
+                        # the agents run on a simulated clock (reports
+                        # stamped seconds after 0): no age bound
+                        ('report_max_age', 1e12)):
         CONF.set_override(name, value, group='iosched')
 
 

@@ -40,6 +40,7 @@ from iosched.host_agent.actuators import journal as journal_mod
 from iosched.simdriver import daemon as sim_daemon
 from iosched.simdriver import knobs as sim_knobs
 from iosched.simdriver import state_file
+from tests import fault_tally
 
 AGENT = os.path.join(os.path.dirname(sys.executable), 'io-host-agent')
 KILLS = int(os.environ.get('IOSCHED_KILLS', '20'))
@@ -122,7 +123,7 @@ def test_sigkill_campaign_never_leaves_a_third_value(tmp_path):
     state_path = str(tmp_path / 'state.json')
     log = open(tmp_path / 'agent.log', 'a+')
     rnd = random.Random(int(os.environ.get('IOSCHED_KILL_SEED', '15')))
-    mid_actuation = kinds = 0
+    mid_actuation = kinds = kills = left = 0
     seen_kinds = set()
     try:
         for i in range(KILLS):
@@ -143,7 +144,9 @@ def test_sigkill_campaign_never_leaves_a_third_value(tmp_path):
                 _tail(log))
             proc.send_signal(signal.SIGKILL)
             proc.wait(30)
+            kills += 1
             state, wrong = _third_values(state_path, journal)
+            left += len(wrong)
             assert not wrong, 'kill %d left third values: %s' % (i, wrong)
             seen_kinds |= {k[0] for k in state}
         # the last start restores, acts, and restores everything on SIGTERM
@@ -154,11 +157,13 @@ def test_sigkill_campaign_never_leaves_a_third_value(tmp_path):
         assert proc.wait(60) == 0, _tail(log)
         state, wrong = _third_values(state_path, journal)
         defaults = _defaults(state)
+        left += sum(_canon(v) != defaults.get(k) for k, v in state.items())
         assert {k: _canon(v) for k, v in state.items()} == defaults
         assert journal_mod.read_held(journal)[0] == []
         kinds = len(seen_kinds)
     finally:
         log.close()
+        fault_tally.note('SIGKILL campaign', cases=kills, knobs_left=left)
     print('%d SIGKILLs (%d mid-actuation), %d knob kinds held, 0 third '
           'values, SIGTERM restored all' % (KILLS, mid_actuation, kinds))
     assert mid_actuation >= KILLS // 4

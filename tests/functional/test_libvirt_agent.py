@@ -39,18 +39,21 @@ import time
 import pytest
 
 from iosched.contract import knob_kinds
+from iosched.contract import lsvm as lsvm_contract
 from iosched.host_agent.actuators import driver as driver_act
 from iosched.host_agent.actuators import host_knobs
 from iosched.host_agent.actuators import journal as journal_mod
 from iosched.host_agent import assembly
 from iosched.host_agent.drivers.libvirt import driver as lv_driver
 from iosched.host_agent.linux import cgroups
+from iosched.host_agent.linux import deadline_watchdog
 from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import sched_deadline
 from iosched.host_agent import model
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent import privsep
 from tests import fixtures
+from tests.functional import armed_proxy
 
 CONF = fixtures.CONF
 TESTBED = []          # the module's Testbed (guests fixture)
@@ -59,13 +62,9 @@ AGENT = os.path.join(os.path.dirname(sys.executable), 'io-host-agent')
 
 
 def _libvirt_ok():
-    if os.geteuid() != 0:
-        return False, 'needs root'
-    try:
-        import libvirt
-        libvirt.open('qemu:///system').close()
-    except Exception as e:
-        return False, 'no qemu:///system: %s' % e
+    ok, why = fixtures.libvirt_ok()
+    if not ok:
+        return ok, why
     if not os.path.exists(HELPER):
         return False, 'no %s' % HELPER
     return True, ''
@@ -145,6 +144,13 @@ def test_counters_are_real_and_moving(guests, driver):
     assert int(stats['vcpu.0.time']) > 0
     if driver.tracer is not None:               # exact I/O events
         assert len(second['lsvm'].io_events_ns) >= 100
+        # ... and when each woken vCPU thread got a CPU: most of the
+        # LSVM's wake-ups paired with a switch-in, delays real (>= 0,
+        # below the 1 s a tick spans) and not all equal
+        delays = second['lsvm'].run_delays_ns
+        assert len(delays) >= len(second['lsvm'].io_events_ns) // 2
+        assert all(0 <= d < 1_000_000_000 for d in delays)
+        assert len(set(delays)) > 1
 
 
 def test_every_knob_is_applied_visible_and_restored(guests, driver):
@@ -266,9 +272,19 @@ def _reserve_and_restore(guests, driver, knobs, act, plan, state, vcpu_res,
                                '0') == vcpu_res
         assert knobs.read_knob(knob_kinds.IO_DEADLINE, lsvm.uuid,
                                '') == io_res
-        # The guest still answers, and the admission figures count it.
-        rtts = guests['lsvm'].rr(50, rate_per_s=100, burst_us=100)
-        assert len(rtts) == 50
+        # The guest still answers, and the admission figures count it;
+        # its threads throttle and are replenished all along, which the
+        # stuck-thread watchdog must not take for a lost replenishment.
+        dog = deadline_watchdog.Watchdog(CONF.host_paths.proc_root)
+        seen = set()
+        for _ in range(3):
+            rtts = guests['lsvm'].rr(50, rate_per_s=100, burst_us=100)
+            assert len(rtts) == 50
+            found = deadline_watchdog.scan(CONF.host_paths.proc_root)
+            seen.update(t.tid for t in found)
+            assert dog.stuck(found, time.monotonic_ns()) == []
+        sys.stderr.write('throttled deadline threads seen by the watchdog '
+                         '(replenished, not stuck): %s\n' % sorted(seen))
         held = driver.deadline_state()
         sys.stderr.write('LSVM reserved: vCPU 0 and %d I/O-path threads '
                          '(emulator + %s); deadline state %s\n'
@@ -349,6 +365,13 @@ def test_agent_ticks_on_real_guests_and_restores(guests, driver):
     klass = {(v.instance_uuid, v.vcpu): v.klass for v in report.vcpus}
     assert klass[(insts['cpu'].uuid, 0)] in ('cpu', 'mixed')
     assert report.health.status == 'ok', report.health.errors
+    if driver.tracer is not None and driver.tracer.switches:
+        # the LSVM's own wake-to-run delays reach vSlicer (its W, seen):
+        # 2 ticks of 100 requests each after the first (no window yet)
+        seen = agent.last_plan.facts['lsvm']
+        assert seen.seen_wakes >= 150, seen
+        assert seen.seen_wakes < lsvm_contract.SEEN_MIN_WAKES or (
+            seen.seen_us > 0)
     agent.shutdown()
     assert sched.get_slice_us(tid) == before
     assert sched.get_slice_us(emu) == emu_before
@@ -405,20 +428,29 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
         proc.wait()
     assert _lsvm_changed(mechanism, tid, driver, uuid)   # left by the kill
     assert journal.read_text().strip()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    err = tmp_path / 'agent.stderr'
+    with open(err, 'wb') as err_fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                stderr=err_fh)
     try:
         # The restart restores first (and says so), then ticks again.
         deadline = time.monotonic() + 60
         while not re.search(r'restored [1-9]\d* knobs left by a previous '
                             r'run', log.read_text() if log.exists() else ''):
             assert proc.poll() is None, log.read_text()[-2000:]
-            assert time.monotonic() < deadline, log.read_text()[-2000:]
+            assert time.monotonic() < deadline, (
+                log.read_text()[-2000:] + _where_stuck(proc, err))
             time.sleep(0.2)
         time.sleep(1.5)                           # a few ticks
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            stuck = _where_stuck(proc, err)
+            proc.kill()
+            proc.wait()
+            pytest.fail('the agent ignored SIGTERM for 60 s:' + stuck)
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert 'cannot restore' not in log.read_text(), log.read_text()[-2000:]
     # SIGTERM restored all
@@ -428,6 +460,32 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     # ... and removed its trace instance (no fd leaked into privsep).
     assert not [n for n in os.listdir('/sys/kernel/tracing/instances')
                 if n.startswith('iosched-%d-' % proc.pid)]
+
+
+def _where_stuck(proc, err):
+    """What a hung daemon is doing: each thread's kernel wait channel and
+    stack, then its Guru Meditation Report (SIGUSR2; the Python stacks,
+    when the main thread gets back to the interpreter) from its stderr.
+    """
+    out = ['', '--- threads of the agent %d:' % proc.pid]
+    task = '/proc/%d/task' % proc.pid
+    for tid in sorted(os.listdir(task)) if os.path.isdir(task) else ():
+        parts = []
+        for name in ('comm', 'wchan', 'stack'):
+            try:
+                with open('%s/%s/%s' % (task, tid, name)) as fh:
+                    parts.append(fh.read().strip())
+            except OSError as e:
+                parts.append('(%s)' % e)
+        out.append('%s %s wchan=%s\n%s' % (tid, *parts))
+    try:
+        proc.send_signal(signal.SIGUSR2)
+        time.sleep(3)
+    except OSError:
+        pass
+    out.append('--- stderr (Guru Meditation Report):')
+    out.append(err.read_text(errors='replace')[-6000:])
+    return '\n'.join(out)
 
 
 def _journal_allowed(path):
@@ -510,13 +568,22 @@ def test_sigkill_campaign_on_real_guests(guests, driver, tmp_path):
             live = _canon(knobs.read_knob(*key))
             assert live in allowed, (i, key, live, sorted(allowed))
             checked += 1
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    err = tmp_path / 'agent.stderr'
+    with open(err, 'wb') as err_fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                stderr=err_fh)
     try:
         time.sleep(3.0)
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=90)
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            stuck = _where_stuck(proc, err)
+            proc.kill()
+            proc.wait()
+            pytest.fail('the agent ignored SIGTERM for 90 s:' + stuck +
+                        log.read_text()[-2000:])
     assert proc.returncode == 0, log.read_text()[-2000:]
     assert journal_mod.read_held(str(journal))[0] == []
     for key, original in originals.items():
@@ -648,32 +715,15 @@ def test_libvirtd_restart_under_the_agent(guests, driver, tmp_path):
     assert ticks_after_up <= 2.0
 
 
-class _Destroying(object):
+def _destroying(inner, method, uuid, dom):
     """A driver (or knobs) proxy that destroys the victim's domain the
     first time ``method`` is called for it, then lets the call go on.
     """
-
-    def __init__(self, inner, method, uuid, dom):
-        self._inner, self._method, self._uuid = inner, method, uuid
-        self._dom = dom
-        self.armed = False
-        self.fired = 0
-
-    def __getattr__(self, name):
-        attr = getattr(self._inner, name)
-        if name != self._method:
-            return attr
-
-        def call(*args, **kwargs):
-            uuid = getattr(args[0], 'uuid', None) if args else None
-            if name == 'write_knob':
-                uuid = args[1]
-            if self.armed and uuid == self._uuid:
-                self.armed = False
-                self.fired += 1
-                self._dom.destroy()
-            return attr(*args, **kwargs)
-        return call
+    def for_victim(args):
+        if method == 'write_knob':
+            return args[1] == uuid
+        return bool(args) and getattr(args[0], 'uuid', None) == uuid
+    return armed_proxy.ArmedProxy(inner, method, dom.destroy, for_victim)
 
 
 @pytest.mark.parametrize('where', ['collect', 'act'])
@@ -699,11 +749,11 @@ def test_vm_destroyed_mid_tick_then_started_again(guests, driver, tmp_path,
         default = sched.get_slice_us(driver.vcpu_tid(uuid, 0))
         knobs = host_knobs.HostKnobs(CONF, driver)
         if where == 'collect':
-            seen = _Destroying(driver, 'vcpu_samples', uuid, dom)
+            seen = _destroying(driver, 'vcpu_samples', uuid, dom)
             writer = knobs
         else:
             seen = driver
-            writer = _Destroying(knobs, 'write_knob', uuid, dom)
+            writer = _destroying(knobs, 'write_knob', uuid, dom)
         proxy = seen if where == 'collect' else writer
         path = str(tmp_path / 'journal.jsonl')
         agent = assembly.build_agent(

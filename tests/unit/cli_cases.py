@@ -31,6 +31,7 @@ import threading
 from hypothesis import strategies as st
 
 from tests.unit.cli_env import BAD_FILES
+from tests.unit.cli_env import SECRET_URL
 
 LONG = 'x' * 10000
 # NUL-free control characters, unicode, shell-ish and option-like text
@@ -325,7 +326,7 @@ COMMANDS = [
              Opt('--lsvm-vcpu-share', 'num', lambda t, f: False),
              Opt('--json', 'flag', any_text)]),
     Command('iosched-placement (bus)', 'placement',
-            lambda files: ['--transport-url', 'rabbit://u:p@127.0.0.1:9/',
+            lambda files: ['--transport-url', SECRET_URL,
                            '--vcpus', '2', '--wait', '0.5',
                            '--config-file', files['good_nova_conf']],
             # listens until a report interval passed: inf is fine
@@ -334,7 +335,7 @@ COMMANDS = [
              Opt('--host', 'text', lambda t, f: bool(t.strip())),
              Opt('--vcpus', 'num', int_in(1))]),
     Command('iosched-status', 'status',
-            lambda files: ['--transport-url', 'rabbit://u:p@127.0.0.1:9/',
+            lambda files: ['--transport-url', SECRET_URL,
                            '--host', 'compute-1', '--wait', '0.5',
                            '--config-file', files['good_nova_conf']],
             # threading's longest wait
@@ -367,7 +368,7 @@ COMMANDS = [
                 NOT_YAML_SCENARIO, good_scenario=True))),
              Opt('-o', 'out', out_dir),
              Opt('--transport-url', 'text', lambda t, f: (
-                 True if t in ('fake:/', 'rabbit://u:p@127.0.0.1:9/')
+                 True if t in ('fake:/', SECRET_URL)
                  else False if t in ODD_TEXT else None)),
              Opt('-v', 'flag', any_text)]),
     Command('iosched-slo translate', 'slo',
@@ -410,8 +411,28 @@ COMMANDS = [
             lambda files: ['status'],
             [Opt('--json', 'flag', any_text)],
             subcommand_at=0, writes=True),
-    Command('iosched-cloud env', 'cloud', lambda files: ['env'], [],
-            subcommand_at=0),
+    # (up and down are faked: nothing real starts, cli_env.Env.run_cloud)
+    Command('iosched-cloud env', 'cloud',
+            lambda files: ['--state-dir', files['dir'], 'env'],
+            [Opt(None, 'in', anything, name='state-dir', index=1)],
+            subcommand_at=2),
+    Command('iosched-cloud status', 'cloud',
+            lambda files: ['--state-dir', files['dir'], 'status'],
+            [Opt(None, 'in', anything, name='state-dir', index=1),
+             Opt('--json', 'flag', any_text)],
+            # "no cloud in DIR" on stdout, exit 3
+            subcommand_at=2, fail_codes=(1, 2, 3), stdout_counts=True),
+    Command('iosched-cloud up', 'cloud',
+            lambda files: ['--state-dir', files['dir'], 'up',
+                           '--fake-computes', '1'],
+            [Opt(None, 'in', anything, name='state-dir', index=1),
+             Opt('--fake-computes', 'num', int_in(0, 8))],
+            subcommand_at=2, writes=True),
+    Command('iosched-cloud down', 'cloud',
+            lambda files: ['--cache-dir', files['dir'], 'down'],
+            [Opt(None, 'in', anything, name='cache-dir', index=1),
+             Opt('--purge', 'flag', any_text)],
+            subcommand_at=2, writes=True),
     Command('iosched-iotrace simulate', 'iotrace',
             lambda files: ['simulate', '-o', 'sim.jsonl.gz'],
             [Opt('--scheduler', 'choice', one_of('cfq', 'va-cfq'),

@@ -43,9 +43,21 @@ class Hang(Exception):
 
 # -- files -------------------------------------------------------------------
 
-GOOD_AGENT_CONF = '[host_agent]\ndriver = simulated\n'
-GOOD_NOVA_CONF = ('[iosched]\nreport_master_key = %s\n' % ('ab' * 32))
-GOOD_CINDER_CONF = '[cinder_qos]\nheadroom = 2.0\n'
+# Sentinel secrets in the fake configurations and the base argv: no case
+# may print them (test_cli_fuzz.check)
+SECRET_KEY = '5ec2e7' + 'ab' * 29          # 64 hex: a report (master) key
+SECRET_PASS = 'S3ntinel-pass'
+SECRETS = (SECRET_KEY, SECRET_PASS)
+SECRET_URL = 'rabbit://u:%s@127.0.0.1:9/' % SECRET_PASS
+_KEYSTONE = ''.join('[%s]\npassword = %s\n' % (s, SECRET_PASS)
+                    for s in ('keystone_authtoken', 'cinder', 'placement'))
+GOOD_AGENT_CONF = ('[DEFAULT]\ntransport_url = %s\n[host_agent]\n'
+                   'driver = simulated\n[reporter]\nreport_key = %s\n%s'
+                   % (SECRET_URL, SECRET_KEY, _KEYSTONE))
+GOOD_NOVA_CONF = ('[DEFAULT]\ntransport_url = %s\n[iosched]\n'
+                  'report_master_key = %s\n%s'
+                  % (SECRET_URL, SECRET_KEY, _KEYSTONE))
+GOOD_CINDER_CONF = '[cinder_qos]\nheadroom = 2.0\n%s' % _KEYSTONE
 BAD_FILES = {
     'empty': b'',
     'binary': bytes(range(256)) * 4,
@@ -200,6 +212,22 @@ class FakeTestbed(object):
         pass
 
 
+class FakeCloud(object):
+    """iosched-cloud up/down: recorded, nothing started or removed."""
+
+    calls = []
+
+    @classmethod
+    def up(cls, args):
+        cls.calls.append('up')
+        return 0
+
+    @classmethod
+    def down(cls, args):
+        cls.calls.append('down')
+        return 0
+
+
 class FakeServer(object):
     transport = None
 
@@ -306,6 +334,9 @@ class Env(object):
         # iosched-demo: the two simulated runs
         from iosched.demo import cloud as demo_cloud
         mp.setattr(demo_cloud, 'set_defaults', lambda: None)
+        from iosched.demo import cmd as demo_cmd
+        # a broker answers (the unreachable one: test_demo_broker)
+        mp.setattr(demo_cmd, 'broker_problem', lambda url, timeout=0: None)
 
         def run_variant(*a, **k):
             raise Started()
@@ -375,6 +406,7 @@ class Env(object):
         client.SloAdmin(self.api).create(client.plan('gold', '100iops,20ms'))
         self.before = self._cinder_state()
         FakeTestbed.calls = []
+        FakeCloud.calls = []
 
     def _cinder_state(self):
         import copy
@@ -388,6 +420,8 @@ class Env(object):
             done.append('changed Cinder')
         if FakeTestbed.calls:
             done.append('testbed %s' % FakeTestbed.calls)
+        if FakeCloud.calls:
+            done.append('cloud %s' % FakeCloud.calls)
         if os.listdir(self.case_dir):
             done.append('wrote %s' % os.listdir(self.case_dir))
         return done
@@ -466,16 +500,17 @@ class Env(object):
         return cli.main(argv)
 
     def run_cloud(self, argv):
-        # up/down build or remove a real cloud as root: never from here
+        # up/down build or remove a real cloud as root: faked here (and
+        # run as if root, so that the fakes are reached)
         from unittest import mock
 
         from iosched.cloud import cli
-
-        def refuse(args):
-            raise AssertionError('iosched-cloud %s from the CLI fuzz'
-                                 % args.command)
-        with mock.patch.object(cli, 'up', refuse), \
-                mock.patch.object(cli, 'down', refuse):
+        from iosched.cloud import procs
+        with mock.patch.object(cli, 'up', FakeCloud.up), \
+                mock.patch.object(cli, 'down', FakeCloud.down), \
+                mock.patch.object(cli.os, 'geteuid', lambda: 0), \
+                mock.patch.object(procs, 'running', lambda layout: {
+                    n: 1 for n in layout.processes()}):
             return cli.main(argv)
 
     def run_iotrace(self, argv):

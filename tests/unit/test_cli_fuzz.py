@@ -23,7 +23,16 @@ bus, libvirt, Cinder, Nova and the long simulations faked. Per case:
   found) for bad ones, 2 for usage errors;
 * the error names what was wrong (the option, the argument or the value);
 * a command that writes (Cinder QoS specs and types, the testbed, trace
-  and report files) has written nothing when it failed.
+  and report files, iosched-cloud up/down) has written nothing when it
+  failed;
+* the exit code is in the command's row of the exit code table
+  (``cli_exit_codes``, docs/reliability.md §9c; the doc's table is
+  checked to be that module's);
+* no secret of the fake configurations or of the base argv (report keys,
+  keystone passwords, the transport URL's password:
+  ``cli_env.SECRETS``) is on stdout or stderr.
+
+The figures go to ``tests/fault_tally.py`` (campaign "command lines").
 
 Cases per command: IOSCHED_CLI_FUZZ_EXAMPLES (default 30; ``make
 bench-faults`` runs 300, drawn afresh with IOSCHED_CLI_FUZZ_RANDOM=1;
@@ -40,8 +49,10 @@ from hypothesis import HealthCheck
 from hypothesis import settings
 import pytest
 
+from tests import fault_tally
 from tests.unit import cli_cases
 from tests.unit import cli_env
+from tests.unit import cli_exit_codes
 
 EXAMPLES = cli_cases.examples(30)
 # argparse's own errors repeat the whole value; ours must not
@@ -51,6 +62,9 @@ MAX_MESSAGE = 4000
 # CI runs the same cases each time; the benchmark draws new ones
 RANDOM = os.environ.get('IOSCHED_CLI_FUZZ_RANDOM') == '1'
 RUN = collections.Counter()
+ESCAPED = collections.Counter()
+DOC = os.path.join(os.path.dirname(__file__), '..', '..', 'docs',
+                   'reliability.md')
 
 
 @pytest.fixture(scope='module')
@@ -61,6 +75,8 @@ def env(tmp_path_factory):
             yield env
         finally:
             env.close()
+    fault_tally.note('command lines', cases=sum(RUN.values()),
+                     escaped=sum(ESCAPED.values()))
     path = os.environ.get('IOSCHED_CLI_FUZZ_COUNTS')
     if path:
         with open(path, 'a') as fh:
@@ -80,10 +96,16 @@ def _norm(text):
 def check(env, cmd, case):
     """Run one case and assert the invariants; returns the exit code."""
     env.start_case(_dir(env))
-    code, out, err = env.run(cmd, case.argv)
     RUN[cmd.name] += 1
+    ESCAPED[cmd.name] += 1      # until the case ran clean
+    code, out, err = env.run(cmd, case.argv)
     assert isinstance(code, int), (case, code)
     assert 'Traceback' not in err, (case, err[-2000:])
+    assert code in cli_exit_codes.codes(cmd.name), (
+        case, code, 'not in the exit code table', err[-1000:])
+    for secret in cli_env.SECRETS:
+        assert secret not in out + err, (case, 'printed a secret')
+    ESCAPED[cmd.name] -= 1
     if case.valid is True:
         assert code == 0, (case, code, err[-2000:])
     if case.valid is False or code != 0:
@@ -103,6 +125,22 @@ def check(env, cmd, case):
     return code
 
 
+def test_exit_code_table_in_docs_is_the_module():
+    """docs/reliability.md §9c holds cli_exit_codes.markdown() verbatim,
+    and every console script of setup.cfg has a row.
+    """
+    with open(DOC, encoding='utf-8') as fh:
+        assert cli_exit_codes.markdown() in fh.read()
+    import configparser
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(os.path.dirname(DOC), '..', 'setup.cfg'))
+    scripts = [line.split('=')[0].strip() for line in cfg.get(
+        'entry_points', 'console_scripts').splitlines() if line.strip()]
+    assert scripts and all(cli_exit_codes.row(s) == s for s in scripts)
+    fuzzed = {cli_exit_codes.row(n) for n in cli_cases.COMMANDS}
+    assert set(scripts) <= fuzzed, set(scripts) - fuzzed
+
+
 @pytest.mark.parametrize('name', sorted(cli_cases.COMMANDS))
 def test_valid_base_argv_succeeds(env, name):
     """The base every case starts from is valid: exit 0 (else the fuzz
@@ -113,6 +151,8 @@ def test_valid_base_argv_succeeds(env, name):
     code, out, err = env.run(cmd, cmd.base(env.files))
     assert code == 0, err[-2000:]
     assert 'Traceback' not in err
+    for secret in cli_env.SECRETS:
+        assert secret not in out + err, 'printed a secret'
 
 
 @pytest.mark.parametrize('name', sorted(cli_cases.COMMANDS))

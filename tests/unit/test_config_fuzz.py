@@ -40,7 +40,11 @@ from iosched.contract import slo
 from iosched.host_agent.conf import opts as agent_opts
 from iosched.host_agent import plugins
 from iosched.nova_plugin import conf as nova_conf
+from tests import fault_campaign
 from tests.unit import input_fuzz as fz
+
+CAMPAIGN = fault_campaign.Campaign('config option values')
+_tally = CAMPAIGN.fixture()
 
 
 def _register(conf):
@@ -143,6 +147,7 @@ def plugins_names(namespace):
 
 @settings(fz.SETTINGS, max_examples=2 * fz.EXAMPLES)   # ~130 options
 @given(option_values())
+@CAMPAIGN.counted
 def test_a_bad_value_is_refused_naming_the_option_and_what_is_accepted(
         tmp_path_factory, case):
     group, opt, value = case
@@ -208,6 +213,7 @@ POLICY_OPTS = _policy_opts()
 @settings(fz.SETTINGS, max_examples=max(10, fz.EXAMPLES // 10))
 @given(st.fixed_dictionaries({}, optional={
     (g, o.dest): _in_bounds(o) for g, o in POLICY_OPTS}))
+@CAMPAIGN.counted
 def test_option_values_accepted_together_run_every_policy(values):
     """Values each accepted alone, combined: every policy builds and decides
     on a simulated host without failing (no cross-option constraint that

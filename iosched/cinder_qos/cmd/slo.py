@@ -197,9 +197,8 @@ def explain(d):
 def _translate(args, out):
     try:
         opts = _options(args.config_file)
-    except (OSError, ValueError) as e:     # a directory, not UTF-8, ...
-        raise slo_mod.SLOError('--config-file %s: %s; accepted: an ini file '
-                               'with [cinder_qos]' % (args.config_file, e))
+    except client.InputError as e:      # the same words as type create/set
+        raise slo_mod.SLOError(str(e)) from e
     s = slo_mod.parse(args.slo, default_ref_io_bytes=opts.default_ref_io_bytes)
     d = translate.derive(
         s, headroom=(args.headroom if args.headroom is not None

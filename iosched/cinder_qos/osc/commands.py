@@ -19,6 +19,8 @@ The app gives the client: osc's ``client_manager.volume_slo``, or
 to stderr and returned as exit codes (iosched.cinder_qos.client.EXIT_*).
 """
 
+import re
+
 from cliff import columns
 from cliff import command
 from cliff import lister
@@ -29,16 +31,38 @@ from iosched.cinder_qos import client
 from iosched.cinder_qos.cmd import clip
 from iosched.cinder_qos import conf as conf_mod
 
+# oslo's "Value for option X from LocationInfo(...) is not valid:": the
+# file is said once, before
+_VALUE_FROM = re.compile(r'^Value for option (\S+) from .*? is not valid:')
 COLUMNS = ('name', 'qos_spec', 'consumer', 'slo', 'properties', 'result')
 
 
 def options(path=None):
-    """The [cinder_qos] values: built-in defaults, or read from ``path``."""
+    """The [cinder_qos] values: built-in defaults, or read from ``path``.
+
+    Every value is read here (oslo reads them lazily), so a bad one is a
+    ``client.InputError`` (exit 2, nothing sent to Cinder) naming the file
+    and option, for every sub-command alike.
+    """
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
-    conf(args=[], project='iosched', prog='iosched-slo',
-         default_config_files=[path] if path else [])
-    return conf.cinder_qos
+    try:
+        conf(args=[], project='iosched', prog='iosched-slo',
+             default_config_files=[path] if path else [])
+        group = conf.cinder_qos
+        for opt in conf_mod.OPTS:
+            getattr(group, opt.dest)
+    except cfg.ConfigFileValueError as e:
+        raise client.InputError('--config-file %s: [cinder_qos] %s' % (
+            path, _VALUE_FROM.sub(lambda m: m.group(1) + ' =', str(e),
+                            count=1))) from e
+    except cfg.Error as e:
+        raise client.InputError('--config-file %s: %s; accepted: an ini '
+                                'file with [cinder_qos]' % (path, e)) from e
+    except (OSError, ValueError) as e:     # a directory, not UTF-8, ...
+        raise client.InputError('--config-file %s: %s; accepted: an ini '
+                                'file with [cinder_qos]' % (path, e)) from e
+    return group
 
 
 class SpecsColumn(columns.FormattableColumn):
@@ -129,14 +153,7 @@ def _slo_args(parser, verb):
 
 
 def _plan(parsed_args):
-    try:
-        opts = options(parsed_args.config_file)
-    except cfg.Error as e:
-        raise client.InputError(str(e)) from e
-    except (OSError, ValueError) as e:     # a directory, not UTF-8, ...
-        raise client.InputError('--config-file %s: %s; accepted: an ini file '
-                                'with [cinder_qos]' % (
-                                    parsed_args.config_file, e)) from e
+    opts = options(parsed_args.config_file)
     headroom = (parsed_args.headroom if parsed_args.headroom is not None
                 else opts.headroom)
     return client.plan(

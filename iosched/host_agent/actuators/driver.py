@@ -29,6 +29,7 @@ from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import base
 from iosched.host_agent.actuators import decisions as decisions_mod
 from iosched.host_agent.actuators import journal as journal_mod
+from iosched.host_agent.actuators import reconcile as reconcile_mod
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import model
 
@@ -51,6 +52,14 @@ class DriverActuator(base.Actuator):
         self._marked_kinds = frozenset(knobs.marked_kinds())
         self._marks = {}      # uuid -> {(kind, target): original} written
 
+    @property
+    def journal_failed(self):
+        """Why the journal cannot take entries (an OSError), or None: the
+        agent must stop acting (restoring is still done).
+        """
+        return None if self.journal.writable else (
+            self.journal.write_error or 'not writable')
+
     def recover(self):
         """Restore what a previous (crashed) run left in the journal."""
         pending = self.journal.pending()
@@ -58,6 +67,23 @@ class DriverActuator(base.Actuator):
             LOG.warning('journal holds %d changes from a previous run; '
                         'restoring them', len(pending))
         return self.restore_all()
+
+    def reconcile(self, instances):
+        """Put back the knobs of ``instances`` found changed with no
+        journal record (``reconcile``); the list of what was put back.
+        """
+        return reconcile_mod.reconcile(self.knobs, instances,
+                                       self.journal.pending())
+
+    def unstick_deadline(self):
+        """Free the deadline threads the kernel left throttled (the knob
+        set's ``unstick_deadline``, when it has one); the freed threads.
+        The knob set refuses them a reservation from then on, so what was
+        written stays cached here and is not re-applied; the journal still
+        restores the knob (to the fair class it is in) at stop.
+        """
+        unstick = getattr(self.knobs, 'unstick_deadline', None)
+        return unstick() if unstick is not None else []
 
     def apply(self, plan, ts):
         self.errors = []
@@ -92,6 +118,13 @@ class DriverActuator(base.Actuator):
                 self.journal.record(change)
                 self.knobs.write_knob(action.kind, action.instance_uuid,
                                       action.target, action.value)
+            except journal_mod.JournalWriteError as e:
+                # Not journaled, so not written: nor is any other knob of
+                # this plan; the agent stops (``journal_failed``).
+                self.errors.append('journal: %s' % e)
+                self.book.note(action, plan.policy, ts, before=before,
+                               applied=False, error=str(e))
+                break
             except driver_base.DriverError as e:
                 # Retried every tick; said once per knob and error.
                 log = LOG.debug if self._failed.get(key) == str(e) else \

@@ -23,12 +23,27 @@ domains, threads and cgroups for these writers. The journaled
 knob set.
 """
 
+from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import blkio_knobs
+from iosched.host_agent.actuators import deadline_unstick
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.actuators import linux_knobs
 from iosched.host_agent.drivers import base
+from iosched.host_agent.linux import cgroups
 from iosched.host_agent import privsep
+
+# Cgroup settings whose value libvirt derives from the definition's
+# schedinfo: kind -> its (quota, period) keys (the weight: cpu_shares).
+_FROM_SCHEDINFO = {
+    knob_kinds.VM_WEIGHT: ('cpu_shares', None),
+    knob_kinds.VM_CAP: ('global_quota', 'global_period'),
+    knob_kinds.VCPU_CAP: ('vcpu_quota', 'vcpu_period'),
+}
+# CFS's default period, and the quota libvirt reads back for "no limit"
+# on some kernels (2^44 - 1: cgroup v1's RUNTIME_INF >> 10).
+_DEFAULT_PERIOD_US = 100000
+_UNLIMITED_QUOTA = 17592186044415
 
 
 class HostKnobs(knob_set.KnobSet):
@@ -37,12 +52,25 @@ class HostKnobs(knob_set.KnobSet):
         super().__init__(driver)
         self._by_kind = {}
         self._virt = virt or libvirt_knobs.LibvirtKnobs(driver)
-        for writer in (self._virt,
-                       linux or linux_knobs.LinuxKnobs(conf, driver),
-                       blkio or blkio_knobs.BlkioKnobs(driver, _sys_root(
-                           conf))):
+        self._writers = (linux or linux_knobs.LinuxKnobs(conf, driver),
+                         self._virt,
+                         blkio or blkio_knobs.BlkioKnobs(driver, _sys_root(
+                             conf)))
+        # None: built without a configuration (tests give their writers)
+        self._unsticker = (deadline_unstick.Unsticker(
+            conf.host_paths.proc_root) if conf is not None else None)
+        for writer in (self._writers[1], self._writers[0],
+                       self._writers[2]):
             for kind in writer.knobs():
                 self._by_kind[kind] = writer
+
+    def unstick_deadline(self):
+        """The guests' deadline threads the kernel left throttled, set
+        free (``deadline_unstick``); a list of them.
+        """
+        if self._unsticker is None:
+            return []
+        return self._unsticker.unstick()
 
     @classmethod
     def prepare(cls, conf):
@@ -70,8 +98,53 @@ class HostKnobs(knob_set.KnobSet):
         return self._writer(kind).read_knob(kind, instance_uuid, target)
 
     def write_knob(self, kind, instance_uuid, target, value):
+        if self._unsticker is not None:
+            self._unsticker.refuse(self._writers[0], kind, instance_uuid,
+                                   target, value)
         return self._writer(kind).write_knob(kind, instance_uuid, target,
                                              value)
+
+    # Reconciliation at start (actuators/reconcile.py).
+    def reconciled_kinds(self):
+        """Each writer's, in order: the Linux ones (deadlines first),
+        then libvirt's.
+        """
+        out = []
+        for writer in self._writers:
+            out.extend(k for k in writer.reconciled_kinds()
+                       if self._by_kind.get(k) is writer)
+        out.extend(k for k in _FROM_SCHEDINFO
+                   if self._by_kind.get(k) is self._writers[0])
+        return tuple(out)
+
+    def desired(self, kind, instance_uuid, target):
+        if kind in _FROM_SCHEDINFO and self._by_kind.get(kind) is \
+                self._writers[0]:
+            return self._from_schedinfo(kind, instance_uuid)
+        return self._writer(kind).desired(kind, instance_uuid, target)
+
+    def _from_schedinfo(self, kind, uuid):
+        """A cgroup setting libvirt derives from the definition's
+        schedinfo: 0 (unset) leaves the cgroup default (weight 100, no
+        cap); cpu_shares is v1 shares on cgroup v1 and the weight itself
+        on v2 (libvirt writes it to cpu.weight); quota/period caps.
+        """
+        sched = self._virt.config_sched(uuid)
+        hierarchy = self._writers[0].hierarchy
+        if hierarchy is None:
+            raise knob_set.NoDesired('no CPU cgroup hierarchy')
+        if kind == knob_kinds.VM_WEIGHT:
+            shares = sched.get('cpu_shares', 0)
+            if not shares:
+                return cgroups.WEIGHT_DFL
+            return (cgroups.shares_to_weight(shares)
+                    if hierarchy.version == cgroups.V1 else shares)
+        quota_key, period_key = _FROM_SCHEDINFO[kind]
+        quota = sched.get(quota_key, 0)
+        if quota <= 0 or quota >= _UNLIMITED_QUOTA:
+            return None
+        period = sched.get(period_key, 0) or _DEFAULT_PERIOD_US
+        return cgroups.cap_fraction(quota, period)
 
     # The held-knobs marker in the domain (actuators/held_marker.py).
     def marked_kinds(self):

@@ -32,146 +32,54 @@ driver's clock (the libvirt driver's is monotonic: seconds since boot);
 that led to the change) and ``wall`` are absent from journals written
 before they existed; readers take them as '' and None.
 
-``read_held(path)`` replays a journal read-only (``iosched-explain``): the
-knobs the agent holds changed, each with its original and current value
-and the rule and reason of its last change.
+Reading is ``journal_read``'s (one validating loader for the agent and
+``iosched-explain``): a line that is not a valid entry is skipped with a
+WARNING naming it, and every valid entry around it still counts.
+
+Faults of the file itself: a journal that can be read but not written
+(a read-only filesystem, wrong permissions) is loaded and ``write_error``
+says why: the agent then restores what the journal holds and stops
+instead of acting unjournaled. An entry that cannot be appended (a full
+disk) raises ``JournalWriteError`` from ``record`` (so the knob is not
+written); from ``forget``, ``clear`` and ``rebase`` it is logged once and
+kept in ``write_error``, so that a stop on a full disk still restores
+every knob (the next start restores the same originals again, which is
+harmless). Entries are appended with one ``write(2)`` on an ``O_APPEND``
+descriptor and fsync'd: nothing sits in a buffer to fail later.
+
+One agent per journal: ``journal_lock`` (the daemon takes it at start).
 """
 
-import dataclasses
+import errno
 import json
 import os
 import time
 
 from oslo_log import log as logging
 
-from iosched.contract import knob_kinds
+from iosched.host_agent.actuators import journal_read
 
 LOG = logging.getLogger(__name__)
+
+# The reader's names, for the callers that know them from here.
+JournalError = journal_read.JournalError
+HeldKnob = journal_read.HeldKnob
+read_held = journal_read.read_held
+_from_json = journal_read.from_json
+# Problems logged one by one at start; the rest are counted.
+_MAX_PROBLEMS_LOGGED = 10
+
+
+class JournalWriteError(OSError):
+    """The journal cannot take an entry: the agent must not write the
+    knob it describes (it would act unjournaled).
+    """
 
 
 def _jsonable(value):
     if isinstance(value, tuple):
         return list(value)
     return value
-
-
-def _from_json(kind, value):
-    # Pins travel as lists in JSON; drivers take tuples. Deadline
-    # reservations ({'runtime_us', ...}) and iotune dicts stay dicts.
-    if kind in knob_kinds.PIN_KINDS and isinstance(value, list):
-        return tuple(value)
-    return value
-
-
-class JournalError(ValueError):
-    """A file that is not a journal, or an entry of the wrong shape."""
-
-    def __init__(self, path, lineno, problem):
-        self.path = path
-        self.lineno = lineno
-        super().__init__('%s line %d: %s' % (path, lineno, problem))
-
-
-@dataclasses.dataclass(frozen=True)
-class HeldKnob:
-    """A knob the agent changed and has not restored, from the journal."""
-    kind: str
-    instance_uuid: str
-    target: str
-    original: object     # before the agent first touched it
-    current: object      # the agent's last write
-    rule: str            # of the last write
-    reason: str          # of the last write ('' in old journals)
-    ts: float            # of the last write (driver clock)
-    first_ts: float      # of the first write
-    changes: int         # writes since the original
-    wall: object = None  # of the last write, epoch seconds (None: old)
-
-
-_KEY_FIELDS = ('kind', 'uuid', 'target')
-_OPS = ('change', 'forget', 'clear')
-
-
-def _checked(path, lineno, entry):
-    """The entry, or JournalError naming what is wrong with it."""
-    if not isinstance(entry, dict):
-        raise JournalError(path, lineno, 'expected a JSON object, got %r'
-                           % (entry,))
-    op = entry.get('op')
-    if op not in _OPS:
-        raise JournalError(path, lineno, "field 'op': got %r, accepted: %s"
-                           % (op, ' | '.join(_OPS)))
-    if op == 'clear':
-        return entry
-    for name in _KEY_FIELDS:
-        if not isinstance(entry.get(name), str):
-            raise JournalError(path, lineno, "field '%s': expected a "
-                               'string, got %r' % (name, entry.get(name)))
-    if op == 'change':
-        for name in ('before', 'after'):
-            if name not in entry:
-                raise JournalError(path, lineno, "field '%s': missing"
-                                   % name)
-        for name in ('ts', 'wall'):
-            value = entry.get(name, 0.0)
-            if not isinstance(value, (int, float)) or isinstance(value,
-                                                                 bool):
-                raise JournalError(path, lineno, "field '%s': expected a "
-                                   'number, got %r' % (name, value))
-    return entry
-
-
-def read_held(path):
-    """Replay ``path``: (list of HeldKnob, list of warnings).
-
-    Raises OSError when the file cannot be read, and JournalError when a
-    line is an entry of the wrong shape or no line is an entry at all.
-    Unreadable lines (a write torn by a crash) are skipped, as the agent
-    skips them, with a warning.
-    """
-    held = {}
-    warnings = []
-    lines = entries = 0
-    with open(path, encoding='utf-8') as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            lines += 1
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                warnings.append('%s line %d is not JSON (a write torn by a '
-                                'crash?): ignored, as the agent does'
-                                % (path, lineno))
-                continue
-            entry = _checked(path, lineno, entry)
-            entries += 1
-            if entry['op'] == 'clear':
-                held.clear()
-                continue
-            key = (entry['kind'], entry['uuid'], entry['target'])
-            if entry['op'] == 'forget':
-                held.pop(key, None)
-                continue
-            kind = entry['kind']
-            prev = held.get(key)
-            ts = float(entry.get('ts', 0.0))
-            held[key] = HeldKnob(
-                kind=kind, instance_uuid=entry['uuid'],
-                target=entry['target'],
-                original=(prev.original if prev else
-                          _from_json(kind, entry['before'])),
-                current=_from_json(kind, entry['after']),
-                rule=str(entry.get('rule', '')),
-                reason=str(entry.get('reason', '')), ts=ts,
-                first_ts=prev.first_ts if prev else ts,
-                changes=(prev.changes if prev else 0) + 1,
-                wall=entry.get('wall'))
-    if lines and not entries:
-        raise JournalError(path, 1, 'no line is a journal entry: is this '
-                           'the agent\'s journal file?')
-    return list(held.values()), warnings
 
 
 class Journal(object):
@@ -181,16 +89,31 @@ class Journal(object):
         self.path = path or None
         self._clock = clock
         self._originals = {}   # (kind, uuid, target) -> before
-        self._fh = None
+        self._fd = None
+        # Why entries cannot be written (an OSError), or None.
+        self.write_error = None
+        # Lines skipped at load (each 'PATH line N: problem').
+        self.problems = ()
         if self.path:
             self._originals = self._load(self.path)
-            directory = os.path.dirname(self.path)
+            self._open(self.path)
+
+    def _open(self, path):
+        try:
+            directory = os.path.dirname(path)
             if directory:
                 os.makedirs(directory, exist_ok=True)
-            self._fh = open(self.path, 'a', encoding='utf-8')
-            if self._fh.tell() and not self._ends_with_newline(self.path):
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND |
+                               os.O_CREAT | os.O_CLOEXEC, 0o600)
+            if (os.fstat(self._fd).st_size and
+                    not self._ends_with_newline(path)):
                 # Terminate a torn last line so the next entry stands alone.
-                self._fh.write('\n')
+                os.write(self._fd, b'\n')
+        except OSError as e:
+            self._fail(e, 'cannot open the journal %s for writing' % path)
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     @staticmethod
     def _ends_with_newline(path):
@@ -198,59 +121,82 @@ class Journal(object):
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) == b'\n'
 
-    @staticmethod
-    def _load(path):
-        originals = {}
-        if not os.path.exists(path):
-            return originals
-        with open(path, encoding='utf-8') as fh:
-            for lineno, line in enumerate(fh, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    # A torn last line after a crash: the write it describes
-                    # did not happen (we journal before writing).
-                    LOG.warning('journal %(p)s line %(n)d unreadable, '
-                                'ignored', {'p': path, 'n': lineno})
-                    continue
-                op = entry.get('op')
-                if op == 'clear':
-                    originals.clear()
-                    continue
-                key = (entry['kind'], entry['uuid'], entry['target'])
-                if op == 'change':
-                    originals.setdefault(
-                        key, _from_json(entry['kind'], entry['before']))
-                elif op == 'forget':
-                    originals.pop(key, None)
-                elif op == 'rebase' and key in originals:
-                    originals[key] = _from_json(entry['kind'],
-                                                entry['before'])
-        return originals
+    def _load(self, path):
+        try:
+            got = journal_read.replay(path)
+        except FileNotFoundError:
+            return {}
+        # Any other OSError (unreadable) stops the start: the agent cannot
+        # know what a previous run left changed.
+        self.problems = got.problems
+        for problem in got.problems[:_MAX_PROBLEMS_LOGGED]:
+            LOG.warning('%s: ignored; the valid entries around it are '
+                        'restored', problem)
+        if len(got.problems) > _MAX_PROBLEMS_LOGGED:
+            LOG.warning('journal %(p)s: %(n)d more lines that are not '
+                        'entries, ignored', {
+                            'p': path,
+                            'n': len(got.problems) - _MAX_PROBLEMS_LOGGED})
+        return journal_read.originals(got.entries)
+
+    def _fail(self, error, what):
+        if self.write_error is None:
+            LOG.error('%(what)s: %(err)s', {'what': what, 'err': error})
+        self.write_error = error
+
+    @property
+    def writable(self):
+        """Whether entries can be appended (always, in memory)."""
+        return self.path is None or (self._fd is not None and
+                                     self.write_error is None)
 
     def _append(self, entry):
-        if self._fh is None:
+        if self.path is None:
             return
-        self._fh.write(json.dumps(entry, sort_keys=True) + '\n')
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if self._fd is None:
+            raise JournalWriteError(
+                errno.EBADF, 'the journal %s is not open for writing: %s'
+                % (self.path, self.write_error))
+        data = (json.dumps(entry, sort_keys=True) + '\n').encode('utf-8')
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                # A short write on a full disk: end the torn line.
+                os.write(self._fd, b'\n')
+                raise OSError(errno.ENOSPC, 'short write (%d of %d bytes)'
+                              % (written, len(data)))
+            os.fsync(self._fd)
+        except OSError as e:
+            self._fail(e, 'cannot append to the journal %s' % self.path)
+            raise JournalWriteError(e.errno, 'cannot append to the journal '
+                                    '%s: %s' % (self.path, e.strerror or e))
+
+    def _append_after(self, entry):
+        """Append an entry that records what already happened (a restore,
+        a forget): a failure is kept in ``write_error``, not raised, so
+        that every other knob is still restored.
+        """
+        try:
+            self._append(entry)
+        except JournalWriteError:
+            pass
 
     def pending(self):
         """Knobs whose original value is not restored: key -> before."""
         return dict(self._originals)
 
     def record(self, change):
+        """Journal ``change`` before it is made; ``JournalWriteError``
+        when it cannot be (the caller must not make it).
+        """
         key = (change.kind, change.instance_uuid, change.target)
-        self._originals.setdefault(key, change.before)
         self._append({'op': 'change', 'kind': change.kind,
                       'uuid': change.instance_uuid, 'target': change.target,
                       'before': _jsonable(change.before),
                       'after': _jsonable(change.after),
                       'rule': change.rule, 'reason': change.reason,
                       'ts': change.ts, 'wall': round(self._clock(), 3)})
+        self._originals.setdefault(key, change.before)
 
     def rebase(self, key, value):
         """The knob's original is now ``value`` (what Nova would have set
@@ -260,21 +206,22 @@ class Journal(object):
         """
         if key in self._originals:
             self._originals[key] = value
-            self._append({'op': 'rebase', 'kind': key[0], 'uuid': key[1],
-                          'target': key[2], 'before': _jsonable(value),
-                          'wall': round(self._clock(), 3)})
+            self._append_after({'op': 'rebase', 'kind': key[0],
+                                'uuid': key[1], 'target': key[2],
+                                'before': _jsonable(value),
+                                'wall': round(self._clock(), 3)})
 
     def forget(self, key):
         """The knob is gone (VM deleted) or back at its original value."""
-        if self._originals.pop(key, None) is not None or self._fh:
-            self._append({'op': 'forget', 'kind': key[0], 'uuid': key[1],
-                          'target': key[2]})
+        if self._originals.pop(key, None) is not None or self.path:
+            self._append_after({'op': 'forget', 'kind': key[0],
+                                'uuid': key[1], 'target': key[2]})
 
     def clear(self):
         self._originals.clear()
-        self._append({'op': 'clear'})
+        self._append_after({'op': 'clear'})
 
     def close(self):
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

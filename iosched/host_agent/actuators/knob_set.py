@@ -41,6 +41,10 @@ import abc
 from iosched.host_agent.drivers import base as driver_base
 
 
+class NoDesired(Exception):
+    """Nothing says what the knob should be (``KnobWriter.desired``)."""
+
+
 class KnobWriter(metaclass=abc.ABCMeta):
     """Reads and writes the action kinds ``knobs()`` lists."""
 
@@ -61,6 +65,20 @@ class KnobWriter(metaclass=abc.ABCMeta):
         instance itself (``held_marker``); none by default.
         """
         return ()
+
+    # Reconciliation at start (``iosched.host_agent.actuators.reconcile``):
+    # what a knob should be when no agent has changed it, from the
+    # instance's own definition and the host's defaults.
+    def reconciled_kinds(self):
+        """The kinds ``desired`` can answer for; none by default."""
+        return ()
+
+    def desired(self, kind, instance_uuid, target):
+        """The value the knob has when no agent changed it (the form
+        ``read_knob`` returns); ``NoDesired`` when nothing says.
+        """
+        raise NoDesired('%s keeps no desired state of %s'
+                        % (type(self).__name__, kind))
 
 
 class KnobSet(KnobWriter):

@@ -151,36 +151,76 @@ class LibvirtKnobs(knob_set.KnobWriter):
         return host, {(k, t): journal_mod._from_json(k, v)
                       for (k, t), v in held.items() if k in KINDS}
 
-    def read_knob(self, kind, uuid, target):
+    def reconciled_kinds(self):
+        """The pins: the domain's persistent definition (Nova's) says
+        what they are when no agent changed them (``reconcile``).
+        """
+        return (knob_kinds.VCPU_PIN, knob_kinds.EMULATOR_PIN)
+
+    def desired(self, kind, uuid, target):
+        """The value of ``kind`` in the domain's persistent definition."""
+        if kind not in self.reconciled_kinds():
+            raise knob_set.NoDesired('%s is not reconciled' % kind)
         dom = self.driver.domain(uuid)
         try:
+            if not dom.isPersistent():
+                raise knob_set.NoDesired('%s is transient: no definition '
+                                         'to reconcile %s with' % (uuid,
+                                                                   kind))
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot read the definition of %s: %s'
+                                   % (uuid, e))
+        return self._read(dom, kind, uuid, target,
+                          libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+
+    def config_sched(self, uuid):
+        """The persistent definition's schedinfo ({'cpu_shares',
+        'vcpu_period', 'vcpu_quota', 'global_period', 'global_quota', ...};
+        0: not set, libvirt leaves the cgroup default).
+        """
+        dom = self.driver.domain(uuid)
+        try:
+            if not dom.isPersistent():
+                raise knob_set.NoDesired('%s is transient: no definition'
+                                         % uuid)
+            return {k: int(v) for k, v in dom.schedulerParametersFlags(
+                libvirt.VIR_DOMAIN_AFFECT_CONFIG).items()}
+        except libvirt.libvirtError as e:
+            raise base.DriverError('cannot read the definition of %s: %s'
+                                   % (uuid, e))
+
+    def read_knob(self, kind, uuid, target):
+        return self._read(self.driver.domain(uuid), kind, uuid, target,
+                          self._live())
+
+    def _read(self, dom, kind, uuid, target, flags):
+        try:
             if kind == knob_kinds.VCPU_PIN:
-                info = dom.vcpuPinInfo(self._live())
+                info = dom.vcpuPinInfo(flags)
                 return _from_cpumap(info[int(target)])
             if kind == knob_kinds.DISK_IOTUNE:
-                got = dom.blockIoTune(target, self._live())
+                got = dom.blockIoTune(target, flags)
                 return {k: int(got[k]) for k in qos_keys.FRONTEND_KEYS
                         if int(got.get(k, 0))}
             if kind == knob_kinds.IFACE_BANDWIDTH:
-                got = dom.interfaceParameters(target, self._live())
+                got = dom.interfaceParameters(target, flags)
                 return {k: int(got.get(k, 0)) for k in knob_kinds.IFACE_KEYS}
             if kind == knob_kinds.VM_SCHED:
-                got = dom.schedulerParametersFlags(self._live())
+                got = dom.schedulerParametersFlags(flags)
                 return {k: int(got[k]) for k in knob_kinds.SCHED_KEYS
                         if k in got}
             if kind == knob_kinds.EMULATOR_PIN:
-                return self._read_emulator_pin(dom)
+                return self._read_emulator_pin(dom, flags)
         except (libvirt.libvirtError, IndexError, ValueError) as e:
             raise base.DriverError('cannot read %s of %s/%s: %s'
                                    % (kind, uuid, target, e))
         raise base.DriverError('unknown knob %r; accepted: %s'
                                % (kind, ', '.join(KINDS)))
 
-    def _read_emulator_pin(self, dom):
-        live = self._live()
-        pin = _from_cpumap(dom.emulatorPinInfo(live))
+    def _read_emulator_pin(self, dom, flags):
+        pin = _from_cpumap(dom.emulatorPinInfo(flags))
         iothreads = {str(i): _from_cpumap(m)
-                     for i, m in dom.ioThreadInfo(live)}
+                     for i, m in dom.ioThreadInfo(flags)}
         if all(p == pin for p in iothreads.values()):
             return pin
         return {'emulator': pin, 'iothreads': iothreads}

@@ -82,6 +82,7 @@ from oslo_log import log as logging
 
 from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.actuators import linux_defaults
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
@@ -127,6 +128,12 @@ class LinuxKnobs(knob_set.KnobWriter):
         if self.hierarchy is None:
             return _THREAD_KINDS
         return _THREAD_KINDS + _CGROUP_KINDS
+
+    def reconciled_kinds(self):
+        return linux_defaults.kinds(self.hierarchy is not None)
+
+    def desired(self, kind, instance_uuid, target):
+        return linux_defaults.desired(kind, self.proc_root)
 
     @staticmethod
     def _what(kind, uuid, target):

@@ -21,8 +21,16 @@ restores whatever a crashed previous run left changed (journal), ticks
 until a stop signal, then restores every knob it changed and exits.
 SIGHUP reloads the mutable options, SIGUSR2 writes a Guru Meditation
 Report (``iosched.host_agent.cmd.service``).
+
+Exit status: 0 after a clean stop (SIGTERM, SIGINT); 1 when the journal
+stopped taking entries (it restored what the journal records, then
+stopped rather than act unjournaled); 2 when it cannot start (bad
+configuration, another agent holds the journal, the journal cannot be
+read, the driver does not open); 128 + N after another signal N.
 """
 
+import contextlib
+import io
 import sys
 import time
 
@@ -30,6 +38,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_reports import opts as gmr_opts
 
+from iosched.host_agent.actuators import journal_lock
 from iosched.host_agent import assembly
 from iosched.host_agent.cmd import clip
 from iosched.host_agent.cmd import service
@@ -47,6 +56,8 @@ from iosched.host_agent.reporter import sender as report_sender
 
 LOG = logging.getLogger(__name__)
 CONF = agent_conf.CONF
+# The journal could not take an entry (the agent restored and stopped).
+EXIT_FAILURE = 1
 
 
 def build_reporter(conf):
@@ -144,14 +155,40 @@ def wait_for_driver(conf, driver_cls, launcher):
         return driver
 
 
+def _config_files(argv):
+    """The --config-file values of ``argv`` (oslo has not stored them
+    when its parse failed).
+    """
+    out = []
+    for i, arg in enumerate(argv):
+        if arg == '--config-file' and i + 1 < len(argv):
+            out.append(argv[i + 1])
+        elif arg.startswith('--config-file='):
+            out.append(arg.split('=', 1)[1])
+    return out
+
+
 def _configure(argv):
     """Parse argv and the configuration files, set up logging and read
     every option once (a bad value fails here, not mid-run).
     """
-    CONF(argv, project='iosched',
-         prog='io-host-agent', description=__doc__.split('\n\n')[0],
-         epilog='Options are read from the configuration files; see '
-                'etc/iosched/host-agent.conf.sample for all of them.')
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            CONF(argv, project='iosched',
+                 prog='io-host-agent', description=__doc__.split('\n\n')[0],
+                 epilog='Options are read from the configuration files; see '
+                        'etc/iosched/host-agent.conf.sample for all of them.')
+    except SystemExit as e:
+        if e.code in (0, 2, None):      # --help, an argparse usage error
+            sys.stderr.write(said.getvalue())
+            raise
+        # oslo's check of a command-line option's value read from a file
+        # (e.g. [DEFAULT] debug = maybe): it wrote one line and exit 1
+        raise cfg.ConfigFileValueError('%s (read from %s)' % (
+            said.getvalue().strip(), ', '.join(_config_files(argv))
+            or 'the default configuration files'))
+    sys.stderr.write(said.getvalue())
     logging.setup(CONF, 'iosched')
     CONF.log_opt_values(LOG, logging.DEBUG)
 
@@ -167,12 +204,22 @@ def main(argv=None):
                 ' (accepted: readable ini files for --config-file and '
                 '--config-dir, a writable --log-file or --log-dir, a '
                 'logging ini file for --log-config-append)')
-        print(clip('io-host-agent: error: cannot start: %s%s' % (e, hint)),
+        # one line: a value with a newline or a control character in it
+        # is shown escaped
+        msg = ''.join(c if c.isprintable() else repr(c)[1:-1]
+                      for c in '%s%s' % (e, hint))
+        print(clip('io-host-agent: error: cannot start: %s' % msg),
               file=sys.stderr)
         return 2
     try:
         check_report_key(CONF.reporter.report_key)
     except ValueError as e:
+        LOG.error('cannot start: %s', e)
+        return 2
+    try:
+        # One agent per journal, before anything is read or written.
+        lock = journal_lock.acquire(CONF.host_agent.journal_path)
+    except journal_lock.JournalBusy as e:
         LOG.error('cannot start: %s', e)
         return 2
     launcher = service.Launcher(CONF)
@@ -190,8 +237,26 @@ def main(argv=None):
                  'a previous run is replayed at the next start')
         return launcher.exit_status()
     driver, knobs = host
-    agent = assembly.build_agent(CONF, driver, knobs=knobs,
-                                 reporter=build_reporter(CONF))
+    try:
+        agent = assembly.build_agent(CONF, driver, knobs=knobs,
+                                     reporter=build_reporter(CONF))
+    except OSError as e:
+        # The journal cannot be read: what a previous run left changed is
+        # unknown, so nothing may be changed either.
+        LOG.error('cannot start: cannot read the journal %s ([host_agent] '
+                  'journal_path): %s', CONF.host_agent.journal_path, e)
+        driver.close()
+        return 2
+    try:
+        return _run(launcher, agent, driver)
+    finally:
+        lock.release()
+
+
+def _run(launcher, agent, driver):
+    """Wire ``agent`` to the bus, Placement and Prometheus, run it until a
+    signal (or its journal fails), stop everything; the exit status.
+    """
     launcher.attach(agent)
     service.register_agent_section(agent)
     # Re-send the latest report when a scheduler worker starts (resync).
@@ -231,4 +296,6 @@ def main(argv=None):
                 publisher.stop()
         messaging.cleanup()
         driver.close()
+    if agent.failure is not None:
+        return EXIT_FAILURE
     return launcher.exit_status()

@@ -156,6 +156,10 @@ RULES = {
     'vturbo.regular_pool':
         'vTurbo host half: guest vCPUs are pinned to the regular pCPUs so '
         'the turbo pCPUs stay free for I/O threads.',
+    'vturbo.charge_turbo':
+        "vTurbo Algorithm 3: the CPU a turbo VM's I/O threads used on turbo "
+        'pCPUs is charged to it: its VM cgroup weight is its fair share of '
+        'both pools less that use, relative to the fair share.',
 }
 
 

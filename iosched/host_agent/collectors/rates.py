@@ -14,12 +14,13 @@
 No I/O, no clock: inputs are numbers and tuples, outputs are numbers.
 ISACS's Eqs. 1-2 (E_n, I_bar, I/O strength, IVCredit) are
 ``iosched.contract.isacs``; what is here is the agent's own: counter
-deltas, the estimate of E_n * I_bar from a wake-up count alone, and the
-class of a vCPU.
+deltas, the estimate of E_n * I_bar from a wake-up count alone, which
+count is E_n (wake-ups or the VM's requests), and the class of a vCPU.
 """
 
 import math
 
+from iosched.contract import isacs
 from iosched.contract import payload_sections
 
 
@@ -72,3 +73,19 @@ def classify(strength, run_share, io_threshold, cpu_threshold,
                 else payload_sections.KLASS_IO)
     return (payload_sections.KLASS_CPU if run_share >= idle_threshold
             else payload_sections.KLASS_IDLE)
+
+
+# The I/O events of one vCPU over a window (MIN_WAKEUPS_PER_REQUEST in
+# iosched.contract.isacs, the one place of that constant):
+#   r = VM requests / vCPUs of the VM
+#   E_n = r          ('requests') if r > 0 and wakeups < MIN_W * r
+#   E_n = wakeups    ('wakeups')  otherwise (also: no request count)
+def request_events(wakeups, requests, n_vcpus,
+                   min_wakeups=isacs.MIN_WAKEUPS_PER_REQUEST):
+    """Return (events (int), source, requests per vCPU)."""
+    if requests is None or requests <= 0 or n_vcpus <= 0:
+        return wakeups, 'wakeups', 0.0
+    per = requests / float(n_vcpus)
+    if wakeups < min_wakeups * per:
+        return int(round(per)), 'requests', per
+    return wakeups, 'wakeups', per

@@ -14,9 +14,11 @@
 For each vCPU and window (the time since the previous tick): E_n and the
 EMA gap I_bar from exact I/O event timestamps when the driver has them
 (tracepoints, the simulator), else estimated from the wake-up counter
-(``rates.estimate_ema_gap``); run and wait shares from schedstat-like
-counters; IVCredit relative to the host's mean consumption; and a class.
-The equations are ``iosched.contract.isacs``'s.
+(``rates.estimate_ema_gap``), or from the VM's completed I/O requests
+when the vCPU takes them without waking (``rates.request_events``); run
+and wait shares from schedstat-like counters; IVCredit relative to the
+host's mean consumption; and a class. The equations are
+``iosched.contract.isacs``'s.
 """
 
 from iosched.contract import isacs
@@ -72,7 +74,16 @@ class VcpuIoStrengthCollector(base.Collector):
                 wakeups = rates.delta(prev.wakeups, cur.wakeups)
                 if window_ns <= 0 or None in (run, wait, wakeups):
                     continue  # counters reset: restart from this sample
-                if cur.io_events_ns is not None:
+                events, source, per_vcpu = rates.request_events(
+                    wakeups, rates.delta(prev.io_requests, cur.io_requests),
+                    max(1, inst.vcpus))
+                if source == 'requests':
+                    # The vCPU takes its I/O without waking: the VM's
+                    # requests (per vCPU) are its events, spread evenly.
+                    n, ibar = rates.estimate_ema_gap(events, window_ns,
+                                                     cutoff_ns)
+                    exact = False
+                elif cur.io_events_ns is not None:
                     n, ibar = isacs.ema_gap(cur.io_events_ns, c.ema_weight,
                                             cutoff_ns)
                     exact = True
@@ -80,17 +91,17 @@ class VcpuIoStrengthCollector(base.Collector):
                     n, ibar = rates.estimate_ema_gap(wakeups, window_ns,
                                                      cutoff_ns)
                     exact = False
-                est_n, est_ibar = rates.estimate_ema_gap(wakeups, window_ns,
+                est_n, est_ibar = rates.estimate_ema_gap(events, window_ns,
                                                          cutoff_ns)
                 estimate = isacs.io_strength(est_n, est_ibar, window_ns)
                 raw.append((cur, window_ns, run, wait, n, ibar, exact,
-                            estimate, wakeups))
+                            estimate, wakeups, source, per_vcpu))
         if not raw:
             return ()
         mean_run = sum(r[2] for r in raw) / len(raw)
         out = []
-        for cur, window_ns, run, wait, n, ibar, exact, estimate, wakeups \
-                in raw:
+        for (cur, window_ns, run, wait, n, ibar, exact, estimate, wakeups,
+             source, per_vcpu) in raw:
             strength = isacs.io_strength(n, ibar, window_ns)
             run_share = min(1.0, run / window_ns)
             key = (cur.instance_uuid, cur.vcpu)
@@ -108,5 +119,7 @@ class VcpuIoStrengthCollector(base.Collector):
                                      c.cpu_share_threshold,
                                      c.idle_share_threshold),
                 exact=exact, io_strength_estimate=estimate,
-                burst_us=round(self._burst[key], 1)))
+                burst_us=round(self._burst[key], 1),
+                run_delays_ns=tuple(cur.run_delays_ns or ()),
+                io_source=source, io_requests=round(per_vcpu, 1)))
         return tuple(out)

@@ -16,6 +16,8 @@ from importlib import metadata
 from oslo_config import cfg
 from oslo_config import types
 
+from iosched.contract import payload_bounds
+
 
 class PluginName(types.String):
     """A plugin name of an entry point namespace, checked when the option
@@ -56,7 +58,9 @@ Possible values:
 
 * A host name. Empty (default) means this machine's hostname.
 """),
-    cfg.FloatOpt('tick_interval', default=1.0, min=0.05, max=60.0,
+    cfg.FloatOpt('tick_interval', default=1.0,
+                 min=payload_bounds.TICK_INTERVAL_MIN,
+                 max=payload_bounds.TICK_INTERVAL_MAX,
                  mutable=True,
                  help="""
 Seconds between two ticks (measure, decide, act).
@@ -72,7 +76,8 @@ Related options:
 
 * ``report_every_ticks``
 """),
-    cfg.IntOpt('report_every_ticks', default=10, min=1, max=3600,
+    cfg.IntOpt('report_every_ticks', default=10, min=1,
+               max=payload_bounds.REPORT_EVERY_TICKS_MAX,
                mutable=True,
                help="""
 Send a HostReport to the schedulers every N ticks.
@@ -134,6 +139,24 @@ Possible values:
 
 * A writable file path. Empty keeps the journal in memory only (tests);
   then a crash cannot be undone.
+
+One agent per journal: the agent locks ``<journal_path>.lock`` (holding
+its PID) and a second one refuses to start, naming the first's PID. A
+journal that can be read but not written (a read-only filesystem) makes
+the agent restore what it records and exit with status 1 rather than act
+unjournaled; so does a journal that stops taking entries while it runs
+(a full disk). A damaged line is skipped with a WARNING naming it; every
+valid entry is still restored.
+"""),
+    cfg.BoolOpt('reconcile_at_start', default=True,
+                help="""
+At start, after restoring what the journal records, compare each running
+instance's knobs with what its own definition and the host's defaults say
+(SCHED_OTHER and the default slice for QEMU threads, the default weight
+for vCPU cgroups, the vCPU and emulator pins of the persistent domain)
+and put back any that differ, with a WARNING naming the knob: a change
+whose journal record was lost is found anyway. Turn it off only on a host
+where something else sets these knobs live.
 """),
     cfg.FloatOpt('disk_capacity_iops', default=0.0, min=0.0,
                  help="""

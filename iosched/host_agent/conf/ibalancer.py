@@ -17,6 +17,8 @@ See docs/ibalancer.md for the control law these parameters feed.
 
 from oslo_config import cfg
 
+from iosched.contract import ibalancer as ib_contract
+
 IBALANCER_GROUP = cfg.OptGroup(
     'host_agent_policy.ibalancer', title='I-Balancer: per-VM I/O fairness',
     help='Evens out I/O between VMs whose vCPUs get unequal CPU '
@@ -27,6 +29,20 @@ IBALANCER_GROUP = cfg.OptGroup(
          'policies.')
 
 IBALANCER_OPTS = [
+    cfg.StrOpt('event_source', default=ib_contract.DEFAULT_EVENT_SOURCE,
+               choices=ib_contract.EVENT_SOURCES, help="""
+What a vCPU's I/O events are (iosched/contract/ibalancer.py).
+
+Possible values:
+
+* requests: the disk requests its VM completed in the window (libvirt
+  block stats rd_req + wr_req), shared among the VM's vCPUs by their
+  wake-ups. Unbiased: equal throughputs give equal counts.
+* wakeups: the vCPU's I/O wake-ups. Biased on a host with CPU
+  contention: a vCPU that waits for a pCPU finds several completions per
+  wake-up, so a slow guest looks lighter than its throughput
+  (docs/ibalancer.md).
+"""),
     cfg.FloatOpt('mask_slice_ms', default=30.0, min=0.0, max=1000.0,
                  help="""
 Masking window S: a vCPU's events are counted over S of its own runtime

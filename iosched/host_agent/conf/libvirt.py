@@ -53,6 +53,20 @@ The agent reaches QMP through libvirt's monitor passthrough, which logs
 When off or refused, percentile SLOs are judged on the mean latency (a
 note says so).
 """),
+    cfg.BoolOpt('virtio_request_counts', default=False,
+                help="""
+Count the requests of a guest's virtio devices other than disks and NICs
+(the virtio-serial channel, ...) from QEMU's virtqueues (QMP
+``x-query-virtio-queue-status``, QEMU >= 7.2) for ISACS's I/O signal.
+
+Disks (block stats) and NICs (interface stats) are always counted from
+libvirt's standard statistics. Requests replace wake-ups as a vCPU's I/O
+events when the vCPU wakes less than ``MIN_WAKEUPS_PER_REQUEST`` times per
+request (a vCPU that never sleeps takes its I/O without waking). The
+agent reaches QMP through libvirt's monitor passthrough, which logs
+"tainted: custom-monitor" once per domain; nothing changes in the guest.
+Off: the channel's requests are not seen.
+"""),
 ]
 
 

@@ -32,11 +32,14 @@ _SKIP = ('opts',)
 # Params every tick: ``policies.base.Policy.params``), so SIGHUP
 # (``CONF.mutate_config_files()``) changes them in a running agent.
 MUTABLE_GROUP_PREFIX = 'host_agent_policy.'
-# ... but for these, read once at start (the LSVM mechanism and its
-# wake-up self-test: ``iosched.host_agent.lsvm_mechanism``).
+# ... but for these, read by the self-test (at start and on a re-test:
+# ``iosched.host_agent.lsvm_mechanism``), not by the policy's Params.
 READ_AT_START = {
-    'host_agent_policy.vslicer': ('mechanism', 'selftest_target_us',
-                                  'selftest_wakes', 'selftest_hogs_per_cpu'),
+    'host_agent_policy.vslicer': (
+        'mechanism', 'selftest_target_us', 'selftest_wakes',
+        'selftest_hogs_per_cpu', 'selftest_repeats', 'selftest_share_ms',
+        'selftest_retest_min_interval', 'selftest_retest_load_delta',
+        'selftest_retest_interval'),
 }
 
 

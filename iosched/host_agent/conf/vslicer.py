@@ -48,17 +48,23 @@ from anyone; which kernel lever delivers it depends on the kernel:
   a CFS quota at its fair share, so the boost never buys extra CPU.
 * ``slice``: EEVDF custom slices (kept for kernels where they work).
 * ``auto``: a self-test at agent start (a sleeper among busy loops, a few
-  seconds, no VM) measures each mechanism, logs the table, and picks the
-  first of weight, deadline, slice whose p99 wake-up latency is within
-  ``selftest_target_us``; the report carries the mechanism and its
-  measured latency. The order comes from real guests (TCG testbed, LSVM
-  p99 against stock: weight 0.39-0.53x, deadline 0.61-0.87x, slice no
-  gain). Drivers without the self-test use slice, not measured.
+  seconds, no VM; its cgroups are siblings of the guests' in libvirt's
+  machine group, where an LSVM competes) measures each mechanism
+  ``selftest_repeats`` times, logs the table, and picks the first of
+  weight, deadline, slice whose median p99 wake-up latency is within
+  ``selftest_target_us`` and whose CPU-bound share stays within the fair
+  share; the report carries the mechanism and its measured latency, and it
+  measures and chooses again when the host changes
+  (``selftest_retest_min_interval``). The order comes from real guests
+  (TCG testbed, LSVM p99 against stock: weight 0.39-0.53x, deadline
+  0.61-0.87x, slice no gain). Drivers without the self-test use slice,
+  not measured.
 
 Related options:
 
-* ``selftest_target_us``, ``lsvm_weight``, ``deadline_max_share``,
-  ``io_thread_runtime_us``
+* ``selftest_target_us``, ``selftest_repeats``, ``selftest_share_ms``,
+  ``selftest_retest_min_interval``, ``lsvm_weight``,
+  ``deadline_max_share``, ``io_thread_runtime_us``
 """),
     cfg.IntOpt('selftest_target_us', default=500, min=10, max=100000,
                help="""
@@ -73,14 +79,74 @@ Possible values:
 
 * 10 to 100000.
 """),
-    cfg.IntOpt('selftest_wakes', default=300, min=50, max=5000,
+    cfg.IntOpt('selftest_wakes', default=120, min=50, max=5000,
                help="""
-Wake-ups the self-test measures per mechanism (every 2 ms, so 300 wakes
-take 0.6 s per mechanism, about 3 s for the four rows).
+Wake-ups the self-test measures per mechanism and repeat (every 2 ms, so
+120 wakes take 0.24 s; with 3 repeats of the four rows and the share
+phases about 5 s).
 
 Possible values:
 
 * 50 to 5000.
+"""),
+    cfg.IntOpt('selftest_repeats', default=3, min=1, max=9,
+               help="""
+Times the self-test measures every mechanism, interleaved (the order
+rotates each repeat); a row's p50 and p99 are the medians of its repeats,
+so one busy spell of the host (a burst of other processes) in one repeat
+decides nothing. The log shows each repeat's p99.
+
+Possible values:
+
+* 1 to 9.
+"""),
+    cfg.IntOpt('selftest_share_ms', default=300, min=0, max=2000,
+               help="""
+Milliseconds of a CPU-bound phase that ends each mechanism's first repeat
+(after a 100-ms warm-up that aligns it with the CFS quota periods): the
+sleeper spins, and its CPU time over wall time is the share the
+mechanism lets a guest that turns CPU-bound take. ``mechanism = auto``
+skips a mechanism whose share exceeds the fair-share limit (one CPU shared
+with ``selftest_hogs_per_cpu`` busy loops, or stock's share if larger) by
+more than 5 %. 0 skips the phase (shares not checked).
+
+Possible values:
+
+* 0 to 2000.
+"""),
+    cfg.IntOpt('selftest_retest_min_interval', default=600, min=60,
+               max=86400,
+               help="""
+Seconds that pass at least between two self-tests. With ``mechanism =
+auto`` the agent measures and chooses again when the host changed since the
+last self-test: the number of running guests, or the 1-minute load by
+``selftest_retest_load_delta`` or more, or ``selftest_retest_interval``
+elapsed. A re-test loads every guest pCPU for a few seconds; a new choice
+restores the old mechanism's knobs and applies the new one.
+
+Possible values:
+
+* 60 to 86400.
+"""),
+    cfg.FloatOpt('selftest_retest_load_delta', default=1.0, min=0.1,
+                 max=1000.0,
+                 help="""
+Change of the host's 1-minute load average (runnable threads) since the
+last self-test that makes the agent measure and choose again (see
+``selftest_retest_min_interval``).
+
+Possible values:
+
+* 0.1 to 1000.
+"""),
+    cfg.IntOpt('selftest_retest_interval', default=0, min=0, max=604800,
+               help="""
+Seconds after which the agent re-runs the self-test even if the host did
+not change (0: only on a change; see ``selftest_retest_min_interval``).
+
+Possible values:
+
+* 0 (off), or up to 604800 (a week).
 """),
     cfg.IntOpt('selftest_hogs_per_cpu', default=2, min=1, max=8,
                help="""
@@ -152,6 +218,21 @@ burst term is capped here).
 Possible values:
 
 * 100 to 1000000.
+"""),
+    cfg.IntOpt('seen_window_s', default=60, min=5, max=3600, help="""
+Seconds of the LSVM vCPUs' own wake-to-run delays (``sched_switch`` after
+each ``sched_wakeup`` of their threads, ``[libvirt] trace_wakeups``) from
+which the agent takes their p99, the W it has seen.
+
+Once ``iosched.contract.lsvm.SEEN_MIN_WAKES`` delays were seen under the
+mechanism in force, no LSVM's bound is reported below that p99 (the
+self-test's figure is a prediction, this one is what the LSVMs got), and
+the bound is refused when it exceeds the flavor's ``iosched:latency_ms``.
+A new mechanism starts a new window.
+
+Possible values:
+
+* 5 to 3600.
 """),
     cfg.IntOpt('nlsvm_slice_us', default=3000, min=100, max=100000,
                help="""

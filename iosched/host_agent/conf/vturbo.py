@@ -48,6 +48,20 @@ Pin every guest vCPU (except hw:cpu_policy=dedicated flavors, which Nova
 pins) to the pCPUs that are not turbo pCPUs, so turbo pCPUs carry only I/O
 threads. Off: vCPUs may still run on turbo pCPUs and delay the I/O threads.
 """),
+    cfg.BoolOpt('charge_turbo', default=True, help="""
+vTurbo's Algorithm 3: charge the CPU a turbo VM's I/O threads used on turbo
+pCPUs to that VM. Its fair share of both pools less that turbo use is its
+regular allowance, installed as its VM cgroup weight (``vm_weight`` x
+allowance / fair share). Off: turbo pCPU time is free for the VM.
+"""),
+    cfg.IntOpt('vm_weight', default=100, min=1, max=10000, help="""
+The VM cgroup weight (cgroup v2 cpu.weight scale) of a VM that used nothing
+on turbo pCPUs; ``charge_turbo`` scales it down for turbo VMs.
+
+Possible values:
+
+* 1 to 10000 (100: the kernel's and libvirt's default).
+"""),
 ]
 
 

@@ -30,7 +30,8 @@ Optional probes, looked up by the parts that use them:
 
 * for the LSVM mechanisms (``[host_agent_policy.vslicer] mechanism``; the
   agent falls back to ``slice`` unmeasured without them):
-  ``wakeup_probe(cases, wakes=300, hogs_per_cpu=2, lsvm_weight=10000)``
+  ``wakeup_probe(cases, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
+  repeats=1, share_ms=0)``
   runs the wake-up self-test (a sleeper among busy loops, no VM) for each
   case in ``cases`` (``model.PROBE_STOCK`` and/or ``model.MECHANISMS``)
   and returns a tuple of ``model.WakeupProbe`` in the same order; a case
@@ -93,6 +94,12 @@ class Driver(metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def disk_samples(self, instance):
         """List of ``model.DiskSample`` for one instance, one per disk."""
+
+    def io_thread_samples(self, instance):
+        """List of ``model.IoThreadSample`` (one, or none when the driver
+        cannot read the VM's I/O threads: the default).
+        """
+        return []
 
     def close(self):
         """Release connections. Default: nothing to release."""

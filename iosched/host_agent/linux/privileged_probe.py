@@ -38,21 +38,24 @@ CONF = agent_conf.CONF
 
 @privsep.sys_admin_pctxt.entrypoint
 def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000):
+                     lsvm_weight=10000, repeats=1, share_ms=0):
     """The self-test's rows as dicts (``wakeup_probe_rows.to_dict``)."""
     paths = CONF.host_paths
     cases, cpus = wakeup_probe.check_args(
         cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
-        cpulist.online_cpus(paths.sys_root))
+        cpulist.online_cpus(paths.sys_root), repeats=repeats,
+        share_ms=share_ms)
     rows = wakeup_probe.run(cases, cpus, wakes=wakes,
                             hogs_per_cpu=hogs_per_cpu,
                             lsvm_weight=lsvm_weight,
                             cgroup_root=paths.cgroup_root,
-                            sys_root=paths.sys_root)
+                            sys_root=paths.sys_root, repeats=repeats,
+                            share_ms=share_ms)
     return [wakeup_probe_rows.to_dict(r) for r in rows]
 
 
-def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000):
+def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
+          repeats=1, share_ms=0):
     """Run the self-test through the daemon: tuple of model.WakeupProbe.
 
     Raises ``wakeup_probe.ProbeArgError`` for arguments the daemon refuses
@@ -61,5 +64,6 @@ def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000):
     privsep.ensure_started(conf)
     rows = run_wakeup_probe(list(cases), list(cpus),
                             wakes=wakes, hogs_per_cpu=hogs_per_cpu,
-                            lsvm_weight=lsvm_weight)
+                            lsvm_weight=lsvm_weight, repeats=repeats,
+                            share_ms=share_ms)
     return tuple(wakeup_probe_rows.from_dict(r) for r in rows)

@@ -65,10 +65,13 @@ from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import cpus as cpulist
+from iosched.host_agent.linux import wakeup_probe_rows as rows
 from iosched.host_agent.linux import wakeup_probe_session as session
 
 # Accepted arguments (the privsep entrypoint enforces the same).
 WAKES_MIN, WAKES_MAX = 50, 5000
+REPEATS_MIN, REPEATS_MAX = 1, 9
+SHARE_MS_MIN, SHARE_MS_MAX = 0, 2000
 HOGS_MIN, HOGS_MAX = 0, 8
 PERIOD_MIN_US, PERIOD_MAX_US = 500, 100000
 
@@ -87,7 +90,7 @@ def _is_int(v):
 
 
 def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
-               period_us=2000, work_us=50):
+               period_us=2000, work_us=50, repeats=1, share_ms=0):
     """(cases, cpus) as tuples, or ProbeArgError saying what is wrong and
     what is accepted. ``online``: the host's online CPUs.
     """
@@ -119,6 +122,8 @@ def check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, online,
             ('lsvm_weight', lsvm_weight, cgroups.WEIGHT_MIN,
              cgroups.WEIGHT_MAX),
             ('period_us', period_us, PERIOD_MIN_US, PERIOD_MAX_US),
+            ('repeats', repeats, REPEATS_MIN, REPEATS_MAX),
+            ('share_ms', share_ms, SHARE_MS_MIN, SHARE_MS_MAX),
             ('work_us', work_us, 0, (period_us // 2
                                      if _is_int(period_us) else 0))):
         if not _is_int(value) or not lo <= value <= hi:
@@ -146,24 +151,40 @@ def _no_new_privs():
                                    % os.strerror(err), err)
 
 
+# The run: R repeats of every case, interleaved (case order rotating each
+# repeat, so a busy spell of the host hits every case alike); the first
+# repeat of each case ends with the share phase. Each case's row is the
+# combination of its repeats (``wakeup_probe_rows.combine``: medians).
+# Affinity: the guest pCPUs (``cpus``), where LSVM vCPUs run; deadline's
+# sleeper spans ``dl_cpus`` (the root domain), as the agent's deadline
+# LSVM threads do: the kernel refuses a narrower one (EPERM).
 def _run(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, cgroup_root,
-         period_us, work_us):
+         period_us, work_us, repeats=1, share_ms=0, dl_cpus=None):
     with session.Session(cpus, hogs_per_cpu, lsvm_weight, cgroup_root,
                          period_us, work_us, wakes) as s:
-        s.spawn_sleepers(len(cases))
+        s.spawn_sleepers(len(cases), share_ms=share_ms)
+        s.spawn_sleepers(len(cases) * (repeats - 1))
         s.start()
-        return tuple(s.measure(case) for case in cases)
+        got = {case: [] for case in cases}
+        for rep in range(repeats):
+            k = rep % len(cases)
+            for case in cases[k:] + cases[:k]:
+                aff = (dl_cpus if case == lsvm_bound.MECH_DEADLINE
+                       else None)
+                got[case].append(s.measure(case, affinity=aff))
+        return tuple(rows.combine(got[case]) for case in cases)
 
 
 def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
         cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
-        sys_root='/sys'):
+        sys_root='/sys', repeats=1, share_ms=0):
     """The self-test: a tuple of ``model.WakeupProbe``, one per case in
     order. ProbeArgError for bad arguments; LinuxKnobError when the test
     cannot run at all (then nothing is left behind either).
     """
+    online = cpulist.online_cpus(sys_root)
     cases, cpus = check_args(cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
-                             cpulist.online_cpus(sys_root), period_us, work_us)
+                             online, period_us, work_us, repeats, share_ms)
     if not _lock.acquire(blocking=False):
         raise linux.LinuxKnobError('a wake-up self-test is already running '
                                    'in this process', errno_mod.EBUSY)
@@ -178,7 +199,8 @@ def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
                 _no_new_privs()
                 result['rows'] = _run(cases, cpus, wakes, hogs_per_cpu,
                                       lsvm_weight, cgroup_root, period_us,
-                                      work_us)
+                                      work_us, repeats, share_ms,
+                                      tuple(sorted(online)))
             except BaseException as e:  # re-raised in the caller
                 result['error'] = e
 

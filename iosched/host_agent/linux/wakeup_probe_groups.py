@@ -13,8 +13,15 @@
 (pure), making them for one run and removing them (``TempGroups``), and
 the removal of groups a dead run left (``wakeup_probe``).
 
-Groups are ``<base>/iosched-selftest-<owner pid>/{sleeper,lsvm,hogN}``
-under the cpu hierarchy's root, else libvirt's machine group.
+Groups are ``<base>/iosched-selftest-<owner pid>-{sleeper,lsvm,hogN}``:
+flat, each a sibling of the guests' groups, in libvirt's machine group
+when it exists (else the hierarchy's root). That is where an LSVM's
+threads compete: a VM's group is a direct child of the machine group, and
+the weight boost acts between siblings. A test group nested one level
+deeper (the layout before issue 28) competed as one default-weight
+entity beside busy guests, so its boosted sleeper waited for the
+parent's turn: weight p99 10-18 ms measured beside three busy guests where
+the real LSVM's was 2.4 ms (bench/selftest_conditions.py).
 """
 
 import collections
@@ -36,42 +43,41 @@ QUOTA_PERIOD_US = 100000
 PREFIX = 'iosched-selftest-'
 SLEEPER_CG = 'sleeper'
 LSVM_CG = 'lsvm'
-# Where the temporary group may go, in order: the hierarchy's root, else
-# libvirt's machine group. A v1 root directory is mode 0555, so the privsep
-# daemon (uid 0 without CAP_DAC_OVERRIDE) may not create a group there;
-# libvirt's machine group (0755, owned by root) exists once a VM ran.
+# Where the temporary groups may go, in order: libvirt's machine group
+# (beside the guests), else the hierarchy's root (a host where no VM ran
+# yet). A v1 root directory is mode 0555, so the privsep daemon (uid 0
+# without CAP_DAC_OVERRIDE) may not create a group there; libvirt's machine
+# group (0755, owned by root) exists once a VM ran.
 MACHINE_GROUPS = {cgroups.V1: 'machine', cgroups.V2: 'machine.slice'}
 RMDIR_TRIES = 40           # x 25 ms: a killed task may leave late
 
 
-CgroupPlan = collections.namedtuple('CgroupPlan',
-                                    'parent dirs setup lsvm_writes')
-CgroupPlan.__doc__ = """``dirs``: cgroups to create, parents first;
-``setup``: (relpath, value) writes right after creating them;
-``lsvm_writes``: the weight case's weight and cap."""
+CgroupPlan = collections.namedtuple(
+    'CgroupPlan', 'parent dirs setup lsvm_writes sleeper lsvm hogs')
+CgroupPlan.__doc__ = """``parent``: the base the groups are in ('' = the
+root); ``dirs``: cgroups to create; ``setup``: (relpath, value) writes
+right after creating them; ``lsvm_writes``: the weight case's weight and
+cap; ``sleeper``, ``lsvm``, ``hogs``: the groups of each role."""
 
 
-def hog_cg(parent, i):
-    return '%s/hog%d' % (parent, i)
+def group_name(owner_pid, role):
+    """``iosched-selftest-<pid>-<role>``."""
+    return '%s%d-%s' % (PREFIX, int(owner_pid), role)
 
 
 def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
                   base=''):
-    """The groups of one run below ``base`` ('' = the hierarchy's root,
-    or a group such as libvirt's machine group).
+    """The groups of one run, flat below ``base`` ('' = the hierarchy's
+    root, or a group such as libvirt's machine group).
     """
-    parent = '/'.join(p for p in (base, '%s%d' % (PREFIX, int(owner_pid)))
-                      if p)
-    dirs = [parent, '%s/%s' % (parent, SLEEPER_CG),
-            '%s/%s' % (parent, LSVM_CG)]
-    dirs += [hog_cg(parent, i) for i in range(n_hogs)]
-    setup = []
-    if hierarchy.version == cgroups.V2:
-        # Children get the cpu controller only if the parent enables it.
-        setup.append((cgroups.file_relpath(hierarchy, parent,
-                                           'cgroup.subtree_control'),
-                      '+cpu'))
-    lsvm = '%s/%s' % (parent, LSVM_CG)
+    def cg(role):
+        return '/'.join(p for p in (base, group_name(owner_pid, role)) if p)
+
+    sleeper, lsvm = cg(SLEEPER_CG), cg(LSVM_CG)
+    hogs = tuple(cg('hog%d' % i) for i in range(n_hogs))
+    dirs = (sleeper, lsvm) + hogs
+    for d in dirs:                       # refuse '..' and the like
+        paths.safe_join(hierarchy.root, d)
     writes = cgroups.plan_weight(hierarchy, lsvm, lsvm_weight)
     if hierarchy.version == cgroups.V1:
         writes.append((cgroups.file_relpath(hierarchy, lsvm,
@@ -79,18 +85,29 @@ def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
                        str(QUOTA_PERIOD_US)))
     writes += cgroups.plan_cap(hierarchy, lsvm, 1.0 / (hogs_per_cpu + 1),
                                QUOTA_PERIOD_US)
-    return CgroupPlan(parent, tuple(dirs), tuple(setup), tuple(writes))
+    return CgroupPlan(base, dirs, (), tuple(writes), sleeper, lsvm, hogs)
 
 
-def stale_owners(names, alive, me):
-    """Owner pids of ``iosched-selftest-<pid>`` names left by a dead run
-    (or by this process, which runs one test at a time).
+def owner_of(name):
+    """The owner pid of a self-test group name (this layout's
+    ``iosched-selftest-<pid>-<role>`` or the older ``iosched-selftest-<pid>``
+    parent), else None.
+    """
+    if not name.startswith(PREFIX):
+        return None
+    pid = name[len(PREFIX):].split('-', 1)[0]
+    return int(pid) if pid.isdigit() else None
+
+
+def stale_names(names, alive, me):
+    """The self-test group names left by a dead run (or by this process,
+    which runs one test at a time), sorted.
     """
     out = []
     for name in names:
-        tail = name[len(PREFIX):] if name.startswith(PREFIX) else ''
-        if tail.isdigit() and (int(tail) == me or not alive(int(tail))):
-            out.append(int(tail))
+        pid = owner_of(name)
+        if pid is not None and (pid == me or not alive(pid)):
+            out.append(name)
     return sorted(out)
 
 
@@ -144,14 +161,14 @@ def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
 
 
 def bases(hierarchy):
-    """Groups a self-test's group may be in: the root, libvirt's machine
-    group when it exists.
+    """Groups the self-test's groups may be in: libvirt's machine group
+    when it exists (beside the guests), then the root.
     """
-    out = ['']
+    out = []
     machine = MACHINE_GROUPS.get(hierarchy.version)
     if machine and os.path.isdir(_cg_dir(hierarchy, machine)):
         out.append(machine)
-    return out
+    return out + ['']
 
 
 def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill,
@@ -167,12 +184,11 @@ def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill,
             names = os.listdir(top)
         except OSError:
             continue
-        for pid in stale_owners(names, alive, me):
-            name = '%s%d' % (PREFIX, pid)
+        for name in stale_names(names, alive, me):
             if remove_tree(os.path.join(top, name), kill, rmdir):
                 cg = '/'.join(p for p in (base, name) if p)
                 removed.append(cg)
-                if pid != me:
+                if owner_of(name) != me:
                     LOG.info('removed the stale self-test cgroup %s', cg)
     return removed
 
@@ -240,9 +256,8 @@ class TempGroups(object):
                 raise linux.LinuxKnobError('cannot create %s: %s'
                                            % (path, e.strerror), e.errno)
             self.created.append(path)
-            if cg == plan.parent:
-                for relpath, value in plan.setup:
-                    write(self.hierarchy, relpath, value)
+        for relpath, value in plan.setup:
+            write(self.hierarchy, relpath, value)
 
     def move(self, cg, pid):
         write(self.hierarchy, cgroups.file_relpath(self.hierarchy, cg,

@@ -24,8 +24,10 @@ from iosched.contract import stats
 from iosched.host_agent import model
 
 
-def row(case, lateness_us):
-    """A measured row from the sleeper's lateness list (us)."""
+def row(case, lateness_us, share=0.0):
+    """A measured row from the sleeper's lateness list (us) and, when the
+    share phase ran, its CPU share.
+    """
     values = [float(v) for v in lateness_us]
     if not values:
         return failed(case, 'the sleeper reported no wake-ups')
@@ -33,7 +35,31 @@ def row(case, lateness_us):
         mechanism=case, ok=True,
         p50_us=round(stats.percentile(values, 0.5), 1),
         p99_us=round(stats.percentile(values, 0.99), 1),
-        samples=len(values))
+        samples=len(values), share=round(float(share), 4))
+
+
+# combine(rows of one case over R repeats):
+#   any repeat failed: that failure (the first)
+#   else p50, p99 := the medians of the repeats' p50s and p99s (one busy
+#   spell in one repeat moves neither), samples := their sum, share := the
+#   largest measured, p99s_us := each repeat's p99 in order
+def combine(case_rows):
+    """One row from the repeats of one case."""
+    case_rows = list(case_rows)
+    bad = [r for r in case_rows if not r.ok]
+    if bad:
+        return bad[0]
+    if len(case_rows) == 1:
+        return case_rows[0]
+    p50s = [r.p50_us for r in case_rows]
+    p99s = [r.p99_us for r in case_rows]
+    return model.WakeupProbe(
+        mechanism=case_rows[0].mechanism, ok=True,
+        p50_us=round(stats.percentile(p50s, 0.5), 1),
+        p99_us=round(stats.percentile(p99s, 0.5), 1),
+        samples=sum(r.samples for r in case_rows),
+        share=max(r.share for r in case_rows),
+        p99s_us=tuple(r.p99_us for r in case_rows))
 
 
 def failed(case, error):
@@ -65,7 +91,8 @@ def ratios(rows):
 def to_dict(probe):
     return {'mechanism': probe.mechanism, 'ok': probe.ok,
             'p50_us': probe.p50_us, 'p99_us': probe.p99_us,
-            'samples': probe.samples, 'error': probe.error}
+            'samples': probe.samples, 'error': probe.error,
+            'share': probe.share, 'p99s_us': list(probe.p99s_us)}
 
 
 def from_dict(d):
@@ -73,4 +100,6 @@ def from_dict(d):
         mechanism=str(d['mechanism']), ok=bool(d['ok']),
         p50_us=float(d.get('p50_us', 0.0)),
         p99_us=float(d.get('p99_us', 0.0)),
-        samples=int(d.get('samples', 0)), error=str(d.get('error', '')))
+        samples=int(d.get('samples', 0)), error=str(d.get('error', '')),
+        share=float(d.get('share', 0.0)),
+        p99s_us=tuple(float(v) for v in d.get('p99s_us', ())))

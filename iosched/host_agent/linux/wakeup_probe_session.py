@@ -101,9 +101,10 @@ class Session(object):
         self.children.append(p)
         return p
 
-    def spawn_sleepers(self, n, wakes=None):
+    def spawn_sleepers(self, n, wakes=None, share_ms=0):
         """Start ``n`` sleepers now (before the hogs load the CPUs, so
         that their start-up is quick); ``measure`` uses them in turn.
+        ``share_ms``: each ends with a CPU-bound phase that long.
         """
         wakes = self.wakes if wakes is None else wakes
         budget_ms = int(BUDGET_FACTOR * (wakes + wakeup_sleeper.WARMUP) *
@@ -111,7 +112,8 @@ class Session(object):
         new = [self._spawn(['--wakes', str(wakes),
                             '--period-us', str(self.period_us),
                             '--work-us', str(self.work_us),
-                            '--budget-ms', str(budget_ms)])
+                            '--budget-ms', str(budget_ms),
+                            '--share-ms', str(int(share_ms))])
                for _ in range(n)]
         for p in new:
             line = p.stdout.readline()
@@ -133,8 +135,7 @@ class Session(object):
                 self.hogs.append(p)
                 os.sched_setaffinity(p.pid, {cpu})
                 if self.plan is not None:
-                    self.cg.move(probe_groups.hog_cg(
-                        self.plan.parent, len(self.hogs) - 1), p.pid)
+                    self.cg.move(self.plan.hogs[len(self.hogs) - 1], p.pid)
         time.sleep(SETTLE_S)
         return self
 
@@ -157,12 +158,10 @@ class Session(object):
                 raise linux.LinuxKnobError(self.cg_error)
             for relpath, value in self.plan.lsvm_writes:
                 probe_groups.write(self.cg.hierarchy, relpath, value)
-            self.cg.move('%s/%s' % (self.plan.parent, probe_groups.LSVM_CG),
-                         pid)
+            self.cg.move(self.plan.lsvm, pid)
             return
         if self.plan is not None:
-            self.cg.move('%s/%s' % (self.plan.parent,
-                                    probe_groups.SLEEPER_CG), pid)
+            self.cg.move(self.plan.sleeper, pid)
         if case == lsvm_bound.MECH_SLICE:
             sched.set_slice_us(pid, slice_us)
         elif case == lsvm_bound.MECH_DEADLINE:
@@ -197,7 +196,7 @@ class Session(object):
         except (linux.LinuxKnobError, OSError) as e:
             self._reap(p)
             return rows.failed(case, rows.error_text(e)), []
-        timeout = 10 + 5 * (self.wakes + 20) * self.period_us / 1e6
+        timeout = 15 + 5 * (self.wakes + 20) * self.period_us / 1e6
         try:
             out, err = p.communicate('go\n', timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -205,8 +204,10 @@ class Session(object):
             return rows.failed(case, 'the sleeper did not finish in %.0f s'
                                % timeout), []
         try:
-            samples = json.loads(out)['lateness_us']
-            return rows.row(case, samples), samples
+            answer = json.loads(out)
+            samples = answer['lateness_us']
+            return (rows.row(case, samples, answer.get('share', 0.0)),
+                    samples)
         except (ValueError, KeyError, TypeError):
             return rows.failed(case, 'the sleeper failed (exit %s): %s'
                                % (p.returncode,

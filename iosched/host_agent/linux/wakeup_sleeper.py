@@ -32,6 +32,11 @@ eventfd or an IPI, not by its own timer, so the default slack would add
 it as the 50-60 us p50 of SCHED_OTHER). RT and deadline threads have no
 slack, so 1 ns keeps the cases comparable.
 
+``--share-ms S`` adds a CPU-bound phase after the wakes: it spins for a
+100-ms warm-up and then S ms of wall time and reports ``share``, its CPU
+time over those S ms (what the mechanism lets a guest that turns CPU-bound
+take).
+
 ``--hog`` makes a busy loop instead (the self-test's CPU burners). Both
 ask the kernel to kill them when their parent dies
 (``PR_SET_PDEATHSIG``), so an interrupted self-test leaves no spinner.
@@ -76,8 +81,33 @@ def hog(parent):
         pass
 
 
+SHARE_WARMUP_MS = 100   # one CFS quota period (the weight case's cap)
+
+
+def spin_share(ms, clock=time.monotonic, cpu=time.thread_time,
+               warmup_ms=SHARE_WARMUP_MS):
+    """Spin ``warmup_ms``, then ``ms`` of wall time: CPU time / wall time
+    over the second part. The warm-up uses up what is left of a CFS quota
+    period, so a capped sleeper next runs when a period starts: the window
+    then spans whole periods (a window starting mid-period could take the
+    rest of that period's quota and more: 0.47 of a CPU measured under a
+    0.33 cap over 200 ms without it).
+    """
+    if ms <= 0:
+        return 0.0
+    end = clock() + warmup_ms / 1000.0
+    while clock() < end:
+        pass
+    w0, c0 = clock(), cpu()
+    end = w0 + ms / 1000.0
+    while clock() < end:
+        pass
+    wall = clock() - w0
+    return (cpu() - c0) / wall if wall > 0 else 0.0
+
+
 def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None,
-          budget_ms=0):
+          budget_ms=0, share_ms=0):
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     libc = _libc()
@@ -120,8 +150,10 @@ def sleep(wakes, period_us, work_us, parent, stdin=None, stdout=None,
         now = clock(CLOCK_MONOTONIC)
         while target <= now:         # overran a period: skip, no burst
             target += period
+    share = spin_share(share_ms)
     stdout.write(json.dumps({'lateness_us': [
-        round(ns / 1000.0, 1) for ns in out[WARMUP:]]}) + '\n')
+        round(ns / 1000.0, 1) for ns in out[WARMUP:]],
+        'share': round(share, 4)}) + '\n')
     stdout.flush()
     return 0
 
@@ -135,12 +167,15 @@ def main(argv=None):
     p.add_argument('--budget-ms', type=int, default=0,
                    help='stop after this long even if fewer wakes ran '
                         '(0: no limit)')
+    p.add_argument('--share-ms', type=int, default=0,
+                   help='a CPU-bound phase of this many ms after the wakes '
+                        '(0: none)')
     p.add_argument('--parent', type=int, default=os.getppid())
     args = p.parse_args(argv)
     if args.hog:
         hog(args.parent)
     return sleep(args.wakes, args.period_us, args.work_us, args.parent,
-                 budget_ms=args.budget_ms)
+                 budget_ms=args.budget_ms, share_ms=args.share_ms)
 
 
 if __name__ == '__main__':

@@ -26,9 +26,11 @@ Requirements:
     Per-vCPU events, run share and window from the collector; the
     ``disk_iotune`` knob (libvirt, the simulator); block counters.
 Limitations:
-    Events are the vCPU's I/O wake-ups (the collector's E_n), not virtio
-    kicks; VR (runtime of segments with events) is estimated from events
-    and CPU per activation; the window is the agent tick, S-masking is
+    Events are the disk requests the VM completed (block stats, shared
+    among its vCPUs by wake-ups; ``event_source = wakeups``: the vCPU's
+    I/O wake-ups, biased), not virtio kicks (contract.ibalancer); VR
+    (runtime of segments with events) is estimated from wake-ups and CPU
+    per activation; the window is the agent tick, S-masking is
     prorated within it; rate caps act per VM and per tick, not per event
     and per vCPU; no NIC cap (the snapshot has no interface counters).
     See docs/ibalancer.md.
@@ -42,6 +44,7 @@ policy; the equations in ``ibalancer_equations``.
 import dataclasses
 import typing
 
+from iosched.contract import ibalancer as ib_contract
 from iosched.contract import knob_kinds
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
@@ -56,6 +59,7 @@ RULE_RELEASE = 'ibalancer.release'
 @dataclasses.dataclass(frozen=True)
 class Params:
     """[host_agent_policy.ibalancer] (iosched/host_agent/conf/ibalancer.py)."""
+    event_source: str               # contract.ibalancer.EVENT_SOURCES
     mask_slice_ms: float            # S; 0 = no masking (per-second counts)
     alpha: float                    # % VR/PR for I/O-intensive
     alpha_hysteresis: float         # % points: leave the pool below a - h
@@ -101,6 +105,7 @@ class VcpuView:
     delay_us: float = 0.0           # Eq. 5; 0: not a target
     pair: str = ''                  # 'uuid8/vcpu' of the reference
     pair_ei_us: float = 0.0         # the reference's EI
+    wakeups: int = 0                # the vCPU's I/O wake-ups in the tick
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,31 +135,41 @@ def _short(uuid, vcpu):
 
 
 def _track(snapshot, params, state):
-    """TRACK-POOL views (EN, EI, class) and the new EI/class maps."""
+    """TRACK-POOL views (EN, EI, class) and the new EI/class maps. A
+    vCPU's events are those of ``params.event_source`` (contract.
+    ibalancer); VR/PR (Eq. 1) stays on its wake-ups, the activations
+    whose CPU ``burst_us`` measures.
+    """
     w = snapshot.window_s
-    raw = [v for v in snapshot.vcpus if v.events >= params.min_events]
+    events = ib_contract.vcpu_events(params.event_source, snapshot.vcpus,
+                                     snapshot.disks)
+    raw = [(v, events.get((v.instance_uuid, v.vcpu), 0))
+           for v in snapshot.vcpus]
+    raw = [(v, n) for v, n in raw if n >= params.min_events]
     period_ms = params.mask_slice_ms * len(raw)
     views, ei, io = [], {}, {}
-    for v in sorted(raw, key=lambda v: (v.instance_uuid, v.vcpu)):
+    for v, n in sorted(raw, key=lambda vn: (vn[0].instance_uuid,
+                                             vn[0].vcpu)):
         key = (v.instance_uuid, v.vcpu)
         pr = v.run_share * w
-        vrpr = eq.vr_pr(v.events, pr, v.burst_us)
+        vrpr = eq.vr_pr(v.events or n, pr, v.burst_us)
         is_io = eq.classify(vrpr, state.io.get(key, False), params)
-        ei[key] = eq.ewma(state.ei_us.get(key), w * 1e6 / v.events,
-                       params.ei_weight)
+        ei[key] = eq.ewma(state.ei_us.get(key), w * 1e6 / n,
+                          params.ei_weight)
         io[key] = is_io
         views.append(VcpuView(
-            v.instance_uuid, v.vcpu, v.events, pr, vrpr, is_io,
-            eq.masked_en(v.events, pr, w, params.mask_slice_ms, period_ms),
+            v.instance_uuid, v.vcpu, n, pr, vrpr, is_io,
+            eq.masked_en(n, pr, w, params.mask_slice_ms, period_ms),
             params.mask_slice_ms > 0 and pr * period_ms >= (
-                params.mask_slice_ms * w), ei[key], v.events / w))
+                params.mask_slice_ms * w), ei[key], n / w,
+            wakeups=v.events))
     return views, period_ms, ei, io
 
 
 def _describe(v):
-    return ('EN %.0f/%s (%d events, PR %.0fms), EI %.0fus, VR/PR %.0f%%'
-            % (v.en, 'S' if v.masked else 'period', v.events, v.pr_s * 1e3,
-               v.ei_us, v.vr_pr))
+    return ('EN %.0f/%s (%d events, %d wake-ups, PR %.0fms), EI %.0fus, '
+            'VR/PR %.0f%%' % (v.en, 'S' if v.masked else 'period', v.events,
+                              v.wakeups, v.pr_s * 1e3, v.ei_us, v.vr_pr))
 
 
 # Control law (once per tick; the control period is S x n but never

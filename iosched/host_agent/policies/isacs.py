@@ -74,6 +74,9 @@ class VcpuCredits:
     cvcredit: float
     boost_group: bool
     slice_us: int
+    # The collector's I/O signal for this vCPU (VcpuIoStrength.io_source):
+    # 'wakeups' or 'requests' (the VM's completed requests per vCPU).
+    io_source: str = 'wakeups'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +138,8 @@ def credits(vcpus, n_pcpus, params, cpu_slice_us=None):
         else:
             slice_us = params.base_slice_us
         out.append(VcpuCredits(v.instance_uuid, v.vcpu, v.pcpu, x, cvc, m,
-                               slice_us))
+                               slice_us,
+                               getattr(v, 'io_source', 'wakeups')))
     return tuple(out), k, j, dc
 
 
@@ -221,9 +225,11 @@ def plan_isacs(snapshot, params, state=State()):
             continue
         if e.ivcredit > 0:
             rule = 'isacs.io_slice'
-            reason = ('IVCredit %.3g, host mean positive %.3g (k=%d): '
+            reason = ('IVCredit %.3g (I/O events from %s), host mean '
+                      'positive %.3g (k=%d): '
                       'slice=clamp(%dus/(1+%.3g*%.3g), %dus, %dus)=%dus' % (
-                          e.ivcredit, mean_pos, k, params.base_slice_us,
+                          e.ivcredit, e.io_source, mean_pos, k,
+                          params.base_slice_us,
                           params.alpha, e.ivcredit / mean_pos,
                           params.min_io_slice_us, params.base_slice_us,
                           e.slice_us))

@@ -55,6 +55,7 @@ from iosched.host_agent.policies import lsvm_bounds
 from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vslicer_bound
 from iosched.host_agent.policies import vslicer_records
+from iosched.host_agent.policies import vslicer_seen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +81,7 @@ class Params:
     io_thread_runtime_us: int
     deadline_burst_headroom: float
     deadline_max_runtime_us: int
+    seen_window_s: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +103,11 @@ class LsvmState:
     # largest burst term of a vCPU runtime (Q = max(T_m, it); 0: none measured)
     dl_runtime_us: int = 0
     probes: tuple = ()         # the self-test rows (model.WakeupProbe)
+    # the LSVM vCPUs' own wake-to-run p99 now and how many delays it is
+    # of (vslicer_seen; 0: fewer than lsvm.SEEN_MIN_WAKES); wakeup_us is
+    # the W in use (this, held, or the self-test's)
+    seen_us: float = 0.0
+    seen_wakes: int = 0
 
 
 # Control law (per host, vCPUs float over its P pCPUs):
@@ -108,9 +115,12 @@ class LsvmState:
 #   N   = all vCPUs on the host
 #   L_i = the flavor's iosched:latency_ms (default_latency_ms if unset)
 #   M   = the mechanism in force (snapshot.sched: the self-test's choice),
-#         W_M its measured p99 wake-up latency (0: not measured)
+#         W_M its measured p99 wake-up latency (0: not measured; below)
 #   T_m,i = clamp(min(lsvm_max_slice, budget_M(L_i, k)), min_slice, 100 ms)
 #   bound_i = W_M(T_m,i) + (k - 1) * T_m,i <= L_i    (iosched.contract.lsvm)
+#   W_M is the p99 of the LSVM vCPUs' own wake-to-run delays under M
+#         once enough were seen (vslicer_seen: the real threads beat the
+#         self-test's probe), else the self-test's figure
 #   slice:    LSVM vCPUs and main loop get T_m,i, other vCPUs T_NLSVM
 #   deadline: LSVMs admitted (admit_deadline) get SCHED_DEADLINE: vCPUs
 #             runtime T_m,i, I/O threads io_thread_runtime, period so that
@@ -130,14 +140,16 @@ class LsvmState:
 # Steps: the host's figures (_host, with the deadline admission), one
 # Turn per instance (_lsvm_turn, via _deadline_turn or _pinned_turn; an
 # NLSVM's T_NLSVM), its actions (_turn_actions), the report (_lsvm_state).
-def plan_slices(instances, pcpus, params, sched=None, bursts=None):
+def plan_slices(instances, pcpus, params, sched=None, bursts=None,
+                seen=None):
     """Return (actions, notes, LsvmState) for a host. Pure.
 
     ``bursts``: {instance uuid: CPU us per activation of its busiest vCPU}
     (``VcpuIoStrength.burst_us``), which sizes deadline runtimes.
+    ``seen``: the LSVM vCPUs' own wake-to-run p99 (``vslicer_seen.Seen``).
     """
     host = _host(instances, pcpus, params, sched or model.HostSched(),
-                 bursts or {})
+                 bursts or {}, seen or vslicer_seen.Seen())
     actions, notes, refused, bound, reserved = [], [], [], 0.0, 0.0
     for inst in sorted(instances, key=lambda i: i.uuid):
         if inst.latency_sensitive:
@@ -158,7 +170,7 @@ def plan_slices(instances, pcpus, params, sched=None, bursts=None):
         instances, host, params, bound, refused, reserved)
 
 
-def _host(instances, pcpus, params, sched, bursts):
+def _host(instances, pcpus, params, sched, bursts, seen):
     """The Host: mechanism, m, k, the deadline admission (one T_m for
     every reservation, from the strictest admitted LSVM; runtimes Q_i =
     max(T_m, burst term_i); dl_term = max_i Q_i) and the per-pCPU plan.
@@ -169,7 +181,8 @@ def _host(instances, pcpus, params, sched, bursts):
     m = sum(i.vcpus for i in instances if i.latency_sensitive)
     n_all = sum(i.vcpus for i in instances)
     host = vslicer_records.Host(
-        sched=sched, bursts=bursts, mech=mech, n_pcpus=n_pcpus, m=m,
+        sched=sched, bursts=bursts, seen=seen, mech=mech,
+        n_pcpus=n_pcpus, m=m,
         n_all=n_all, k=lsvm.per_pcpu(m, n_pcpus),
         share=lsvm.deadline_share(n_pcpus, n_all,
                                   params.deadline_max_share))
@@ -179,7 +192,7 @@ def _host(instances, pcpus, params, sched, bursts):
         host = dataclasses.replace(host, admitted=frozenset(admitted),
                                    dl_refused=dl_refused)
     if host.admitted:
-        w_dl = vslicer_bound.measured_us(sched, lsvm.MECH_DEADLINE)
+        w_dl = vslicer_seen.w_us(sched, lsvm.MECH_DEADLINE, seen, mech)
         strictest = min(lsvm_mechanisms.latency_ms(i, params)
                         for i in instances if i.uuid in host.admitted)
         dl_t_m, dl_want = vslicer_bound.microslice(
@@ -193,7 +206,7 @@ def _host(instances, pcpus, params, sched, bursts):
     pin_mech = lsvm.MECH_SLICE if mech == lsvm.MECH_DEADLINE else mech
     return dataclasses.replace(host, pcpus=vslicer_bound.plan_pcpus(
         instances, pcpus, params, pin_mech,
-        vslicer_bound.measured_us(sched, pin_mech)))
+        vslicer_seen.w_us(sched, pin_mech, seen, mech)))
 
 
 def _lsvm_turn(inst, host, params):
@@ -205,7 +218,7 @@ def _lsvm_turn(inst, host, params):
     mech = host.mech
     if mech == lsvm.MECH_DEADLINE and inst.uuid not in host.admitted:
         mech = lsvm.MECH_SLICE
-    w_us = vslicer_bound.measured_us(host.sched, mech)
+    w_us = vslicer_seen.w_us(host.sched, mech, host.seen, host.mech)
     slice_us, want = vslicer_bound.microslice(lat_ms, host.k, params, mech,
                                               w_us)
     term_us = slice_us         # the (k - 1) term: T_m, or Q
@@ -237,10 +250,17 @@ def _lsvm_turn(inst, host, params):
                 inst, host.n_pcpus, host.n_all, params))
         if params.pin_lsvms and not lsvm_mechanisms.dedicated(inst):
             want = _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params)
+    seen = mech == host.mech and host.seen.w_us > 0
+    if seen:
+        turn.reason += ('; W=%dus seen on the LSVM vCPUs (p99 of %d '
+                        'wake-to-run delays, last %ds)' % (
+                            w_us, host.seen.wakes, host.seen.window_s))
     if (want < params.min_slice_us
             or not lsvm.holds(turn.bound_ms * 1000.0, lat_ms)):
         turn.notes.append(vslicer_bound.refusal(
-            inst, lat_ms, want, term_us, host.k, params, mech, w_us))
+            inst, lat_ms, want, term_us, host.k, params, mech, w_us,
+            vslicer_bound.SEEN_BY % host.seen.window_s if seen
+            else host.sched.measured_by))
         turn.refused = True
     return turn
 
@@ -343,25 +363,32 @@ def _lsvm_state(instances, host, params, bound, refused, reserved):
         nlsvm_vcpus=sum(i.vcpus for i in instances
                         if not i.latency_sensitive),
         params=params, mechanism=mech,
-        wakeup_us=vslicer_bound.measured_us(sched, mech),
+        wakeup_us=vslicer_seen.w_us(sched, mech, host.seen, mech),
         dl_bw_limit=sched.dl_bw_limit if deadline else 0.0,
         dl_bw_foreign=sched.dl_bw_foreign if deadline else 0.0,
         dl_bw_reserved=round(reserved, 6), dl_runtime_us=host.dl_runtime,
-        probes=tuple(sched.probes))
+        probes=tuple(sched.probes), seen_us=host.seen.p99_us,
+        seen_wakes=host.seen.wakes)
 
 
 class VSlicerPolicy(base.Policy):
-    """Stateless: its LsvmState goes to the facts ('lsvm', the report)."""
+    """Its State: the LSVM vCPUs' seen wake-to-run delays (vslicer_seen);
+    its LsvmState goes to the facts ('lsvm', the report).
+    """
     name = 'vslicer'
     Params = Params
+    State = vslicer_seen.State
 
     def decide(self, snapshot, state=None):
+        params = self.params()
         bursts = {}
         for v in snapshot.vcpus:
             bursts[v.instance_uuid] = max(bursts.get(v.instance_uuid, 0.0),
                                           v.burst_us)
+        state = vslicer_seen.update(state, snapshot, params.seen_window_s)
         actions, notes, lsvm = plan_slices(
             tuple(snapshot.instances.values()), snapshot.pcpus,
-            self.params(), snapshot.sched, bursts)
+            params, snapshot.sched, bursts,
+            vslicer_seen.seen(state, params.seen_window_s))
         return model.Plan(policy=self.name, actions=actions, notes=notes,
-                          facts={'lsvm': lsvm})
+                          facts={'lsvm': lsvm}, state=state)

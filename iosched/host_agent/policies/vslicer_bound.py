@@ -113,21 +113,29 @@ def finite(us):
 
 
 def refusal(inst, lat_ms, want, slice_us, k, params, mechanism,
-            measured_us):
-    """The note of an LSVM whose bound cannot hold, and the fix."""
+            measured_us, measured_by=''):
+    """The note of an LSVM whose bound cannot hold, and the fix; with the
+    measurement W came from (``HostSched.measured_by``) when there is one.
+    """
+    source = ('; W from the %s' % measured_by
+              if measured_by and measured_us > 0 else '')
     return ('refused latency bound for %s: iosched:latency_ms=%.3g with %d '
             'LSVM vCPUs per pCPU needs T_m=%dus (minimum slice %dus); set '
             '%dus, bound %s=%.3gms vs L=%.3gms (mechanism %s, T_NLSVM=%dus, '
-            'wakeup_preemption=%s). Fix: fewer LSVM vCPUs per pCPU (the Nova '
-            'LsvmFilter places by the reported LSVM parameters) or a larger '
-            'iosched:latency_ms' % (
+            'wakeup_preemption=%s%s). Fix: fewer LSVM vCPUs per pCPU (the '
+            'Nova LsvmFilter places by the reported LSVM parameters) or a '
+            'larger iosched:latency_ms' % (
                 inst.uuid, lat_ms, k, finite(want), params.min_slice_us,
                 slice_us,
                 lsvm.formula(lsvm_bounds.slicing(params, mechanism,
                                                  measured_us)),
                 bound_us(k, slice_us, params, mechanism,
                               measured_us) / 1000.0, lat_ms, mechanism,
-                params.nlsvm_slice_us, params.wakeup_preemption))
+                params.nlsvm_slice_us, params.wakeup_preemption, source))
+
+
+# How a refusal names the seen W (vslicer_seen), by its window.
+SEEN_BY = ("LSVM vCPUs' own wake-to-run delays (p99, last %ds)")
 
 
 def measured_us(sched, mechanism):

@@ -39,6 +39,8 @@ class Host:
     dl_runtime: int = 0        # largest burst term of a runtime
     dl_term: int = 0           # max_i Q_i = max(dl_t_m, dl_runtime)
     pcpus: tuple = ()          # tuple[vslicer_bound.PcpuPlan]
+    # the LSVM vCPUs' own wake-to-run W (vslicer_seen.Seen)
+    seen: typing.Any = None
 
 
 @dataclasses.dataclass

@@ -28,9 +28,10 @@ Requirements:
 Limitations:
     The guest half (an extra turbo vCPU, IRQ affinity, bigger receive
     buffers, the TCP early-ACK patch) needs tenant cooperation and is not
-    done. Algorithm 3's two-pool accounting is not actuated: the snapshot
-    has no per-emulator-thread CPU time yet, so turbo-pool use is bounded
-    by the turbo pCPUs' count, not charged to the VM (docs/status.md).
+    done. Algorithm 3's two-pool accounting (``vturbo_charge``, on by
+    ``charge_turbo``) charges the I/O threads' turbo CPU to the VM through
+    its VM cgroup weight: relative, so it binds only while the VM's vCPUs
+    want more than their allowance on contended regular pCPUs.
     Listed last, its vCPU pins override vSlicer's ``pin_lsvms`` and ISACS's
     balancing, which plan over all pCPUs.
 Spec URL:
@@ -43,6 +44,7 @@ from iosched.contract import knob_kinds
 from iosched.contract import lsvm
 from iosched.host_agent import model
 from iosched.host_agent.policies import base
+from iosched.host_agent.policies import vturbo_charge
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +53,8 @@ class Params:
     turbo_pcpus: tuple
     turbo_slice_us: int
     pin_regular_vcpus: bool
+    charge_turbo: bool
+    vm_weight: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +62,7 @@ class TurboState:
     turbo_pcpus: tuple         # turbo pCPUs in effect (() = off)
     regular_pcpus: tuple
     turbo_instances: tuple     # uuids whose I/O threads run on turbo pCPUs
+    charges: tuple = ()        # tuple[vturbo_charge.TurboCharge]
 
 
 # turbo(i) := latency_sensitive or iosched:turbo (iosched.contract.flavor)
@@ -123,8 +128,15 @@ class VTurboPolicy(base.Policy):
     Params = Params
 
     def decide(self, snapshot, state=None):
+        params = self.params()
         actions, notes, turbo = plan_turbo(
-            tuple(snapshot.instances.values()), snapshot.pcpus,
-            self.params())
+            tuple(snapshot.instances.values()), snapshot.pcpus, params)
+        if params.charge_turbo and turbo.turbo_instances:
+            charged, charges = vturbo_charge.charge_turbo(
+                snapshot.instances, snapshot.vcpus,
+                getattr(snapshot, 'io_threads', ()), turbo.turbo_instances,
+                params.vm_weight)
+            actions += charged
+            turbo = dataclasses.replace(turbo, charges=charges)
         return model.Plan(policy=self.name, actions=actions, notes=notes,
                           facts={'vturbo': turbo})

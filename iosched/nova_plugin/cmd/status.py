@@ -36,6 +36,7 @@ from oslo_config import cfg
 from iosched.nova_plugin.cmd import clip
 from iosched.nova_plugin.cmd import placement_sources as sources
 from iosched.nova_plugin.cmd import report_files
+from iosched.nova_plugin.cmd import status_clock
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import listener
@@ -242,6 +243,10 @@ def load_conf(paths):
         url = conf.reporter.transport_url or conf.transport_url
         topic = conf.reporter.topic or conf.iosched.report_topic
         agents = conf.reporter.resync_topic or conf.iosched.agents_topic
+        # every [iosched] option once: a bad value is said here, by name,
+        # not when the listener or the clock rules first read it
+        for name in conf.iosched:
+            getattr(conf.iosched, name)
     except (cfg.Error, OSError, ValueError) as e:
         raise sources.BadInput('cannot read the configuration %s: %s' % (
             ', '.join(paths) or '(defaults)', e))
@@ -341,8 +346,9 @@ def main(argv=None, out=None, err=None):
     if args.save and not _saved(args.save, collector, say):
         return EXIT_BAD_INPUT
     now = collector.ended_at or time.time()
-    rows = [row(rep, at, now) for _, (rep, at) in
-            sorted(collector.reports.items())]
+    rows = [dict(row(rep, at, now),
+                 clock_problem=status_clock.clock_problem(rep, at, conf))
+            for _, (rep, at) in sorted(collector.reports.items())]
     missing = collector.missing()
     if args.json:
         json.dump({'topic': topic, 'agents_topic': agents,
@@ -354,6 +360,9 @@ def main(argv=None, out=None, err=None):
         out.write('\n')
     elif rows:
         out.write('\n'.join(table(rows)) + '\n')
+    for r in rows:
+        if r['clock_problem']:
+            say('%s: %s' % (r['host'], r['clock_problem']))
     if collector.dropped:
         say('%d malformed report(s) dropped (an agent of another version? '
             'see the scheduler log for the reason)' % collector.dropped)

@@ -82,6 +82,43 @@ Possible values:
 Related options:
 
 * ``report_ttl_intervals``: a stale report is replaced by any newer one.
+* ``report_max_age``: how far behind a report's timestamp may be.
+"""),
+    cfg.FloatOpt('report_max_age',
+        default=0.0,
+        min=0.0,
+        help="""
+Seconds a report's own timestamp may be behind this scheduler's clock.
+
+A signed report captured off the message bus stays validly signed: re-sent
+later, it would make its host look alive with old figures. A worker
+refuses any report older than the newest one it accepted from the host
+(also once that one is stale), and any report older than this bound
+(reason ``too_old``), the only protection in a worker that holds nothing
+of the host yet (just started, or the host was evicted).
+
+The default, 0, is each report's own time to live plus the clock skew:
+``report_ttl_intervals`` x its ``report_interval`` +
+``report_max_clock_skew`` (3 x 10 s + 300 s = 330 s for the agent's
+default interval). A genuine report is younger: it is sent when measured,
+and a resync answer is the agent's latest report, at most one interval
+old; an agent whose clock is behind by less than the skew still gets in.
+An older report would say nothing the filters could still trust, so a
+replay can keep a silent host schedulable for at most this bound plus one
+time to live.
+
+Possible values:
+
+* 0 (default): per report, as above.
+* Seconds: one bound for every host; keep it above the longest report
+  interval of any agent plus the clocks' disagreement, or that agent's
+  reports (and resync answers) are refused.
+
+Related options:
+
+* ``report_max_clock_skew``, ``report_ttl_intervals``
+* ``[host_agent] tick_interval`` x ``report_every_ticks`` in the agents'
+  configuration: their report interval.
 """),
 ]
 

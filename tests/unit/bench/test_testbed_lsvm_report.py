@@ -55,6 +55,19 @@ def test_targets_met_and_not_met():
     assert t['selftest_seconds']['met']
 
 
+def test_autos_choice_is_judged_on_all_its_targets():
+    r = results()
+    t = r['targets']
+    assert t['auto']['value'] == 'deadline'
+    assert t['auto']['met'] is all(v['met'] for v in t['deadline'].values())
+    r['selftest']['auto'] = 'slice'
+    t = rep.targets(r, ['deadline', 'slice'])
+    assert t['auto'] == {'value': 'slice', 'target': 'all five met',
+                         'met': False}
+    assert "auto's choice slice: NOT all targets met" in '\n'.join(
+        rep.table(dict(r, targets=t), ['deadline', 'slice']))
+
+
 def test_table_names_every_phase_and_target():
     lines = rep.table(results(), ['deadline', 'slice'])
     text = '\n'.join(lines)

@@ -40,8 +40,12 @@ from iosched.contract import slo_units
 from iosched.host_agent import model
 from iosched.host_agent.reporter import build
 from iosched.host_agent import volume_slo
+from tests import fault_campaign
 from tests.unit.cinder_qos import test_client
 from tests.unit import input_fuzz as fz
+
+CAMPAIGN = fault_campaign.Campaign('SLOs and QoS specs')
+_tally = CAMPAIGN.fixture()
 
 UNITS = ('iops', 'IOPS', 'B/s', 'KB/s', 'MB/s', 'MiB/s', 'GiB/s', 'ms', 'us',
          'µs', 's', 'S', 'B', 'KiB', 'MB', '%', '', 'parsecs', 'mb/S',
@@ -87,6 +91,7 @@ def _refused(err):
 
 @fz.SETTINGS
 @given(slo_texts())
+@CAMPAIGN.counted
 def test_slo_text_parses_or_is_refused_clearly(text):
     try:
         s = slo.parse(text)
@@ -113,6 +118,7 @@ _FIELD_UNITS = {'throughput': ('iops', 'MB/s', 'B/s'), 'latency': ('ms', 's'),
 @pytest.mark.parametrize('field, number, unit', [
     (f, n, u) for f in sorted(_FIELD_UNITS) for n in fz.NASTY_NUMBERS
     for u in _FIELD_UNITS[f]])
+@CAMPAIGN.counted
 def test_each_field_with_nasty_numbers(field, number, unit):
     base = {'throughput': '500iops', 'latency': '10ms'}
     base[field] = number + unit
@@ -137,6 +143,7 @@ _NUM = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
     'min_bytes_sec': _NUM,
     'latency_stat': st.sampled_from(qos_keys.LATENCY_STATS) | fz.scalars,
     'slo_class': st.sampled_from(qos_keys.CLASSES) | fz.scalars}))
+@CAMPAIGN.counted
 def test_slo_tuple_is_valid_or_refused_clearly(kwargs):
     kwargs.setdefault('min_iops', 500)
     kwargs.setdefault('latency_ms', 10)
@@ -152,6 +159,7 @@ def test_slo_tuple_is_valid_or_refused_clearly(kwargs):
 @fz.SETTINGS
 @given(_valid_texts(), st.sampled_from([1, 1.5, 2, 10]),
        st.none() | st.integers(1, 4096))
+@CAMPAIGN.counted
 def test_valid_slo_round_trips_through_its_qos_spec(text, headroom, qd):
     s = slo.parse(text)
     specs = translate.translate(s, headroom=headroom, expected_qd=qd)
@@ -181,6 +189,7 @@ _SPEC_KEYS = st.sampled_from(qos_keys.IOSCHED_KEYS + qos_keys.FRONTEND_KEYS + (
 
 @fz.SETTINGS
 @given(st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=10))
+@CAMPAIGN.counted
 def test_qos_spec_read_back_never_raises_anything_but_sloerror(specs):
     # the reader of the admin tool and of the agent
     try:
@@ -213,6 +222,7 @@ def test_qos_spec_read_back_never_raises_anything_but_sloerror(specs):
                      _SPEC_KEYS, _spec_values(), max_size=4),
                      max_size=3).map(json.dumps),
                  st.just('[' * 100000), st.just('{"v": ' * 5000)))
+@CAMPAIGN.counted
 def test_volume_qos_file_never_stops_the_agent(tmp_path_factory, content):
     path = fz.scratch(tmp_path_factory) / 'qos.json'
     path.write_text(content)
@@ -231,6 +241,7 @@ def test_volume_qos_file_never_stops_the_agent(tmp_path_factory, content):
 @given(slo_texts(), st.sampled_from(('gold', '', ' ', 'x' * 300)),
        st.sampled_from((1, 1.5, 0.5, float('nan'))),
        st.sampled_from((None, 0, 5, -1)))
+@CAMPAIGN.counted
 def test_refused_plan_sends_nothing_to_cinder(text, name, headroom, minlat):
     api = test_client.FakeApi()
     calls = []
@@ -261,6 +272,7 @@ _OPS = ('create_qos_spec', 'set_qos_keys', 'associate', 'create_type')
 @fz.SETTINGS
 @given(_valid_texts(), st.sets(st.sampled_from(_OPS), min_size=1),
        st.booleans())
+@CAMPAIGN.counted
 def test_failed_create_leaves_cinder_as_it_was(text, fail, existing):
     api = test_client.FakeApi()
     admin = client.SloAdmin(api)
@@ -280,6 +292,7 @@ def test_failed_create_leaves_cinder_as_it_was(text, fail, existing):
         assert admin.show('gold').specs == p.specs
 
 
+@CAMPAIGN.counted
 def test_units_shorten_huge_raw_values():
     try:
         slo_units.throughput('throughput', '5' + 'x' * 100000)
@@ -291,6 +304,7 @@ def test_units_shorten_huge_raw_values():
 
 @settings(fz.SETTINGS, max_examples=max(10, fz.EXAMPLES // 5))
 @given(st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=8))
+@CAMPAIGN.counted
 def test_any_qos_spec_on_a_disk_leaves_the_agent_ticking(specs):
     """The agent's whole tick with that spec on every disk: the policies
     still act (vSlicer's LSVM slice) and no tick fails.
@@ -346,6 +360,7 @@ _PER_GB = st.sampled_from(['total_iops_sec_per_gb',
     'broken': st.sampled_from([None, 'volume', 'type', 'qos']),
     'junk': fz.json_values | st.just(ValueError('not JSON')),
     'status': st.sampled_from([200, 200, 404, 500, 300])}))
+@CAMPAIGN.counted
 def test_cinder_answers_never_stop_the_agent(case):
     """Whatever Cinder answers for a volume, its type and QoS spec, the
     agent's reader returns spec keys as text, {} or None; never raises.
@@ -381,6 +396,7 @@ def test_cinder_answers_never_stop_the_agent(case):
 @fz.SETTINGS
 @given(st.sampled_from(qos_keys.CONSUMERS + ('', None, 'x')),
        st.dictionaries(_SPEC_KEYS, _spec_values(), max_size=6))
+@CAMPAIGN.counted
 def test_the_scheduler_reads_b_as_the_agent_does(consumer, specs):
     """iosched.nova_plugin.slo_rule's B of a QoS spec: a finite number >= 0 or
     SloSpecError naming the key; when the agent accepts the SLO, the

@@ -183,3 +183,15 @@ def test_a_microslice_within_its_budget_keeps_the_bound(s, lat, k):
     possible = lsvm.holds(lsvm.worst_case_us(k, floor, s), lat)
     if possible and want >= floor:
         assert lsvm.holds(lsvm.worst_case_us(k, t_m, s), lat)
+
+
+@pytest.mark.parametrize('share, limit, stock, ok', [
+    (0.0, 0.33, 0.0, True),          # not measured
+    (0.33, 1 / 3.0, 0.33, True),
+    (0.349, 1 / 3.0, 0.0, True),     # within 5 %
+    (0.351, 1 / 3.0, 0.0, False),
+    (0.5, 1 / 3.0, 0.5, True),       # stock gives more: stock is the limit
+    (0.9, 1 / 3.0, 0.33, False),
+])
+def test_share_within(share, limit, stock, ok):
+    assert lsvm.share_within(share, limit, stock) is ok

@@ -178,3 +178,42 @@ def test_pin_round_trips_through_json(tmp_path, pin):
     a.apply(plan(act(PIN, 'u1', '0', (1,))), 1)
     a.journal.close()
     assert journal_mod.Journal(path).pending() == {(PIN, 'u1', '0'): pin}
+
+
+class StuckKnobs(DictKnobs):
+    """A knob set whose deadline thread the kernel froze: the watchdog
+    returns it to the fair class (None) and says so once.
+    """
+    freed = ['thread 7']
+
+    def knobs(self):
+        return (SLICE, DL)
+
+    def unstick_deadline(self):
+        freed, self.freed = self.freed, []
+        if freed:
+            self.values[(DL, 'u1', '0')] = None
+        return freed
+
+
+DL = knob_kinds.VCPU_DEADLINE
+RES = {'runtime_us': 1000, 'deadline_us': 4000, 'period_us': 4000}
+
+
+def test_a_thread_set_free_is_not_reserved_again():
+    d = StuckKnobs({(DL, 'u1', '0'): None, (SLICE, 'u1', '0'): 3000})
+    a = driver_act.DriverActuator(d)
+    p = plan(act(DL, 'u1', '0', RES), act(SLICE, 'u1', '0', 1000))
+    a.apply(p, ts=1.0)
+    assert a.unstick_deadline() == ['thread 7']
+    assert d.values[(DL, 'u1', '0')] is None       # freed: fair class
+    a.apply(p, ts=2.0)                             # not re-applied
+    assert d.values[(DL, 'u1', '0')] is None
+    assert [w[0] for w in d.writes] == [DL, SLICE]
+    assert a.restore_all() == 2                    # the journal still
+    assert d.values[(SLICE, 'u1', '0')] == 3000    # restores both
+
+
+def test_a_knob_set_without_a_watchdog_frees_nothing():
+    a = driver_act.DriverActuator(DictKnobs({}))
+    assert a.unstick_deadline() == []

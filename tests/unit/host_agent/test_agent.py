@@ -17,6 +17,7 @@ import pytest
 
 from iosched.contract import knob_kinds
 from iosched.host_agent import model
+from iosched.host_agent.policies import vslicer_seen
 from tests import fixtures
 
 
@@ -192,7 +193,8 @@ def test_each_policy_gets_back_its_own_state(host):
     agent.policies.append(Counting())
     fixtures.run_ticks(sim, agent, 4)
     assert seen == [None, 1, 2, 2]
-    assert agent.policy_states == {'vslicer': None, 'counting': 2}
+    assert agent.policy_states == {
+        'vslicer': vslicer_seen.State(mechanism='slice'), 'counting': 2}
     assert agent.last_plan.state is None         # merged: no one's state
 
 

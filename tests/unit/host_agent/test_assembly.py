@@ -206,3 +206,31 @@ def test_layers(top, forbidden):
            for path, text in _sources(top) for m in _imported(text)
            if m == forbidden or m.startswith(forbidden + '.')]
     assert not bad
+
+
+def test_the_agent_measures_and_chooses_again_when_the_host_changed(
+        monkeypatch):
+    # issue 28: a re-test after the guests changed; a new mechanism first
+    # puts every knob back.
+    import dataclasses
+    import time
+    sim, driver = fixtures.sim_host_with_vms()
+    agent = assembly.build_agent(CONF, driver, journal_path='')
+    agent.start()
+    first = agent.host_sched
+    n = len(driver.list_instances())
+    assert first.tested_guests == n and first.measured_by.startswith(
+        'self-test ')
+    restored = []
+    monkeypatch.setattr(agent.actuator, 'restore_all',
+                        lambda: restored.append(1) or 0)
+    agent.tick()                       # nothing changed: no re-test
+    assert agent.host_sched.tested_at == first.tested_at and not restored
+    g = CONF['host_agent_policy.vslicer']
+    agent.host_sched = dataclasses.replace(
+        first, mechanism='slice', tested_guests=n + 1,
+        tested_at=time.monotonic() - g.selftest_retest_min_interval - 1)
+    agent.tick()
+    assert agent.host_sched.mechanism == first.mechanism
+    assert agent.host_sched.tested_guests == n and restored == [1]
+    agent.shutdown()

@@ -22,7 +22,9 @@ from iosched.host_agent.policies import ibalancer as ib
 from iosched.host_agent.policies import ibalancer_equations as eq
 from iosched.host_agent import policy_params
 
-P = policy_params.params_for('ibalancer')
+# The equations and the control law on given per-vCPU event counts (the
+# vCPU's ``events``); the request-count source has its own tests below.
+P = policy_params.params_for('ibalancer', event_source='wakeups')
 
 
 def vcpu(uuid, events, run_share=0.3, burst_us=0.0, vcpu_=0):
@@ -317,7 +319,9 @@ def test_the_policy_reads_every_option_of_its_group():
     conf = cfg.ConfigOpts()
     opts.register_opts(conf)
     conf([])
-    assert ib.IBalancerPolicy(conf).params() == P
+    assert ib.IBalancerPolicy(conf).params() == policy_params.params_for(
+        'ibalancer')
+    assert ib.IBalancerPolicy(conf).params().event_source == 'requests'
     conf.set_override('beta', 12.5, 'host_agent_policy.ibalancer')
     assert ib.IBalancerPolicy(conf).params() == policy_params.params_for(
         'ibalancer', beta=12.5)
@@ -331,8 +335,36 @@ def test_few_events_are_not_tracked_and_a_pool_of_one_is_calm():
 
 
 def test_without_masking_en_is_events_per_second():
-    p0 = policy_params.params_for('ibalancer', mask_slice_ms=0.0)
+    p0 = dataclasses.replace(P, mask_slice_ms=0.0)
     plan = ib.plan_ibalancer(snap(UNFAIR, window_s=2.0), p0)
     ens = {v.instance_uuid: v.en for v in plan.facts['ibalancer'].vcpus}
     assert ens == {'a': 1500.0, 'b': 1400.0, 'c': 500.0, 'd': 600.0}
     assert set(caps(plan)) == {'a', 'b'}
+
+
+# -- the event source (contract.ibalancer) -------------------------------
+# Equal throughputs (900 requests each), the slow pair with a third of the
+# fast pair's wake-ups: wake-ups see D/n 50 % and cap the fast pair; the
+# request counts see a fair pool. Unequal throughputs trigger under both.
+@pytest.mark.parametrize('source, vms, verdict, capped', [
+    ('wakeups', {'a': (300, 900.0), 'b': (300, 900.0), 'c': (100, 900.0),
+                 'd': (100, 900.0)}, 'trigger', {'a', 'b'}),
+    ('requests', {'a': (300, 900.0), 'b': (300, 900.0), 'c': (100, 900.0),
+                  'd': (100, 900.0)}, 'idle', set()),
+    ('requests', {'a': (300, 900.0), 'b': (300, 900.0), 'c': (300, 300.0),
+                  'd': (300, 300.0)}, 'trigger', {'a', 'b'}),
+])
+def test_event_source_removes_the_wakeup_bias(source, vms, verdict, capped):
+    p = dataclasses.replace(P, event_source=source)
+    plan = ib.plan_ibalancer(snap(vms), p)
+    assert plan.facts['ibalancer'].verdict == verdict
+    assert set(caps(plan)) == capped
+
+
+def test_request_events_are_shown_beside_wakeups_in_the_reason():
+    p = dataclasses.replace(P, event_source='requests')
+    plan = ib.plan_ibalancer(snap({'a': (300, 900.0), 'b': (300, 900.0),
+                                   'c': (300, 300.0), 'd': (300, 300.0)}), p)
+    v = {x.instance_uuid: x for x in plan.facts['ibalancer'].vcpus}
+    assert (v['a'].events, v['a'].wakeups) == (900, 300)
+    assert '(900 events, 300 wake-ups,' in plan.actions[0].reason

@@ -88,9 +88,9 @@ def test_forget_clear_and_torn_lines(tmp_path):
     ('{"op": "move"}\n', "'op'"),
     ('{"op": "change", "kind": "vcpu_slice", "target": "0", '
      '"before": 1, "after": 2}\n', "'uuid'"),
-    ('{"op": "change", "kind": "k", "uuid": "u", "target": "0", '
+    ('{"op": "change", "kind": "vcpu_slice", "uuid": "u", "target": "0", '
      '"after": 2}\n', "'before': missing"),
-    ('{"op": "change", "kind": "k", "uuid": "u", "target": "0", '
+    ('{"op": "change", "kind": "vcpu_slice", "uuid": "u", "target": "0", '
      '"before": 1, "after": 2, "ts": "noon"}\n', "'ts'"),
     ('[DEFAULT]\nhost = x\n', 'no line is a journal entry'),
 ])

@@ -79,7 +79,7 @@ class ProbingDriver(object):
         self.rows, self.state, self.asked = rows, state, []
 
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000):
+                     lsvm_weight=10000, repeats=1, share_ms=0):
         self.asked.append(tuple(cases))
         return tuple(r for r in self.rows if r.mechanism in cases)
 
@@ -118,3 +118,82 @@ def test_refresh_keeps_the_choice_and_updates_the_figures():
         'deadline', 13, 0.5)
     assert lsvm_mechanism.refresh_deadline(model.HostSched(), drv) == \
         model.HostSched()
+
+
+# -- issue 28: the share limit, the measurement named, re-tests ------------
+def _row(mech, p99, share=0.0, ok=True):
+    return model.WakeupProbe(mech, ok, 10.0, p99, 450, share=share)
+
+
+@pytest.mark.parametrize('rows, fair, want', [
+    # weight within the target and the share limit: weight
+    ([('stock', 3900, 0.33), ('deadline', 60, 0.15), ('weight', 90, 0.33),
+      ('slice', 3900, 0.33)], 1 / 3.0, 'weight'),
+    # weight's cap did not hold (0.6 of a CPU): the next, deadline
+    ([('stock', 3900, 0.33), ('deadline', 60, 0.15), ('weight', 90, 0.60),
+      ('slice', 3900, 0.33)], 1 / 3.0, 'deadline'),
+    # 5 % over the limit is tolerated
+    ([('stock', 3900, 0.30), ('weight', 90, 0.349)], 1 / 3.0, 'weight'),
+    # stock gives more than the limit: its share is the limit
+    ([('stock', 3900, 0.5), ('weight', 90, 0.5)], 1 / 3.0, 'weight'),
+    # share not measured (0): the latency alone decides
+    ([('stock', 3900), ('deadline', 60), ('weight', 90)], 1 / 3.0,
+     'weight'),
+    # none within the target: the lowest p99 among those within the share
+    ([('stock', 3900, 0.33), ('deadline', 900, 0.15),
+      ('weight', 700, 0.9)], 1 / 3.0, 'deadline'),
+])
+def test_auto_keeps_the_share_within_the_fair_limit(rows, fair, want):
+    probes = tuple(_row(*r) for r in rows)
+    mech, _, _ = lsvm_mechanism.choose('auto', probes, 500, fair)
+    assert mech == want
+
+
+def test_a_choice_over_the_share_names_it():
+    probes = (_row('stock', 3900, 0.33), _row('deadline', 900, 0.15),
+              _row('weight', 700, 0.9))
+    _, _, problem = lsvm_mechanism.choose('auto', probes, 500, 1 / 3.0)
+    assert 'weight (share 0.900 > limit 0.333)' in problem
+
+
+def test_describe_names_when_where_and_the_repeats():
+    row = model.WakeupProbe('weight', True, 20.0, 204.0, 450,
+                            p99s_us=(204.0, 28.0, 310.0))
+    g = fixtures.CONF['host_agent_policy.vslicer']
+    text = lsvm_mechanism.describe((row,), 'weight', 0.0, 4, 3.25, (1,), g)
+    assert text == (
+        'self-test 1970-01-01T00:00:00Z: weight p99 204us (median of '
+        '204/28/310, 450 wakes) on pCPUs 1 among %d busy loop(s) per pCPU, '
+        'beside 4 running guest(s), load 3.25' % g.selftest_hogs_per_cpu)
+    assert 'deadline not measured' in lsvm_mechanism.describe(
+        (row,), 'deadline', 0.0, None, None, (), g)
+
+
+class _G(object):
+    mechanism = 'auto'
+    selftest_retest_min_interval = 600
+    selftest_retest_load_delta = 1.0
+    selftest_retest_interval = 0
+
+
+@pytest.mark.parametrize('tested, now, guests, load, over, want', [
+    ((0.0, 4, 2.0), 300.0, 5, 2.0, {}, False),      # too soon
+    ((0.0, 4, 2.0), 700.0, 5, 2.0, {}, True),       # a guest more
+    ((0.0, 4, 2.0), 700.0, 4, 3.1, {}, True),       # load +1.1
+    ((0.0, 4, 2.0), 700.0, 4, 2.9, {}, False),      # load +0.9
+    ((0.0, 4, 2.0), 700.0, 4, None, {}, False),     # load unknown
+    ((0.0, 4, 2.0), 3700.0, 4, 2.0,
+     {'selftest_retest_interval': 3600}, True),     # periodic
+    ((0.0, 4, 2.0), 3500.0, 4, 2.0,
+     {'selftest_retest_interval': 3600}, False),
+    ((0.0, 4, 2.0), 9000.0, 5, 9.0, {'mechanism': 'weight'}, False),
+    ((None, None, None), 9000.0, 5, 9.0, {}, False),  # never tested
+])
+def test_should_retest(tested, now, guests, load, over, want):
+    g = _G()
+    for k, v in over.items():
+        setattr(g, k, v)
+    sched = model.HostSched(mechanism='weight', tested_at=tested[0],
+                            tested_guests=tested[1], tested_load=tested[2])
+    got, why = lsvm_mechanism.should_retest(sched, now, guests, load, g)
+    assert got is want and bool(why) is want

@@ -32,10 +32,10 @@ from iosched.host_agent import policy_params
 NAMES = sorted(e.name for e in metadata.entry_points(
     group='iosched.host_agent.policies'))
 # Options of a policy's group that are no Params field, and who reads them.
+# iosched.host_agent.lsvm_mechanism reads them (the self-test), at start
+# and on a re-test: the conf's own list of them.
 NOT_PARAMS = {
-    # iosched.host_agent.lsvm_mechanism, once at agent start (the self-test).
-    'vslicer': {'mechanism', 'selftest_target_us', 'selftest_wakes',
-                'selftest_hogs_per_cpu'},
+    'vslicer': set(opts.READ_AT_START['host_agent_policy.vslicer']),
 }
 
 
@@ -91,7 +91,8 @@ def test_a_field_without_an_option_is_named():
 
 def test_a_list_option_becomes_a_tuple():
     group = types.SimpleNamespace(turbo_pcpus=[3, 7], turbo_slice_us=100,
-                                  pin_regular_vcpus=True)
+                                  pin_regular_vcpus=True, charge_turbo=True,
+                                  vm_weight=100)
     got = base.read_params(group, policy_params.policy_class(
         'vturbo').Params)
     assert got.turbo_pcpus == (3, 7)

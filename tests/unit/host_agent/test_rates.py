@@ -58,3 +58,23 @@ def test_estimate_ema_gap(n, window_ms, want_ibar_ms):
 ])
 def test_classify(strength, share, want):
     assert rates.classify(strength, share, 0.1, 0.5, 0.02) == want
+
+
+# MIN_WAKEUPS_PER_REQUEST = 0.5 (iosched.contract.isacs)
+@pytest.mark.parametrize('name,wakeups,requests,vcpus,want', [
+    ('no request counter', 40, None, 1, (40, 'wakeups', 0.0)),
+    ('no request in the window', 40, 0, 1, (40, 'wakeups', 0.0)),
+    ('sleeping vCPU: a wake-up per request', 50, 50, 1,
+     (50, 'wakeups', 50.0)),
+    ('batched completions: 0.5 wake-up per request is still wake-ups',
+     25, 50, 1, (25, 'wakeups', 50.0)),
+    ('busy hybrid vCPU: no wake-up, 50 requests', 0, 50, 1,
+     (50, 'requests', 50.0)),
+    ('just under the ratio', 24, 50, 1, (50, 'requests', 50.0)),
+    ('two vCPUs share the VM requests', 3, 50, 2, (25, 'requests', 25.0)),
+    ('two vCPUs, the woken one keeps wake-ups', 20, 30, 2,
+     (20, 'wakeups', 15.0)),
+    ('no vCPU count', 0, 50, 0, (0, 'wakeups', 0.0)),
+])
+def test_request_events(name, wakeups, requests, vcpus, want):
+    assert rates.request_events(wakeups, requests, vcpus) == want, name

@@ -176,7 +176,7 @@ def test_json_shape(config):
     assert [r['mechanism'] for r in data['rows']] == ['stock', 'deadline']
     assert sorted(data['rows'][1]) == [
         'error', 'mechanism', 'ok', 'p50_us', 'p50_vs_stock', 'p99_us',
-        'p99_vs_stock', 'samples']
+        'p99_vs_stock', 'p99s_us', 'samples', 'share']
     assert data['rows'][1]['p99_vs_stock'] == 0.01
 
 

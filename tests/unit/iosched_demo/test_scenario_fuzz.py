@@ -35,9 +35,13 @@ import yaml
 from iosched.contract import flavor
 from iosched.contract import slo as slo_mod
 from iosched.demo import scenario
+from tests import fault_campaign
 from tests import fixtures
 from tests.unit import input_fuzz as fz
 from tests.unit.iosched_demo import test_scenario
+
+CAMPAIGN = fault_campaign.Campaign('scenario files')
+_tally = CAMPAIGN.fixture()
 
 with open(scenario.DEFAULT_SCENARIO) as _fh:
     DEFAULT = yaml.safe_load(_fh)
@@ -133,6 +137,7 @@ def _usable(sc):
 
 @fz.SETTINGS
 @given(mutated_scenarios())
+@CAMPAIGN.counted
 def test_mutated_scenario_is_usable_or_refused_with_its_path(data):
     try:
         sc = scenario.parse(data)
@@ -144,6 +149,7 @@ def test_mutated_scenario_is_usable_or_refused_with_its_path(data):
 
 @fz.SETTINGS
 @given(fz.json_values)
+@CAMPAIGN.counted
 def test_any_document_is_refused_clearly(data):
     try:
         sc = scenario.parse(data)
@@ -160,6 +166,7 @@ def test_any_document_is_refused_clearly(data):
     st.sampled_from([b'[' * 5000, b'{a: ' * 5000, b'\xff\xfe', b'- &a [*a]',
                      b'hosts: !!python/object:os.system {}', b'\x00',
                      b'seed: 1\nseed: 2\n', b'%YAML 9.9\n---\n'])))
+@CAMPAIGN.counted
 def test_any_file_is_refused_clearly(tmp_path_factory, content):
     path = fz.scratch(tmp_path_factory) / 'scenario.yaml'
     path.write_bytes(content)
@@ -171,6 +178,7 @@ def test_any_file_is_refused_clearly(tmp_path_factory, content):
     _usable(sc)
 
 
+@CAMPAIGN.counted
 def test_the_bases_are_valid():
     for base in BASES:
         _usable(scenario.parse(copy.deepcopy(base)))

@@ -66,7 +66,7 @@ def test_list_opts_and_help_style():
         'slo_capacity_fraction', 'slo_lookup_failure_policy',
         'slo_unknown_source_policy', 'slo_cache_seconds',
         'slo_cache_max_entries', 'report_auth', 'report_master_key',
-        'report_max_clock_skew'}
+        'report_max_clock_skew', 'report_max_age'}
     for opt in opts:
         assert 'Possible values:' in opt.help, opt.name
         assert 'Related options:' in opt.help, opt.name

@@ -37,8 +37,12 @@ from iosched.host_agent.policies import lsvm_mechanisms
 from iosched.host_agent.policies import vturbo
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import scoring
+from tests import fault_campaign
 from tests.unit import input_fuzz as fz
 from tests.unit.nova_plugin import reports
+
+CAMPAIGN = fault_campaign.Campaign('flavor extra specs')
+_tally = CAMPAIGN.fixture()
 
 KEYS = tuple(flavor.BY_KEY)
 # Near-miss spellings of every accepted value, and numbers that break
@@ -57,6 +61,7 @@ keys = st.one_of(st.sampled_from(KEYS + ('iosched:turbo',)),
 
 @fz.SETTINGS
 @given(keys, values)
+@CAMPAIGN.counted
 def test_strict_check_accepts_or_names_key_value_and_accepted(key, value):
     try:
         flavor.check(key, value)
@@ -75,6 +80,7 @@ def _agent(specs):
 
 @fz.SETTINGS
 @given(st.sampled_from(KEYS), values)
+@CAMPAIGN.counted
 def test_an_accepted_value_means_the_same_to_scheduler_and_agent(key,
                                                                  value):
     try:
@@ -100,6 +106,7 @@ def test_an_accepted_value_means_the_same_to_scheduler_and_agent(key,
 
 @fz.SETTINGS
 @given(st.dictionaries(keys, values, max_size=5), st.integers(-2, 64))
+@CAMPAIGN.counted
 def test_tolerant_readers_never_raise(specs, vcpus):
     specs = {k: v for k, v in specs.items()}
     for k in KEYS:      # nearly every example carries the three keys

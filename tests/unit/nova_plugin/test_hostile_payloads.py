@@ -48,7 +48,11 @@ from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import scoring
 from iosched.nova_plugin import store as store_mod
+from tests import fault_campaign
 from tests.unit.nova_plugin import reports
+
+CAMPAIGN = fault_campaign.Campaign('hostile report payloads')
+_tally = CAMPAIGN.fixture()
 
 EXAMPLES = int(os.environ.get('IOSCHED_HOSTILE_EXAMPLES', '2500'))
 MASTER = 'c0ffee' * 8
@@ -175,6 +179,7 @@ def _check(ep, s, before, data, sig=None):
 
 @SETTINGS
 @given(data=mutated_reports())
+@CAMPAIGN.counted
 def test_mutated_reports_without_auth(data):
     for slim in STORES:
         s = _victim_store(slim)
@@ -184,6 +189,7 @@ def test_mutated_reports_without_auth(data):
 
 @SETTINGS
 @given(data=any_payload)
+@CAMPAIGN.counted
 def test_any_json_without_auth(data):
     for slim in STORES:
         s = _victim_store(slim)
@@ -199,6 +205,7 @@ def test_any_json_without_auth(data):
     st.tuples(st.sampled_from(['0' * 64, 'f' * 64]),
               st.text('0123456789abcdef', min_size=64, max_size=64)).map(
         lambda t: 'hmac-sha256-v2:%s:%s' % t)))
+@CAMPAIGN.counted(failure='wrongly_stored')
 def test_hostile_signed_mode_stores_nothing(data, sig):
     for slim in STORES:
         s = _victim_store(slim)
@@ -211,6 +218,7 @@ def test_hostile_signed_mode_stores_nothing(data, sig):
 
 @SETTINGS
 @given(data=mutated_reports(), scheme=st.sampled_from(signature.SCHEMES))
+@CAMPAIGN.counted(failure='wrongly_stored')
 def test_a_node_with_its_own_key_hurts_only_itself(data, scheme):
     # a compromised compute node signs anything it likes with its own key
     host = data.get('host')

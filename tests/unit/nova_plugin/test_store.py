@@ -75,12 +75,18 @@ def test_older_reports_are_ignored(st, second, stored):
     assert st.stats()['ignored'] == (0 if stored else 1)
 
 
-def test_older_report_accepted_once_held_one_is_stale(st, clock):
-    assert st.update(reports.report(ts=100.0, seq=7))
+def test_older_report_refused_once_held_one_is_stale(st, clock):
+    # issue 27: the held report stays the host's high-water mark, so a
+    # replay cannot revive a silent host; an agent whose clock stepped
+    # back is refused until its clock passes that mark
+    held = reports.report(ts=100.0, seq=7)
+    assert st.update(held)
     clock.now += 3.5
     assert st.get('host1') is None
-    # the agent's clock stepped back
-    r = reports.report(ts=50.0, seq=8)
+    assert st.admit(reports.report(ts=50.0, seq=8)) == store.REPLAYED
+    assert st.get('host1') is None
+    assert st.high_water('host1') == (100.0, 7)
+    r = reports.report(ts=100.5, seq=9)
     assert st.update(r)
     assert st.get('host1') is r
 

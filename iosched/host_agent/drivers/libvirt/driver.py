@@ -16,7 +16,9 @@ domain id: Nova metadata, extra specs, disks with their ``<serial>`` and
 the ``<iotune>`` Nova wrote at attach, NICs), ``getAllDomainStats``
 (vCPU time/wait/delay, block and net counters), the vCPU and I/O-path
 threads from procfs, per vCPU thread its counters (schedstat run/wait,
-voluntary context switches, last CPU) and, with tracefs, exact wake-ups.
+voluntary context switches, last CPU) and, with tracefs, exact wake-ups;
+per domain its completed I/O requests (block and net stats, and opt-in
+the other virtio devices' virtqueues: ``virtio_queues``).
 
 Writes do not happen here: ``iosched.host_agent.actuators.host_knobs`` (the
 knob set registered for ``libvirt`` in ``iosched.host_agent.knobs``) applies
@@ -43,20 +45,22 @@ from oslo_log import log as logging
 
 from iosched.host_agent.drivers import base
 from iosched.host_agent.drivers.libvirt import block_devices
+from iosched.host_agent.drivers.libvirt import connection
 from iosched.host_agent.drivers.libvirt import domain_xml
 from iosched.host_agent.drivers.libvirt import lsvm_probes
+from iosched.host_agent.drivers.libvirt import monitor_reads
 from iosched.host_agent.drivers.libvirt import qemu_histograms
 from iosched.host_agent.drivers.libvirt import resolve
 from iosched.host_agent.drivers.libvirt import threads
 from iosched.host_agent.drivers.libvirt import tracing
+from iosched.host_agent.drivers.libvirt import virtio_queues
 from iosched.host_agent import model
 from iosched.host_agent import paths
 
 try:
     import libvirt
-    import libvirt_qemu
 except ImportError:   # the agent still imports; from_conf says why not
-    libvirt = libvirt_qemu = None
+    libvirt = None
 
 LOG = logging.getLogger(__name__)
 
@@ -78,7 +82,8 @@ def quiet_libvirt():
     libvirt.registerErrorHandler(_ignore_libvirt_error, None)
 
 
-class LibvirtDriver(resolve.Resolution, base.Driver):
+class LibvirtDriver(connection.Connection, resolve.Resolution,
+                    monitor_reads.MonitorReads, base.Driver):
     name = 'libvirt'
     reads_iotune = True
 
@@ -93,12 +98,17 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         self._blocks = {}     # domain id -> block device names last tick
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
-        self._events = {}     # tid -> [ts_ns]
+        self._events = {}     # tid -> [wake-up ts_ns]
+        self._runs = {}       # tid -> [switch-in ts_ns]
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
         self._hists = {}      # uuid -> {target: cumulative bins}
         self.histograms = (qemu_histograms.Histograms()
                            if conf.libvirt.latency_histograms else None)
+        self._requests = {}   # uuid -> cumulative completed I/O requests
+        self._io_tids = {}    # uuid -> (pid, [emulator and I/O tids])
+        self.virtio = (virtio_queues.VirtioQueues()
+                       if conf.libvirt.virtio_request_counts else None)
         self.tracer = None
         if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
                 p.tracefs_root):
@@ -150,64 +160,10 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
     def now(self):
         return self._EPOCH_OF_MONOTONIC_ZERO + time.monotonic()
 
-    # -- the connection ----------------------------------------------------
-    def _domains(self):
-        """The active domains. A connection libvirtd dropped (libvirtd
-        restarted: running guests stay up) is reopened here, once per
-        call, so the agent recovers on its first tick after libvirtd
-        answers again. DriverError while it does not.
-        """
-        flags = libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE
-        if self.conn is not None:
-            try:
-                return self.conn.listAllDomains(flags)
-            except libvirt.libvirtError as e:
-                if self._alive():
-                    raise base.DriverError('cannot list domains: %s' % e)
-                self._lost(e)
-        self._reopen()
-        try:
-            return self.conn.listAllDomains(flags)
-        except libvirt.libvirtError as e:
-            raise base.DriverError('cannot list domains: %s' % e)
-
-    def _alive(self):
-        try:
-            return bool(self.conn.isAlive())
-        except libvirt.libvirtError:
-            return False
-
-    def _lost(self, why):
-        uri = self.conf.libvirt.uri
-        LOG.warning('connection to libvirt at %s lost (%s); reconnecting '
-                    'at every tick, knobs stay as they are meanwhile', uri,
-                    why)
-        self._lost_at = time.monotonic()
-        try:
-            self.conn.close()
-        except libvirt.libvirtError:
-            pass
-        self.conn = None
-        # Domain objects belong to the connection that made them.
-        self._xml.clear()
-
-    def _reopen(self):
-        uri = self.conf.libvirt.uri
-        try:
-            self.conn = libvirt.open(uri)
-        except libvirt.libvirtError as e:
-            raise base.DriverUnavailable(
-                'libvirt at %s does not answer (%s); trying again next tick'
-                % (uri, e))
-        if self._lost_at is not None:
-            LOG.info('reconnected to libvirt at %s after %.1f s', uri,
-                     time.monotonic() - self._lost_at)
-        self._lost_at = None
-
     # -- inventory, continued --------------------------------------------
     def list_instances(self):
         doms = self._domains()
-        seen_ids, infos, n_io = set(), {}, {}
+        seen_ids, infos, n_io, io_tids = set(), {}, {}, {}
         for dom in doms:
             dom_id = dom.ID()
             seen_ids.add(dom_id)
@@ -221,20 +177,26 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
                 found = threads.qemu_threads(self.proc_root, pid)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
+                if isinstance(e, libvirt.libvirtError):
+                    self._raise_if_lost(e)
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
             infos[uuid] = (parsed, pid, found.vcpus, dom, dom_id)
+            io_tids[uuid] = (pid, sorted({pid} | set(found.io.values())))
             n_io[uuid] = threads.io_path_threads(found)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
         if self.histograms is not None:
             self.histograms.forget(set(self._info) - set(infos))
+        if self.virtio is not None:
+            self.virtio.forget(set(self._info) - set(infos))
         self._info = infos
+        self._io_tids = io_tids
         self._refresh_stats()
         self._drop_xml_of_changed_disks()
         self._refresh_histograms()
-        self._refresh_events()
-        return [model.InstanceInfo(
+        self._refresh_requests()
+        insts = [model.InstanceInfo(
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
             extra_specs=dict(d.extra_specs),
             disks=tuple(model.DiskInfo(target=k.target, serial=k.serial,
@@ -242,6 +204,8 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
                         for k in d.disks),
             generation=dom_id, io_threads=n_io[uuid])
             for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
+        self._refresh_events(insts)
+        return insts
 
     def _refresh_stats(self):
         doms = [v[3] for v in self._info.values()]
@@ -255,6 +219,7 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
             for dom, stats in self.conn.domainListGetStats(doms, flags):
                 self._stats[dom.UUIDString()] = stats
         except libvirt.libvirtError as e:
+            self._raise_if_lost(e)
             LOG.warning('getAllDomainStats failed: %s', e)
 
     def _drop_xml_of_changed_disks(self):
@@ -278,30 +243,19 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
             blocks[dom_id] = names
         self._blocks = blocks
 
-    def _refresh_histograms(self):
-        self._hists = {}
-        if self.histograms is None or libvirt_qemu is None:
-            return
-        for uuid, (parsed, _, _, dom, _) in self._info.items():
-            aliases = {d.target: d.alias for d in parsed.disks if d.alias}
-            if not aliases:
-                continue
-
-            def monitor(cmd, dom=dom):
-                return libvirt_qemu.qemuMonitorCommand(dom, cmd, 0)
-            try:
-                self._hists[uuid] = self.histograms.read(uuid, monitor,
-                                                         aliases)
-            except Exception as e:  # a monitor problem must not stop listing
-                LOG.warning('no latency histogram for %s (percentile SLOs '
-                            'are judged on the mean): %s', parsed.name, e)
-
-    def _refresh_events(self):
+    def _refresh_events(self, insts):
+        """Drain the trace: wake-ups of every vCPU thread, switch-ins of
+        the LSVMs' only (their wake-to-run delays are vSlicer's W; a
+        CPU-bound vCPU's ~300 preemptions a second would cost parsing).
+        """
         if self.tracer is None:
             return
-        self.tracer.watch(t for v in self._info.values()
-                          for t in v[2].values())
-        self._events = self.tracer.drain()
+        lsvms = {i.uuid for i in insts if i.latency_sensitive}
+        self.tracer.watch((t for v in self._info.values()
+                           for t in v[2].values()),
+                          [t for u, v in self._info.items() if u in lsvms
+                           for t in v[2].values()])
+        self._events, self._runs = self.tracer.drain()
 
     # -- counters --------------------------------------------------------
     def vcpu_samples(self, instance):
@@ -318,14 +272,33 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
                     self.proc_root, pid, tid)
             except threads.ThreadError as e:
                 raise base.DriverError(str(e))
-            events = None
+            events = delays = None
             if self.tracer is not None:
                 events = tuple(self._events.get(tid, ()))
+                if self.tracer.switches:
+                    delays = tracing.run_delays(events,
+                                                self._runs.get(tid, ()))
             out.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
                 run_ns=run, wait_ns=wait, wakeups=wakeups,
-                io_events_ns=events))
+                io_events_ns=events, run_delays_ns=delays,
+                io_requests=self._requests.get(instance.uuid)))
         return out
+
+    def io_thread_samples(self, instance):
+        """The summed run time of the VM's emulator and I/O threads
+        (schedstat), for vTurbo's turbo-pool accounting.
+        """
+        pid, tids = self._io_tids[instance.uuid]
+        ts = self.now()
+        run = 0
+        for tid in tids:
+            try:
+                run += threads.thread_counters(self.proc_root, pid, tid)[0]
+            except threads.ThreadError:
+                continue       # an I/O thread that exited: not counted
+        return [model.IoThreadSample(instance_uuid=instance.uuid, ts=ts,
+                                     run_ns=run)]
 
     def disk_samples(self, instance):
         stats = self._stats.get(instance.uuid, {})
@@ -381,12 +354,13 @@ class LibvirtDriver(resolve.Resolution, base.Driver):
         return sorted(pids)
 
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000):
+                     lsvm_weight=10000, repeats=1, share_ms=0):
         """The wake-up self-test over ``pcpus()`` (``lsvm_probes``)."""
         return lsvm_probes.wakeup_probe(self.conf, self.pcpus, cases,
                                         wakes=wakes,
                                         hogs_per_cpu=hogs_per_cpu,
-                                        lsvm_weight=lsvm_weight)
+                                        lsvm_weight=lsvm_weight,
+                                        repeats=repeats, share_ms=share_ms)
 
     def close(self):
         if self.tracer is not None:

@@ -29,6 +29,7 @@ nanosecond resolution). A disk's histogram is read/write/flush summed.
 import json
 
 from iosched.contract import slo
+from iosched.host_agent.drivers.libvirt import qmp
 
 
 class HistogramError(Exception):
@@ -45,15 +46,7 @@ QUERY = json.dumps({'execute': 'query-blockstats'})
 
 
 def _reply(text):
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise HistogramError('QMP reply is not JSON: %s' % e)
-    if 'error' in data:
-        err = data['error']
-        raise HistogramError('%s: %s' % (err.get('class', 'error'),
-                                         err.get('desc', '')))
-    return data.get('return')
+    return qmp.reply(text, HistogramError)
 
 
 def enable(monitor, qdev_id, bounds_ns=slo.LATENCY_HIST_BOUNDS_NS):

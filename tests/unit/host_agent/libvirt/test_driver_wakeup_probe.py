@@ -53,15 +53,17 @@ def test_runs_over_the_guest_pcpus(driver, monkeypatch, guest_pcpus, cpus):
     rows = (model.WakeupProbe('stock', True, 15.0, 4000.0, 300),
             model.WakeupProbe('deadline', False, error='EBUSY'))
 
-    def probe(conf, cases, cpus, wakes, hogs_per_cpu, lsvm_weight):
+    def probe(conf, cases, cpus, wakes, hogs_per_cpu, lsvm_weight, repeats,
+              share_ms):
         calls.append((tuple(cases), tuple(cpus), wakes, hogs_per_cpu,
-                      lsvm_weight))
+                      lsvm_weight, repeats, share_ms))
         return rows
 
     monkeypatch.setattr(privileged_probe, 'probe', probe)
     assert driver.wakeup_probe(['stock', 'deadline'], wakes=120,
-                               hogs_per_cpu=3, lsvm_weight=900) == rows
-    assert calls == [(('stock', 'deadline'), cpus, 120, 3, 900)]
+                               hogs_per_cpu=3, lsvm_weight=900, repeats=2,
+                               share_ms=150) == rows
+    assert calls == [(('stock', 'deadline'), cpus, 120, 3, 900, 2, 150)]
 
 
 @pytest.mark.parametrize('error', [

@@ -120,3 +120,45 @@ def test_an_error_on_a_live_connection_is_not_a_reconnect(daemon):
     with pytest.raises(base.DriverError, match='access denied'):
         drv.list_instances()
     assert drv.conn is conn and not daemon.opened
+
+
+class Dom(object):
+    def UUIDString(self):
+        return 'u-1'
+
+
+class Dying(Conn):
+    """The connection libvirtd drops in the middle of a tick: the stats
+    call fails and, when ``dies``, the connection is dead after it.
+    """
+
+    def __init__(self, dies):
+        super().__init__()
+        self.dies = dies
+
+    def domainListGetStats(self, doms, flags):
+        self.dead = self.dies
+        raise libvirt.libvirtError('End of file while reading data')
+
+
+@pytest.mark.parametrize('dies, outage', [
+    (True, True),     # libvirtd killed mid-tick: the tick is an outage
+    (False, False),   # an error on a live connection: that data missing
+])
+def test_libvirtd_lost_in_the_middle_of_a_tick(daemon, caplog, dies,
+                                               outage):
+    conn = Dying(dies)
+    drv = lv_driver.LibvirtDriver(CONF, conn)
+    drv._info = {'u-1': (None, 1, {}, Dom(), 1)}
+    with caplog.at_level(logging.WARNING):
+        if outage:
+            with pytest.raises(base.DriverUnavailable,
+                               match='does not answer .End of file'):
+                drv._refresh_stats()
+        else:
+            drv._refresh_stats()
+    said = [r.getMessage() for r in caplog.records]
+    assert (drv.conn is None) == outage and conn.closed == outage
+    assert sum('lost' in m for m in said) == int(outage)
+    assert sum('getAllDomainStats failed' in m for m in said) == int(
+        not outage)

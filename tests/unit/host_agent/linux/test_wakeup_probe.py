@@ -160,36 +160,36 @@ V1 = cgroups.Hierarchy('v1', '/sys/fs/cgroup', 'cpu')
 V2 = cgroups.Hierarchy('v2', '/sys/fs/cgroup', '')
 
 
-@pytest.mark.parametrize('hier, base, hogs, weight, hogs_per_cpu, parent, '
-                         'setup, writes', [
-    (V1, '', 4, 10000, 2, 'iosched-selftest-77', [], [
-        ('cpu/iosched-selftest-77/lsvm/cpu.shares', '102400'),
-        ('cpu/iosched-selftest-77/lsvm/cpu.cfs_period_us', '100000'),
-        ('cpu/iosched-selftest-77/lsvm/cpu.cfs_quota_us', '33333')]),
-    (V1, 'machine', 2, 100, 1, 'machine/iosched-selftest-77', [], [
-        ('cpu/machine/iosched-selftest-77/lsvm/cpu.shares', '1024'),
-        ('cpu/machine/iosched-selftest-77/lsvm/cpu.cfs_period_us',
+@pytest.mark.parametrize('hier, base, hogs, weight, hogs_per_cpu, writes', [
+    (V1, '', 4, 10000, 2, [
+        ('cpu/iosched-selftest-77-lsvm/cpu.shares', '102400'),
+        ('cpu/iosched-selftest-77-lsvm/cpu.cfs_period_us', '100000'),
+        ('cpu/iosched-selftest-77-lsvm/cpu.cfs_quota_us', '33333')]),
+    (V1, 'machine', 2, 100, 1, [
+        ('cpu/machine/iosched-selftest-77-lsvm/cpu.shares', '1024'),
+        ('cpu/machine/iosched-selftest-77-lsvm/cpu.cfs_period_us',
          '100000'),
-        ('cpu/machine/iosched-selftest-77/lsvm/cpu.cfs_quota_us',
+        ('cpu/machine/iosched-selftest-77-lsvm/cpu.cfs_quota_us',
          '50000')]),
-    (V2, '', 6, 10000, 3, 'iosched-selftest-77',
-     [('iosched-selftest-77/cgroup.subtree_control', '+cpu')], [
-         ('iosched-selftest-77/lsvm/cpu.weight', '10000'),
-         ('iosched-selftest-77/lsvm/cpu.max', '25000 100000')]),
-    (V2, 'machine.slice', 0, 500, 0, 'machine.slice/iosched-selftest-77',
-     [('machine.slice/iosched-selftest-77/cgroup.subtree_control', '+cpu')],
-     [('machine.slice/iosched-selftest-77/lsvm/cpu.weight', '500'),
-      ('machine.slice/iosched-selftest-77/lsvm/cpu.max', '100000 100000')]),
+    (V2, '', 6, 10000, 3, [
+        ('iosched-selftest-77-lsvm/cpu.weight', '10000'),
+        ('iosched-selftest-77-lsvm/cpu.max', '25000 100000')]),
+    (V2, 'machine.slice', 0, 500, 0, [
+        ('machine.slice/iosched-selftest-77-lsvm/cpu.weight', '500'),
+        ('machine.slice/iosched-selftest-77-lsvm/cpu.max',
+         '100000 100000')]),
 ])
-def test_plan_cgroups(hier, base, hogs, weight, hogs_per_cpu, parent, setup,
-                      writes):
+def test_plan_cgroups_are_siblings_of_the_guests(hier, base, hogs, weight,
+                                                 hogs_per_cpu, writes):
     plan = groups.plan_cgroups(hier, 77, hogs, weight, hogs_per_cpu, base)
-    assert plan.parent == parent
-    assert plan.dirs == tuple([parent, parent + '/sleeper',
-                               parent + '/lsvm'] +
-                              ['%s/hog%d' % (parent, i)
-                               for i in range(hogs)])
-    assert list(plan.setup) == setup
+    pre = base + '/' if base else ''
+    assert plan.parent == base
+    assert plan.sleeper == pre + 'iosched-selftest-77-sleeper'
+    assert plan.lsvm == pre + 'iosched-selftest-77-lsvm'
+    assert plan.hogs == tuple('%siosched-selftest-77-hog%d' % (pre, i)
+                              for i in range(hogs))
+    assert plan.dirs == (plan.sleeper, plan.lsvm) + plan.hogs
+    assert plan.setup == ()
     assert list(plan.lsvm_writes) == writes
 
 
@@ -199,14 +199,19 @@ def test_plan_refuses_a_bad_base():
 
 
 @pytest.mark.parametrize('names, alive, me, stale', [
-    (['iosched-selftest-10', 'iosched-selftest-11'], {10}, 99, [11]),
-    (['iosched-selftest-99'], {99}, 99, [99]),          # own leftover
-    (['iosched-selftest-x', 'machine', 'iosched-test-5', 'iosched-selftest-'],
-     set(), 99, []),
-    (['iosched-selftest-12', 'iosched-selftest-3'], set(), 1, [3, 12]),
+    (['iosched-selftest-10-lsvm', 'iosched-selftest-11-hog0',
+      'iosched-selftest-11-sleeper'], {10}, 99,
+     ['iosched-selftest-11-hog0', 'iosched-selftest-11-sleeper']),
+    (['iosched-selftest-99-lsvm'], {99}, 99,
+     ['iosched-selftest-99-lsvm']),                     # own leftover
+    (['iosched-selftest-x', 'machine', 'iosched-test-5', 'iosched-selftest-',
+      'iosched-selftest--3', 'qemu-1-iosched-selftest-4'], set(), 99, []),
+    # the layout before issue 28: one parent group per run
+    (['iosched-selftest-12', 'iosched-selftest-3-hog1'], set(), 1,
+     ['iosched-selftest-12', 'iosched-selftest-3-hog1']),
 ])
-def test_stale_owners(names, alive, me, stale):
-    assert groups.stale_owners(names, lambda pid: pid in alive, me) == stale
+def test_stale_names(names, alive, me, stale):
+    assert groups.stale_names(names, lambda pid: pid in alive, me) == stale
 
 
 def _fake_group(path, pids=()):
@@ -235,28 +240,30 @@ def test_sweep_removes_dead_runs_only(tmp_path, version):
     _fake_group(top / 'iosched-selftest-10' / 'hog0', [1001])
     (top / 'iosched-selftest-10' / 'cgroup.procs').write_text('')
     _fake_group(top / 'iosched-selftest-20' / 'hog0', [2001])
-    _fake_group(machine / 'iosched-selftest-30' / 'lsvm', [3001, 3002])
+    _fake_group(machine / 'iosched-selftest-30-lsvm', [3001, 3002])
+    _fake_group(machine / 'iosched-selftest-20-hog1', [2002])
     killed = []
     removed = groups.sweep(hier, alive=lambda pid: pid == 20, me=99,
                        kill=lambda pid, sig: killed.append((pid, sig)),
                        rmdir=_fake_rmdir)
     assert sorted(removed) == sorted([
         'iosched-selftest-10',
-        '%s/iosched-selftest-30' % groups.MACHINE_GROUPS[version]])
+        '%s/iosched-selftest-30-lsvm' % groups.MACHINE_GROUPS[version]])
     assert sorted(killed) == [(1001, signal.SIGKILL), (3001, signal.SIGKILL),
                               (3002, signal.SIGKILL)]
     assert not (top / 'iosched-selftest-10').exists()
     assert (top / 'iosched-selftest-20' / 'hog0').is_dir()
+    assert (machine / 'iosched-selftest-20-hog1').is_dir()
     assert machine.is_dir()
 
 
 def test_bases_lists_libvirts_group_when_present(tmp_path):
     tree = conftest.make_v1(tmp_path)
     hier = cgroups.probe(tree.cgroup_root)
-    assert groups.bases(hier) == ['', 'machine']
+    assert groups.bases(hier) == ['machine', '']   # beside the guests
     bare = conftest.make_v2(tmp_path / 'v2')
     hier2 = cgroups.probe(bare.cgroup_root)
-    assert groups.bases(hier2) == ['', 'machine.slice']
+    assert groups.bases(hier2) == ['machine.slice', '']
     empty = tmp_path / 'empty'
     (empty / 'cpu').mkdir(parents=True)
     (empty / 'cpu' / 'cpu.shares').write_text('1024\n')
@@ -371,3 +378,34 @@ def test_only_the_driver_and_the_cli_import_the_probe_entrypoint():
     assert sorted(users) == [
         'iosched/host_agent/cmd/wakeup_probe.py',
         'iosched/host_agent/drivers/libvirt/lsvm_probes.py']
+
+
+# -- repeats (issue 28) ------------------------------------------------------
+@pytest.mark.parametrize('reps, want', [
+    ([(10, 200, 150, 0.33), (12, 9000, 150, 0.0), (11, 300, 150, 0.0)],
+     (11.0, 300.0, 450, 0.33, (200.0, 9000.0, 300.0))),   # one spell: median
+    ([(10, 200, 150, 0.2)], (10.0, 200.0, 150, 0.2, ())),  # one run as is
+])
+def test_combine_takes_the_median_of_the_repeats(reps, want):
+    rows = [model.WakeupProbe('weight', True, p50, p99, n, share=sh)
+            for p50, p99, n, sh in reps]
+    got = wp_rows.combine(rows)
+    assert (got.p50_us, got.p99_us, got.samples, got.share,
+            got.p99s_us) == want
+
+
+def test_combine_keeps_a_refusal():
+    rows = [model.WakeupProbe('deadline', True, 1, 2, 3),
+            model.WakeupProbe('deadline', False, error='EPERM')]
+    assert wp_rows.combine(rows).error == 'EPERM'
+
+
+def test_spin_share_is_cpu_over_wall():
+    # warm-up 0 -> 0.1 s, then a window of 1 s (a throttled sleeper reads
+    # the clock again only when the next period starts: 0.13)
+    t = iter([0.0, 0.05, 0.1, 0.13, 0.5, 1.13, 1.13])
+    cpu = iter([2.0, 2.25])
+    assert wakeup_sleeper.spin_share(1000, clock=lambda: next(t),
+                                     cpu=lambda: next(cpu)) == pytest.approx(
+        0.25)
+    assert wakeup_sleeper.spin_share(0) == 0.0
