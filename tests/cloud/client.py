@@ -86,10 +86,18 @@ def server(name, flavor, image='iosched-guest-rr', wait=True):
         return res
     # a boot that ended in ERROR: the server as Nova shows it (its fault
     # says why) and LSVM_BW as Placement held it, for the failure message
-    shown = openstack('server', 'show', name, admin=True, check=False)
+    shown = openstack('server', 'show', name, check=False)
     return {'create': res.stderr.strip(),
             'server': shown if isinstance(shown, dict) else shown.stderr,
             'placement': _lsvm_placement()}
+
+
+def text(obj):
+    """``obj`` in full for an assertion message (pytest cuts a repr)."""
+    if not isinstance(obj, dict):
+        return str(obj)
+    return '\n'.join('%s: %s' % (k, v if isinstance(v, str) else json.dumps(
+        v, indent=1, default=str)) for k, v in obj.items())
 
 
 def _lsvm_placement():

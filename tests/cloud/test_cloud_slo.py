@@ -44,7 +44,7 @@ def host_server(cloud):
     openstack('flavor', 'create', '--vcpus', '1', '--ram', '256', '--disk',
               '1', FLAVOR, admin=True, check=False)
     server = client.server('e2e-slo-host', FLAVOR, image=IMAGE)
-    assert server.get('status') == 'ACTIVE', server
+    assert server.get('status') == 'ACTIVE', client.text(server)
     yield server
     openstack('server', 'delete', '--wait', server['id'], parse=False,
               check=False)
