@@ -67,6 +67,15 @@ SEEN_MIN_WAKES = 200
 # this fraction of it: T_m and the bound (sched_setattr writes, refusal
 # notes) do not follow every tick's sample.
 SEEN_HYSTERESIS = 0.25
+# A tick in which an LSVM vCPU ran this share of the tick or more is a busy
+# tick: its delays are left out of the seen W. A vCPU that busy waits on
+# its own CPU use (its SCHED_DEADLINE runtime spent until the next
+# replenishment, its cap's quota, its EEVDF lag), not on the host: a TCG
+# guest booting under a 1 ms reservation ran 0.41 of each tick and waited
+# 14-17 ms per wake-up for 16 s, which set the seen W of an idle host to
+# 16-48 ms for a minute and turned LSVMs away (the cloud, 2026-11-29). An
+# LSVM serving requests runs a few % of a tick.
+SEEN_BUSY_RUN_SHARE = 0.2
 # Tolerances: a bound "holds" at worst <= L + BOUND_EPSILON_US; a deadline
 # reservation fits at need <= room + BW_EPSILON (CPUs).
 BOUND_EPSILON_US = 1e-6

@@ -89,7 +89,29 @@ def server(name, flavor, image='iosched-guest-rr', wait=True):
     shown = openstack('server', 'show', name, check=False)
     return {'create': res.stderr.strip(),
             'server': shown if isinstance(shown, dict) else shown.stderr,
-            'placement': _lsvm_placement()}
+            'placement': _lsvm_placement(),
+            'scheduler': _scheduler_says(),
+            'agent lsvm': _agent_lsvm()}
+
+
+def _scheduler_says():
+    """nova-scheduler's last words on filtering and Placement."""
+    try:
+        with open(LAYOUT.log('nova-scheduler')) as f:
+            lines = [ln.strip() for ln in f
+                     if 'Filter results' in ln or 'Filtering removed' in ln
+                     or 'allocation candidates' in ln or 'iosched' in ln]
+    except OSError as exc:
+        return str(exc)
+    return '\n'.join(lines[-6:])
+
+
+def _agent_lsvm():
+    """The lsvm section of the agent's last report (its W and bounds)."""
+    try:
+        return report().get('lsvm')
+    except (AssertionError, OSError, ValueError, KeyError) as exc:
+        return str(exc)
 
 
 def text(obj):

@@ -17,7 +17,9 @@ with its next switch-in (``tracing.run_delays``); this module keeps the
 LSVM vCPUs' delays of the last ``seen_window_s`` seconds under the
 mechanism in force (the vSlicer policy's ``State``) and, once
 ``lsvm.SEEN_MIN_WAKES`` were seen, their p99 as the W of that mechanism
-(``Seen``; held until it moves by ``lsvm.SEEN_HYSTERESIS``). Pure.
+(``Seen``; held until it moves by ``lsvm.SEEN_HYSTERESIS``). A busy tick
+of a vCPU (run share at least ``lsvm.SEEN_BUSY_RUN_SHARE``) adds nothing:
+its waits are on its own CPU use. Pure.
 """
 
 import dataclasses
@@ -48,7 +50,8 @@ class Seen:
 
 
 # Control law (the window W_t of the LSVM vCPUs' wake-to-run delays):
-#   W_t = W_{t-1} + {delays of LSVM vCPUs in this snapshot}, minus the
+#   W_t = W_{t-1} + {delays of LSVM vCPUs in this snapshot whose
+#         run share in it is below SEEN_BUSY_RUN_SHARE}, minus the
 #         ticks with ts <= t - seen_window_s; empty when the mechanism in
 #         force changed (a new mechanism is a new measurement);
 #         at most MAX_DELAYS, the newest kept
@@ -65,7 +68,9 @@ def update(state, snapshot, window_s):
     lsvms = {u for u, i in snapshot.instances.items()
              if i.latency_sensitive}
     delays = tuple(d / 1000.0 for v in snapshot.vcpus
-                   if v.instance_uuid in lsvms for d in v.run_delays_ns)
+                   if v.instance_uuid in lsvms
+                   and v.run_share < lsvm.SEEN_BUSY_RUN_SHARE
+                   for d in v.run_delays_ns)
     if delays:
         ticks = ticks + ((snapshot.ts, delays),)
     ticks = tuple(t for t in ticks if t[0] > snapshot.ts - window_s)

@@ -60,10 +60,10 @@ def test_switch_lines_are_parsed_by_next_pid():
         'next_pid == 1 || next_pid == 3')
 
 
-def vcpu(uuid, delays_us):
+def vcpu(uuid, delays_us, run_share=0.0):
     return model.VcpuIoStrength(
         instance_uuid=uuid, vcpu=0, pcpu=0, events=0, mean_gap_ns=0.0,
-        io_strength=0.0, ivcredit=0.0, run_share=0.0, wait_share=0.0,
+        io_strength=0.0, ivcredit=0.0, run_share=run_share, wait_share=0.0,
         klass='idle', exact=True,
         run_delays_ns=tuple(int(d * 1000) for d in delays_us))
 
@@ -75,11 +75,12 @@ def inst(uuid, lsvm_=False, latency_ms=None):
     return model.InstanceInfo(uuid=uuid, name=uuid, extra_specs=specs)
 
 
-def snap(ts, delays, other=(), mech=lsvm.MECH_WEIGHT, latency_ms=2):
+def snap(ts, delays, other=(), mech=lsvm.MECH_WEIGHT, latency_ms=2,
+         run_share=0.0):
     return model.HostSnapshot(
         host='h', ts=ts, window_s=1.0, pcpus=(0, 1),
         instances={'l': inst('l', True, latency_ms), 'n': inst('n')},
-        vcpus=(vcpu('l', delays), vcpu('n', other)),
+        vcpus=(vcpu('l', delays, run_share), vcpu('n', other)),
         sched=model.HostSched(mechanism=mech, wakeup_p99_us=100.0))
 
 
@@ -95,6 +96,27 @@ def test_the_window_keeps_lsvm_delays_of_its_mechanism_and_time():
     s = vslicer_seen.update(s, snap(11.0, [], mech=lsvm.MECH_DEADLINE), 10)
     assert s.ticks == () and s.mechanism == lsvm.MECH_DEADLINE
     assert s.w_us == 0.0                            # a new measurement
+
+
+# name, the LSVM vCPU's run share in the tick, whether its delays count
+BUSY = [
+    ('idle LSVM', 0.0, True),
+    ('serving requests', 0.05, True),
+    ('just below the busy share', lsvm.SEEN_BUSY_RUN_SHARE - 0.001, True),
+    ('at the busy share', lsvm.SEEN_BUSY_RUN_SHARE, False),
+    ('booting under its reservation (the cloud: 0.41)', 0.41, False),
+    ('CPU-bound', 1.0, False),
+]
+
+
+@pytest.mark.parametrize('name,run_share,counted', BUSY,
+                         ids=[b[0] for b in BUSY])
+def test_a_busy_tick_adds_no_delays(name, run_share, counted):
+    s = vslicer_seen.update(None, snap(0.0, [15000] * 300,
+                                       run_share=run_share), 60)
+    got = vslicer_seen.seen(s, 60)
+    assert got.wakes == (300 if counted else 0)
+    assert got.w_us == (15000.0 if counted else 0.0)
 
 
 def test_the_window_is_bounded_newest_kept():
