@@ -194,7 +194,8 @@ def test_each_policy_gets_back_its_own_state(host):
     fixtures.run_ticks(sim, agent, 4)
     assert seen == [None, 1, 2, 2]
     assert agent.policy_states == {
-        'vslicer': vslicer_seen.State(mechanism='slice'), 'counting': 2}
+        'vslicer': vslicer_seen.State(mechanism='slice', last_ts=4.0),
+        'counting': 2}
     assert agent.last_plan.state is None         # merged: no one's state
 
 

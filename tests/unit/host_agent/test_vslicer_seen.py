@@ -119,12 +119,24 @@ def test_a_busy_tick_adds_no_delays(name, run_share, counted):
     assert got.w_us == (15000.0 if counted else 0.0)
 
 
+def test_the_seconds_around_a_busy_one_add_nothing():
+    # a boot as the cloud traced it: a second of start-up at 0.14 whose
+    # wake-ups already waited on the reservation, busy seconds at 0.41,
+    # one at 0.3, the first idle second after them, then idle
+    shares = [0.0, 0.14, 0.41, 0.41, 0.3, 0.01, 0.0]
+    s = None
+    for t, share in enumerate(shares):
+        s = vslicer_seen.update(s, snap(float(t), [t + 1] * 10,
+                                        run_share=share), 60)
+    assert sorted({d for t in s.ticks for d in t[2]}) == [1.0, 7.0]
+
+
 def test_the_window_is_bounded_newest_kept():
     s = None
     for t in range(4):
         s = vslicer_seen.update(s, snap(float(t), [t] * 20000), 60)
-    assert sum(len(d) for _, d in s.ticks) <= vslicer_seen.MAX_DELAYS
-    assert s.ticks[-1][1][0] == 3
+    assert sum(len(t[2]) for t in s.ticks) <= vslicer_seen.MAX_DELAYS
+    assert s.ticks[-1][2][0] == 3
 
 
 # name, p99 of each successive window (one tick each, 1 s window), the W
