@@ -83,9 +83,10 @@ class VcpuIoStrengthCollector(base.Collector):
                     n, ibar = rates.estimate_ema_gap(events, window_ns,
                                                      cutoff_ns)
                     exact = False
-                elif cur.io_events_ns is not None:
-                    n, ibar = isacs.ema_gap(cur.io_events_ns, c.ema_weight,
-                                            cutoff_ns)
+                elif cur.io_events is not None:
+                    n, ibar = isacs.ema_gap(cur.io_events, c.ema_weight,
+                                            cutoff_ns,
+                                            cur.io_events_unit_ns)
                     exact = True
                 else:
                     n, ibar = rates.estimate_ema_gap(wakeups, window_ns,
