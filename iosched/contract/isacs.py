@@ -74,12 +74,14 @@ def observe(events, t_prev, ibar, t, weight=0.9, cutoff=10000):
     return events + 1, t, ibar
 
 
-def ema_gap(times, weight=0.9, cutoff=10000, scale=1):
+def ema_gap(times, weight=0.9, cutoff=10000, scale=1, events=None):
     """Eq. 1 over a window's event times, from a fresh start (ISACS
     re-initialises the event data at every reallocation): (E_n, Ibar), with
     Ibar 0.0 when no interval was usable. ``scale`` converts the times'
     unit to ``cutoff``'s and Ibar's (the simulator's us to the agent's ns:
-    1000), so a driver hands its timestamps over unconverted.
+    1000), so a driver hands its timestamps over unconverted. ``events``:
+    E_n when the producer counted it as the times came (as here: each time
+    that differs from the one before it; the simulator does), else None.
 
     The same figures as ``observe()`` folded over ``times`` (any order:
     an event equal to the previous one is the same delivery; a negative
@@ -95,8 +97,9 @@ def ema_gap(times, weight=0.9, cutoff=10000, scale=1):
     n = len(times)
     if n < 2:
         return n, 0.0
-    events = 1 + sum(map(operator.ne, itertools.islice(times, 1, None),
-                         times))
+    if events is None:
+        events = 1 + sum(map(operator.ne, itertools.islice(times, 1, None),
+                             times))
     gaps = _tail_gaps(times, weight, cutoff, scale)
     if not gaps:
         return events, 0.0
@@ -135,7 +138,7 @@ def _tail_gaps(times, weight, cutoff, scale):
     backwards in doubling chunks, each with C-level subtraction.
     """
     chunks, got, need = [], 0, None
-    hi, size = len(times), 64
+    hi, size = len(times), 48
     while hi > 1:
         lo = max(0, hi - size)
         part = times[lo:hi]

@@ -164,6 +164,10 @@ class VcpuSample:
     # converted per event: a busy host has ~80,000 a second); read only.
     io_events: typing.Optional[typing.Sequence] = None
     io_events_unit_ns: int = 1
+    # E_n of those events (each that differs from the one before it) when
+    # the driver counted it as they came (the simulator); None: the
+    # collector counts (iosched.contract.isacs.ema_gap).
+    io_event_count: typing.Optional[int] = None
     # Wake-to-run delay (ns) of each of those wake-ups that got a CPU in
     # the window (tracing.run_delays); the libvirt driver traces LSVM
     # vCPUs' switch-ins only (others: ()); None when not traced.

@@ -87,13 +87,16 @@ class SimulatedDriver(base.Driver):
         for vcpu in range(instance.vcpus):
             c = self.sim.vcpu_counters(instance.uuid, vcpu)
             # the simulator's drained list as it is (us): no conversion
-            # per event (iosched.contract.isacs.ema_gap scales the gaps)
-            events = self.sim.drain_io_events(instance.uuid, vcpu)
+            # per event (iosched.contract.isacs.ema_gap scales the gaps),
+            # with E_n as the simulator counted it (no pass over them)
+            events, distinct = self.sim.drain_io_deliveries(instance.uuid,
+                                                            vcpu)
             samples.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=c.pcpu,
                 run_ns=c.run_us * 1000, wait_ns=c.wait_us * 1000,
                 wakeups=c.wakeups,
-                io_events=events, io_events_unit_ns=1000))
+                io_events=events, io_events_unit_ns=1000,
+                io_event_count=distinct))
         return samples
 
     def disk_samples(self, instance):

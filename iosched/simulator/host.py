@@ -311,9 +311,16 @@ class SimHost:
 
     def drain_io_events(self, uuid, vcpu):
         """Timestamps (us) of I/O response events since the last drain."""
+        return self.drain_io_deliveries(uuid, vcpu)[0]
+
+    def drain_io_deliveries(self, uuid, vcpu):
+        """(timestamps (us), how many differ from the one before them) of
+        the I/O response events since the last drain.
+        """
         ent = self._ent(uuid, vcpu)
-        out = ent.io_events
+        out = ent.io_events, ent.io_distinct
         ent.io_events = []
+        ent.io_distinct = 0
         return out
 
     def io_events_dropped(self, uuid, vcpu):
