@@ -38,6 +38,7 @@ from iosched.simulator import deadline
 from iosched.simulator import disk as disks
 from iosched.simulator import events
 from iosched.simulator import paper_workloads
+from iosched.simulator import sched_base
 from iosched.simulator import spec as specs
 from iosched.simulator import throttle
 from iosched.simulator import workloads
@@ -311,15 +312,15 @@ class SimHost:
 
     def drain_io_events(self, uuid, vcpu):
         """Timestamps (us) of I/O response events since the last drain."""
-        return self.drain_io_deliveries(uuid, vcpu)[0]
+        return list(self.drain_io_deliveries(uuid, vcpu)[0])
 
     def drain_io_deliveries(self, uuid, vcpu):
-        """(timestamps (us), how many differ from the one before them) of
-        the I/O response events since the last drain.
+        """(timestamps (us, an ``array('q')``), how many differ from the one
+        before them) of the I/O response events since the last drain.
         """
         ent = self._ent(uuid, vcpu)
         out = ent.io_events, ent.io_distinct
-        ent.io_events = []
+        ent.io_events = sched_base.io_event_buffer()
         ent.io_distinct = 0
         return out
 

@@ -15,6 +15,7 @@ kept here as the reference: tables of edge cases and random windows
 (sorted, unsorted, duplicates, long gaps, float times, a unit scale).
 """
 
+import array
 import random
 
 from hypothesis import given
@@ -96,7 +97,8 @@ def test_table(name, times, weight, cutoff, scale, want):
 
 def test_tuple_list_and_range_agree():
     times = list(range(0, 90000, 3))
-    for seq in (times, tuple(times), range(0, 90000, 3)):
+    for seq in (times, tuple(times), range(0, 90000, 3),
+                array.array('q', times)):
         assert isacs.ema_gap(seq, 0.9, 10000) == (30000, 3.0)
 
 
