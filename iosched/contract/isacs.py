@@ -135,25 +135,30 @@ def ema_tail_length(weight, cutoff, newest_gap):
 def _tail_gaps(times, weight, cutoff, scale):
     """The usable intervals (0 < gap <= cutoff) of ``times``, oldest first:
     the newest ``ema_tail_length()`` of them, or all. Reads the window
-    backwards in doubling chunks, each with C-level subtraction.
+    backwards: the newest usable interval first (it sets the length),
+    then chunks of that length, doubling, each with C-level arithmetic.
     """
     chunks, got, need = [], 0, None
-    hi, size = len(times), 48
+    hi, size = len(times), 2
     while hi > 1:
         lo = max(0, hi - size)
         part = times[lo:hi]
         diffs = map(operator.sub, itertools.islice(part, 1, None), part)
         if scale != 1:
-            diffs = [d * scale for d in diffs]
+            diffs = map(operator.mul, diffs, itertools.repeat(scale))
         usable = [g for g in diffs if 0 < g <= cutoff]
         if usable:
+            if not chunks:
+                need = ema_tail_length(weight, cutoff, usable[-1])
             chunks.append(usable)
             got += len(usable)
-            if not chunks[1:]:
-                need = ema_tail_length(weight, cutoff, usable[-1])
             if need is not None and got >= need:
                 break
-        hi, size = lo + 1, size * 2
+        # the next chunk: doubling until the newest usable interval is
+        # found, then what is still needed (all the rest: no length)
+        want = (0 if not chunks else len(times) if need is None
+                else need - got + 1)
+        hi, size = lo + 1, max(want, size * 2)
     gaps = [g for part in reversed(chunks) for g in part]
     return gaps[-need:] if need is not None and got > need else gaps
 

@@ -86,6 +86,10 @@ LONG = list(range(0, 500 * 1000, 1000))         # 499 gaps of 1 ms (us)
      (500, 1000.0)),
     ('many equal gaps, scaled', LONG, 0.9, 10 * MS, 1000,
      (500, 1000.0 * 1000)),
+    ('a window ending in a clump', LONG + [LONG[-1]] * 300, 0.9, 10000, 1,
+     (500, 1000.0)),
+    ('a window ending in a silence', LONG + [10 ** 7, 10 ** 8], 0.9, 10000,
+     1, (502, 1000.0)),
 ])
 def test_table(name, times, weight, cutoff, scale, want):
     got = isacs.ema_gap(times, weight, cutoff, scale)
