@@ -129,6 +129,8 @@ def ema_tail_length(weight, cutoff, newest_gap):
     if keep == 0.0:
         return 1
     ratio = EMA_TAIL_REL_ERROR * weight * min(newest_gap, cutoff) / cutoff
+    if ratio <= 0.0:        # a gap so small the bound underflows: all
+        return None
     return max(2, int(math.ceil(math.log(ratio) / math.log(keep))) + 1)
 
 

@@ -114,6 +114,7 @@ def test_tuple_list_and_range_agree():
     (1.0, 10000, 1000, 1),
     (0.0, 10000, 1000, None),           # nothing forgotten: all
     (0.9, 10000, 0, None),
+    (0.5, 10000, 5e-324, None),         # the bound underflows: all
 ])
 def test_tail_length(weight, cutoff, gap, want):
     assert isacs.ema_tail_length(weight, cutoff, gap) == want
