@@ -304,11 +304,21 @@ class SimHost:
 
     # -- counters -------------------------------------------------------------
     def vcpu_counters(self, uuid, vcpu):
-        ent = self._ent(uuid, vcpu)
+        return self._counters(self._ent(uuid, vcpu))
+
+    def _counters(self, ent):
         run, wait = self.sched.counters(ent, self.loop.now)
         return specs.VcpuCounters(run_us=run, wait_us=wait,
                                   wakeups=ent.wakeups,
                                   switches=ent.switches, pcpu=ent.last_cpu)
+
+    def drain_vcpu_readings(self, uuid):
+        """``vcpu_counters`` and ``drain_io_deliveries`` of every vCPU of
+        the instance, in vCPU order, in one call (the agent's driver reads
+        them all each tick): a list of (counters, times, distinct).
+        """
+        return [(self._counters(ent),) + self._drain(ent)
+                for ent in self._vm(uuid).ents]
 
     def drain_io_events(self, uuid, vcpu):
         """Timestamps (us) of I/O response events since the last drain."""
@@ -318,7 +328,10 @@ class SimHost:
         """(timestamps (us, an ``array('q')``), how many differ from the one
         before them) of the I/O response events since the last drain.
         """
-        ent = self._ent(uuid, vcpu)
+        return self._drain(self._ent(uuid, vcpu))
+
+    @staticmethod
+    def _drain(ent):
         out = ent.io_events, ent.io_distinct
         ent.io_events = sched_base.io_event_buffer()
         ent.io_distinct = 0

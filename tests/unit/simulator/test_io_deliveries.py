@@ -54,3 +54,17 @@ def test_a_busy_host_counts_as_ema_gap_does(seed):
             again = h.drain_io_deliveries(u, i)    # afresh after a drain
             assert (len(again[0]), again[1]) == (0, 0)
     assert seen > 0
+
+
+def test_readings_of_a_vm_are_its_vcpus_counters_and_drains():
+    one, two = test_counters._busy_host(7), test_counters._busy_host(7)
+    for h in (one, two):
+        h.run_until(h.now_us + 500_000)
+    for u in one.vm_uuids():
+        got = [(c, list(t), d) for c, t, d in one.drain_vcpu_readings(u)]
+        want = [(two.vcpu_counters(u, i),
+                 list(two.drain_io_deliveries(u, i)[0]), None)
+                for i in range(two.vcpu_count(u))]
+        assert [g[:2] for g in got] == [w[:2] for w in want]
+        assert [g[2] for g in got] == [isacs.ema_gap(g[1])[0] for g in got]
+        assert all(len(t) == 0 for _, t, _ in one.drain_vcpu_readings(u))
