@@ -31,6 +31,10 @@ never negative, so an input that cannot give a positive credit gives 0.0:
   <= 0 or a consumed credit <= 0.
 """
 
+import itertools
+import math
+import operator
+
 # Eq. 3's "+1" is 1 ns of credit against Credit2's 10 ms default credit:
 # a division guard, scaled with the unit (guard = this x default credit).
 GUARD_PER_DEFAULT_CREDIT = 1e-7
@@ -70,27 +74,96 @@ def observe(events, t_prev, ibar, t, weight=0.9, cutoff=10000):
     return events + 1, t, ibar
 
 
-def ema_gap(times, weight=0.9, cutoff=10000):
-    """Eq. 1 over a window's sorted event times, from a fresh start (ISACS
+def ema_gap(times, weight=0.9, cutoff=10000, scale=1, events=None):
+    """Eq. 1 over a window's event times, from a fresh start (ISACS
     re-initialises the event data at every reallocation): (E_n, Ibar), with
-    Ibar 0.0 when no interval was usable.
+    Ibar 0.0 when no interval was usable. ``scale`` converts the times'
+    unit to ``cutoff``'s and Ibar's (the simulator's us to the agent's ns:
+    1000), so a driver hands its timestamps over unconverted. ``events``:
+    E_n when the producer counted it as the times came (as here: each time
+    that differs from the one before it; the simulator does), else None.
+
+    The same figures as ``observe()`` folded over ``times`` (any order:
+    an event equal to the previous one is the same delivery; a negative
+    or long gap is not an interval), computed from what they depend on:
+    E_n is 1 + the number of times that differ from their predecessor (a
+    C-level count, no Python loop per event), and Ibar, an EMA that keeps
+    (1 - w)^k of the interval k places back, only from the newest
+    ``ema_tail_length()`` usable intervals (a few dozen at w = 0.9): the
+    older ones weigh less than EMA_TAIL_REL_ERROR of the result. All
+    intervals are used when there are no more than that (then the result
+    is bit for bit observe()'s) or when w <= 0 (nothing is forgotten).
     """
-    # observe() folded over the window, inline: the agent runs this over
-    # every I/O completion of every vCPU each tick, and a call per event
-    # doubled its tick (tests/unit/contract/test_isacs.py checks the two
-    # agree).
-    events, t_prev, ibar = 0, None, None
+    n = len(times)
+    if n < 2:
+        return n, 0.0
+    if events is None:
+        events = 1 + sum(map(operator.ne, itertools.islice(times, 1, None),
+                             times))
+    gaps = _tail_gaps(times, weight, cutoff, scale)
+    if not gaps:
+        return events, 0.0
     keep = 1.0 - weight
-    for t in times:
-        if t == t_prev:
-            continue
-        if t_prev is not None:
-            gap = t - t_prev
-            if 0 < gap <= cutoff:
-                ibar = gap if ibar is None else weight * gap + keep * ibar
-        events += 1
-        t_prev = t
-    return events, (ibar or 0.0)
+    ibar = gaps[0]
+    for gap in itertools.islice(gaps, 1, None):
+        ibar = weight * gap + keep * ibar
+    return events, ibar
+
+
+# Eq. 1's EMA after K intervals, seeded with the K-th newest interval
+# instead of the EMA before it, is off by at most (1 - w)^K * cutoff (both
+# lie in (0, cutoff]); the EMA is at least w * g (g: the newest interval).
+# K is the least with (1 - w)^K * cutoff <= EMA_TAIL_REL_ERROR * w * g,
+# plus one; None (all intervals) when w <= 0 or w > 1. The bound is 2^-27
+# of a double's rounding (2^-53): the two sums then round alike, and once
+# alike stay alike, so the figure is observe()'s bit for bit but for a
+# chance of about 1e-8 (then it differs in its last bit).
+EMA_TAIL_REL_ERROR = 2.0 ** -80
+
+
+def ema_tail_length(weight, cutoff, newest_gap):
+    """The number of newest usable intervals that fix Eq. 1's EMA."""
+    keep = 1.0 - weight
+    if not 0.0 <= keep < 1.0 or newest_gap <= 0 or cutoff <= 0:
+        return None
+    if keep == 0.0:
+        return 1
+    ratio = EMA_TAIL_REL_ERROR * weight * min(newest_gap, cutoff) / cutoff
+    if ratio <= 0.0:        # a gap so small the bound underflows: all
+        return None
+    return max(2, int(math.ceil(math.log(ratio) / math.log(keep))) + 1)
+
+
+def _tail_gaps(times, weight, cutoff, scale):
+    """The usable intervals (0 < gap <= cutoff) of ``times``, oldest first:
+    the newest ``ema_tail_length()`` of them, or all. Reads the window
+    backwards in chunks, each with C-level arithmetic: 32 times first
+    (about the tail at w = 0.9), then, doubling, at least what the length
+    set by the newest usable interval still needs.
+    """
+    chunks, got, need = [], 0, None
+    hi, size = len(times), 32     # ~ the tail at w = 0.9: one chunk
+    while hi > 1:
+        lo = max(0, hi - size)
+        part = times[lo:hi]
+        diffs = map(operator.sub, itertools.islice(part, 1, None), part)
+        if scale != 1:
+            diffs = map(operator.mul, diffs, itertools.repeat(scale))
+        usable = [g for g in diffs if 0 < g <= cutoff]
+        if usable:
+            if not chunks:
+                need = ema_tail_length(weight, cutoff, usable[-1])
+            chunks.append(usable)
+            got += len(usable)
+            if need is not None and got >= need:
+                break
+        # the next chunk: doubling until the newest usable interval is
+        # found, then what is still needed (all the rest: no length)
+        want = (0 if not chunks else len(times) if need is None
+                else need - got + 1)
+        hi, size = lo + 1, max(want, size * 2)
+    gaps = [g for part in reversed(chunks) for g in part]
+    return gaps[-need:] if need is not None and got > need else gaps
 
 
 # I/O strength, the numerator of Eq. 2: E_n * Ibar, divided by the window.
@@ -132,10 +205,14 @@ def boost_members(ivcredits, guard):
 # Eq. 4: CVCredit = (sum_i IVCredit_i / j) * consumed / default_credit,
 #   j = CPU-BOOST group size. Gap 6: j is the FINAL size, so membership
 # (Eq. 3) is decided for all vCPUs first (two passes). No cap (paper).
-def cvcredit(ivcredits, group_size, consumed, default_credit):
+# ``total``: sum(ivcredits) when the caller has it (a run-queue's members
+# share it: summing once per tick keeps a tick linear in its vCPUs).
+def cvcredit(ivcredits, group_size, consumed, default_credit, total=None):
     if group_size <= 0 or default_credit <= 0 or consumed <= 0:
         return 0.0
-    return sum(ivcredits) / group_size * consumed / default_credit
+    if total is None:
+        total = sum(ivcredits)
+    return total / group_size * consumed / default_credit
 
 
 # Credit concealing (2.6): credit = default + IVCredit and endcredit =

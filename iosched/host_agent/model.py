@@ -157,10 +157,17 @@ class VcpuSample:
     run_ns: int                      # schedstat field 1: time on a CPU
     wait_ns: int                     # schedstat field 2: runnable, waiting
     wakeups: int                     # wake-ups (I/O events, estimate)
-    # Exact I/O response event timestamps (ns, driver clock) since the
-    # previous sample, when the driver has them (tracepoints, simulator);
-    # None when only counters exist.
-    io_events_ns: typing.Optional[tuple] = None
+    # Exact I/O response event timestamps (driver clock, in units of
+    # ``io_events_unit_ns``) since the previous sample, when the driver
+    # has them (tracepoints: ns, the simulator: us); None when only
+    # counters exist. Any sequence (the driver's own list, not copied nor
+    # converted per event: a busy host has ~80,000 a second); read only.
+    io_events: typing.Optional[typing.Sequence] = None
+    io_events_unit_ns: int = 1
+    # E_n of those events (each that differs from the one before it) when
+    # the driver counted it as they came (the simulator); None: the
+    # collector counts (iosched.contract.isacs.ema_gap).
+    io_event_count: typing.Optional[int] = None
     # Wake-to-run delay (ns) of each of those wake-ups that got a CPU in
     # the window (tracing.run_delays); the libvirt driver traces LSVM
     # vCPUs' switch-ins only (others: ()); None when not traced.

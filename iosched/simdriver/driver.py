@@ -83,15 +83,23 @@ class SimulatedDriver(base.Driver):
     # -- counters --------------------------------------------------------
     def vcpu_samples(self, instance):
         ts = self.now()
+        readings = self.sim.drain_vcpu_readings(instance.uuid)
+        if instance.vcpus > len(readings):
+            raise ValueError('vcpu: %d out of range for instance %s; '
+                             'accepted: 0..%d' % (len(readings),
+                                                  instance.uuid,
+                                                  len(readings) - 1))
         samples = []
-        for vcpu in range(instance.vcpus):
-            c = self.sim.vcpu_counters(instance.uuid, vcpu)
-            events = self.sim.drain_io_events(instance.uuid, vcpu)
+        # the simulator's drained arrays as they are (us): no conversion
+        # per event (iosched.contract.isacs.ema_gap scales the gaps),
+        # with E_n as the simulator counted it (no pass over them)
+        for vcpu, (c, events, distinct) in enumerate(
+                readings[:instance.vcpus]):
             samples.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=c.pcpu,
                 run_ns=c.run_us * 1000, wait_ns=c.wait_us * 1000,
-                wakeups=c.wakeups,
-                io_events_ns=tuple(t * 1000 for t in events)))
+                wakeups=c.wakeups, io_events=events, io_events_unit_ns=1000,
+                io_event_count=distinct))
         return samples
 
     def disk_samples(self, instance):

@@ -38,6 +38,7 @@ from iosched.simulator import deadline
 from iosched.simulator import disk as disks
 from iosched.simulator import events
 from iosched.simulator import paper_workloads
+from iosched.simulator import sched_base
 from iosched.simulator import spec as specs
 from iosched.simulator import throttle
 from iosched.simulator import workloads
@@ -303,17 +304,37 @@ class SimHost:
 
     # -- counters -------------------------------------------------------------
     def vcpu_counters(self, uuid, vcpu):
-        ent = self._ent(uuid, vcpu)
+        return self._counters(self._ent(uuid, vcpu))
+
+    def _counters(self, ent):
         run, wait = self.sched.counters(ent, self.loop.now)
         return specs.VcpuCounters(run_us=run, wait_us=wait,
                                   wakeups=ent.wakeups,
                                   switches=ent.switches, pcpu=ent.last_cpu)
 
+    def drain_vcpu_readings(self, uuid):
+        """``vcpu_counters`` and ``drain_io_deliveries`` of every vCPU of
+        the instance, in vCPU order, in one call (the agent's driver reads
+        them all each tick): a list of (counters, times, distinct).
+        """
+        return [(self._counters(ent),) + self._drain(ent)
+                for ent in self._vm(uuid).ents]
+
     def drain_io_events(self, uuid, vcpu):
         """Timestamps (us) of I/O response events since the last drain."""
-        ent = self._ent(uuid, vcpu)
-        out = ent.io_events
-        ent.io_events = []
+        return list(self.drain_io_deliveries(uuid, vcpu)[0])
+
+    def drain_io_deliveries(self, uuid, vcpu):
+        """(timestamps (us, an ``array('q')``), how many differ from the one
+        before them) of the I/O response events since the last drain.
+        """
+        return self._drain(self._ent(uuid, vcpu))
+
+    @staticmethod
+    def _drain(ent):
+        out = ent.io_events, ent.io_distinct
+        ent.io_events = sched_base.io_event_buffer()
+        ent.io_distinct = 0
         return out
 
     def io_events_dropped(self, uuid, vcpu):

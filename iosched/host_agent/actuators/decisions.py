@@ -35,12 +35,6 @@ def policy_of(rule, default=''):
     return head if dot and head else default
 
 
-def _same(a, b):
-    return (a.after == b.after and a.rule == b.rule and a.reason == b.reason
-            and a.policy == b.policy and a.applied == b.applied
-            and a.error == b.error)
-
-
 class DecisionBook(object):
     """Latest decision per knob key ``(kind, uuid, target)``."""
 
@@ -51,16 +45,22 @@ class DecisionBook(object):
     def note(self, action, policy, ts, before=KEPT, applied=True, error=''):
         """Record what came of ``action``; return (decision, is_new)."""
         held = self._latest.get(action.key)
+        owner = policy_of(action.rule, policy)
+        if held is not None and held.after == action.value and \
+                held.rule == action.rule and held.reason == action.reason \
+                and held.policy == owner and held.applied == applied \
+                and held.error == error:
+            # the same decision (``before`` aside: the held one still
+            # explains it), checked without building it: most knobs keep
+            # their decision from tick to tick
+            return held, False
         if before is KEPT:
             before = held.before if held is not None else action.value
         decision = model.Decision(
             kind=action.kind, instance_uuid=action.instance_uuid,
             target=action.target, before=before, after=action.value,
             rule=action.rule, reason=action.reason, ts=ts,
-            policy=policy_of(action.rule, policy), applied=applied,
-            error=error)
-        if held is not None and _same(held, decision):
-            return held, False
+            policy=owner, applied=applied, error=error)
         self._latest[action.key] = decision
         self._latest.move_to_end(action.key)
         while len(self._latest) > self.maxlen:

@@ -36,6 +36,10 @@ from iosched.host_agent import model
 LOG = logging.getLogger(__name__)
 
 
+# no knob value equals it: a key the actuator never wrote
+_UNWRITTEN = object()
+
+
 class DriverActuator(base.Actuator):
     name = 'driver'
 
@@ -99,7 +103,7 @@ class DriverActuator(base.Actuator):
             if action.value == knob_kinds.ORIGINAL:
                 self._back_to_original(action, plan.policy, ts)
                 continue
-            if self._written.get(key, object()) == action.value:
+            if self._written.get(key, _UNWRITTEN) == action.value:
                 self.book.note(action, plan.policy, ts)
                 continue
             before = None

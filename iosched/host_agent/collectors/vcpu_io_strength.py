@@ -60,6 +60,10 @@ class VcpuIoStrengthCollector(base.Collector):
     def collect(self, driver, instances):
         c = self.conf.collectors
         cutoff_ns = c.gap_cutoff_ms * 1e6
+        # read once a tick, not per vCPU (an option read costs ~1 us)
+        weight = c.ema_weight
+        thresholds = (c.io_strength_threshold, c.cpu_share_threshold,
+                      c.idle_share_threshold)
         raw = []
         for inst in instances:
             for cur in self.read(driver.vcpu_samples, inst):
@@ -83,9 +87,11 @@ class VcpuIoStrengthCollector(base.Collector):
                     n, ibar = rates.estimate_ema_gap(events, window_ns,
                                                      cutoff_ns)
                     exact = False
-                elif cur.io_events_ns is not None:
-                    n, ibar = isacs.ema_gap(cur.io_events_ns, c.ema_weight,
-                                            cutoff_ns)
+                elif cur.io_events is not None:
+                    n, ibar = isacs.ema_gap(cur.io_events, weight,
+                                            cutoff_ns,
+                                            cur.io_events_unit_ns,
+                                            cur.io_event_count)
                     exact = True
                 else:
                     n, ibar = rates.estimate_ema_gap(wakeups, window_ns,
@@ -114,10 +120,7 @@ class VcpuIoStrengthCollector(base.Collector):
                 ivcredit=isacs.ivcredit(strength, run, mean_run),
                 run_share=run_share,
                 wait_share=min(1.0, wait / window_ns),
-                klass=rates.classify(strength, run_share,
-                                     c.io_strength_threshold,
-                                     c.cpu_share_threshold,
-                                     c.idle_share_threshold),
+                klass=rates.classify(strength, run_share, *thresholds),
                 exact=exact, io_strength_estimate=estimate,
                 burst_us=round(self._burst[key], 1),
                 run_delays_ns=tuple(cur.run_delays_ns or ()),

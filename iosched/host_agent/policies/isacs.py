@@ -128,9 +128,11 @@ def credits(vcpus, n_pcpus, params, cpu_slice_us=None):
     guard = isacs_eqs.GUARD_PER_DEFAULT_CREDIT * dc
     member = isacs_eqs.boost_members(ivcs, guard)
     j = sum(member)
+    total = sum(ivcs)       # once per tick: Eq. 4 for every member
     out = []
     for v, x, m in zip(vcpus, ivcs, member):
-        cvc = isacs_eqs.cvcredit(ivcs, j, v.run_share, dc) if m else 0.0
+        cvc = (isacs_eqs.cvcredit(ivcs, j, v.run_share, dc, total=total)
+               if m else 0.0)
         if x > 0:
             slice_us = io_slice_us(x, mean_pos, params)
         elif m and cvc > 0:

@@ -40,9 +40,10 @@ def reallocate(rows, default_credit, cap=0, guard=None):
             for ev, ib, cc in rows]
     members = isacs.boost_members(ivcs, guard)
     j = sum(members)
-    cvcs = [isacs.cvcredit(ivcs, j, r[2], default_credit) if m else 0.0
-            for r, m in zip(rows, members)]
-    return ivcs, members, cvcs, sum(ivcs)
+    total = sum(ivcs)
+    cvcs = [isacs.cvcredit(ivcs, j, r[2], default_credit, total=total)
+            if m else 0.0 for r, m in zip(rows, members)]
+    return ivcs, members, cvcs, total
 
 
 # Algorithm 2, step 1: RunQ_d = the LAST run-queue i != s (in id order)

@@ -274,14 +274,14 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 raise base.DriverError(str(e))
             events = delays = None
             if self.tracer is not None:
-                events = tuple(self._events.get(tid, ()))
+                events = self._events.get(tid, ())     # ns, not copied
                 if self.tracer.switches:
                     delays = tracing.run_delays(events,
                                                 self._runs.get(tid, ()))
             out.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
                 run_ns=run, wait_ns=wait, wakeups=wakeups,
-                io_events_ns=events, run_delays_ns=delays,
+                io_events=events, run_delays_ns=delays,
                 io_requests=self._requests.get(instance.uuid)))
         return out
 

@@ -43,9 +43,12 @@ from oslo_log import log as logging
 from iosched.host_agent import linux
 from iosched.host_agent import paths
 
-_LINE = re.compile(r'\s(\d+)\.(\d+): sched_wakeup: .*?\bpid=(\d+)\s+prio=')
-_SWITCH = re.compile(r'\s(\d+)\.(\d+): sched_switch: .*?==> .*?'
-                     r'\bnext_pid=(\d+)\s+next_prio=')
+# One match per line, found over the whole drained text at once (no split
+# into lines, no search per line): no part of a pattern crosses a newline.
+_LINE = re.compile(r'[ \t](\d+)\.(\d+): sched_wakeup: .*?\bpid=(\d+)[ \t]+'
+                   r'prio=')
+_SWITCH = re.compile(r'[ \t](\d+)\.(\d+): sched_switch: .*?==> .*?'
+                     r'\bnext_pid=(\d+)[ \t]+next_prio=')
 WAKEUP = 'events/sched/sched_wakeup'
 SWITCH = 'events/sched/sched_switch'
 LOG = logging.getLogger(__name__)
@@ -59,20 +62,14 @@ def _ns(secs, frac):
 
 def parse_lines(text):
     """Yield (tid, ts_ns) for every sched_wakeup line."""
-    for line in text.splitlines():
-        m = _LINE.search(line)
-        if m:
-            secs, frac, tid = m.groups()
-            yield int(tid), _ns(secs, frac)
+    for secs, frac, tid in _LINE.findall(text):
+        yield int(tid), _ns(secs, frac)
 
 
 def parse_switch_ins(text):
     """Yield (next tid, ts_ns) for every sched_switch line."""
-    for line in text.splitlines():
-        m = _SWITCH.search(line)
-        if m:
-            secs, frac, tid = m.groups()
-            yield int(tid), _ns(secs, frac)
+    for secs, frac, tid in _SWITCH.findall(text):
+        yield int(tid), _ns(secs, frac)
 
 
 def filter_expr(tids, field='pid'):

@@ -27,7 +27,7 @@ def test_io_event_feeds_eq1_and_still_records_for_the_agent():
     e = hx.entity(s, 0)
     for t in (0, 1000, 3000, 3000):
         s.io_event(e, t)
-    assert e.io_events == [0, 1000, 3000, 3000]     # base behaviour
+    assert list(e.io_events) == [0, 1000, 3000, 3000]   # base behaviour
     assert e.ev_n == 3 and e.ev_last == 3000
     assert e.ev_ibar == pytest.approx(1900)
 
