@@ -109,8 +109,12 @@ class Files(object):
         with open(scenario.DEFAULT_SCENARIO, 'rb') as fh:
             self.paths['good_scenario'] = self._write('scenario.yaml',
                                                       fh.read())
+        # the agent's journal (and its one-agent lock) in this tree, not
+        # the host's /var/lib/iosched, which a live agent may hold
         self.paths['good_agent_conf'] = self._write(
-            'agent.conf', GOOD_AGENT_CONF.encode())
+            'agent.conf', GOOD_AGENT_CONF.replace(
+                '[host_agent]\n', '[host_agent]\njournal_path = %s\n' %
+                os.path.join(root, 'agent-journal.jsonl'), 1).encode())
         self.paths['good_nova_conf'] = self._write(
             'nova.conf', GOOD_NOVA_CONF.encode())
         self.paths['good_cinder_conf'] = self._write(
