@@ -83,11 +83,13 @@ def _admit(capacity, reserved, pending, request, fraction):
             <= limit + slo_rule.REL_EPSILON * max(1.0, limit))
 
 
-def judge(state, host_states, demand, label, settings, name):
+def judge(state, host_states, demand, label, settings, name,
+          spec_obj=None):
     """``report_checks.Verdicts`` of the floors ``demand`` on
     ``host_states`` (a list), recorded in ``state`` under the filter
     ``name``; None for a request without SLO floors (every host passes,
-    nothing recorded).
+    nothing recorded). ``spec_obj`` keys the figures shared with the
+    other filters and the weigher (``request_view``).
     """
     if not demand.iops and not demand.error:
         return None
@@ -95,8 +97,10 @@ def judge(state, host_states, demand, label, settings, name):
         oks, passed, rejected, reason_of = _lookup_failed(
             host_states, demand, settings)
     else:
+        rows = state.views.rows(state.store, state.prepared, spec_obj,
+                                host_states, settings.inflight_vcpu_profile)
         oks, passed, rejected, reason_of = _judge_hosts(
-            state.store, state.prepared, host_states, demand.iops, settings,
+            rows, host_states, demand.iops, settings,
             state.slo_unknowing_warned)
     state.explainer.record_batch('filter', label, host_states, reason_of,
                                  passed=oks)
@@ -115,10 +119,9 @@ def _lookup_failed(host_states, demand, settings):
             lambda i: why)
 
 
-def _judge_hosts(reports, cache, host_states, request_iops, settings,
-                 warned):
+def _judge_hosts(rows, host_states, request_iops, settings, warned):
     """(verdicts, passing hosts, rejections by cause, reason_of)."""
-    preps = prepared.fresh(reports, host_states, cache)
+    preps = [row.prep for row in rows]
     fraction = settings.slo_capacity_fraction
     missing = settings.missing_report_policy
     missing_passes = missing == 'pass'
@@ -126,7 +129,7 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings,
     valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
     oks, passed, p_iops = [], [], []
     no_report = by_rule = by_source = 0
-    for host_state, prep in zip(host_states, preps):
+    for host_state, prep, row in zip(host_states, preps, rows):
         if prep is None:
             ok = missing_passes
             no_report += not ok
@@ -138,7 +141,7 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings,
         else:
             if unknowing(prep):
                 _warn_unknowing(warned, host_state.host, prep, blind)
-            p = pending_iops(reports.pending(host_state.host))
+            p = pending_iops(row.exact)
             p_iops.append(p)
             if valid and prep.slo_ok and prepared.iops_ok(p):
                 verdict = _admit(prep.capacity_iops, prep.reserved_iops,
