@@ -284,10 +284,10 @@ def templates(n, args):
 
 
 def new_request(worker):
-    """Untimed, before each timed request: forget the figures the
-    previous request left in this thread (``request_view``, when the
-    plugin has it), as a new ``select_destinations`` (a new RequestSpec)
-    would; the bench reuses its RequestSpecs.
+    """Untimed, before each timed request: end the previous request's
+    view of the figures in this thread (``request_view``, when the plugin
+    has it), as a new ``select_destinations`` (a new RequestSpec) would;
+    the bench reuses its RequestSpecs.
     """
     views = getattr(worker, 'views', None)
     if views is not None:

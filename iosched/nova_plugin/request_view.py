@@ -39,6 +39,7 @@ Description:
 No nova, no I/O; the store's clock.
 """
 
+import operator
 import threading
 
 from iosched.nova_plugin import inflight
@@ -50,14 +51,16 @@ class Row(object):
     report).
     """
 
-    __slots__ = ('host_state', 'num', 'used', 'prep', 'exact', '_pending')
+    __slots__ = ('host_state', 'num', 'used', 'prep', 'exact', 'profile',
+                 '_pending')
 
-    def __init__(self, host_state, num, used, prep, exact):
+    def __init__(self, host_state, num, used, prep, exact, profile=None):
         self.host_state = host_state
         self.num = num
         self.used = used
         self.prep = prep
         self.exact = exact
+        self.profile = profile
         self._pending = None
 
     def pending(self, profile):
@@ -65,8 +68,9 @@ class Row(object):
         (it takes the host's in-flight baseline).
         """
         found = self._pending
-        if found is None:
+        if found is None or profile != self.profile:
             prep = self.prep
+            self.profile = profile
             found = self._pending = None if prep is None else (
                 inflight.combine(self.exact, inflight.observe_node(
                     prep.bases, self.host_state), profile))
@@ -74,13 +78,23 @@ class Row(object):
 
 
 class _View(object):
-    __slots__ = ('key', 'version', 'earliest', 'rows')
+    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev')
 
-    def __init__(self, key, version):
+    def __init__(self, key, version, prev):
         self.key = key
         self.version = version
         self.earliest = None        # (received_at, ttl) due first
-        self.rows = {}              # id(host_state) -> Row
+        self.rows = {}              # id(host_state) -> Row, this request
+        self.prev = prev            # the previous request's rows
+
+
+# Nova's HostState counters the in-flight estimate reads
+_COUNTS = operator.attrgetter('num_instances', 'vcpus_used')
+
+
+def _counts(host_state):
+    return (getattr(host_state, 'num_instances', 0),
+            getattr(host_state, 'vcpus_used', 0))
 
 
 def _same(a, b):
@@ -100,7 +114,12 @@ class Views(object):
         self._local = threading.local()
 
     def clear(self):
-        self._local.view = None
+        """End this thread's request: the next call starts a new view (as
+        a new RequestSpec does); its rows may serve again (``_read``).
+        """
+        view = getattr(self._local, 'view', None)
+        if view is not None:
+            view.version = -1
 
     def _view(self, reports, cache, spec_obj, profile):
         key = (spec_obj, request_spec.stored(spec_obj, 'instance_uuid'),
@@ -109,7 +128,11 @@ class Views(object):
         view = getattr(self._local, 'view', None)
         if (view is None or view.version != reports.version or
                 not _same(view.key, key) or _expired(view, reports.now())):
-            view = self._local.view = _View(key, reports.version)
+            # a row of the previous request serves again once the store
+            # says its report and notes are still the host's (_read)
+            prev = ({} if view is None or view.key[4] is not reports or
+                    view.key[5] is not cache else view.rows)
+            view = self._local.view = _View(key, reports.version, prev)
         return view
 
     def rows(self, reports, cache, spec_obj, host_states, profile):
@@ -120,22 +143,25 @@ class Views(object):
         inflight_vcpu_profile``.
         """
         view = self._view(reports, cache, spec_obj, profile)
-        held = view.rows
+        get = view.rows.get
         out = [None] * len(host_states)
         todo = []
         for i, host_state in enumerate(host_states):
-            row = held.get(id(host_state))
-            if (row is None or row.host_state is not host_state or
-                    row.num != getattr(host_state, 'num_instances', 0) or
-                    row.used != getattr(host_state, 'vcpus_used', 0)):
-                todo.append(i)
-            else:
-                out[i] = row
+            row = get(id(host_state))
+            if row is not None and row.host_state is host_state:
+                try:
+                    counts = _COUNTS(host_state)
+                except AttributeError:
+                    counts = _counts(host_state)
+                if row.num == counts[0] and row.used == counts[1]:
+                    out[i] = row
+                    continue
+            todo.append(i)
         if todo:
-            self._read(view, reports, cache, host_states, todo, out)
+            self._read(view, reports, cache, host_states, todo, out, profile)
         return out
 
-    def _read(self, view, reports, cache, host_states, todo, out):
+    def _read(self, view, reports, cache, host_states, todo, out, profile):
         cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
         found, exact, version, earliest = reports.read_many(
             [host_states[i].host for i in todo])
@@ -143,7 +169,10 @@ class Views(object):
             # the store changed since this view began: start it again
             # from this read, and read the hosts already held anew
             view.version, view.earliest = version, None
-            view.rows = {}
+            if view.rows:
+                view.prev = dict(view.prev)
+                view.prev.update(view.rows)
+                view.rows = {}
             if len(todo) < len(host_states):
                 todo = list(range(len(host_states)))
                 found, exact, version, earliest = reports.read_many(
@@ -153,11 +182,19 @@ class Views(object):
                 view.earliest is None or
                 earliest[0] + earliest[1] < sum(view.earliest)):
             view.earliest = earliest
-        held = view.rows
+        held, prev = view.rows, view.prev
         prepared = cache.prepared
         for i, report, notes in zip(todo, found, exact):
             host_state = host_states[i]
-            out[i] = held[id(host_state)] = Row(
-                host_state, getattr(host_state, 'num_instances', 0),
-                getattr(host_state, 'vcpus_used', 0),
-                None if report is None else prepared(report), notes)
+            key = id(host_state)
+            num, used = _counts(host_state)
+            row = prev.get(key)
+            if (row is None or row.host_state is not host_state or
+                    row.exact is not notes or row.num != num or
+                    row.used != used or row.profile != profile or
+                    (row.prep.report if row.prep is not None else None)
+                    is not report):
+                row = Row(host_state, num, used,
+                          None if report is None else prepared(report),
+                          notes, profile)
+            out[i] = held[key] = row

@@ -61,27 +61,31 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
 
     def __init__(self):
         super().__init__()
-        # per thread: the request being weighed (see weight_multiplier)
+        # per thread: the request being weighed (weight_multiplier)
         self._request = threading.local()
         state.for_worker(CONF)
 
-    def _configured(self, host_state):
-        # Nova's get_weighed_objects calls weigh_objects, then
-        # weight_multiplier of each host in the same order, in the same
-        # thread: weigh_objects reads the option once and that value
-        # serves those calls; any other call reads the option.
+    def weight_multiplier(self, host_state):
+        """Override the weight multiplier.
+
+        Nova's get_weighed_objects calls weigh_objects, then this for each
+        host in the same order, in the same thread: weigh_objects reads
+        the option once and that value serves those calls; any other call
+        reads the option.
+        """
         turn = getattr(self._request, 'turn', None)
         if turn is not None:
-            value, hosts, i = turn
-            if i < len(hosts) and hosts[i] is host_state:
+            i = turn[2]
+            if turn[1][i] is host_state:
                 turn[2] = i + 1
-                return value
+                if i + 1 == len(turn[1]):
+                    self._request.turn = None
+                if not getattr(host_state, 'aggregates', None):
+                    return turn[0]
+                return self._multiplier(host_state, turn[0])
             self._request.turn = None
-        return CONF.iosched.io_strength_weight_multiplier
-
-    def weight_multiplier(self, host_state):
-        """Override the weight multiplier."""
-        return self._multiplier(host_state, self._configured(host_state))
+        return self._multiplier(
+            host_state, CONF.iosched.io_strength_weight_multiplier)
 
     @staticmethod
     def _multiplier(host_state, configured):
@@ -120,5 +124,6 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
                           '%(weight).4f for %(request)s: %(reason)s',
                           {'host_state': host_state, 'weight': weight,
                            'request': label, 'reason': reason_of(i)})
-        self._request.turn = [multiplier, host_states, 0]
+        if host_states:
+            self._request.turn = [multiplier, host_states, 0]
         return filled

@@ -25,6 +25,7 @@ IOSCHED_VIEW_EXAMPLES (default 60).
 
 import os
 import random
+import threading
 import types
 
 from hypothesis import given
@@ -165,9 +166,9 @@ def test_shared_figures_decide_as_reading_each_time(seed):
             for w in workers:
                 w.store.note_placement(hosts[i].host, io_vcpus=io_vcpus,
                                        lsvm_vcpus=lsvm_vcpus)
-        elif event == 'consume':
-            hosts[i].num_instances += 1
-            hosts[i].vcpus_used += rng.randint(1, 4)
+        elif event == 'consume':        # Nova's, or a compute refresh
+            hosts[i].num_instances += rng.randint(0, 1)
+            hosts[i].vcpus_used += rng.randint(-1, 4)
         elif event == 'report':
             new_report(i)
         elif event == 'tick':
@@ -184,28 +185,27 @@ def test_a_view_is_one_request_and_one_thread():
                                  vcpus_used=0)
     spec = types.SimpleNamespace(instance_uuid='a', flavor=object())
     views, store, cache = worker.views, worker.store, worker.prepared
+    reads = []
+    real = store.read_many
+    store.read_many = lambda hosts: reads.append(hosts) or real(hosts)
 
     def row(spec_obj, profile='mixed'):
         return views.rows(store, cache, spec_obj, [host], profile)[0]
 
     first = row(spec)
-    assert row(spec) is first                   # the same request
+    assert (row(spec), len(reads)) == (first, 1)    # one read a request
     spec.instance_uuid = 'b'                    # the next of a multi-create
-    assert row(spec) is not first
-    first = row(spec)
-    assert row(spec, 'io') is not first         # another option value
-    first = row(spec)
+    assert (row(spec), len(reads)) == (first, 2)    # read, still the same
+    assert row(spec, 'io').profile == 'io'      # another option value
     store.note_placement('h', io_vcpus=1)       # the store moved on
-    assert row(spec) is not first
-    first = row(spec)
+    assert row(spec).exact.io_vcpus == 1
     host.vcpus_used = 2                         # Nova consumed the host
-    assert row(spec) is not first
-    first = row(spec)
+    assert row(spec).used == 2
     clock.now += 10                             # the report went stale
     assert row(spec).prep is None
     seen = []
-    import threading
-    t = threading.Thread(target=lambda: seen.append(row(spec)))
+    t = threading.Thread(target=lambda: seen.append(
+        (row(spec), views._local.view)))
     t.start()
     t.join()
-    assert seen[0] is not row(spec)             # one view per thread
+    assert seen[0][1] is not views._local.view  # one view per thread
