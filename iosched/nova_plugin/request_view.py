@@ -31,7 +31,10 @@ Description:
     noted since) and no report of it has gone stale; and a host's row
     only while its HostState keeps the ``num_instances`` and
     ``vcpus_used`` it had (Nova's ``consume_from_request`` changes them).
-    Otherwise the figures are read again, so the verdicts and weights are
+    Otherwise the figures are read again (a row of the previous request
+    is taken again when the store gives the same report and notes objects
+    for the host and its counters and the option are unchanged: its
+    in-flight estimate is then the same), so the verdicts and weights are
     those of reading the store at each call (tests/unit/nova_plugin/
     test_request_view.py holds them equal). One view per thread (a
     green thread under eventlet): concurrent requests never share one.
