@@ -124,6 +124,13 @@ def parse_args(argv=None):
     g.add_argument('--breakdown-max-hosts', type=int, default=1000,
                    help='time each iosched filter and weigher alone at host '
                         'counts up to this (default %(default)s)')
+    g.add_argument('--slo-volumes', choices=('real', 'double', 'off'),
+                   default=None,
+                   help='what answers SloCapacityFilter\'s volume lookups: '
+                        'Cinder\'s API in a child process (real; the '
+                        'default when Cinder is installed), an in-process '
+                        'double (double; the default otherwise) or nothing '
+                        '(off: the lookup fails, every host passes)')
     g.add_argument('--templates', type=int, default=200,
                    help='distinct reports (and HostStates) cycled over the '
                         'hosts; each host is parsed from its own JSON '
@@ -183,6 +190,10 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.hosts is None:
         args.hosts = [100, 1000, 10000] if args.full else [100, 1000]
+    if args.slo_volumes is None:
+        import importlib.util
+        args.slo_volumes = ('real' if importlib.util.find_spec('cinder')
+                            else 'double')
     if args.quick:
         args.hosts = [20, 50]
         args.host_rounds = 100

@@ -42,6 +42,7 @@ import collections
 import math
 import threading
 
+from iosched.contract import payload_sections
 from iosched.nova_plugin import inflight
 from iosched.nova_plugin import lsvm_rule
 
@@ -78,7 +79,7 @@ class Prepared(object):
 
     __slots__ = ('report', 'pcpus', 'io_vcpus', 'io_strength',
                  'capacity_iops', 'reserved_iops', 'slo_ok', 'bases',
-                 'slo_source',
+                 'slo_source', 'unknowing',
                  '_lsvm', '_memo')
 
     def __init__(self, report):
@@ -90,6 +91,9 @@ class Prepared(object):
         self.capacity_iops = disk.capacity_iops
         self.reserved_iops = disk.reserved_iops
         self.slo_source = getattr(disk, 'slo_source', '')
+        # its agent cannot know the SLO floors attached there
+        self.unknowing = (self.slo_source in
+                          payload_sections.SLO_SOURCES_UNKNOWING)
         self.slo_ok = iops_ok(self.capacity_iops) and iops_ok(
             self.reserved_iops)
         # the in-flight baselines of this report (inflight.observe_node)

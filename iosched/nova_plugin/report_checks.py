@@ -35,7 +35,6 @@ import collections
 
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import metrics
-from iosched.nova_plugin import prepared
 from iosched.nova_plugin import scoring
 
 Verdicts = collections.namedtuple('Verdicts', 'hosts oks passed reason_of')
@@ -116,18 +115,22 @@ DENSITY = DensityCheck()
 LSVM = LsvmCheck()
 
 
-def judge(state, host_states, request, label, check, settings, name):
+def judge(state, host_states, request, label, check, settings, name,
+          spec_obj=None):
     """``Verdicts`` of ``check`` on ``host_states`` (a list) for
-    ``request`` (``label`` names it in the ring), recorded in ``state``
+    ``request`` (``label`` names it in the ring; ``spec_obj``, its
+    RequestSpec, keys the figures shared with the other filters and the
+    weigher: ``request_view``), recorded in ``state``
     under the filter ``name``; None when the check does not look at the
     request (every host passes, nothing recorded).
     """
     if not check.wants(request):
         return None
-    reports = state.store
-    preps = prepared.fresh(reports, host_states, state.prepared)
-    pendings = prepared.pendings(reports, host_states, preps,
-                                 settings.inflight_vcpu_profile)
+    profile = settings.inflight_vcpu_profile
+    rows = state.views.rows(state.store, state.prepared, spec_obj,
+                            host_states, profile)
+    preps = [row.prep for row in rows]
+    pendings = [row.pending(profile) for row in rows]
     test = check.tester(request, settings)
     policy = settings.missing_report_policy
     missing_passes = policy == 'pass' or not check.needs_report(request)

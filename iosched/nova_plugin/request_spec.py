@@ -48,7 +48,7 @@ def field(obj, name, default=None):
     return getattr(obj, name, default)
 
 
-def _stored(obj, name):
+def stored(obj, name):
     """A set field without the versioned-object machinery.
 
     oslo.versionedobjects keeps a set field ``name`` in the instance
@@ -93,8 +93,8 @@ class LastRead(object):
         multi-create request, and a resize sets a new flavor: both are part
         of the key.
         """
-        key = (spec_obj, _stored(spec_obj, 'instance_uuid'),
-               _stored(spec_obj, 'flavor'))
+        key = (spec_obj, stored(spec_obj, 'instance_uuid'),
+               stored(spec_obj, 'flavor'))
         held = getattr(self._local, 'slot', None)
         if (held is not None and held[0][0] is key[0] and
                 held[0][1] == key[1] and held[0][2] is key[2]):

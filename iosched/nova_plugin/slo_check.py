@@ -30,10 +30,10 @@ No nova import.
 
 from oslo_log import log as logging
 
-from iosched.contract import payload_sections
 from iosched.nova_plugin import metrics
 from iosched.nova_plugin import prepared
 from iosched.nova_plugin import report_checks
+from iosched.nova_plugin import scoring
 from iosched.nova_plugin import slo_rule
 
 LOG = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ LOG = logging.getLogger(__name__)
 
 def unknowing(prep):
     """True when the report's agent cannot know its SLO reservations."""
-    return prep.slo_source in payload_sections.SLO_SOURCES_UNKNOWING
+    return prep.unknowing
 
 
 def _unknowing_reason(prep, policy):
@@ -75,19 +75,13 @@ def pending_iops(pending):
 
 # slo_rule.admit's verdict for valid numbers (B > 0):
 #   unknown (None) if C <= 0, else R + P + B <= f * C + eps * max(1, f * C)
-def _admit(capacity, reserved, pending, request, fraction):
-    if capacity <= 0:
-        return None
-    limit = fraction * capacity
-    return (reserved + pending + request
-            <= limit + slo_rule.REL_EPSILON * max(1.0, limit))
-
-
-def judge(state, host_states, demand, label, settings, name):
+def judge(state, host_states, demand, label, settings, name,
+          spec_obj=None):
     """``report_checks.Verdicts`` of the floors ``demand`` on
     ``host_states`` (a list), recorded in ``state`` under the filter
     ``name``; None for a request without SLO floors (every host passes,
-    nothing recorded).
+    nothing recorded). ``spec_obj`` keys the figures shared with the
+    other filters and the weigher (``request_view``).
     """
     if not demand.iops and not demand.error:
         return None
@@ -95,8 +89,10 @@ def judge(state, host_states, demand, label, settings, name):
         oks, passed, rejected, reason_of = _lookup_failed(
             host_states, demand, settings)
     else:
+        rows = state.views.rows(state.store, state.prepared, spec_obj,
+                                host_states, settings.inflight_vcpu_profile)
         oks, passed, rejected, reason_of = _judge_hosts(
-            state.store, state.prepared, host_states, demand.iops, settings,
+            rows, host_states, demand.iops, settings,
             state.slo_unknowing_warned)
     state.explainer.record_batch('filter', label, host_states, reason_of,
                                  passed=oks)
@@ -115,10 +111,9 @@ def _lookup_failed(host_states, demand, settings):
             lambda i: why)
 
 
-def _judge_hosts(reports, cache, host_states, request_iops, settings,
-                 warned):
+def _judge_hosts(rows, host_states, request_iops, settings, warned):
     """(verdicts, passing hosts, rejections by cause, reason_of)."""
-    preps = prepared.fresh(reports, host_states, cache)
+    preps = [row.prep for row in rows]
     fraction = settings.slo_capacity_fraction
     missing = settings.missing_report_policy
     missing_passes = missing == 'pass'
@@ -126,23 +121,37 @@ def _judge_hosts(reports, cache, host_states, request_iops, settings,
     valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
     oks, passed, p_iops = [], [], []
     no_report = by_rule = by_source = 0
-    for host_state, prep in zip(host_states, preps):
+    no_pending = scoring.NO_PENDING
+    blind_rejects = blind == 'reject'
+    epsilon = slo_rule.REL_EPSILON
+    for host_state, prep, row in zip(host_states, preps, rows):
         if prep is None:
             ok = missing_passes
             no_report += not ok
             p_iops.append(None)
-        elif unknowing(prep) and blind == 'reject':
+        elif prep.unknowing and blind_rejects:
             ok = False
             by_source += 1
             p_iops.append(None)
         else:
-            if unknowing(prep):
+            if prep.unknowing:
                 _warn_unknowing(warned, host_state.host, prep, blind)
-            p = pending_iops(reports.pending(host_state.host))
+            exact = row.exact
+            if exact is no_pending:
+                p, p_ok = 0.0, True
+            else:
+                p = pending_iops(exact)
+                p_ok = prepared.iops_ok(p)
             p_iops.append(p)
-            if valid and prep.slo_ok and prepared.iops_ok(p):
-                verdict = _admit(prep.capacity_iops, prep.reserved_iops,
-                                 p, request_iops, fraction)
+            if valid and prep.slo_ok and p_ok:
+                # slo_rule.admit's verdict, its arithmetic in its order
+                capacity = prep.capacity_iops
+                if capacity <= 0:
+                    verdict = None
+                else:
+                    limit = fraction * capacity
+                    verdict = (prep.reserved_iops + p + request_iops
+                               <= limit + epsilon * max(1.0, limit))
             else:               # raises SloSpecError, as before
                 verdict, _ = slo_rule.admit(
                     prep.capacity_iops, prep.reserved_iops, p,

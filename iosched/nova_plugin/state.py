@@ -13,7 +13,8 @@
 
 ``SchedulerState`` is all of it: the report ``store`` (slim entries, fed
 by the listener), ``prepared`` (each report's figures and the in-flight
-baselines of Nova's placements since that report), ``requests`` (the last
+baselines of Nova's placements since that report), ``views`` (per thread,
+the figures of the request being scheduled), ``requests`` (the last
 RequestSpec read, per thread), the ``explainer`` ring (the why of every
 decision), the SLO ``resolver`` (its caches of Cinder's answers),
 ``metrics`` (counters, registry, endpoint) and the ``listener`` handle.
@@ -88,6 +89,7 @@ from iosched.nova_plugin import listener as listener_mod
 from iosched.nova_plugin import metrics as metrics_mod
 from iosched.nova_plugin import prepared
 from iosched.nova_plugin import request_spec
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import slo_lookup
 from iosched.nova_plugin import store as store_mod
 
@@ -109,6 +111,8 @@ class SchedulerState(object):
                                            max_age=0.0)
         self.prepared = prepared.Cache()
         self.requests = request_spec.LastRead()
+        # each request's report figures, shared by the filters and weigher
+        self.views = request_view.Views()
         self.explainer = explain.Explainer()
         self.resolver = slo_lookup.Resolver(clock=slo_clock)
         self.metrics = metrics_mod.SchedulerMetrics(self.store)

@@ -75,6 +75,10 @@ Thread-safe: the RPC server's threads write while the scheduler reads.
   unauthenticated, counted by the endpoint through ``note_dropped()``),
   ``evicted``; hosts held, fresh and stale; the age of the newest and the
   oldest report held.
+* Version. ``version`` grows with every change a reader could see (a
+  report stored or evicted, a placement noted, new settings, a clear):
+  the filters' per-request figures (``iosched.nova_plugin.request_view``)
+  are reused only while it holds.
 """
 
 import collections
@@ -145,11 +149,14 @@ class ReportStore(object):
         self.max_hosts = int(max_hosts)
         self.max_clock_skew = float(max_clock_skew)
         self.max_age = None if max_age is None else float(max_age)
+        # see the module docstring, "Version"
+        self.version = 0
 
     def configure(self, ttl_intervals=None, max_hosts=None,
                   max_clock_skew=None, max_age=None):
         """Apply new settings (from ``[iosched]``); None keeps the current."""
         with self._lock:
+            self.version += 1
             if ttl_intervals is not None:
                 self.ttl_intervals = float(ttl_intervals)
             if max_clock_skew is not None:
@@ -239,6 +246,7 @@ class ReportStore(object):
                 self._unknown.pop(host, None)
                 self._unknown[host] = None
             self._counts['stored'] += 1
+            self.version += 1
             self._evict_locked()
             return STORED
 
@@ -260,18 +268,45 @@ class ReportStore(object):
 
     def get_many(self, hosts):
         """``get(host)`` of each of ``hosts``, in order, with one clock
-        read and one lock for the list (the filters' whole-list path).
+        read and one lock for the list (``read_many``'s reports).
+        """
+        return self.read_many(hosts)[0]
+
+    def read_many(self, hosts):
+        """``(reports, pendings, version, earliest)`` of ``hosts`` under one
+        clock read and one lock: ``get(host)`` and ``pending(host)`` of
+        each, in order (None and ``scoring.NO_PENDING`` where no fresh
+        report), the ``version`` they belong to, and ``(received_at,
+        ttl)`` of the fresh report that goes stale first (None if none):
+        the figures hold while ``now - received_at <= ttl``.
         """
         now = self._clock()
-        out = []
+        found, pending = [], []
+        no_pending = scoring.NO_PENDING
+        earliest, due = None, None
+        ttl_intervals = self.ttl_intervals
         with self._lock:
+            known, entries = self._known, self._entries
             for host in hosts:
-                if host not in self._known:
+                if host not in known:
                     self._note_known_locked(host)
-                entry = self._entries.get(host)
-                out.append(None if entry is None or self._is_stale(entry, now)
-                           else entry.report)
-        return out
+                entry = entries.get(host)
+                if entry is None:
+                    found.append(None)
+                    pending.append(no_pending)
+                    continue
+                ttl = ttl_intervals * entry.report.report_interval
+                received = entry.received_at
+                if now - received > ttl:
+                    found.append(None)
+                    pending.append(no_pending)
+                    continue
+                found.append(entry.report)
+                pending.append(entry.pending)
+                if due is None or received + ttl < due:
+                    due, earliest = received + ttl, (received, ttl)
+            version = self.version
+        return found, pending, version, earliest
 
     def _note_known_locked(self, host):
         # Only Nova's filters and weighers call get(): the host exists.
@@ -308,6 +343,7 @@ class ReportStore(object):
                 lsvm_vcpus=p.lsvm_vcpus + int(lsvm_vcpus),
                 io_strength=p.io_strength + float(io_strength),
                 vcpus=scoring.pending_vcpus(p) + int(vcpus))
+            self.version += 1
             return True
 
     def pending(self, host):
@@ -352,6 +388,7 @@ class ReportStore(object):
     def clear(self):
         """Forget every report and counter (tests, resync)."""
         with self._lock:
+            self.version += 1
             self._entries.clear()
             self._unknown.clear()
             self._known.clear()

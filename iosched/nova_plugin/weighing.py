@@ -27,7 +27,6 @@ a value for a missing report. The weigher calls them and only logs.
 No nova import.
 """
 
-from iosched.nova_plugin import prepared
 from iosched.nova_plugin import scoring
 
 
@@ -35,31 +34,36 @@ def missing_reason(mode):
     return 'no fresh report: missing_report_weight=%s' % mode
 
 
-def assess(state, host_state, request, settings):
+def _rows(state, spec_obj, host_states, settings):
+    return state.views.rows(state.store, state.prepared, spec_obj,
+                            host_states, settings.inflight_vcpu_profile)
+
+
+def assess(state, host_state, request, settings, spec_obj=None):
     """``(raw value, reason)`` of one host; the value is None without a
     fresh report.
     """
-    reports = state.store
-    prep = prepared.fresh(reports, [host_state], state.prepared)[0]
+    row = _rows(state, spec_obj, [host_state], settings)[0]
+    prep = row.prep
     if prep is None:
         return None, 'no fresh report'
-    pending = prepared.pendings(reports, [host_state], [prep],
-                                settings.inflight_vcpu_profile)[0]
+    pending = row.pending(settings.inflight_vcpu_profile)
     return (scoring.score(prep.report, pending, request),
             scoring.score_reason(prep.report, pending, request))
 
 
 def weigh(state, host_states, request, label, settings, multiplier_of,
-          name):
+          name, spec_obj=None):
     """``(raw values, reason_of)`` of ``host_states`` (a list), the
     missing ones filled in, recorded in ``state`` under the weigher
-    ``name``.
+    ``name``; ``spec_obj`` keys the figures shared with the filters
+    (``request_view``).
     """
     mode = settings.missing_report_weight
-    reports = state.store
-    preps = prepared.fresh(reports, host_states, state.prepared)
-    pendings = prepared.pendings(reports, host_states, preps,
-                                 settings.inflight_vcpu_profile)
+    profile = settings.inflight_vcpu_profile
+    rows = _rows(state, spec_obj, host_states, settings)
+    preps = [row.prep for row in rows]
+    pendings = [row.pending(profile) for row in rows]
     # scoring.score: 0 for a request without I/O strength, else
     # -(h.io_strength_total + p.io_strength + strength(r)) / h.pcpus
     strength = scoring.request_io_strength(request)

@@ -32,6 +32,7 @@ from iosched.nova_plugin import filters as plugin_filters
 from iosched.nova_plugin.filters import slo_capacity
 from iosched.nova_plugin.filters import slo_request
 from iosched.nova_plugin import slo_lookup
+from iosched.nova_plugin import store
 from tests.nova import plugin_state
 from tests.unit.nova_plugin import reports
 
@@ -384,8 +385,14 @@ class FilterTestCase(test.NoDBTestCase):
         self.report('h1', 1000, 400)
         self.assertEqual(['h1'], self.passing('h1'))
         pending = type('P', (), {'reserved_iops': 200.0})()
-        self.stub_out('iosched.nova_plugin.store.ReportStore.pending',
-                      lambda st, host: pending)
+        real = store.ReportStore.read_many
+
+        def read_many(st, hosts):
+            found, _, version, earliest = real(st, hosts)
+            return found, [pending] * len(found), version, earliest
+
+        self.stub_out('iosched.nova_plugin.store.ReportStore.read_many',
+                      read_many)
         self.assertEqual([], self.passing('h1'))
         self.assertIn('pending 200.0',
                       self.recent(host='h1')[-1].reason)

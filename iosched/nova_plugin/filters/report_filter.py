@@ -71,7 +71,8 @@ class ReportFilter(filters.BaseHostFilter):
         request, label = worker.requests.read(spec_obj)
         verdicts = report_checks.judge(
             worker.configure(CONF), host_states, request, label,
-            self.check, prepared.settings(CONF), type(self).__name__)
+            self.check, prepared.settings(CONF), type(self).__name__,
+            spec_obj=spec_obj)
         if verdicts is None:
             return host_states
         if LOG.isEnabledFor(std_logging.DEBUG):

@@ -71,7 +71,7 @@ class SloCapacityFilter(filters.BaseHostFilter):
         label = worker.requests.read(spec_obj)[1]
         verdicts = slo_check.judge(worker, host_states, demand, label,
                                    prepared.settings(CONF),
-                                   type(self).__name__)
+                                   type(self).__name__, spec_obj=spec_obj)
         if verdicts is None:
             return host_states      # no SLO volume: nothing to check
         if LOG.isEnabledFor(std_logging.DEBUG):

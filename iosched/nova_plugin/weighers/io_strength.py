@@ -32,6 +32,7 @@ the worker's state and starts its report listener.
 """
 
 import logging as std_logging
+import threading
 
 import nova.conf
 from nova.scheduler import utils
@@ -60,22 +61,39 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
 
     def __init__(self):
         super().__init__()
-        # CONF.iosched, looked up once: a group attribute reads the
-        # option's current value at each access (by the group's name)
-        self._group = None
+        # per thread: the request being weighed (weight_multiplier)
+        self._request = threading.local()
         state.for_worker(CONF)
 
     def weight_multiplier(self, host_state):
-        """Override the weight multiplier."""
+        """Override the weight multiplier.
+
+        Nova's get_weighed_objects calls weigh_objects, then this for each
+        host in the same order, in the same thread: weigh_objects reads
+        the option once and that value serves those calls; any other call
+        reads the option.
+        """
+        turn = getattr(self._request, 'turn', None)
+        if turn is not None:
+            i = turn[2]
+            if turn[1][i] is host_state:
+                turn[2] = i + 1
+                if i + 1 == len(turn[1]):
+                    self._request.turn = None
+                if not getattr(host_state, 'aggregates', None):
+                    return turn[0]
+                return self._multiplier(host_state, turn[0])
+            self._request.turn = None
+        return self._multiplier(
+            host_state, CONF.iosched.io_strength_weight_multiplier)
+
+    @staticmethod
+    def _multiplier(host_state, configured):
         if not getattr(host_state, 'aggregates', None):
             # what get_weight_multiplier gives without aggregate metadata
-            # (Nova asks once per host: the group is looked up once)
-            if self._group is None:
-                self._group = CONF.iosched
-            return self._group.io_strength_weight_multiplier
+            return configured
         return utils.get_weight_multiplier(
-            host_state, 'io_strength_weight_multiplier',
-            CONF.iosched.io_strength_weight_multiplier)
+            host_state, 'io_strength_weight_multiplier', configured)
 
     def _weigh_object(self, host_state, weight_properties):
         """Higher weights win: less I/O strength per pCPU after placement
@@ -84,16 +102,21 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         worker = state.current().configure(CONF)
         request = worker.requests.read(weight_properties)[0]
         return weighing.assess(worker, host_state, request,
-                               prepared.settings(CONF))[0]
+                               prepared.settings(CONF),
+                               spec_obj=weight_properties)[0]
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
         """Raw values of all hosts, with the missing ones filled in."""
         worker = state.for_request().configure(CONF)
         request, label = worker.requests.read(weight_properties)
         host_states = [w.obj for w in weighed_obj_list]
+        # the multiplier once per request (see _configured)
+        self._request.turn = None
+        multiplier = CONF.iosched.io_strength_weight_multiplier
         filled, reason_of = weighing.weigh(
             worker, host_states, request, label, prepared.settings(CONF),
-            self.weight_multiplier, type(self).__name__)
+            lambda h: self._multiplier(h, multiplier), type(self).__name__,
+            spec_obj=weight_properties)
         if LOG.isEnabledFor(std_logging.DEBUG):
             for i, (host_state, weight) in enumerate(zip(host_states,
                                                          filled)):
@@ -101,4 +124,6 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
                           '%(weight).4f for %(request)s: %(reason)s',
                           {'host_state': host_state, 'weight': weight,
                            'request': label, 'reason': reason_of(i)})
+        if host_states:
+            self._request.turn = [multiplier, host_states, 0]
         return filled

@@ -1,0 +1,203 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Each request's report figures, read once and shared by every iosched
+filter and the weigher.
+
+Description:
+    Nova runs a request's filters one after the other on the hosts the
+    previous one kept, then the weighers on the survivors, all in the
+    thread that serves ``select_destinations``. ``Views.rows`` gives, per
+    host, its fresh report's ``prepared.Prepared``, the store's notes
+    since that report (``exact``) and, on first use, the in-flight
+    estimate (``pending``: ``prepared.pendings``'s rule); the first
+    filter of a request reads them from the store (``ReportStore.
+    read_many``: one lock for the list) and the others and the weigher
+    find them in this thread's view.
+
+    A view belongs to one request: it is reused only for the same
+    RequestSpec object with the same ``instance_uuid`` and flavor (a
+    multi-create sets a new uuid per instance), the same
+    ``inflight_vcpu_profile``, store and prepared cache; only while the
+    store's ``version`` holds (no report stored or evicted, no placement
+    noted since) and no report of it has gone stale; and a host's row
+    only while its HostState keeps the ``num_instances`` and
+    ``vcpus_used`` it had (Nova's ``consume_from_request`` changes them).
+    Otherwise the figures are read again (a row of the previous request
+    is taken again when the store gives the same report and notes objects
+    for the host and its counters and the option are unchanged: its
+    in-flight estimate is then the same), so the verdicts and weights are
+    those of reading the store at each call (tests/unit/nova_plugin/
+    test_request_view.py holds them equal). One view per thread (a
+    green thread under eventlet): concurrent requests never share one.
+
+No nova, no I/O; the store's clock.
+"""
+
+import operator
+import threading
+
+from iosched.nova_plugin import inflight
+from iosched.nova_plugin import request_spec
+
+
+class Row(object):
+    """One host's figures for the request (``prep`` None: no fresh
+    report).
+    """
+
+    __slots__ = ('host_state', 'num', 'used', 'prep', 'exact', 'profile',
+                 '_pending')
+
+    def __init__(self, host_state, num, used, prep, exact, profile=None):
+        self.host_state = host_state
+        self.num = num
+        self.used = used
+        self.prep = prep
+        self.exact = exact
+        self.profile = profile
+        self._pending = None
+
+    def pending(self, profile):
+        """The in-flight estimate (``prepared.pendings``), on first use
+        (it takes the host's in-flight baseline).
+        """
+        found = self._pending
+        if found is None or profile != self.profile:
+            prep = self.prep
+            self.profile = profile
+            found = self._pending = None if prep is None else (
+                inflight.combine(self.exact, inflight.observe_node(
+                    prep.bases, self.host_state), profile))
+        return found
+
+
+class _View(object):
+    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev')
+
+    def __init__(self, key, version, prev):
+        self.key = key
+        self.version = version
+        self.earliest = None        # (received_at, ttl) due first
+        self.rows = {}              # id(host_state) -> Row, this request
+        self.prev = prev            # the previous request's rows
+
+
+# Nova's HostState counters the in-flight estimate reads
+_COUNTS = operator.attrgetter('num_instances', 'vcpus_used')
+
+
+def _counts(host_state):
+    return (getattr(host_state, 'num_instances', 0),
+            getattr(host_state, 'vcpus_used', 0))
+
+
+def _same(a, b):
+    return (a[0] is b[0] and a[1] == b[1] and a[2] is b[2] and
+            a[3] == b[3] and a[4] is b[4] and a[5] is b[5])
+
+
+def _expired(view, now):
+    earliest = view.earliest
+    return earliest is not None and now - earliest[0] > earliest[1]
+
+
+class Views(object):
+    """Per thread: the view of the request being scheduled."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def clear(self):
+        """End this thread's request: the next call starts a new view (as
+        a new RequestSpec does); its rows may serve again (``_read``).
+        """
+        view = getattr(self._local, 'view', None)
+        if view is not None:
+            view.version = -1
+
+    def _view(self, reports, cache, spec_obj, profile):
+        key = (spec_obj, request_spec.stored(spec_obj, 'instance_uuid'),
+               request_spec.stored(spec_obj, 'flavor'), profile, reports,
+               cache)
+        view = getattr(self._local, 'view', None)
+        if (view is None or view.version != reports.version or
+                not _same(view.key, key) or _expired(view, reports.now())):
+            # a row of the previous request serves again once the store
+            # says its report and notes are still the host's (_read)
+            prev = ({} if view is None or view.key[4] is not reports or
+                    view.key[5] is not cache else view.rows)
+            view = self._local.view = _View(key, reports.version, prev)
+        return view
+
+    def rows(self, reports, cache, spec_obj, host_states, profile):
+        """The ``Row`` of each of ``host_states`` (a list), in order.
+
+        ``reports`` is the worker's ``store.ReportStore``, ``cache`` its
+        ``prepared.Cache``, ``profile`` ``[iosched]
+        inflight_vcpu_profile``.
+        """
+        view = self._view(reports, cache, spec_obj, profile)
+        get = view.rows.get
+        out = [None] * len(host_states)
+        todo = []
+        for i, host_state in enumerate(host_states):
+            row = get(id(host_state))
+            if row is not None and row.host_state is host_state:
+                try:
+                    counts = _COUNTS(host_state)
+                except AttributeError:
+                    counts = _counts(host_state)
+                if row.num == counts[0] and row.used == counts[1]:
+                    out[i] = row
+                    continue
+            todo.append(i)
+        if todo:
+            self._read(view, reports, cache, host_states, todo, out, profile)
+        return out
+
+    def _read(self, view, reports, cache, host_states, todo, out, profile):
+        cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
+        found, exact, version, earliest = reports.read_many(
+            [host_states[i].host for i in todo])
+        if version != view.version:
+            # the store changed since this view began: start it again
+            # from this read, and read the hosts already held anew
+            view.version, view.earliest = version, None
+            if view.rows:
+                view.prev = dict(view.prev)
+                view.prev.update(view.rows)
+                view.rows = {}
+            if len(todo) < len(host_states):
+                todo = list(range(len(host_states)))
+                found, exact, version, earliest = reports.read_many(
+                    [h.host for h in host_states])
+                view.version = version
+        if earliest is not None and (
+                view.earliest is None or
+                earliest[0] + earliest[1] < sum(view.earliest)):
+            view.earliest = earliest
+        held, prev = view.rows, view.prev
+        prepared = cache.prepared
+        for i, report, notes in zip(todo, found, exact):
+            host_state = host_states[i]
+            key = id(host_state)
+            num, used = _counts(host_state)
+            row = prev.get(key)
+            if (row is None or row.host_state is not host_state or
+                    row.exact is not notes or row.num != num or
+                    row.used != used or row.profile != profile or
+                    (row.prep.report if row.prep is not None else None)
+                    is not report):
+                row = Row(host_state, num, used,
+                          None if report is None else prepared(report),
+                          notes, profile)
+            out[i] = held[key] = row
