@@ -38,8 +38,14 @@ from iosched.contract import flavor_warnings
 from iosched.contract import payload_sections
 from iosched.contract import qos_keys
 from iosched.contract import slo as slo_mod
+from iosched.host_agent import model_host
 from iosched.host_agent import model_lsvm
 
+# The host's block devices and the VMs' I/O-path threads, defined in
+# model_host.
+BlockDevice = model_host.BlockDevice
+IoThreadSample = model_host.IoThreadSample
+IoThreadRates = model_host.IoThreadRates
 # The LSVM mechanism types, defined in model_lsvm.
 WakeupProbe = model_lsvm.WakeupProbe
 DeadlineState = model_lsvm.DeadlineState
@@ -261,38 +267,6 @@ class DiskRates:
 # the wake-up self-test among contract.lsvm.MECHANISMS (docs/architecture.md
 # section 4).
 MECH_AUTO = 'auto'
-
-
-@dataclasses.dataclass(frozen=True)
-class BlockDevice:
-    """A host block device under guest disks, and its I/O scheduler (the
-    driver's ``block_devices()``; read by the vaio policy).
-    """
-    name: str                        # kernel name: 'loop3', 'sda'
-    devno: str = ''                  # 'major:minor'
-    scheduler: str = ''              # in force: 'bfq', 'none'; '' unknown
-    schedulers: tuple = ()           # the ones the kernel offers for it
-    disks: tuple = ()                # ((instance_uuid, target), ...) on it
-
-
-@dataclasses.dataclass(frozen=True)
-class IoThreadSample:
-    """Cumulative CPU time (ns) of one VM's I/O-path threads (the QEMU
-    emulator/main loop and its I/O threads: not its vCPUs) at ``ts``.
-    """
-    instance_uuid: str
-    ts: float
-    run_ns: int
-
-
-@dataclasses.dataclass(frozen=True)
-class IoThreadRates:
-    """One VM's I/O-path threads over one window: CPUs used (CPU seconds
-    per second), vTurbo's turbo-pool use while they are on turbo pCPUs.
-    """
-    instance_uuid: str
-    cpu_share: float
-    window_s: float
 
 
 @dataclasses.dataclass(frozen=True)
