@@ -356,23 +356,30 @@ def test_agent_ticks_on_real_guests_and_restores(guests, driver):
     emu = driver.io_threads(insts['lsvm'].uuid)['emulator']
     before = sched.get_slice_us(tid)
     emu_before = sched.get_slice_us(emu)
-    for _ in range(3):
-        guests['lsvm'].rr(100, rate_per_s=200, burst_us=100)
-        agent.tick()
-    assert sched.get_slice_us(tid) == 1000        # LSVM microslice
-    assert sched.get_slice_us(emu) == 1000        # ... and its I/O thread
-    report = agent.last_report
-    klass = {(v.instance_uuid, v.vcpu): v.klass for v in report.vcpus}
-    assert klass[(insts['cpu'].uuid, 0)] in ('cpu', 'mixed')
-    assert report.health.status == 'ok', report.health.errors
-    if driver.tracer is not None and driver.tracer.switches:
-        # the LSVM's own wake-to-run delays reach vSlicer (its W, seen):
-        # 2 ticks of 100 requests each after the first (no window yet)
-        seen = agent.last_plan.facts['lsvm']
-        assert seen.seen_wakes >= 150, seen
-        assert seen.seen_wakes < lsvm_contract.SEEN_MIN_WAKES or (
-            seen.seen_us > 0)
-    agent.shutdown()
+    try:
+        for _ in range(3):
+            guests['lsvm'].rr(100, rate_per_s=200, burst_us=100)
+            agent.tick()
+        assert sched.get_slice_us(tid) == 1000        # LSVM microslice
+        assert sched.get_slice_us(emu) == 1000        # ... and its I/O thread
+        report = agent.last_report
+        cpu = {(v.instance_uuid, v.vcpu): v for v in report.vcpus}[
+            (insts['cpu'].uuid, 0)]
+        # the burner, when it had its CPU: not an I/O vCPU (on a host
+        # loaded by other jobs a starved TCG vCPU that sleeps on QEMU's
+        # lock reads as I/O-bound; seen once in CI beside other suites)
+        if cpu.run_share >= CONF.collectors.cpu_share_threshold:
+            assert cpu.klass in ('cpu', 'mixed'), cpu
+        assert report.health.status == 'ok', report.health.errors
+        if driver.tracer is not None and driver.tracer.switches:
+            # the LSVM's own wake-to-run delays reach vSlicer (its W,
+            # seen): 2 ticks of 100 requests each after the first
+            seen = agent.last_plan.facts['lsvm']
+            assert seen.seen_wakes >= 150, seen
+            assert seen.seen_wakes < lsvm_contract.SEEN_MIN_WAKES or (
+                seen.seen_us > 0)
+    finally:
+        agent.shutdown()      # a failure above leaves no knob to the next
     assert sched.get_slice_us(tid) == before
     assert sched.get_slice_us(emu) == emu_before
 
