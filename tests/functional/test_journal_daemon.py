@@ -89,6 +89,12 @@ def _log(conf):
     return open(path).read() if os.path.exists(path) else ''
 
 
+def _running(conf, proc):
+    """Whether ``proc`` logged that it runs (after its signal handlers)."""
+    return any(' %d ' % proc.pid in line and 'io-host-agent on' in line
+               for line in _log(conf).splitlines())
+
+
 def _stop(proc, sig=signal.SIGTERM):
     if proc.poll() is None:
         proc.send_signal(sig)
@@ -221,7 +227,10 @@ def test_a_full_disk_at_stop_restores_every_knob(tmp_path):
         # what the journal still holds is restored again, harmlessly
         os.unlink(mnt / 'filler')
         again = _start(conf)
-        time.sleep(1.0)
+        # running (its signal handlers installed) before it is stopped: a
+        # SIGTERM during start-up kills it outright (-15, seen in CI)
+        _wait_for('the restarted agent running',
+                  lambda: _running(conf, again), again)
         assert _stop(again) == 0, _log(conf)[-3000:]
         assert _left(tmp_path) == 0
     finally:
