@@ -27,10 +27,14 @@ from iosched.simdriver import driver as sim_driver
 
 def old_ema_gap_loop(times, weight=0.9, cutoff=10000, scale=1,
                      events=None):
-    """Eq. 1, one Python iteration per event (times already in ns)."""
+    """The pre-issue-29 Eq. 1: one Python iteration per event, each time
+    converted on its own (as the simulated driver did, ``t * 1000``);
+    ``events`` is accepted and ignored (the old loop counted). Also the
+    reference tests/unit/contract/test_isacs_ema_tail.py checks against.
+    """
     events, t_prev, ibar = 0, None, None
     keep = 1.0 - weight
-    for t in times:
+    for t in (t * scale for t in times):
         if t == t_prev:
             continue
         if t_prev is not None:

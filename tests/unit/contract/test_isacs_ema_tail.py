@@ -10,9 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """Eq. 1 over a window from its distinct count and newest intervals
-(``iosched.contract.isacs.ema_gap``) against the Python loop it replaced,
-kept here as the reference: tables of edge cases and random windows
-(sorted, unsorted, duplicates, long gaps, float times, a unit scale).
+(``iosched.contract.isacs.ema_gap``) against the Python loop it replaced
+(the reference in bench/agent_load_reference.py): tables of edge cases
+and random windows (sorted, unsorted, duplicates, long gaps, float times,
+a unit scale).
 """
 
 import array
@@ -22,27 +23,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 import pytest
 
+from bench import agent_load_reference
 from iosched.contract import isacs
 
 MS = 1_000_000  # ns
 
 
-def reference(times, weight=0.9, cutoff=10000, scale=1):
-    """The pre-issue-29 ema_gap: a Python loop over every event, on times
-    converted one by one (as the simulated driver did, ``t * 1000``).
-    """
-    events, t_prev, ibar = 0, None, None
-    keep = 1.0 - weight
-    for t in (t * scale for t in times):
-        if t == t_prev:
-            continue
-        if t_prev is not None:
-            gap = t - t_prev
-            if 0 < gap <= cutoff:
-                ibar = gap if ibar is None else weight * gap + keep * ibar
-        events += 1
-        t_prev = t
-    return events, (ibar or 0.0)
+# The pre-issue-29 ema_gap (a Python loop over every event), the one copy
+# the bench's reference path also runs.
+reference = agent_load_reference.old_ema_gap_loop
 
 
 def usable_gaps(times, cutoff, scale=1):
