@@ -40,9 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from bench import testbed_common as common  # noqa: E402
 from bench.testbed_lsvm import HostHogs  # noqa: E402
+from bench.testbed_lsvm import resolve  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
-from iosched.host_agent import lsvm_mechanism  # noqa: E402
 from iosched.host_agent import privsep  # noqa: E402
 
 CONF = agent_conf.CONF
@@ -67,7 +67,7 @@ def admitted(p99_us, mech, lat_ms=FLAVOR_MS):
 
 def one(label, driver):
     t0 = time.monotonic()
-    sched = lsvm_mechanism.resolve(CONF, driver)
+    sched = resolve(driver)
     wall = time.monotonic() - t0
     rows = {r.mechanism: r for r in sched.probes}
     return {'condition': label, 'seconds': round(wall, 2),

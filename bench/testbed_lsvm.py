@@ -59,6 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm_report as report  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound  # noqa: E402
+from iosched.host_agent.actuators import host_knobs  # noqa: E402
 from iosched.host_agent import assembly  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 from iosched.host_agent import lsvm_mechanism  # noqa: E402
@@ -134,13 +135,22 @@ class AgentRun(object):
         self.agent.shutdown()            # restores: the next phase is stock
 
 
-def sched_for(mech, probes, driver):
+def resolve(driver):
+    """The agent's own start-up choice (``lsvm_mechanism.resolve``), with
+    the knob set that makes the top-level LSVM group, as the agent has.
+    """
+    return lsvm_mechanism.resolve(CONF, driver,
+                                  host_knobs.HostKnobs(CONF, driver))
+
+
+def sched_for(mech, probes, driver, weight_group=''):
     """The HostSched the agent would resolve for ``mech`` on this host."""
     chosen, p99, problem = lsvm_mechanism.choose(mech, probes, 10 ** 6)
     if problem:
         progress('mechanism %s: %s' % (mech, problem))
     return lsvm_mechanism.refresh_deadline(
-        model.HostSched(mechanism=chosen, wakeup_p99_us=p99, probes=probes),
+        model.HostSched(mechanism=chosen, wakeup_p99_us=p99, probes=probes,
+                        weight_group=weight_group),
         driver)
 
 
@@ -233,7 +243,7 @@ def main(argv=None):
         hogs.start()
         time.sleep(1)
         t0 = time.monotonic()
-        chosen = lsvm_mechanism.resolve(CONF, driver)
+        chosen = resolve(driver)
         selftest_s = time.monotonic() - t0
         probes = chosen.probes
         results['selftest'] = {
@@ -243,7 +253,8 @@ def main(argv=None):
         progress('self-test %.1f s, auto picks %s (%s):\n%s' % (
             selftest_s, chosen.mechanism, chosen.measured_by,
             '\n'.join(lsvm_mechanism.format_table(probes))))
-        scheds = {m: sched_for(m, probes, driver) for m in mechs}
+        scheds = {m: sched_for(m, probes, driver, chosen.weight_group)
+                  for m in mechs}
         for r in range(args.rounds):
             tag = 'round %d/%d' % (r + 1, args.rounds)
             hogs.stop()

@@ -45,7 +45,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm as tl  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound  # noqa: E402
-from iosched.host_agent import lsvm_mechanism  # noqa: E402
 from iosched.host_agent import privsep  # noqa: E402
 
 CONF = tl.CONF
@@ -105,10 +104,10 @@ def density(k, args, tb, driver):
     time.sleep(3)
     driver.list_instances()
     hogs.start()
-    chosen = lsvm_mechanism.resolve(CONF, driver)
+    chosen = tl.resolve(driver)
     common.progress('k=%d: self-test picks %s, W %d us (%s)' % (
         k, chosen.mechanism, chosen.wakeup_p99_us, chosen.measured_by))
-    scheds = {m: tl.sched_for(m, chosen.probes, driver)
+    scheds = {m: tl.sched_for(m, chosen.probes, driver, chosen.weight_group)
               for m in args.mechanisms}
     arms = {a: [] for a in ['idle', 'stock'] + args.mechanisms}
     facts = {}

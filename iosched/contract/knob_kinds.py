@@ -41,6 +41,14 @@ DEADLINE_KEYS = ('runtime_us', 'deadline_us', 'period_us')
 # (float) or None = unlimited.
 VM_WEIGHT = 'vm_weight'
 VM_CAP = 'vm_cap'
+# An LSVM's own cpu cgroup at the top of the hierarchy (below the
+# ``[host_agent_policy.vslicer] weight_group`` parent, a sibling of
+# libvirt's machine group: it wins wake-ups against load outside the VMs
+# too), target '': {'weight': 1..10000 (v2 scale), 'cap': fraction of one
+# CPU} with every vCPU and I/O-path thread of the VM in it, or None = the
+# threads in libvirt's own groups.
+LSVM_GROUP = 'lsvm_group'
+LSVM_GROUP_KEYS = ('weight', 'cap')
 # libvirt's schedinfo of the VM, target '': {'cpu_shares', 'vcpu_period',
 # 'vcpu_quota'}.
 VM_SCHED = 'vm_sched'
@@ -71,9 +79,9 @@ BLOCK_SCHEDULER = 'block_scheduler'
 BFQ_SLICE_IDLE = 'bfq_slice_idle'
 
 KINDS = (VCPU_SLICE, VCPU_WEIGHT, VCPU_PIN, VCPU_CAP, VCPU_DEADLINE,
-         IO_DEADLINE, VM_WEIGHT, VM_CAP, VM_SCHED, EMULATOR_PIN,
-         EMULATOR_SLICE, DISK_IOTUNE, IFACE_BANDWIDTH, VM_IO_WEIGHT,
-         BLOCK_SCHEDULER, BFQ_SLICE_IDLE)
+         IO_DEADLINE, VM_WEIGHT, VM_CAP, LSVM_GROUP, VM_SCHED,
+         EMULATOR_PIN, EMULATOR_SLICE, DISK_IOTUNE, IFACE_BANDWIDTH,
+         VM_IO_WEIGHT, BLOCK_SCHEDULER, BFQ_SLICE_IDLE)
 # Kinds whose value is a tuple of pCPUs (JSON carries it as a list).
 PIN_KINDS = (VCPU_PIN, EMULATOR_PIN)
 

@@ -78,6 +78,11 @@ SEEN_HYSTERESIS = 0.25
 SEEN_BUSY_RUN_SHARE = 0.2
 # Tolerances: a bound "holds" at worst <= L + BOUND_EPSILON_US; a deadline
 # reservation fits at need <= room + BW_EPSILON (CPUs).
+# The weight of each LSVM's own group inside the top-level LSVM parent
+# (knob lsvm_group): the default, as every LSVM there is equal; the
+# parent's weight ([host_agent_policy.vslicer] weight_group_weight) is the
+# one that competes with libvirt's machine group and the host's load.
+GROUP_VM_WEIGHT = 100
 BOUND_EPSILON_US = 1e-6
 BW_EPSILON = 1e-9
 

@@ -116,7 +116,8 @@ class Agent(object):
         if self._resolve_sched and any(p.name == 'vslicer'
                                        for p in self.policies):
             # The wake-up self-test runs once, before any knob is ours.
-            self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
+            self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver,
+                                                     self.actuator)
         if any(p.name == 'slo' for p in self.policies):
             volume_slo.warn_without_source(self.conf, self.slo_source())
 
@@ -175,7 +176,8 @@ class Agent(object):
             return
         LOG.info('the host changed (%s): LSVM self-test again', why)
         old = self.host_sched.mechanism
-        self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver)
+        self.host_sched = lsvm_mechanism.resolve(self.conf, self.driver,
+                                                     self.actuator)
         if self.host_sched.mechanism != old:
             restored = self.actuator.restore_all()
             self.policy_states.pop('vslicer', None)

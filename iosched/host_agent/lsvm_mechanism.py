@@ -130,7 +130,8 @@ def host_load(conf):
         return None
 
 
-def describe(probes, mechanism, wall_ts, n_guests, load, pcpus, g):
+def describe(probes, mechanism, wall_ts, n_guests, load, pcpus, g,
+             weight_group=''):
     """The measurement behind a choice, in words (a refused bound names
     it): when, where, under what load, and the p99 of every repeat.
     """
@@ -140,10 +141,12 @@ def describe(probes, mechanism, wall_ts, n_guests, load, pcpus, g):
     if row is None or not row.ok:
         what = '%s not measured' % mechanism
     else:
-        what = '%s p99 %dus (median of %s, %d wakes)' % (
+        what = '%s p99 %dus (median of %s, %d wakes)%s' % (
             mechanism, row.p99_us,
             '/'.join('%.0f' % v for v in row.p99s_us) or '1 run',
-            row.samples)
+            row.samples,
+            ' in the top-level group %s' % weight_group
+            if weight_group and mechanism == lsvm_bound.MECH_WEIGHT else '')
     return ('self-test %s: %s on pCPUs %s among %d busy loop(s) per pCPU, '
             'beside %s running guest(s), load %s' % (
                 when, what, ','.join(str(c) for c in pcpus) or '?',
@@ -156,6 +159,21 @@ def _cases(wanted):
     if wanted == model.MECH_AUTO:
         return (lsvm_bound.PROBE_STOCK,) + lsvm_bound.MECHANISMS
     return (lsvm_bound.PROBE_STOCK, wanted)
+
+
+def _weight_group(actuator, wanted):
+    """The actuator's LSVM parent group ('' without one) when the weight
+    mechanism may be used.
+    """
+    make = getattr(actuator, 'weight_group', None)
+    if make is None or wanted not in (model.MECH_AUTO,
+                                      lsvm_bound.MECH_WEIGHT):
+        return ''
+    try:
+        return make() or ''
+    except Exception as e:
+        LOG.warning('no top-level LSVM group: %s', e)
+        return ''
 
 
 def _guests(driver):
@@ -172,22 +190,26 @@ def _pcpus(driver):
         return ()
 
 
-def resolve(conf, driver):
-    """The ``model.HostSched`` for this host (never raises)."""
+def resolve(conf, driver, actuator=None):
+    """The ``model.HostSched`` for this host (never raises); ``actuator``
+    makes the top-level LSVM group when it can (``weight_group``).
+    """
     g = conf['host_agent_policy.vslicer']
     wanted = g.mechanism
     probes = ()
     n_guests, load = _guests(driver), host_load(conf)
     wall = time.time()
     run = getattr(driver, 'wakeup_probe', None)
+    group = _weight_group(actuator, wanted)
     if run is not None:
         t0 = time.monotonic()
+        extra = {'weight_group': group} if group else {}
         try:
             probes = tuple(run(_cases(wanted), wakes=g.selftest_wakes,
                                hogs_per_cpu=g.selftest_hogs_per_cpu,
                                lsvm_weight=g.lsvm_weight,
                                repeats=g.selftest_repeats,
-                               share_ms=g.selftest_share_ms))
+                               share_ms=g.selftest_share_ms, **extra))
         except Exception as e:
             LOG.error('wake-up self-test failed: %s', e)
         else:
@@ -204,11 +226,11 @@ def resolve(conf, driver):
     if problem:
         LOG.warning('LSVM mechanism: %s', problem)
     sched = model.HostSched(mechanism=mech, wakeup_p99_us=p99,
-                            probes=probes)
+                            probes=probes, weight_group=group)
     if run is not None:
         sched = dataclasses.replace(
             sched, measured_by=describe(probes, mech, wall, n_guests, load,
-                                        _pcpus(driver), g),
+                                        _pcpus(driver), g, group),
             tested_at=time.monotonic(), tested_guests=n_guests,
             tested_load=load)
     sched = refresh_deadline(sched, driver)

@@ -69,6 +69,11 @@ class HostSched:
     dl_bw_limit: float = 0.0
     dl_bw_foreign: float = 0.0
     probes: tuple = ()               # tuple[WakeupProbe], the self-test
+    # the LSVM parent group at the top of the cpu hierarchy where the
+    # weight mechanism puts LSVMs (knob lsvm_group) and the self-test
+    # measured it; '': the weight goes to the VM's own group in libvirt's
+    # machine group (knobs vm_weight, vm_cap)
+    weight_group: str = ''
     # the measurement behind the choice, in words (lsvm_mechanism.describe)
     measured_by: str = ''
     # when (monotonic s) and beside how many guests and what 1-min load the

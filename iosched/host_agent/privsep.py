@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The agent's one privilege boundary: an oslo.privsep context.
+"""The agent's privilege boundaries: two oslo.privsep contexts.
 
 Every root-only change goes through an ``@sys_admin_pctxt.entrypoint``
 function in ``iosched.host_agent.linux.privileged`` (a thread's slice, deadline
@@ -32,6 +32,14 @@ Deliberately *not* kept (measured on the project's kernel, see
   operator sets ``[host_agent_privsep] user`` to a non-root user.
 * ``CAP_SYS_ADMIN``: writing ``cpu.*`` files needs no capability check;
   only creating hierarchies (mount) or ``release_agent`` would.
+
+A second context, ``cgroup_admin_pctxt`` (section
+``[host_agent_privsep_cgroup]``), keeps only ``CAP_DAC_OVERRIDE`` and
+serves one call (``iosched.host_agent.linux.privileged_group.make_parent``):
+creating the LSVM parent group at the top of a cgroup v1 cpu hierarchy,
+whose root directory is mode 0555 (``linux.lsvm_group``). Kept apart, as
+os-vif keeps its contexts apart, so that the daemon that writes knobs all
+day holds no capability over file permissions.
 
 How the daemon starts
 ---------------------
@@ -72,12 +80,21 @@ from oslo_privsep import priv_context
 
 CFG_SECTION = 'host_agent_privsep'
 CAPABILITIES = [caps.CAP_SYS_NICE]
+CGROUP_CFG_SECTION = 'host_agent_privsep_cgroup'
+CGROUP_CAPABILITIES = [caps.CAP_DAC_OVERRIDE]
 
 sys_admin_pctxt = priv_context.PrivContext(
     'iosched.host_agent',
     cfg_section=CFG_SECTION,
     pypath=__name__ + '.sys_admin_pctxt',
     capabilities=CAPABILITIES,
+)
+
+cgroup_admin_pctxt = priv_context.PrivContext(
+    'iosched.host_agent',
+    cfg_section=CGROUP_CFG_SECTION,
+    pypath=__name__ + '.cgroup_admin_pctxt',
+    capabilities=CGROUP_CAPABILITIES,
 )
 
 
@@ -92,10 +109,19 @@ def ensure_started(conf=None):
     """
     from oslo_config import cfg
     conf = conf or cfg.CONF
-    ctx = sys_admin_pctxt
+    _ensure(sys_admin_pctxt, conf, CFG_SECTION)
+
+
+def ensure_cgroup_started(conf=None):
+    """The same for ``cgroup_admin_pctxt``."""
+    from oslo_config import cfg
+    _ensure(cgroup_admin_pctxt, conf or cfg.CONF, CGROUP_CFG_SECTION)
+
+
+def _ensure(ctx, conf, section):
     if not ctx.client_mode or ctx.channel is not None:
         return
-    if os.geteuid() == 0 and not conf[CFG_SECTION].helper_command:
+    if os.geteuid() == 0 and not conf[section].helper_command:
         _start_forked(ctx)
 
 

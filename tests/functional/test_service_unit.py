@@ -90,6 +90,15 @@ def test_capabilities_are_the_privsep_daemons_and_no_more(service):
     assert _one(service, 'NoNewPrivileges') == 'yes'
 
 
+def test_the_lsvm_parent_group_is_made_before_start(service):
+    # The one step that needs CAP_DAC_OVERRIDE, run by systemd itself with
+    # full privileges ("+") and allowed to fail on cgroup v2 ("-").
+    from iosched.host_agent.conf import vslicer
+    (opt,) = [o for o in vslicer.VSLICER_OPTS if o.name == "weight_group"]
+    assert _one(service, 'ExecStartPre') == (
+        '-+/bin/mkdir -p /sys/fs/cgroup/cpu/%s' % opt.default)
+
+
 def test_file_system_is_read_only_but_what_the_agent_writes(service):
     assert _one(service, 'ProtectSystem') == 'strict'
     assert _one(service, 'ProtectHome') == 'yes'

@@ -79,6 +79,13 @@ class DriverActuator(base.Actuator):
         return reconcile_mod.reconcile(self.knobs, instances,
                                        self.journal.pending())
 
+    def weight_group(self):
+        """The LSVM parent group the knob set made ('' without one:
+        ``lsvm_group_knobs.ensure_parent``).
+        """
+        make = getattr(self.knobs, 'weight_group', None)
+        return make() if make is not None else ''
+
     def unstick_deadline(self):
         """Free the deadline threads the kernel left throttled (the knob
         set's ``unstick_deadline``, when it has one); the freed threads.

@@ -29,6 +29,7 @@ from iosched.host_agent.actuators import deadline_unstick
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent.actuators import lsvm_group_knobs
 from iosched.host_agent.drivers import base
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent import privsep
@@ -48,21 +49,31 @@ _UNLIMITED_QUOTA = 17592186044415
 
 class HostKnobs(knob_set.KnobSet):
 
-    def __init__(self, conf, driver, linux=None, virt=None, blkio=None):
+    def __init__(self, conf, driver, linux=None, virt=None, blkio=None,
+                 groups=None):
         super().__init__(driver)
         self._by_kind = {}
         self._virt = virt or libvirt_knobs.LibvirtKnobs(driver)
+        if groups is None and conf is not None:
+            groups = lsvm_group_knobs.LsvmGroupKnobs(conf, driver)
         self._writers = (linux or linux_knobs.LinuxKnobs(conf, driver),
                          self._virt,
                          blkio or blkio_knobs.BlkioKnobs(driver, _sys_root(
-                             conf)))
+                             conf))) + ((groups,) if groups else ())
         # None: built without a configuration (tests give their writers)
         self._unsticker = (deadline_unstick.Unsticker(
             conf.host_paths.proc_root) if conf is not None else None)
         for writer in (self._writers[1], self._writers[0],
-                       self._writers[2]):
+                       self._writers[2]) + self._writers[3:]:
             for kind in writer.knobs():
                 self._by_kind[kind] = writer
+
+    def weight_group(self):
+        """The top-level LSVM parent group, made now if needed, or ''."""
+        for writer in self._writers[3:]:
+            if writer.knobs():
+                return writer.ensure_parent()
+        return ''
 
     def unstick_deadline(self):
         """The guests' deadline threads the kernel left throttled, set

@@ -83,6 +83,12 @@ RULES = {
     'vslicer.lsvm_vm_cap':
         'vSlicer with mechanism=weight: the boosted LSVM is capped by a CFS '
         'quota at its fair share, so the weight buys no extra CPU.',
+    'vslicer.lsvm_group':
+        'vSlicer with mechanism=weight and a top-level group (weight_group):'
+        ' the LSVM\'s vCPU and I/O-path threads move to a cgroup of their '
+        'own beside libvirt\'s machine group, boosted so that they win the '
+        'CPU against guests and host load alike, capped at the VM\'s fair '
+        'share; stopping the agent moves them back.',
     'vslicer.equal_weight':
         'vSlicer: every vCPU keeps the same weight; slices change when a '
         'vCPU runs, never its CPU share.',

@@ -39,7 +39,7 @@ READ_AT_START = {
         'mechanism', 'selftest_target_us', 'selftest_wakes',
         'selftest_hogs_per_cpu', 'selftest_repeats', 'selftest_share_ms',
         'selftest_retest_min_interval', 'selftest_retest_load_delta',
-        'selftest_retest_interval'),
+        'selftest_retest_interval', 'weight_group', 'weight_group_weight'),
 }
 
 

@@ -103,6 +103,9 @@ PRIVSEP_GROUP = 'host_agent_privsep'
 # iosched.host_agent.privsep holds the same list as numbers, and a unit test
 # keeps the two equal.
 PRIVSEP_CAPABILITIES = ['CAP_SYS_NICE']
+# The second context (creating the LSVM parent cgroup only).
+PRIVSEP_CGROUP_GROUP = 'host_agent_privsep_cgroup'
+PRIVSEP_CGROUP_CAPABILITIES = ['CAP_DAC_OVERRIDE']
 
 
 def register_opts(conf):
@@ -110,7 +113,7 @@ def register_opts(conf):
     conf.register_opts(OPTS, group=GROUP)
 
 
-def privsep_opts():
+def privsep_opts(capabilities=None):
     """oslo.privsep's options with the agent's defaults, for the sample.
 
     Copies: the PrivContext registers the library's own Opt objects and
@@ -122,9 +125,11 @@ def privsep_opts():
     opts = copy.deepcopy(priv_context.OPTS)
     for opt in opts:
         if opt.dest == 'capabilities':
-            opt.default = list(PRIVSEP_CAPABILITIES)
+            opt.default = list(capabilities or PRIVSEP_CAPABILITIES)
     return opts
 
 
 def list_opts():
-    return [(GROUP, OPTS), (PRIVSEP_GROUP, privsep_opts())]
+    return [(GROUP, OPTS), (PRIVSEP_GROUP, privsep_opts()),
+            (PRIVSEP_CGROUP_GROUP,
+             privsep_opts(PRIVSEP_CGROUP_CAPABILITIES))]

@@ -150,11 +150,35 @@ def domain_cgroups_from_path(cg, version):
     return DomainCgroups(version, '/'.join(vm), '/'.join(threads))
 
 
-def domain_cgroups(proc_root, pid, hierarchy):
-    """DomainCgroups of the domain whose QEMU process is ``pid``."""
+def domain_cgroups(proc_root, pid, hierarchy, moved_top=None):
+    """DomainCgroups of the domain whose QEMU process is ``pid``.
+
+    ``moved_top``: the top group threads may have been moved to (the LSVM
+    groups, ``lsvm_group``); when the process's main thread is there, the
+    first thread still in libvirt's groups (QEMU's ``call_rcu`` always
+    is) says where the domain's groups are.
+    """
     text = _read(paths.safe_join(proc_root, int(pid), 'cgroup'))
-    return domain_cgroups_from_path(cpu_cgroup(text, hierarchy),
-                                    hierarchy.version)
+    cg = cpu_cgroup(text, hierarchy)
+    if moved_top and cg.split('/', 1)[0] == moved_top:
+        task_dir = paths.safe_join(proc_root, int(pid), 'task')
+        try:
+            tids = sorted(os.listdir(task_dir))
+        except OSError as e:
+            raise linux.LinuxKnobError('cannot list %s: %s'
+                                       % (task_dir, e.strerror), e.errno)
+        for tid in tids:
+            try:
+                other = cpu_cgroup(_read(os.path.join(task_dir, tid,
+                                                      'cgroup')), hierarchy)
+            except linux.LinuxKnobError:
+                continue               # a thread that just ended
+            if other.split('/', 1)[0] != moved_top:
+                return domain_cgroups_from_path(other, hierarchy.version)
+        raise linux.LinuxKnobError(
+            'every thread of QEMU process %d is in %s: libvirt\'s groups '
+            'of the domain are unknown' % (int(pid), moved_top))
+    return domain_cgroups_from_path(cg, hierarchy.version)
 
 
 def file_relpath(hierarchy, cg, name):

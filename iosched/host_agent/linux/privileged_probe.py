@@ -38,9 +38,19 @@ CONF = agent_conf.CONF
 
 @privsep.sys_admin_pctxt.entrypoint
 def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000, repeats=1, share_ms=0):
-    """The self-test's rows as dicts (``wakeup_probe_rows.to_dict``)."""
+                     lsvm_weight=10000, repeats=1, share_ms=0,
+                     weight_group=''):
+    """The self-test's rows as dicts (``wakeup_probe_rows.to_dict``);
+    ``weight_group``: '' or the configured LSVM parent, where the weight
+    case's group then goes.
+    """
     paths = CONF.host_paths
+    if weight_group and (
+            weight_group != CONF['host_agent_policy.vslicer'].weight_group):
+        raise wakeup_probe.ProbeArgError(
+            'weight_group %r is not the configured %r' % (
+                weight_group,
+                CONF['host_agent_policy.vslicer'].weight_group))
     cases, cpus = wakeup_probe.check_args(
         cases, cpus, wakes, hogs_per_cpu, lsvm_weight,
         cpulist.online_cpus(paths.sys_root), repeats=repeats,
@@ -50,12 +60,12 @@ def run_wakeup_probe(cases, cpus, wakes=300, hogs_per_cpu=2,
                             lsvm_weight=lsvm_weight,
                             cgroup_root=paths.cgroup_root,
                             sys_root=paths.sys_root, repeats=repeats,
-                            share_ms=share_ms)
+                            share_ms=share_ms, lsvm_parent=weight_group)
     return [wakeup_probe_rows.to_dict(r) for r in rows]
 
 
 def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
-          repeats=1, share_ms=0):
+          repeats=1, share_ms=0, weight_group=''):
     """Run the self-test through the daemon: tuple of model.WakeupProbe.
 
     Raises ``wakeup_probe.ProbeArgError`` for arguments the daemon refuses
@@ -65,5 +75,5 @@ def probe(conf, cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
     rows = run_wakeup_probe(list(cases), list(cpus),
                             wakes=wakes, hogs_per_cpu=hogs_per_cpu,
                             lsvm_weight=lsvm_weight, repeats=repeats,
-                            share_ms=share_ms)
+                            share_ms=share_ms, weight_group=weight_group)
     return tuple(wakeup_probe_rows.from_dict(r) for r in rows)

@@ -159,9 +159,11 @@ def _no_new_privs():
 # sleeper spans ``dl_cpus`` (the root domain), as the agent's deadline
 # LSVM threads do: the kernel refuses a narrower one (EPERM).
 def _run(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, cgroup_root,
-         period_us, work_us, repeats=1, share_ms=0, dl_cpus=None):
+         period_us, work_us, repeats=1, share_ms=0, dl_cpus=None,
+         lsvm_parent=''):
     with session.Session(cpus, hogs_per_cpu, lsvm_weight, cgroup_root,
-                         period_us, work_us, wakes) as s:
+                         period_us, work_us, wakes,
+                         lsvm_parent=lsvm_parent) as s:
         s.spawn_sleepers(len(cases), share_ms=share_ms)
         s.spawn_sleepers(len(cases) * (repeats - 1))
         s.start()
@@ -177,7 +179,7 @@ def _run(cases, cpus, wakes, hogs_per_cpu, lsvm_weight, cgroup_root,
 
 def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
         cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
-        sys_root='/sys', repeats=1, share_ms=0):
+        sys_root='/sys', repeats=1, share_ms=0, lsvm_parent=''):
     """The self-test: a tuple of ``model.WakeupProbe``, one per case in
     order. ProbeArgError for bad arguments; LinuxKnobError when the test
     cannot run at all (then nothing is left behind either).
@@ -200,7 +202,7 @@ def run(cases, cpus, wakes=300, hogs_per_cpu=2, lsvm_weight=10000,
                 result['rows'] = _run(cases, cpus, wakes, hogs_per_cpu,
                                       lsvm_weight, cgroup_root, period_us,
                                       work_us, repeats, share_ms,
-                                      tuple(sorted(online)))
+                                      tuple(sorted(online)), lsvm_parent)
             except BaseException as e:  # re-raised in the caller
                 result['error'] = e
 

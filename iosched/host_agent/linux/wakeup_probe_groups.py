@@ -32,6 +32,7 @@ import time
 
 from oslo_log import log as logging
 
+from iosched.contract import lsvm as lsvm_bound
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
 from iosched.host_agent.linux import wakeup_probe_rows as rows
@@ -66,19 +67,26 @@ def group_name(owner_pid, role):
 
 
 def plan_cgroups(hierarchy, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
-                  base=''):
+                  base='', lsvm_parent=''):
     """The groups of one run, flat below ``base`` ('' = the hierarchy's
-    root, or a group such as libvirt's machine group).
+    root, or a group such as libvirt's machine group); the weight case's
+    group below ``lsvm_parent`` when given (the LSVM parent group at the
+    top, ``lsvm_group``: where the weight mechanism puts LSVMs).
     """
-    def cg(role):
-        return '/'.join(p for p in (base, group_name(owner_pid, role)) if p)
+    def cg(role, where=base):
+        return '/'.join(p for p in (where, group_name(owner_pid, role))
+                        if p)
 
-    sleeper, lsvm = cg(SLEEPER_CG), cg(LSVM_CG)
+    sleeper = cg(SLEEPER_CG)
+    lsvm = cg(LSVM_CG, lsvm_parent or base)
     hogs = tuple(cg('hog%d' % i) for i in range(n_hogs))
     dirs = (sleeper, lsvm) + hogs
     for d in dirs:                       # refuse '..' and the like
         paths.safe_join(hierarchy.root, d)
-    writes = cgroups.plan_weight(hierarchy, lsvm, lsvm_weight)
+    # Below the LSVM parent the group is as the agent makes an LSVM's:
+    # the parent's weight competes, each LSVM's own is the default.
+    writes = cgroups.plan_weight(hierarchy, lsvm, lsvm_bound.GROUP_VM_WEIGHT
+                                 if lsvm_parent else lsvm_weight)
     if hierarchy.version == cgroups.V1:
         writes.append((cgroups.file_relpath(hierarchy, lsvm,
                                             'cpu.cfs_period_us'),
@@ -160,11 +168,12 @@ def remove_tree(path, kill=os.kill, rmdir=os.rmdir):
     return _rmdir(path, rmdir) and ok
 
 
-def bases(hierarchy):
+def bases(hierarchy, parent=''):
     """Groups the self-test's groups may be in: libvirt's machine group
-    when it exists (beside the guests), then the root.
+    when it exists (beside the guests), then the root; ``parent`` (the
+    LSVM parent group) first when given.
     """
-    out = []
+    out = [parent] if parent else []
     machine = MACHINE_GROUPS.get(hierarchy.version)
     if machine and os.path.isdir(_cg_dir(hierarchy, machine)):
         out.append(machine)
@@ -172,13 +181,13 @@ def bases(hierarchy):
 
 
 def sweep(hierarchy, alive=linux.pid_alive, me=None, kill=os.kill,
-          rmdir=os.rmdir):
+          rmdir=os.rmdir, parent=''):
     """Remove the groups of self-tests whose process is gone. Returns the
     cgroups removed.
     """
     me = os.getpid() if me is None else me
     removed = []
-    for base in bases(hierarchy):
+    for base in bases(hierarchy, parent):
         top = _cg_dir(hierarchy, base)
         try:
             names = os.listdir(top)
@@ -217,14 +226,16 @@ class TempGroups(object):
         self.error = 'cgroups not used'
         self.created = []
 
-    def make(self, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu):
+    def make(self, owner_pid, n_hogs, lsvm_weight, hogs_per_cpu,
+             lsvm_parent=''):
         try:
             self.hierarchy = cgroups.probe(self.cgroup_root)
-            sweep(self.hierarchy)
+            sweep(self.hierarchy, parent=lsvm_parent)
             refused = []
             for base in bases(self.hierarchy):
                 plan = plan_cgroups(self.hierarchy, owner_pid, n_hogs,
-                                    lsvm_weight, hogs_per_cpu, base)
+                                    lsvm_weight, hogs_per_cpu, base,
+                                    lsvm_parent)
                 try:
                     self._create(plan)
                     self.plan = plan

@@ -68,8 +68,9 @@ class Session(object):
 
     def __init__(self, cpus, hogs_per_cpu=2, lsvm_weight=10000,
                  cgroup_root='/sys/fs/cgroup', period_us=2000, work_us=50,
-                 wakes=300, groups=True):
+                 wakes=300, groups=True, lsvm_parent=''):
         self.cpus = tuple(cpus)
+        self.lsvm_parent = lsvm_parent
         self.hogs_per_cpu = hogs_per_cpu
         self.lsvm_weight = lsvm_weight
         self.cgroup_root = cgroup_root
@@ -141,7 +142,7 @@ class Session(object):
 
     def _make_groups(self, n_hogs):
         self.cg.make(os.getpid(), n_hogs, self.lsvm_weight,
-                     self.hogs_per_cpu)
+                     self.hogs_per_cpu, lsvm_parent=self.lsvm_parent)
 
     @property
     def plan(self):

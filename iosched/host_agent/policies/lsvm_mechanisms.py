@@ -122,8 +122,24 @@ def release_deadline(inst, why):
     return out
 
 
-def weight_actions(inst, pcpus, vcpus, params):
+def weight_actions(inst, pcpus, vcpus, params, weight_group=''):
+    """The weight mechanism's actions: the VM's own group in libvirt's
+    machine group at ``lsvm_weight`` capped at its fair share, or, with
+    ``weight_group``, the same weight and cap on a group of its own below
+    that top-level parent, its vCPU and I/O-path threads moved there.
+    """
     cap = round(inst.vcpus * lsvm.fair_share(pcpus, vcpus), 4)
+    if weight_group:
+        return [model.Action(
+            kind=knob_kinds.LSVM_GROUP, instance_uuid=inst.uuid, target='',
+            value={'weight': lsvm.GROUP_VM_WEIGHT, 'cap': cap},
+            rule='vslicer.lsvm_group',
+            reason='LSVM: its vCPU and I/O-path threads in a group of its '
+            'own below %s (whose weight, weight_group_weight, wins the CPU '
+            'when it wakes, against libvirt\'s machine group and the '
+            'host\'s other load alike), capped at its fair share %d '
+            'vCPU(s) x min(1, %d pCPUs / %d vCPUs) = %.4g CPU' % (
+                weight_group, inst.vcpus, pcpus, vcpus, cap))]
     return [
         model.Action(kind=knob_kinds.VM_WEIGHT, instance_uuid=inst.uuid,
                      target='', value=params.lsvm_weight,

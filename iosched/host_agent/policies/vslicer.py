@@ -128,7 +128,10 @@ class LsvmState:
 #             deadline L_i, affinity = the root domain; refused ones fall
 #             back to slices; other vCPUs untouched
 #   weight:   LSVM VM-level weight = lsvm_weight, cap = v_i * min(1, P/N)
-#             CPUs (its fair share), LSVM slices T_m,i; others untouched
+#             CPUs (its fair share), LSVM slices T_m,i; others untouched;
+#             with a top-level group (sched.weight_group) the weight and
+#             cap are those of the LSVM's own group there, holding its
+#             vCPU and I/O-path threads (knob lsvm_group)
 #   every vCPU: weight = w (equal)
 # wakeup_preemption (default) is the slice mechanism's W = T_m: a woken
 # LSVM vCPU preempts a running NLSVM one at once; without it (vSlicer's
@@ -247,7 +250,8 @@ def _lsvm_turn(inst, host, params):
             turn.actions.extend(lsvm_mechanisms.release_deadline(inst, why))
         if mech == lsvm.MECH_WEIGHT:
             turn.actions.extend(lsvm_mechanisms.weight_actions(
-                inst, host.n_pcpus, host.n_all, params))
+                inst, host.n_pcpus, host.n_all, params,
+                host.sched.weight_group))
         if params.pin_lsvms and not lsvm_mechanisms.dedicated(inst):
             want = _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params)
     seen = mech == host.mech and host.seen.w_us > 0

@@ -18,12 +18,14 @@ from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import blkio_knobs
 from iosched.host_agent.actuators import libvirt_knobs
 from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent.actuators import lsvm_group_knobs
 from iosched.simdriver import knobs as sim_knobs
 
 
 def _real_host_kinds():
     return (set(libvirt_knobs.KINDS) | set(blkio_knobs.KINDS)
-            | set(linux_knobs._THREAD_KINDS) | set(linux_knobs._CGROUP_KINDS))
+            | set(linux_knobs._THREAD_KINDS) | set(linux_knobs._CGROUP_KINDS)
+            | {lsvm_group_knobs.KIND})
 
 
 def test_kinds_are_unique():

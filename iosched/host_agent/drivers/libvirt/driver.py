@@ -354,13 +354,15 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         return sorted(pids)
 
     def wakeup_probe(self, cases, wakes=300, hogs_per_cpu=2,
-                     lsvm_weight=10000, repeats=1, share_ms=0):
+                     lsvm_weight=10000, repeats=1, share_ms=0,
+                     weight_group=''):
         """The wake-up self-test over ``pcpus()`` (``lsvm_probes``)."""
         return lsvm_probes.wakeup_probe(self.conf, self.pcpus, cases,
                                         wakes=wakes,
                                         hogs_per_cpu=hogs_per_cpu,
                                         lsvm_weight=lsvm_weight,
-                                        repeats=repeats, share_ms=share_ms)
+                                        repeats=repeats, share_ms=share_ms,
+                                        weight_group=weight_group)
 
     def close(self):
         if self.tracer is not None:

@@ -63,7 +63,7 @@ def deadline_state(conf, qemu_pids, host_cpus, warned):
 
 
 def wakeup_probe(conf, pcpus, cases, wakes=300, hogs_per_cpu=2,
-                 lsvm_weight=10000, repeats=1, share_ms=0):
+                 lsvm_weight=10000, repeats=1, share_ms=0, weight_group=''):
     """The wake-up self-test over the guest pCPUs (``pcpus()``, read
     here so that a failure to read them is the self-test's), in the
     privsep daemon: a tuple of ``model.WakeupProbe``, one per case in
@@ -73,10 +73,12 @@ def wakeup_probe(conf, pcpus, cases, wakes=300, hogs_per_cpu=2,
     # NOTE(iosched): imported here: the privsep client (oslo.privsep)
     # is needed only by agents that run the self-test.
     from iosched.host_agent.linux import privileged_probe
+    extra = {'weight_group': weight_group} if weight_group else {}
     try:
         return privileged_probe.probe(conf, cases, pcpus(), wakes=wakes,
                                       hogs_per_cpu=hogs_per_cpu,
                                       lsvm_weight=lsvm_weight,
-                                      repeats=repeats, share_ms=share_ms)
+                                      repeats=repeats, share_ms=share_ms,
+                                      **extra)
     except (linux.LinuxKnobError, OSError, ValueError) as e:
         raise base.DriverError('wake-up self-test failed: %s' % e)

@@ -14,7 +14,8 @@
 What the knob writers (``iosched.host_agent.actuators.host_knobs``) ask the
 libvirt driver: ``domain``, ``parsed`` (its parsed XML), ``qemu_pid``,
 ``vcpu_tid``, ``io_threads`` (emulator and I/O threads), ``vcpu_cgroup``,
-``vm_cgroup`` and ``vcpu_cgroup_stats``. ``Resolution`` is mixed into
+``vm_cgroup``, ``domain_cgroups``, ``vcpu_tids`` and ``vcpu_cgroup_stats``.
+``Resolution`` is mixed into
 ``LibvirtDriver``: it answers from the driver's last ``list_instances``
 (``self._info``: uuid -> (parsed XML, QEMU pid, {vCPU: tid}, domain,
 domain id)); an instance not running then is a ``DriverError``.
@@ -49,8 +50,9 @@ class Resolution(object):
             raise base.DriverError('instance %s is not running here' % uuid)
 
     def _cgroups(self, uuid):
-        return cgroups.domain_cgroups(self.proc_root, self.qemu_pid(uuid),
-                                      self._hier())
+        return cgroups.domain_cgroups(
+            self.proc_root, self.qemu_pid(uuid), self._hier(),
+            self.conf['host_agent_policy.vslicer'].weight_group or None)
 
     def vcpu_cgroup(self, uuid, vcpu):
         """The vCPU's cgroup in the cpu hierarchy (for LinuxKnobs)."""
@@ -72,6 +74,19 @@ class Resolution(object):
 
     def vm_cgroup(self, uuid):
         return self._cgroups(uuid).vm
+
+    def domain_cgroups(self, uuid):
+        """``cgroups.DomainCgroups`` of the instance (where libvirt put its
+        threads), from the QEMU process's own cgroup.
+        """
+        return self._cgroups(uuid)
+
+    def vcpu_tids(self, uuid):
+        """{vCPU index: thread id} of a running instance."""
+        try:
+            return dict(self._info[uuid][2])
+        except KeyError:
+            raise base.DriverError('instance %s is not running here' % uuid)
 
     def io_threads(self, uuid):
         """The emulator (main loop) and I/O thread ids of an instance."""

@@ -234,9 +234,29 @@ def test_only_five_entrypoints():
                         'set_slice', 'write_cgroup_file']
 
 
+def test_the_lsvm_group_entrypoints_and_their_contexts():
+    from iosched.host_agent.linux import privileged_group
+    names = vars(privileged_group).items()
+    assert sorted(n for n, obj in names
+                  if privsep.sys_admin_pctxt.is_entrypoint(obj)) == [
+        'make_vm_group', 'move_thread', 'remove_vm_group']
+    # The one call with CAP_DAC_OVERRIDE, in a context of its own.
+    assert sorted(n for n, obj in names
+                  if privsep.cgroup_admin_pctxt.is_entrypoint(obj)) == [
+        'make_parent']
+
+
 def test_capabilities_are_minimal_and_match_the_sample():
     assert privsep.CAPABILITIES == [capabilities.CAP_SYS_NICE]
     assert [capabilities.CAPS_BYNAME[n] for n in
             paths_conf.PRIVSEP_CAPABILITIES] == privsep.CAPABILITIES
     assert privsep.sys_admin_pctxt.conf.capabilities == privsep.CAPABILITIES
     assert privsep.sys_admin_pctxt.cfg_section == paths_conf.PRIVSEP_GROUP
+    assert privsep.CGROUP_CAPABILITIES == [capabilities.CAP_DAC_OVERRIDE]
+    assert [capabilities.CAPS_BYNAME[n] for n in
+            paths_conf.PRIVSEP_CGROUP_CAPABILITIES] == (
+        privsep.CGROUP_CAPABILITIES)
+    assert privsep.cgroup_admin_pctxt.conf.capabilities == (
+        privsep.CGROUP_CAPABILITIES)
+    assert privsep.cgroup_admin_pctxt.cfg_section == (
+        paths_conf.PRIVSEP_CGROUP_GROUP)
