@@ -81,10 +81,7 @@ def command_line(mode, opts=None, port=PORT, console=CONSOLE):
     spec = spec_mod.GuestSpec(name='image', mode=mode, opts=dict(opts or {}))
     if not port or any(c.isspace() for c in port):
         raise spec_mod.SpecError('bad serial port %r' % port)
-    words = ['console=%s' % console, 'quiet', 'panic=-1',
-             'iosched.mode=%s' % spec.mode]
-    if spec.opts_string:
-        words.append('iosched.opts=%s' % spec.opts_string)
+    words = spec.kernel_args(console)
     words.append('iosched.port=%s' % port)
     return ' '.join(words)
 

@@ -60,6 +60,10 @@ wildcard the user could pass its own config file or another context::
         --config-file /etc/iosched/host-agent.conf \
         --privsep_context iosched.host_agent.privsep.sys_admin_pctxt \
         --privsep_sock_path *
+    iosched ALL = (root) NOPASSWD: /usr/local/bin/privsep-helper \
+        --config-file /etc/iosched/host-agent.conf \
+        --privsep_context iosched.host_agent.privsep.cgroup_admin_pctxt \
+        --privsep_sock_path *
 
 A ``[host_agent_privsep] helper_command`` replaces the whole prefix (only
 ``--privsep_context`` and ``--privsep_sock_path`` are appended), so it

@@ -103,10 +103,7 @@ def domain_xml(spec, *, domain_name, uuid, volume_id, port_id, kernel,
     _sub(os_el, 'type', 'hvm', arch='x86_64', machine='pc')
     _sub(os_el, 'kernel', kernel)
     _sub(os_el, 'initrd', initrd)
-    cmdline = 'console=ttyS0 quiet panic=-1 iosched.mode=%s' % spec.mode
-    if spec.opts_string:
-        cmdline += ' iosched.opts=%s' % spec.opts_string
-    _sub(os_el, 'cmdline', cmdline)
+    _sub(os_el, 'cmdline', ' '.join(spec.kernel_args()))
     features = _sub(dom, 'features')
     _sub(features, 'acpi')
     _sub(features, 'apic')

@@ -62,15 +62,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 # -- command line, variants, properties --------------------------------------
 @pytest.mark.parametrize('mode,opts,port,want', [
     ('rr', None, 'ttyS1',
-     'console=ttyS0 quiet panic=-1 iosched.mode=rr iosched.port=ttyS1'),
+     'console=ttyS0 quiet panic=-1 no_timer_check iosched.mode=rr '
+     'iosched.port=ttyS1'),
     ('disk', {'write_pct': '30', 'pattern': 'seq'}, 'ttyS1',
-     'console=ttyS0 quiet panic=-1 iosched.mode=disk '
+     'console=ttyS0 quiet panic=-1 no_timer_check iosched.mode=disk '
      'iosched.opts=pattern=seq,write_pct=30 iosched.port=ttyS1'),
     ('burn', {'duty_pct': 50}, 'ttyS3',
-     'console=ttyS0 quiet panic=-1 iosched.mode=burn iosched.opts=duty_pct=50'
-     ' iosched.port=ttyS3'),
+     'console=ttyS0 quiet panic=-1 no_timer_check iosched.mode=burn '
+     'iosched.opts=duty_pct=50 iosched.port=ttyS3'),
     ('idle', {}, '/dev/ttyS1',
-     'console=ttyS0 quiet panic=-1 iosched.mode=idle '
+     'console=ttyS0 quiet panic=-1 no_timer_check iosched.mode=idle '
      'iosched.port=/dev/ttyS1'),
 ])
 def test_command_line(mode, opts, port, want):
@@ -384,7 +385,7 @@ def _init_parse_part():
 
 
 @pytest.mark.parametrize('cmdline,want', [
-    ('console=ttyS0 quiet panic=-1 iosched.mode=rr',
+    ('console=ttyS0 quiet panic=-1 no_timer_check iosched.mode=rr',
      '--mode|rr|--opts||'),
     ('console=ttyS0 iosched.mode=disk iosched.opts=qd=4,write_pct=30',
      '--mode|disk|--opts|qd=4,write_pct=30|'),

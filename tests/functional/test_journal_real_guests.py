@@ -51,6 +51,7 @@ def _state(driver):
             tid = driver.vcpu_tid(inst.uuid, vcpu)
             reserved = sched_deadline.get_deadline_us(tid)
             out[(inst.name, 'deadline', vcpu)] = reserved
+            out[(inst.name, 'cgroup', vcpu)] = tla.thread_cgroup(tid)
             out[(inst.name, 'slice', vcpu)] = (
                 None if reserved else sched.get_slice_us(tid))
         out[(inst.name, 'vm_weight')] = tla._vm_weight(driver, inst.uuid)
@@ -58,6 +59,8 @@ def _state(driver):
             tuple(m) for m in dom.vcpuPinInfo(libvirt.VIR_DOMAIN_AFFECT_LIVE))
         out[(inst.name, 'emulator_pin')] = tuple(
             dom.emulatorPinInfo(libvirt.VIR_DOMAIN_AFFECT_LIVE))
+        out[(inst.name, 'cgroup', 'emulator')] = tla.thread_cgroup(
+            driver.io_threads(inst.uuid)['emulator'])
     return out
 
 

@@ -389,14 +389,23 @@ def _vm_weight(driver, uuid):
     return cgroups.read_weight(hier, driver.vm_cgroup(uuid))
 
 
+def thread_cgroup(tid):
+    """The cpu-hierarchy cgroup of a thread, as /proc says."""
+    hier = cgroups.probe(CONF.host_paths.cgroup_root)
+    with open('/proc/%d/cgroup' % tid) as fh:
+        return cgroups.cpu_cgroup(fh.read(), hier)
+
+
 def _lsvm_changed(mechanism, tid, driver=None, uuid=None):
     """Whether the LSVM holds what ``mechanism`` sets (vCPU thread, or for
-    weight its VM-level cgroup).
+    weight its own top-level group, or its VM-level cgroup's weight).
     """
     if mechanism == 'deadline':
         return sched_deadline.get_deadline_us(tid) is not None
     if mechanism == 'weight':
-        return _vm_weight(driver, uuid) == 10000
+        parent = CONF['host_agent_policy.vslicer'].weight_group
+        return (bool(parent) and thread_cgroup(tid).startswith(parent + '/')
+                ) or _vm_weight(driver, uuid) == 10000
     return (sched_deadline.get_deadline_us(tid) is None
             and sched.get_slice_us(tid) == 1000)
 
@@ -409,6 +418,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     tid = driver.vcpu_tid(uuid, 0)
     before = sched.get_slice_us(tid)
     weight_before = _vm_weight(driver, uuid)
+    group_before = thread_cgroup(tid)
     assert sched_deadline.get_deadline_us(tid) is None
     journal = tmp_path / 'journal.jsonl'
     conf = tmp_path / 'agent.conf'
@@ -464,6 +474,7 @@ def test_killed_daemon_is_undone_at_restart(guests, driver, tmp_path,
     assert sched_deadline.get_deadline_us(tid) is None
     assert sched.get_slice_us(tid) == before
     assert _vm_weight(driver, uuid) == weight_before
+    assert thread_cgroup(tid) == group_before     # back in libvirt's group
     # ... and removed its trace instance (no fd leaked into privsep).
     assert not [n for n in os.listdir('/sys/kernel/tracing/instances')
                 if n.startswith('iosched-%d-' % proc.pid)]
