@@ -59,8 +59,8 @@ API version history:
   ``[reporter] topic``: how ``iosched-status`` gets the tail the fanout
   no longer carries. Sent only to an agent whose 1.3 head it received (an
   older agent's fanout is whole already), so a 1.0 agent never gets it.
-  At most one answer per ``reply_to`` per ``[reporter]
-  resync_min_interval``.
+  At most one answer per ``reply_to``, and to at most 8 readers, per
+  ``[reporter] resync_min_interval``.
 """
 
 #: oslo.messaging namespace of both APIs.

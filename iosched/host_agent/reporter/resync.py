@@ -27,7 +27,7 @@ included, which the fanout no longer carries (RPC 1.3 heads):
 ``reply_to`` on the report topic. The agent casts the report there only
 (``ReportAPI.send_whole``), at most once per ``reply_to`` per
 ``resync_min_interval`` (a repeat inside it is dropped: that reader
-has it).
+has it) and to at most ``MAX_WHOLE_PER_INTERVAL`` readers per interval.
 
 ``ResyncService`` runs the RPC server. ``start()`` returns at once: the
 server connects in a thread, so a broker that is down never holds up the
@@ -126,6 +126,9 @@ class Coalescer(object):
 
 # The readers send_report remembers (for its per-reader interval).
 MAX_READERS = 256
+# Whole reports sent per resync_min_interval, all readers together: a bus
+# client naming a new reader each time gets no more than this.
+MAX_WHOLE_PER_INTERVAL = 8
 
 
 class ResyncEndpoint(object):
@@ -169,12 +172,16 @@ class ResyncEndpoint(object):
 
     def _due(self, reply_to):
         """True (and noted) unless ``reply_to`` was answered within
-        ``min_interval``.
+        ``min_interval``, or MAX_WHOLE_PER_INTERVAL readers were.
         """
         now = self._clock()
         with self._lock:
             last = self._readers.get(reply_to)
             if last is not None and now - last < self.min_interval:
+                return False
+            recent = sum(1 for t in self._readers.values()
+                         if now - t < self.min_interval)
+            if recent >= MAX_WHOLE_PER_INTERVAL:
                 return False
             self._readers.pop(reply_to, None)
             self._readers[reply_to] = now

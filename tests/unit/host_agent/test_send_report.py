@@ -112,6 +112,9 @@ class _Details(object):
     [(0.0, 'a', 1), (0.1, 'b', 2), (0.2, 'c', 3), (0.3, 'a', 3)],
     # no reader named: nothing sent
     [(0.0, '', 0), (0.1, None, 0)],
+    # a new reader each time: at most MAX_WHOLE_PER_INTERVAL per interval
+    [(0.01 * i, 'r%d' % i, min(i + 1, resync.MAX_WHOLE_PER_INTERVAL))
+     for i in range(20)] + [(1.5, 'again', resync.MAX_WHOLE_PER_INTERVAL + 1)],
 ])
 def test_send_report_at_most_once_per_reader_per_interval(steps):
     clock = reports.FakeClock(0.0)
@@ -138,11 +141,13 @@ def test_send_report_without_a_report_or_a_client_sends_nothing():
 
 def test_readers_remembered_are_bounded():
     clock = reports.FakeClock(0.0)
-    ep = resync.ResyncEndpoint(test_resync.FakeAgent(), 60.0, clock,
+    ep = resync.ResyncEndpoint(test_resync.FakeAgent(), 1.0, clock,
                                details=_Details())
     for i in range(resync.MAX_READERS + 10):
+        clock.now = float(i)
         ep.send_report({}, 'status', 'reader-%d' % i)
     assert len(ep._readers) == resync.MAX_READERS
+    assert ep.whole_sent == resync.MAX_READERS + 10
 
 
 def test_send_report_over_fake_bus_reaches_only_the_named_agent():
