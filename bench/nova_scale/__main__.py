@@ -27,7 +27,9 @@ one ReportStore each) and, in a phase of its own before (or with --together,
 on the same casts), N bare oslo.messaging servers (the baseline: the bus
 alone). Rates, delivery latency, report age and
 fresh fraction as a scheduler samples them, worker CPU per 1,000 reports;
---sign: signed reports, workers with report_auth = hmac.
+--sign: signed reports, workers with report_auth = hmac. --format both
+(default): each report cast whole (as before RPC 1.3) and head-only (RPC
+1.3, what agents send now), to iosched and bare workers on each.
 
 Part 3 (Nova's functional harness, bench/nova_scale/race.py): a burst of
 io boots through several scheduler workers between two reports, counting
@@ -183,6 +185,13 @@ def parse_args(argv=None):
                         '(RPC 1.2, hmac-sha256-v2) and the iosched workers '
                         'run with [iosched] report_auth = hmac (default: '
                         'unsigned, report_auth = none)')
+    g.add_argument('--format', choices=('whole', 'head', 'both'),
+                   default='both',
+                   help='wire format of the casts: the whole report (as '
+                        'agents sent it before RPC 1.3), the head only '
+                        '(RPC 1.3, what agents send now), or both, each '
+                        'on its own topic to its own iosched and bare '
+                        'workers at once (default %(default)s)')
     from bench.nova_scale import race
     race.add_arguments(p)
     p.add_argument('--no-race', action='store_true',

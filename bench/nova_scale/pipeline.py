@@ -24,9 +24,18 @@ same fanout topic (a fresh one per run) listen, at the same time:
   threading executor) whose endpoint only notes the report's host and ts.
 
 With ``--sign`` every host signs its reports with its own key (the agent's
-``ReportAPI`` with a ``report_key``: RPC 1.2, scheme ``hmac-sha256-v2``)
-and the iosched workers run with ``[iosched] report_auth = hmac``; the
-bare servers get the same casts and ignore the signature.
+``ReportAPI`` with a ``report_key``: scheme ``hmac-sha256-v2``) and the
+iosched workers run with ``[iosched] report_auth = hmac``; the bare servers
+get the same casts and ignore the signature.
+
+Wire formats (``--format``): ``whole``, the whole report as agents cast it
+before RPC 1.3 (1.0 unsigned, 1.2 signed: 20 KB for 32 vCPUs and 50
+decisions), and ``head``, what the agent's ``ReportAPI`` casts now (RPC
+1.3: the head and the tail counts, 1.3 KB). ``both`` (the default): every
+host casts each report in both formats, on two topics, to iosched and bare
+workers on each (``iosched``/``bare`` on the whole casts,
+``iosched-head``/``bare-head`` on the heads), in the same phase: the
+whole-format bare server stays the baseline of the ratios.
 
 Every worker is its own process and measures: reports received and their
 rate; delivery latency (time received, i.e. stored for iosched, minus the
@@ -57,6 +66,8 @@ from bench.nova_scale import reports as fake_reports
 from iosched.contract import stats
 
 DEFAULT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
+# --format: the wire formats cast
+FORMATS = {'whole': ('whole',), 'head': ('head',), 'both': ('whole', 'head')}
 # --sign: the schedulers' [iosched] report_master_key (a bench secret)
 MASTER_KEY = 'bench-only-master-key-' + '5' * 24
 
@@ -101,6 +112,12 @@ class Settings:
     decisions: int = 50
     seed: int = 0
     sign: bool = False
+    formats: tuple = ('whole', 'head')
+
+
+def topic_of(s, kind):
+    """The topic a worker of ``kind`` listens on: the heads' own."""
+    return s.topic + ('-head' if kind.endswith('-head') else '')
 
 
 def _sampler(s, start, lookup, stop, out):
@@ -147,15 +164,18 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
 
     def timed(method):
         """``method`` adding its thread CPU time to ``in_endpoint``."""
-        def report_host_io(self, ctxt, report, signature=None):
+        def report_host_io(self, ctxt, report, signature=None,
+                           tail_counts=None):
             t0 = time.thread_time()
             try:
-                return method(self, ctxt, report, signature=signature)
+                return method(self, ctxt, report, signature=signature,
+                              tail_counts=tail_counts)
             finally:
                 in_endpoint[0] += time.thread_time() - t0
         return report_host_io
 
-    if kind == 'iosched':
+    topic = topic_of(s, kind)
+    if kind.startswith('iosched'):
         from iosched.nova_plugin import conf as plugin_conf
         from iosched.nova_plugin import endpoint
         from iosched.nova_plugin import metrics as metrics_mod
@@ -164,15 +184,15 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         class TimingStore(store_mod.ReportStore):
             """The scheduler's store (slim entries), noting each report."""
 
-            def admit(self, report):
+            def admit(self, report, tail_counts=None):
                 latencies.append(time.time() - report.ts)
-                admitted = super().admit(report)
+                admitted = super().admit(report, tail_counts)
                 with count.get_lock():
                     count.value += 1
                 return admitted
 
         plugin_conf.register_opts(cfg.CONF)
-        cfg.CONF.set_override('report_topic', s.topic, 'iosched')
+        cfg.CONF.set_override('report_topic', topic, 'iosched')
         if s.sign:
             cfg.CONF.set_override('report_auth', 'hmac', 'iosched')
             cfg.CONF.set_override('report_master_key', MASTER_KEY,
@@ -202,7 +222,8 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
             target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
                                            version=rpc.REPORT_VERSION)
 
-            def report_host_io(self, ctxt, report, signature=None):
+            def report_host_io(self, ctxt, report, signature=None,
+                               tail_counts=None):
                 ts = report['ts']
                 latencies.append(time.time() - ts)
                 held[report['host']] = ts
@@ -213,7 +234,7 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
 
         transport = oslo_messaging.get_rpc_transport(cfg.CONF, url=s.url)
         server = oslo_messaging.get_rpc_server(
-            transport, oslo_messaging.Target(topic=s.topic, server=name),
+            transport, oslo_messaging.Target(topic=topic, server=name),
             [BareEndpoint()], executor='threading',
             access_policy=oslo_messaging.DefaultRPCAccessPolicy)
         server.start()
@@ -248,6 +269,24 @@ def worker_main(kind, name, s, start, count, ready, results, stop):
         cpu_pct_of_core=100.0 * cpu / out['wall_s'], counts=counts()))
 
 
+def cast_whole(api, data):
+    """Fanout-cast the whole report dict as agents did before RPC 1.3
+    (1.0 unsigned; 1.2 signed, scheme v2): today's format in the bench.
+    """
+    from iosched.contract import rpc
+    from iosched.contract import signature
+
+    if api.key is None:
+        api.client.prepare(fanout=True, version=rpc.REPORT_VERSION_UNSIGNED,
+                           retry=api.retry).cast({}, rpc.REPORT_METHOD,
+                                                 report=data)
+        return
+    api.client.prepare(fanout=True, version=rpc.REPORT_VERSION_SIGNED,
+                       retry=api.retry).cast(
+        {}, rpc.REPORT_METHOD, report=data, signature=signature.sign(
+            data, api.key, scheme=signature.SCHEME_V2))
+
+
 class _Wire(object):
     """A report as ``ReportAPI.report_host_io`` casts it: ``to_dict()``."""
 
@@ -274,6 +313,7 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
     from iosched.host_agent.reporter import rpcapi
 
     api = rpcapi.ReportAPI(messaging.get_transport(cfg.CONF, s.url), s.topic)
+    heads = rpcapi.ReportAPI(api.client.transport, s.topic + '-head')
     keys = {i: (signature.derive_host_key(MASTER_KEY,
                                           fake_reports.host_name(i))
                 if s.sign else None) for i in host_ids}
@@ -315,8 +355,15 @@ def publisher_main(index, host_ids, s, start, sent_count, ready, results,
             if cpu0 is None:
                 cpu0 = _cpu_seconds()
             late.append(time.time() - t)
-            api.key = keys[i]       # this host's key (None: unsigned)
-            api.report_host_io(base[i].renewed(ts=time.time(), seq=r))
+            api.key = heads.key = keys[i]   # this host's (None: unsigned)
+            # each format's cast stamped when it starts (its delivery
+            # latency from there), first in turn
+            for fmt in (s.formats if (r + i) % 2 else s.formats[::-1]):
+                wire = base[i].renewed(ts=time.time(), seq=r)
+                if fmt == 'whole':
+                    cast_whole(api, wire.data)
+                else:
+                    heads.report_host_io(wire)
             sent += 1
             with sent_count.get_lock():
                 sent_count.value += 1
@@ -342,15 +389,20 @@ def run(args, log=print):
                  ttl_intervals=args.ttl_intervals,
                  sample_every=args.sample_every, vcpus=args.vcpus,
                  decisions=args.decisions, seed=args.seed,
-                 sign=bool(getattr(args, 'sign', False)))
+                 sign=bool(getattr(args, 'sign', False)),
+                 formats=FORMATS[getattr(args, 'format', 'both')])
+    tags = [''] * ('whole' in s.formats) + ['-head'] * ('head' in s.formats)
     if args.together:
-        phases = [('iosched', 'bare')]
+        phases = [tuple(k + t for t in tags for k in ('iosched', 'bare'))]
     else:
-        phases = [('bare',), ('iosched',)]
-    log('part 2: %d hosts, one %s report each every %.2f s (%.0f/s), %d '
-        'publisher(s); %d iosched and %d baseline workers, %s; %.0f s each'
+        phases = [tuple('bare' + t for t in tags),
+                  tuple('iosched' + t for t in tags)]
+    log('part 2: %d hosts, one %s report each every %.2f s (%.0f/s) as %s, '
+        '%d publisher(s); %d iosched and %d baseline workers per format, '
+        '%s; %.0f s each'
         % (s.hosts, 'signed' if s.sign else 'unsigned', interval,
-           s.hosts / interval, args.publishers, args.workers, args.workers,
+           s.hosts / interval, ' and '.join(s.formats), args.publishers,
+           args.workers, args.workers,
            'at the same time' if args.together else 'one after the other',
            s.duration))
     out = []
@@ -451,10 +503,15 @@ def _ratio(a, b):
     return round(a / b, 3) if a is not None and b else None
 
 
+# worker kind -> its figures' key in the JSON
+KINDS = {'iosched': 'iosched', 'bare': 'baseline',
+         'iosched-head': 'iosched_head', 'bare-head': 'baseline_head'}
+
+
 def summarize(s, args, out):
     pubs = [o for o in out if o['kind'] == 'publisher']
     by_kind = {k: sorted((o for o in out if o['kind'] == k),
-                         key=lambda o: o['name']) for k in ('iosched', 'bare')}
+                         key=lambda o: o['name']) for k in KINDS}
     sent_by_phase = collections.Counter()
     for p in pubs:
         sent_by_phase[p['phase']] += p['sent']
@@ -500,11 +557,20 @@ def summarize(s, args, out):
             'per_worker': ws,
         }
 
-    io, bare = agg('iosched'), agg('bare')
-    ratios = {k: _ratio(io[k], bare[k]) for k in (
-        'latency_ms_p50', 'latency_ms_p99', 'age_s_p50', 'age_s_p99',
-        'cpu_s_per_1000_reports', 'cpu_pct_of_core', 'received_per_s')}
-    return {
+    got = {key: agg(kind) for kind, key in KINDS.items() if by_kind[kind]}
+
+    def ratios(a, b):
+        if a not in got or b not in got:
+            return None
+        return {k: _ratio(got[a][k], got[b][k]) for k in (
+            'latency_ms_p50', 'latency_ms_p99', 'age_s_p50', 'age_s_p99',
+            'cpu_s_per_1000_reports', 'cpu_pct_of_core', 'received_per_s')}
+    return dict(got, **{
+        'iosched_over_baseline': ratios('iosched', 'baseline'),
+        'head_over_baseline': ratios('iosched_head', 'baseline'),
+        'head_over_baseline_head': ratios('iosched_head', 'baseline_head'),
+        'head_over_whole': ratios('iosched_head', 'iosched'),
+        'formats': list(s.formats),
         'hosts': s.hosts, 'interval_s': round(s.interval, 3),
         'duration_s': s.duration, 'ttl_intervals': s.ttl_intervals,
         'ttl_s': round(s.ttl_intervals * s.interval, 3),
@@ -519,58 +585,68 @@ def summarize(s, args, out):
             [p['cpu_ms_per_cast'] for p in pubs]), 3),
         'report_vcpus': s.vcpus, 'report_decisions': s.decisions,
         'signed': s.sign,
-        'per_publisher': pubs,
-        'iosched': io, 'baseline': bare, 'iosched_over_baseline': ratios,
-    }
+        'per_publisher': pubs})
+
+
+# (column, figures' key, ratio: (label, ratios' key))
+_COLUMNS = (('iosched whole', 'iosched', None),
+            ('iosched head', 'iosched_head', None),
+            ('bare (whole)', 'baseline', None),
+            ('bare (head)', 'baseline_head', None))
+_RATIOS = (('whole/bare', 'iosched_over_baseline'),
+           ('head/bare', 'head_over_baseline'),
+           ('head/whole', 'head_over_whole'))
+_ROWS = (
+    ('received per worker, /s', 'received_per_s', '%.1f'),
+    ('not received after drain', 'unreceived_fraction', '%.4f'),
+    ('delivery latency p50, ms', 'latency_ms_p50', '%.2f'),
+    ('delivery latency p99, ms', 'latency_ms_p99', '%.2f'),
+    ('delivery latency max, ms', 'latency_ms_max', '%.2f'),
+    ('report age p50, s', 'age_s_p50', '%.3f'),
+    ('report age p99, s', 'age_s_p99', '%.3f'),
+    ('report age max, s', 'age_s_max', '%.3f'),
+    ('hosts fresh, mean fraction', 'fresh_fraction_mean', '%.4f'),
+    ('hosts fresh, min fraction', 'fresh_fraction_min', '%.4f'),
+    ('worker CPU s / 1000 reports', 'cpu_s_per_1000_reports', '%.3f'),
+    ('  of which in the endpoint', 'endpoint_cpu_s_per_1000_reports',
+     '%.3f'),
+    ('worker CPU, % of one core', 'cpu_pct_of_core', '%.2f'),
+)
 
 
 def print_table(fig, out=None):
     import sys
     w = (out or sys.stdout).write
-    io, bare, r = fig['iosched'], fig['baseline'], fig['iosched_over_baseline']
+    cols = [(label, fig[key]) for label, key, _ in _COLUMNS if fig.get(key)]
+    rats = [(label, fig[key]) for label, key in _RATIOS if fig.get(key)]
+    any_ = cols[0][1]
     w('\nPart 2: report pipeline through RabbitMQ: %d hosts every %.2f s, '
-      '%.0f s, %d iosched and %d baseline workers %s\n' % (
+      '%.0f s, %d iosched and %d baseline workers per format (%s) %s\n' % (
           fig['hosts'], fig['interval_s'], fig['duration_s'],
-          io['workers'], bare['workers'],
+          any_['workers'], any_['workers'], ', '.join(fig['formats']),
           'at the same time' if fig['together'] else
           '(baseline first, then iosched)'))
-    w('  sent %s %s reports (%.1f/s) from %d publisher(s); publisher '
-      'lateness p99 %.1f ms; %.2f ms CPU per cast (%d vCPUs, %d '
-      'decisions)\n' % (
+    w('  sent %s %s reports (%.1f/s) from %d publisher(s), each in every '
+      'format; publisher lateness p99 %.1f ms; %.2f ms CPU per report '
+      '(%d vCPUs, %d decisions)\n' % (
           ' and '.join(str(v) for v in fig['sent_per_phase'].values()),
           'signed' if fig.get('signed') else 'unsigned',
           fig['sent_per_s'], fig['publishers'],
           fig['publisher_late_ms_p99'], fig['publisher_cpu_ms_per_cast'],
           fig['report_vcpus'], fig['report_decisions']))
-    rows = (
-        ('received per worker, /s', 'received_per_s', '%.1f'),
-        ('not received after drain', 'unreceived_fraction', '%.4f'),
-        ('delivery latency p50, ms', 'latency_ms_p50', '%.2f'),
-        ('delivery latency p99, ms', 'latency_ms_p99', '%.2f'),
-        ('delivery latency max, ms', 'latency_ms_max', '%.2f'),
-        ('report age p50, s', 'age_s_p50', '%.3f'),
-        ('report age p99, s', 'age_s_p99', '%.3f'),
-        ('report age max, s', 'age_s_max', '%.3f'),
-        ('hosts fresh, mean fraction', 'fresh_fraction_mean', '%.4f'),
-        ('hosts fresh, min fraction', 'fresh_fraction_min', '%.4f'),
-        ('worker CPU s / 1000 reports', 'cpu_s_per_1000_reports', '%.3f'),
-        ('  of which in the endpoint', 'endpoint_cpu_s_per_1000_reports',
-         '%.3f'),
-        ('worker CPU, % of one core', 'cpu_pct_of_core', '%.2f'),
-    )
-    w('  %-30s | %12s | %12s | %s\n' % ('', 'iosched', 'bare server',
-                                        'ratio'))
-    for label, key, fmt in rows:
-        ratio = r.get(key)
-        w('  %-30s | %12s | %12s | %s\n' % (
-            label, fmt % io[key] if io[key] is not None else '-',
-            fmt % bare[key] if bare[key] is not None else '-',
-            '%.2fx' % ratio if ratio is not None else ''))
+    w('  %-28s' % '' + ''.join(' | %13s' % c for c, _ in cols) +
+      ''.join(' | %10s' % r for r, _ in rats) + '\n')
+    for label, key, fmt in _ROWS:
+        w('  %-28s' % label + ''.join(
+            ' | %13s' % (fmt % f[key] if f[key] is not None else '-')
+            for _, f in cols) + ''.join(
+            ' | %10s' % ('%.2fx' % r[key] if r.get(key) is not None else '')
+            for _, r in rats) + '\n')
     w('  (fresh: a report younger than %.1f intervals = %.1f s; ages '
       'sampled from the 2nd interval to the last cast; CPU over casting '
-      'and drain (%.1f s), the samplers\' %.3f / %.3f CPU s left out)\n' % (
+      'and drain (%.1f s), the samplers\' %s CPU s left out)\n' % (
           fig['ttl_intervals'], fig['ttl_s'], fig['drain_s'],
-          io['sampler_cpu_s'], bare['sampler_cpu_s']))
+          ' / '.join('%.3f' % f['sampler_cpu_s'] for _, f in cols)))
 
 
 if __name__ == '__main__':   # pragma: no cover - run bench.nova_scale

@@ -24,6 +24,11 @@ checks in ``iosched.contract.payload_check``; the bounds on what a report
 may claim (``report_interval``, pCPUs, vCPUs per pCPU, the host name's
 length), checked first, in ``iosched.contract.payload_bounds``.
 
+On the wire to the schedulers (RPC 1.3, ``iosched.contract.rpc``) the
+report travels as its head: ``vcpus`` and ``decisions`` left out, their
+lengths in ``tail_counts`` (``head_from_dict(head, counts)``); the whole
+report goes to a reader that asks for it (``iosched-status``).
+
 Versioning: ``VERSION`` is ``MAJOR.MINOR``. A reader accepts any payload of
 its own major version; fields it does not know (a newer minor) are ignored,
 and fields added after 1.0 must have defaults.
@@ -200,7 +205,7 @@ class HostReport:
         return cls(decisions=_decisions(data), **head)
 
     @classmethod
-    def head_from_dict(cls, data):
+    def head_from_dict(cls, data, counts=None):
         """What a scheduler reads: ``from_dict`` without the per-vCPU
         records and the decisions (nothing it stores reads them).
 
@@ -211,23 +216,59 @@ class HostReport:
         agent did not send it, ``lsvm.nlsvm_vcpus`` set to the count the
         LSVM rule derives from the records (``len(vcpus) - lsvm.count``;
         left None without records, which the rule reads as 0).
+
+        ``counts`` (RPC 1.3's ``tail_counts``): ``data`` is a head-only
+        message, without ``vcpus`` and ``decisions``; ``counts`` gives
+        their lengths (``check_counts``), read as the lists' would be.
         """
-        head = _head(data, records=False)
+        if counts is not None:
+            counts = check_counts(data, counts)
+        head = _head(data, records=False, counts=counts)
         del head['vcpus']           # counted into lsvm.nlsvm_vcpus
-        _decision_count(payload_check.field(data, 'decisions', '', list,
-                                            default=()))
+        if counts is None:
+            _decision_count(payload_check.field(data, 'decisions', '', list,
+                                                default=()))
         return cls(**head)
 
 
-def _head(data, records):
+def check_counts(data, counts):
+    """The tail counts of a head-only message, checked: a dict with
+    ``vcpus`` (required) and ``decisions`` (optional, at most
+    MAX_DECISIONS), integers >= 0; ``data`` (the head) must not carry the
+    fields they count. Raises PayloadError naming ``tail_counts.<field>``.
+    """
+    if not isinstance(counts, dict):
+        raise payload_check.PayloadError(
+            'tail_counts', 'expected an object, got %s'
+            % type(counts).__name__)
+    for name in ('vcpus', 'decisions'):
+        if isinstance(data, dict) and name in data:
+            raise payload_check.PayloadError(
+                name, 'present in a head-only report (tail_counts given), '
+                'accepted: the head without it, or a whole report without '
+                'tail_counts')
+    get = payload_check.field
+    get(counts, 'vcpus', 'tail_counts.', int, check=payload_check.nonneg,
+        accepted='an integer >= 0')
+    decisions = get(counts, 'decisions', 'tail_counts.', int, default=0,
+                    check=payload_check.nonneg, accepted='an integer >= 0')
+    if decisions > MAX_DECISIONS:
+        raise payload_check.PayloadError(
+            'tail_counts.decisions', 'got %d, accepted: at most %d'
+            % (decisions, MAX_DECISIONS))
+    return counts
+
+
+def _head(data, records, counts=None):
     """The keyword arguments of a HostReport but ``decisions``, checked in
     ``from_dict``'s order; ``vcpus``: the parsed records (``records``) or
-    the list, its entries unchecked.
+    the list, its entries unchecked (with ``counts``: an empty tuple, the
+    records counted by ``counts['vcpus']``).
     """
     if not isinstance(data, dict):
         raise payload_check.PayloadError(
             '<root>', 'expected an object, got %s' % type(data).__name__)
-    payload_bounds.check(data)
+    payload_bounds.check(data, counts)
     get = payload_check.field
     nonneg = payload_check.nonneg
     positive = payload_check.positive
@@ -237,10 +278,11 @@ def _head(data, records):
         raise payload_check.PayloadError(
             'version', 'got %r, accepted: %s.x'
             % (version, VERSION.split('.', 1)[0]))
-    vcpus = get(data, 'vcpus', '', list)
+    vcpus = get(data, 'vcpus', '', list) if counts is None else ()
     head = {'lsvm': payload_sections.LsvmState.from_dict(
         get(data, 'lsvm', '', dict), 'lsvm.',
-        vcpu_records=None if records else len(vcpus))}
+        vcpu_records=None if records else (
+            len(vcpus) if counts is None else counts['vcpus']))}
     for name, klass in (('disk', payload_sections.DiskState),
                         ('health', payload_sections.Health)):
         head[name] = klass.from_dict(get(data, name, '', dict), name + '.')

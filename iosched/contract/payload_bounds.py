@@ -76,10 +76,11 @@ def _length(data, name):
     return len(value) if isinstance(value, (list, tuple)) else None
 
 
-def check(data):
+def check(data, counts=None):
     """Raise ``payload_check.Implausible`` if the report dict ``data``
     claims more than any agent sends; anything not a dict, or a field of
-    the wrong type, is left to the parser.
+    the wrong type, is left to the parser. ``counts``: ``data`` is a
+    head-only message whose ``vcpus`` records these tail counts count.
     """
     if not isinstance(data, dict):
         return
@@ -104,7 +105,10 @@ def check(data):
     if pcpus is None or pcpus < 1:
         return              # the parser names it
     most = MAX_VCPUS_PER_PCPU * int(pcpus)
-    for name, count in (('vcpus', _length(data, 'vcpus')),
+    records = (_length(data, 'vcpus') if counts is None
+               else _number(counts, 'vcpus') if isinstance(counts, dict)
+               else None)
+    for name, count in (('vcpus', records),
                         ('io_vcpus', _number(data, 'io_vcpus'))):
         if count is not None and count > most:
             raise bad(name, 'got %d vCPUs on %d pCPUs, accepted: at most '

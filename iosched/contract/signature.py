@@ -50,6 +50,16 @@ non-LSVM vCPU count it derives from ``len(vcpus)``) is covered. A reader
 that keeps the tail (``iosched-status``, ``whole=True``) also recomputes
 the tail digest.
 
+Head-only messages (RPC 1.3, what agents cast to the schedulers now):
+``split(report)`` gives the head (the report without ``TAIL``) and the
+tail's ``counts`` (``{"vcpus": 32, "decisions": 50}``; a field the report
+lacks is left out and counts ``-1``). The v2 signature of the whole
+report, tail digest included, verifies the head alone with those counts
+(``verify(head, signature, key, counts=counts)``): one signature for both
+the head the schedulers get and the whole report ``iosched-status`` asks
+for. A head carries no tail to recompute, so ``counts`` implies
+``whole=False``; a v1 signature cannot verify a head.
+
 Standard library only: nova-scheduler imports this module.
 """
 
@@ -127,12 +137,28 @@ def tail_digest(report):
     return hashlib.sha256(canonical(tail)).hexdigest()
 
 
-def _v2_message(report, digest):
+def split(report):
+    """(head, counts) of the report dict: the head without the ``TAIL``
+    fields, ``counts`` the length of each tail field it has (a list).
+    """
+    head = {k: v for k, v in report.items() if k not in TAIL}
+    counts = {k: len(report[k]) for k in TAIL
+              if isinstance(report.get(k), (list, tuple))}
+    return head, counts
+
+
+def _counts_text(report, counts):
+    if counts is None:     # a whole report: count its tail
+        counts = split(report)[1]
+    # -1: absent or not a list (a head's counts are checked by its reader)
+    return ','.join(str(counts[k]) if type(counts.get(k)) is int
+                    else '-1' for k in TAIL)
+
+
+def _v2_message(report, digest, counts=None):
     # head: every field but the tail's, which count by their length
     head = {k: v for k, v in report.items() if k not in TAIL}
-    counts = ','.join(
-        str(len(report[k])) if isinstance(report.get(k), (list, tuple))
-        else '-1' for k in TAIL)
+    counts = _counts_text(report, counts)
     return b''.join((_V2_CONTEXT, canonical(head), b'\x00',
                      counts.encode('ascii'), b'\x00',
                      digest.encode('ascii')))
@@ -149,33 +175,40 @@ def _is_hex64(text):
     return len(text) == 64 and _HEX.issuperset(text)
 
 
-def _verify_v2(report, signature, host_key, whole):
+def _verify_v2(report, signature, host_key, whole, counts):
     parts = signature.split(':')
     if len(parts) != 3 or not _is_hex64(parts[1]) or \
             not _is_hex64(parts[2]):
         return False
     _, digest, mac = parts
+    if counts is not None and any(k in report for k in TAIL):
+        return False    # a head with a tail in it: neither form
     expected = hmac.new(host_key.encode('utf-8'),
-                        _v2_message(report, digest),
+                        _v2_message(report, digest, counts),
                         hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, mac):
         return False
-    return not whole or hmac.compare_digest(tail_digest(report), digest)
+    return (not whole or counts is not None or
+            hmac.compare_digest(tail_digest(report), digest))
 
 
-def verify(report, signature, host_key, whole=True):
+def verify(report, signature, host_key, whole=True, counts=None):
     """True if ``signature`` is ``report``'s under ``host_key``.
 
     ``whole=False`` (a reader that drops the tail, ``TAIL``): a v2
     signature is checked without re-encoding the tail; the tail's digest
     is taken as signed. A v1 signature always covers the whole report.
+    ``counts`` (a dict, ``split``'s): ``report`` is a head-only message
+    with those tail counts; only a v2 signature verifies it.
     """
     if not isinstance(signature, str) or not isinstance(report, dict):
         return False
+    if counts is not None and not isinstance(counts, dict):
+        return False
     try:
         if signature.startswith(SCHEME_V2 + ':'):
-            return _verify_v2(report, signature, host_key, whole)
-        if not signature.startswith(SCHEME + ':'):
+            return _verify_v2(report, signature, host_key, whole, counts)
+        if counts is not None or not signature.startswith(SCHEME + ':'):
             return False
         expected = sign(report, host_key)
     except _UNENCODABLE:
@@ -185,10 +218,10 @@ def verify(report, signature, host_key, whole=True):
                                signature.encode('ascii', 'replace'))
 
 
-def why_rejected(report, signature, master_key, whole=True):
+def why_rejected(report, signature, master_key, whole=True, counts=None):
     """None if ``signature`` binds ``report`` to its host, else the reason.
 
-    ``whole``: as for ``verify``.
+    ``whole``, ``counts``: as for ``verify``.
     """
     if signature is None:
         return 'unsigned (the scheduler requires signed reports)'
@@ -200,6 +233,6 @@ def why_rejected(report, signature, master_key, whole=True):
     except UnicodeError:       # a lone surrogate, e.g. JSON's "\ud800"
         return 'a host name that is not valid Unicode text'
     if not verify(report, signature, derive_host_key(master_key, host),
-                  whole=whole):
+                  whole=whole, counts=counts):
         return 'bad signature for host %s' % host
     return None

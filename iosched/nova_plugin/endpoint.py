@@ -35,6 +35,13 @@ which checks every field the filters, the weigher and the CLIs read, with
 them or the decisions; any other store (``iosched-status``'s) gets the
 whole ``from_dict``.
 
+Head-only reports (RPC 1.3, what agents fanout-cast now): ``report`` is
+the head and ``tail_counts`` the tail's lengths; the signature is checked
+over the head and the counts (``signature.verify(..., counts=...)``), the
+head parsed with ``head_from_dict(report, counts)`` whatever the store.
+The store's ``admit(report, tail_counts)`` learns which it got (None: a
+whole report), so ``iosched-status`` can ask the agent for the rest.
+
 Sender binding (``[iosched] report_auth``): with ``hmac`` a report naming
 host X is taken only with a valid signature under X's key
 (``iosched.contract.signature``); anything else is dropped before it is
@@ -60,6 +67,9 @@ API version history of the ``iosched`` namespace on ``report_topic``
   without re-encoding the whole report; 1.1 signatures are still taken.
   Agents send 1.2 when they sign: upgrade the schedulers first (a 1.1
   server refuses a 1.2 cast), as for 1.1.
+* 1.3 - ``report_host_io(report, signature=None, tail_counts=None)``: with
+  ``tail_counts``, ``report`` is the head only (``iosched.contract.rpc``).
+  Whole reports (1.0 - 1.2, from agents not yet upgraded) are still taken.
 
 No nova import: this module runs (and is tested) without Nova.
 """
@@ -149,31 +159,36 @@ class ReportEndpoint(object):
                                  else '<unknown>'),
                         'reason': error})
 
-    def report_host_io(self, ctxt, report, signature=None):
-        """Take one report (a dict, ``HostReport.to_dict()``).
+    def report_host_io(self, ctxt, report, signature=None,
+                       tail_counts=None):
+        """Take one report (a dict, ``HostReport.to_dict()``, or with
+        ``tail_counts`` its head, RPC 1.3).
 
         Cheapest refusals first: the bounds (a few lengths), then the
         signature (the head's HMAC), then the parse, then the store's
         order, age and replay rules.
         """
+        counts = tail_counts if isinstance(tail_counts, dict) else None
         try:
-            payload_bounds.check(report)
+            payload_bounds.check(report, counts)
         except payload_check.Implausible as e:
             self._malformed(report, e)
             return
         if self.auth == AUTH_HMAC:
             why = report_signature.why_rejected(report, signature,
                                                 self._master_key,
-                                                whole=self._whole)
+                                                whole=self._whole,
+                                                counts=counts)
             if why is not None:
                 self._drop(report, metrics.DROP_UNAUTHENTICATED, why)
                 return
         try:
-            parsed = self._parse(report)
+            parsed = (self._parse(report) if tail_counts is None else
+                      payload.HostReport.head_from_dict(report, tail_counts))
         except payload_check.PayloadError as e:
             self._malformed(report, e)
             return
-        admitted = self.store.admit(parsed)
+        admitted = self.store.admit(parsed, tail_counts)
         if admitted == report_store.FUTURE:
             self._drop(report, metrics.DROP_FUTURE,
                        'stamped %.0f s ahead of this scheduler\'s clock '

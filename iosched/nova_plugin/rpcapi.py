@@ -9,7 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The scheduler worker's RPC client: ask every agent for its latest report.
+"""The RPC client to the agents: ask every agent for its latest report
+(a scheduler worker, the CLIs), or one agent for its whole report
+(``iosched-status``).
 
 The API (namespace, method, versions and their history) is
 ``iosched.contract.rpc``; the server is ``iosched.host_agent.reporter.resync``.
@@ -33,5 +35,15 @@ class AgentAPI(object):
 
         :param requester: who asks (``host:pid`` of the worker), for logs.
         """
-        cctxt = self.client.prepare(fanout=True, version=rpc.AGENT_VERSION)
+        cctxt = self.client.prepare(fanout=True, version=rpc.RESYNC_VERSION)
         cctxt.cast({}, rpc.RESYNC_METHOD, requester=str(requester))
+
+    def send_report(self, host, requester, reply_to):
+        """Cast ``send_report`` to ``host``'s agent alone: it casts its
+        whole latest report to server ``reply_to`` on the report topic.
+        Only for an agent that sent a 1.3 head (it has the method).
+        """
+        cctxt = self.client.prepare(server=host,
+                                    version=rpc.SEND_REPORT_VERSION)
+        cctxt.cast({}, rpc.SEND_REPORT_METHOD, requester=str(requester),
+                   reply_to=str(reply_to))

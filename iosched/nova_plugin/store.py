@@ -208,8 +208,12 @@ class ReportStore(object):
         """Store ``report`` unless the held one is newer; True if stored."""
         return self.admit(report) == STORED
 
-    def admit(self, report):
-        """Store ``report`` or say why not: STORED, OUT_OF_ORDER, ..."""
+    def admit(self, report, tail_counts=None):
+        """Store ``report`` or say why not: STORED, OUT_OF_ORDER, ...
+
+        ``tail_counts``: the report came head-only (RPC 1.3), with no
+        per-vCPU records nor decisions; held as it is.
+        """
         now = self._clock()
         host = report.host
         with self._lock:

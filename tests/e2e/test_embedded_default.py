@@ -19,6 +19,7 @@ without costing the CPU-bound VMs their throughput or any SLO.
 
 import json
 import os
+import time
 
 import pytest
 
@@ -95,37 +96,57 @@ def test_bad_scenario_is_refused_with_the_field(tmp_path, capsys):
     assert 'hosts[0].pcpus' in err and '>= 1' in err
 
 
-def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
+def test_tick_decisions_reach_status_with_rule_and_reason(
         tmp_path, capsys, monkeypatch):
-    # The agents of the embedded default, a few ticks after placement: what
-    # each actuator decided travels in the HostReport over the bus to the
-    # Nova plugin's endpoint, with its rule, reason, before and after, and
-    # iosched-explain explains the received report. The store keeps slim
-    # entries (no decisions: no filter reads them) and the endpoint parses
-    # only what it keeps (HostReport.head_from_dict): the decisions are
-    # read here from the message the endpoint received.
+    # The agents of the embedded default, a few ticks after placement: the
+    # schedulers get each report's head only (RPC 1.3: no vCPU records, no
+    # decisions, their counts instead) and store slim entries; what each
+    # actuator decided reaches a reader that asks (iosched-status: the
+    # agent's send_report casts the whole report to that reader alone),
+    # with its rule, reason, before and after, and iosched-explain
+    # explains the received report.
+    from iosched.contract import signature
     from iosched.demo import cloud as cloud_mod
     from iosched.demo import scenario as scenario_mod
     from iosched.host_agent.cmd import explain
-    received = {}
+    from iosched.host_agent.reporter import resync
+    from iosched.nova_plugin.cmd import status_collect
+    from iosched.nova_plugin import endpoint
+    heads = {}
     head = payload.HostReport.head_from_dict
 
-    def parsed_head(data):           # the endpoint's parse of each message
-        received[data.get('host')] = payload.HostReport.from_dict(data)
-        return head(data)
+    def parsed_head(data, counts=None):   # the endpoint's parse of each
+        heads[data.get('host')] = (set(data), counts)
+        return head(data, counts)
     monkeypatch.setattr(payload.HostReport, 'head_from_dict', parsed_head)
     cloud_mod.set_defaults()
     cloud = cloud_mod.Cloud(scenario_mod.load(), with_iosched=True)
+    reader = status_collect.Collector()
+    server = None
     try:
         cloud.advance(cloud.sc.tick_s)
-        for i, server in enumerate(cloud.sc.servers):
-            cloud.place(i, server)
+        for i, server_ in enumerate(cloud.sc.servers):
+            cloud.place(i, server_)
         cloud.advance(cloud.now() + 3 * cloud.sc.tick_s)
+        server = endpoint.start_listener(
+            fixtures.CONF, store=reader, transport=cloud.server.transport,
+            host='status-e2e')
         written = 0
         for name, agent in cloud.agents.items():
             assert cloud.store.get(name).decisions == ()    # slim entry
-            stored = received[name]
-            assert stored is not None and stored.version == payload.VERSION
+            fields, counts = heads[name]
+            assert not fields & set(signature.TAIL)         # head only
+            assert counts == {
+                'vcpus': len(agent.last_report.vcpus),
+                'decisions': len(agent.last_report.decisions)}
+            resync.ResyncEndpoint(agent, details=agent.reporter).send_report(
+                {}, requester='e2e', reply_to='status-e2e')
+            deadline = time.monotonic() + 30
+            while (reader.tails.get(name, 0) is not None and
+                   time.monotonic() < deadline):
+                time.sleep(0.01)
+            stored = reader.reports[name][0]
+            assert stored.version == payload.VERSION
             assert stored.decisions == agent.last_report.decisions
             held = agent.actuator.decisions()
             assert stored.decisions and len(stored.decisions) == min(
@@ -143,6 +164,9 @@ def test_tick_decisions_reach_the_schedulers_with_rule_and_reason(
             assert 'rules:' in capsys.readouterr().out
         assert written > 0      # some knob was changed, and explained
     finally:
+        if server is not None:
+            server.stop()
+            server.wait()
         cloud.close()
 
 

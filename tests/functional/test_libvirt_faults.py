@@ -79,8 +79,8 @@ class _Recorder(store_mod.ReportStore):
         self.seen = []
         self._seen_lock = threading.Lock()
 
-    def admit(self, report):
-        verdict = super().admit(report)
+    def admit(self, report, tail_counts=None):
+        verdict = super().admit(report, tail_counts)
         if verdict == store_mod.STORED:
             with self._seen_lock:
                 self.seen.append((time.time(), report))

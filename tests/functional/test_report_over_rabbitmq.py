@@ -12,8 +12,11 @@
 """Agent reporter -> a real RabbitMQ -> Nova plugin report stores.
 
 Two scheduler workers listen (two RPC servers on one topic); the agent's
-fanout cast must reach both, and a malformed payload must be dropped with
-its reason while the good ones are kept.
+fanout cast (RPC 1.3: the report's head and its tail counts) must reach
+both, and a malformed payload must be dropped with its reason while the
+good ones are kept. The whole report (vCPU records, decisions) goes to one
+reader that asks, as ``iosched-status`` does (``ReportAPI.send_whole``),
+and comes back identical.
 """
 
 import time
@@ -25,6 +28,7 @@ from iosched.contract import payload
 from iosched.contract import payload_sections
 from iosched.host_agent.reporter import messaging
 from iosched.host_agent.reporter import rpcapi
+from iosched.nova_plugin.cmd import status_collect
 from iosched.nova_plugin import conf as plugin_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import store as store_mod
@@ -57,6 +61,9 @@ def test_agent_reports_reach_every_scheduler_worker(topic):
     servers = [endpoint.start_listener(fixtures.CONF, transport_url=url,
                                        store=s, host='worker-%d' % i)
                for i, s in enumerate(stores)]
+    reader = status_collect.Collector()
+    servers.append(endpoint.start_listener(
+        fixtures.CONF, transport_url=url, store=reader, host='status-1'))
     try:
         # start() returns once the fanout queues are declared and bound
         transport = messaging.get_transport(fixtures.CONF, url)
@@ -69,6 +76,18 @@ def test_agent_reports_reach_every_scheduler_worker(topic):
             assert _wait(lambda: s.get('compute-1') is not None and
                          s.get('compute-1').seq == 2), s.stats()
         got = stores[1].get('compute-1')
+        # the head: everything but the vCPU records and decisions
+        assert got == store_mod.slim(agent.last_report)
+        assert got.vcpus == () and got.decisions == ()
+        assert _wait(lambda: 'compute-1' in reader.reports and
+                     reader.reports['compute-1'][0].seq == 2)
+        assert reader.tails['compute-1'] == {
+            'vcpus': len(agent.last_report.vcpus),
+            'decisions': len(agent.last_report.decisions)}
+        # the whole report, to the reader alone
+        reporter.send_whole(agent.last_report, 'status-1')
+        assert _wait(lambda: reader.tails['compute-1'] is None)
+        got = reader.reports['compute-1'][0]
         assert got == agent.last_report      # identical after the trip
         assert got.pcpus == 2
         assert got.lsvm.count == 1 and got.lsvm.latency_bound_ms == 1.0
@@ -99,7 +118,7 @@ def test_agent_reports_reach_every_scheduler_worker(topic):
 def test_payload_survives_the_broker_unchanged(topic):
     """Every field of a full report comes back equal through RabbitMQ."""
     url = fixtures.rabbit_url()
-    s = store_mod.ReportStore()
+    s = status_collect.Collector()
     server = endpoint.start_listener(fixtures.CONF, transport_url=url,
                                      store=s, host='worker-x')
     try:
@@ -112,10 +131,14 @@ def test_payload_survives_the_broker_unchanged(topic):
             lsvm=payload_sections.LsvmState(True, 0, 0.0, 24, 0.0),
             disk=payload_sections.DiskState(1000.0, 500.0, 0.8, 3.5),
             health=payload_sections.Health('degraded', ('x: y',)))
-        rpcapi.ReportAPI(messaging.get_transport(fixtures.CONF, url),
-                         topic).report_host_io(report)
-        assert _wait(lambda: s.get('compute-7') is not None)
-        assert s.get('compute-7') == report
+        api = rpcapi.ReportAPI(messaging.get_transport(fixtures.CONF, url),
+                               topic)
+        api.report_host_io(report)
+        assert _wait(lambda: 'compute-7' in s.reports)
+        assert s.reports['compute-7'][0] == store_mod.slim(report)
+        api.send_whole(report, 'worker-x')
+        assert _wait(lambda: s.tails['compute-7'] is None)
+        assert s.reports['compute-7'][0] == report
     finally:
         server.stop()
         server.wait()
@@ -134,9 +157,13 @@ def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
     fixtures.CONF.set_override('report_master_key', master, 'iosched')
     url = fixtures.rabbit_url()
     s = store_mod.ReportStore()
+    reader = status_collect.Collector()
     try:
         server = endpoint.start_listener(fixtures.CONF, transport_url=url,
                                          store=s, host='worker-signed')
+        status_server = endpoint.start_listener(
+            fixtures.CONF, transport_url=url, store=reader,
+            host='status-signed')
     finally:
         fixtures.CONF.clear_override('report_auth', 'iosched')
         fixtures.CONF.clear_override('report_master_key', 'iosched')
@@ -153,8 +180,13 @@ def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
         fixtures.run_ticks(sim, agent, 2)
         assert _wait(lambda: s.get('compute-1') is not None and
                      s.get('compute-1').seq == 1), s.stats()
-        assert s.get('compute-1') == agent.last_report
+        assert s.get('compute-1') == store_mod.slim(agent.last_report)
         assert agent.last_report.decisions      # signed with decisions
+        # the whole report verifies whole (tail digest) at the reader
+        reporter.send_whole(agent.last_report, 'status-signed')
+        assert _wait(lambda: reader.tails.get('compute-1', 0) is None)
+        assert reader.reports['compute-1'][0] == agent.last_report
+        assert reader.dropped == 0
         forged = payload.HostReport.from_dict(dict(
             agent.last_report.to_dict(), seq=99, ts=time.time() + 1,
             io_vcpus=0))
@@ -163,6 +195,7 @@ def test_signed_reports_survive_the_broker_and_spoofs_do_not(topic):
         assert s.get('compute-1').seq == 1
         agent.shutdown()
     finally:
-        server.stop()
-        server.wait()
+        for srv in (server, status_server):
+            srv.stop()
+            srv.wait()
         messaging.cleanup()

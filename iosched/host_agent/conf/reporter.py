@@ -65,11 +65,15 @@ Related options:
 Answer the schedulers' resync requests: a scheduler worker whose report
 listener has just started asks every agent for its latest report, and
 the agent re-sends it at once instead of at its next report interval.
+The same server answers ``iosched-status``'s request for the whole
+report (per-vCPU records and decisions), which the schedulers' fanout no
+longer carries.
 
 Possible values:
 
 * True (default): run a small RPC server on ``resync_topic``.
-* False: new scheduler workers learn this host at its next report.
+* False: new scheduler workers learn this host at its next report, and
+  ``iosched-status`` shows only the head of its reports.
 
 Related options:
 

@@ -20,6 +20,15 @@ ask. A request inside the interval is not dropped (that worker may have
 bound its queue after the previous re-send) but answered by one deferred
 re-send at the end of the interval, shared by every request meanwhile.
 
+``send_report(requester, reply_to)`` (Agent API 1.1, a cast to this agent
+alone) asks for the latest *whole* report, per-vCPU records and decisions
+included, which the fanout no longer carries (RPC 1.3 heads):
+``iosched-status`` sends it on each head it hears and listens as server
+``reply_to`` on the report topic. The agent casts the report there only
+(``ReportAPI.send_whole``), at most once per ``reply_to`` per
+``resync_min_interval`` (a repeat inside it is dropped: that reader
+has it) and to at most ``MAX_WHOLE_PER_INTERVAL`` readers per interval.
+
 ``ResyncService`` runs the RPC server. ``start()`` returns at once: the
 server connects in a thread, so a broker that is down never holds up the
 agent's control loop (oslo.messaging retries the connection by itself).
@@ -115,16 +124,34 @@ class Coalescer(object):
             pending.cancel()
 
 
+# The readers send_report remembers (for its per-reader interval).
+MAX_READERS = 256
+# Whole reports sent per resync_min_interval, all readers together: a bus
+# client naming a new reader each time gets no more than this.
+MAX_WHOLE_PER_INTERVAL = 8
+
+
 class ResyncEndpoint(object):
-    """RPC endpoint: ``resync(requester)`` re-sends the agent's report."""
+    """RPC endpoint: ``resync(requester)`` re-sends the agent's report;
+    ``send_report(requester, reply_to)`` casts the whole one to a reader.
+    """
 
     target = oslo_messaging.Target(namespace=rpc.NAMESPACE,
                                    version=rpc.AGENT_VERSION)
 
     def __init__(self, agent, min_interval=1.0, clock=time.monotonic,
-                 schedule=_timer):
+                 schedule=_timer, details=None):
+        """``details``: the client with ``send_whole(report, server)``
+        (the agent's ``ReportAPI``; None: ``send_report`` is refused).
+        """
         self.agent = agent
+        self.details = details
         self.resent = 0         # reports actually re-sent
+        self.whole_sent = 0     # whole reports sent to readers
+        self.min_interval = float(min_interval)
+        self._clock = clock
+        self._readers = {}      # reply_to -> when last answered
+        self._lock = threading.Lock()
         self.coalescer = Coalescer(self._resend, min_interval, clock,
                                    schedule)
 
@@ -143,6 +170,47 @@ class ResyncEndpoint(object):
         LOG.debug('resync requested by %(requester)s: %(outcome)s',
                   {'requester': requester, 'outcome': outcome})
 
+    def _due(self, reply_to):
+        """True (and noted) unless ``reply_to`` was answered within
+        ``min_interval``, or MAX_WHOLE_PER_INTERVAL readers were.
+        """
+        now = self._clock()
+        with self._lock:
+            last = self._readers.get(reply_to)
+            if last is not None and now - last < self.min_interval:
+                return False
+            recent = sum(1 for t in self._readers.values()
+                         if now - t < self.min_interval)
+            if recent >= MAX_WHOLE_PER_INTERVAL:
+                return False
+            self._readers.pop(reply_to, None)
+            self._readers[reply_to] = now
+            while len(self._readers) > MAX_READERS:
+                self._readers.pop(next(iter(self._readers)))
+            return True
+
+    def send_report(self, ctxt, requester, reply_to):
+        """A reader (``iosched-status``) asks for the whole latest report,
+        cast to server ``reply_to`` on the report topic.
+        """
+        report = self.agent.last_report
+        if (self.details is None or report is None or
+                not isinstance(reply_to, str) or not reply_to):
+            LOG.debug('whole report asked by %(requester)s: none to send',
+                      {'requester': requester})
+            return
+        if not self._due(reply_to):
+            LOG.debug('whole report asked again by %(requester)s within '
+                      '%(interval).1f s: not re-sent',
+                      {'requester': requester,
+                       'interval': self.min_interval})
+            return
+        self.details.send_whole(report, reply_to)
+        self.whole_sent += 1
+        LOG.info('sent whole report %(seq)d to %(reply_to)s (asked by '
+                 '%(requester)s)', {'seq': report.seq, 'reply_to': reply_to,
+                                    'requester': requester})
+
 
 class ResyncService(object):
     """The agent's resync RPC server, started in the background.
@@ -154,13 +222,13 @@ class ResyncService(object):
     """
 
     def __init__(self, conf, agent, transport, clock=time.monotonic,
-                 schedule=_timer):
+                 schedule=_timer, details=None):
         self.conf = conf
         self.agent = agent
         self.transport = transport
         self.endpoint = ResyncEndpoint(agent,
                                        conf.reporter.resync_min_interval,
-                                       clock, schedule)
+                                       clock, schedule, details=details)
         self.server = None
         self.listening = threading.Event()
         self._stop = threading.Event()
@@ -214,8 +282,14 @@ class ResyncService(object):
         self.listening.clear()
 
 
-def start_from_conf(conf, agent, transport):
-    """A started ResyncService, or None when reports or resync are off."""
+def start_from_conf(conf, agent, transport, details=None):
+    """A started ResyncService, or None when reports or resync are off.
+
+    ``details``: what answers ``send_report`` (the agent's ``ReportAPI``;
+    default ``agent.reporter`` when it has ``send_whole``).
+    """
     if agent.reporter is None or not conf.reporter.listen_for_resync:
         return None
-    return ResyncService(conf, agent, transport).start()
+    if details is None and hasattr(agent.reporter, 'send_whole'):
+        details = agent.reporter
+    return ResyncService(conf, agent, transport, details=details).start()

@@ -13,6 +13,10 @@
 
 The API (namespace, method, versions and their history) is
 ``iosched.contract.rpc``; the server is ``iosched.nova_plugin.endpoint``.
+Every report is fanout-cast as its head (RPC 1.3: the report without the
+per-vCPU records and decisions, with their counts), which is all a
+scheduler keeps; ``send_whole`` casts the whole report to one reader
+(``iosched-status``, through the agent's ``send_report`` server).
 """
 
 import oslo_messaging
@@ -37,18 +41,43 @@ class ReportAPI(object):
         self.key = key or None
         self.retry = retry
 
-    def report_host_io(self, report):
-        """Fanout-cast a HostReport: every scheduler worker gets it."""
-        data = report.to_dict()
+    def _signed(self, data):
         if self.key is None:
+            return None
+        return report_signature.sign(data, self.key,
+                                     scheme=report_signature.SCHEME_V2)
+
+    def report_host_io(self, report):
+        """Fanout-cast a HostReport's head: every scheduler worker gets it.
+
+        The signature (v2) is the whole report's: it covers the tail by
+        its digest, so it verifies the head with ``tail_counts``.
+        """
+        data = report.to_dict()
+        head, counts = report_signature.split(data)
+        kwargs = {'report': head, rpc.TAIL_COUNTS_ARG: counts}
+        signature = self._signed(data)
+        if signature is not None:
+            kwargs['signature'] = signature
+        cctxt = self.client.prepare(fanout=True,
+                                    version=rpc.REPORT_VERSION_HEAD,
+                                    retry=self.retry)
+        cctxt.cast({}, rpc.REPORT_METHOD, **kwargs)
+
+    def send_whole(self, report, server):
+        """Cast the whole HostReport (vCPU records, decisions) to one
+        listener, ``server`` on this topic (not fanout): RPC 1.0 unsigned,
+        1.2 signed, as agents sent every report before 1.3.
+        """
+        data = report.to_dict()
+        signature = self._signed(data)
+        if signature is None:
             cctxt = self.client.prepare(
-                fanout=True, version=rpc.REPORT_VERSION_UNSIGNED,
+                server=server, version=rpc.REPORT_VERSION_UNSIGNED,
                 retry=self.retry)
             cctxt.cast({}, rpc.REPORT_METHOD, report=data)
             return
-        cctxt = self.client.prepare(fanout=True,
+        cctxt = self.client.prepare(server=server,
                                     version=rpc.REPORT_VERSION_SIGNED,
                                     retry=self.retry)
-        cctxt.cast({}, rpc.REPORT_METHOD, report=data,
-                   signature=report_signature.sign(
-                       data, self.key, scheme=report_signature.SCHEME_V2))
+        cctxt.cast({}, rpc.REPORT_METHOD, report=data, signature=signature)

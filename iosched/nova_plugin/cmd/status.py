@@ -13,7 +13,10 @@
 
 Joins the reports fanout (``report_host_io`` casts on the report topic)
 with a private RPC server, asks every agent to re-send its latest report
-(``resync`` on the agents' topic), collects for ``--wait`` seconds and
+(``resync`` on the agents' topic), and each agent whose head it hears for
+its whole report (``send_report``, cast to that agent; the whole report
+comes to this server alone: ``status_collect``), collects for ``--wait``
+seconds and
 prints one row per host: report age, health, vCPUs, LSVMs, the policies
 and knobs seen in its decisions. ``--host X`` (repeatable) stops as soon
 as every named host has reported: exit 0, or 1 after ``--wait`` with a
@@ -37,10 +40,11 @@ from iosched.nova_plugin.cmd import clip
 from iosched.nova_plugin.cmd import placement_sources as sources
 from iosched.nova_plugin.cmd import report_files
 from iosched.nova_plugin.cmd import status_clock
+from iosched.nova_plugin.cmd import status_collect
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import listener
-from iosched.nova_plugin import store as report_store
+from iosched.nova_plugin import rpcapi
 
 PROG = 'iosched-status'
 EXIT_OK = 0
@@ -70,7 +74,12 @@ columns: AGE seconds since the report was measured (agent clock), SEQ its
 sequence number (restarts at 0 with the agent), EVERY the report interval,
 VCPUS all / I/O-bound, LSVM LSVM vCPUs and the mechanism, POLICIES and
 KNOBS the policies and knobs applied in the report's decisions (at most
-[reporter] max_decisions of them: a lower bound), SLO met / volumes.
+[reporter] max_decisions of them: a lower bound; ? when the agent did not
+send its whole report), SLO met / volumes.
+
+agents cast only the head of each report to the schedulers; this command
+asks each agent it hears from for its whole report (vCPU records and
+decisions), sent to this command alone.
 
 exit status: 0 every --host reported (without --host: at least one host
 did), 1 a --host did not report within --wait (without --host: no host
@@ -78,58 +87,18 @@ did), 2 bad input (configuration, URL, broker not reachable).""" % (
     ' or '.join(DEFAULT_CONFIGS))
 
 
-class Collector(object):
-    """The store the report endpoint feeds: every host's newest report and
-    when it arrived. ``done`` is set once every watched host reported (with
-    a report measured after ``not_before``, if given).
+Collector = status_collect.Collector
+# With --host: how long to wait for the whole reports (vCPU records,
+# decisions) once every named host's head is in.
+DETAILS_WAIT = 3.0
+
+
+def row(report, received_at, now, tail_counts=None):
+    """A JSON-able summary of one host's report (``tail_counts``: only
+    its head came; policies and knobs are then unknown, None).
     """
-
-    def __init__(self, watch=(), not_before=None, clock=time.time):
-        self.watch = set(watch)
-        self.not_before = not_before
-        self.reports = {}       # host -> (HostReport, received at)
-        self.received = 0
-        self.dropped = 0
-        self.done = threading.Event()
-        self.ended_at = None    # when collecting stopped (ages are from it)
-        self._clock = clock
-        self._lock = threading.Lock()
-
-    def update(self, report):
-        with self._lock:
-            self.received += 1
-            held = self.reports.get(report.host)
-            if held is None or (report.ts, report.seq) > (held[0].ts,
-                                                          held[0].seq):
-                self.reports[report.host] = (report, self._clock())
-            if self.watch and not self.missing():
-                self.done.set()
-        return True
-
-    def admit(self, report):
-        """The endpoint's entry point (``ReportStore.admit``'s contract)."""
-        self.update(report)
-        return report_store.STORED
-
-    def now(self):
-        return self._clock()
-
-    def note_dropped(self):
-        with self._lock:
-            self.dropped += 1
-
-    def counts(self, host):
-        report = self.reports.get(host)
-        return report is not None and (self.not_before is None or
-                                       report[0].ts >= self.not_before)
-
-    def missing(self):
-        return sorted(h for h in self.watch if not self.counts(h))
-
-
-def row(report, received_at, now):
-    """A JSON-able summary of one host's report."""
     applied = [d for d in report.decisions if d.applied]
+    head = tail_counts is not None
     return {
         'host': report.host,
         'age_s': round(now - report.ts, 1),
@@ -139,16 +108,21 @@ def row(report, received_at, now):
         'status': report.health.status,
         'errors': list(report.health.errors),
         'pcpus': report.pcpus,
-        'vcpus': len(report.vcpus),
+        'vcpus': (tail_counts.get('vcpus', 0) if head
+                  else len(report.vcpus)),
+        'whole': not head,
         'io_vcpus': report.io_vcpus,
         'io_strength_total': round(report.io_strength_total, 3),
         'lsvm': {'count': report.lsvm.count,
                  'mechanism': (report.lsvm.mechanism
                                if report.lsvm.supported else None),
                  'latency_bound_ms': report.lsvm.latency_bound_ms},
-        'policies': sorted({d.rule.split('.', 1)[0] for d in applied}),
-        'knobs': len({(d.kind, d.instance_uuid, d.target) for d in applied}),
-        'knob_kinds': sorted({d.kind for d in applied}),
+        'policies': (None if head else
+                     sorted({d.rule.split('.', 1)[0] for d in applied})),
+        'knobs': (None if head else
+                  len({(d.kind, d.instance_uuid, d.target)
+                       for d in applied})),
+        'knob_kinds': None if head else sorted({d.kind for d in applied}),
         'slo': {'volumes': report.disk.slo_volumes,
                 'met': report.disk.slo_met,
                 'missed': report.disk.slo_missed,
@@ -170,8 +144,10 @@ COLUMNS = (('HOST', lambda r: r['host']),
            ('LSVM', lambda r: ('%d %s' % (r['lsvm']['count'],
                                           r['lsvm']['mechanism'])
                                if r['lsvm']['mechanism'] else '-')),
-           ('POLICIES', lambda r: ','.join(r['policies']) or '-'),
-           ('KNOBS', lambda r: str(r['knobs'])),
+           ('POLICIES', lambda r: ('?' if r['policies'] is None
+                                   else ','.join(r['policies']) or '-')),
+           ('KNOBS', lambda r: '?' if r['knobs'] is None
+            else str(r['knobs'])),
            ('SLO', lambda r: '%d/%d' % (r['slo']['met'],
                                         r['slo']['volumes'])),
            ('SLO-SOURCE', lambda r: r['slo']['source']))
@@ -256,9 +232,11 @@ def load_conf(paths):
 def collect(conf, url, collector, wait, resync=True, progress=None,
             listen=endpoint.start_listener,
             request_resync=listener.request_resync,
-            probe=listener.probe_broker):
-    """Listen on ``[iosched] report_topic`` until ``collector.done`` or
-    ``wait`` seconds; returns the seconds listened.
+            probe=listener.probe_broker, agent_api=rpcapi.AgentAPI):
+    """Listen on ``[iosched] report_topic`` until ``collector.done`` (or
+    ``DETAILS_WAIT`` after ``collector.heard``) or ``wait`` seconds;
+    returns the seconds listened. Each head-only report makes the command
+    ask that agent for its whole report (``agent_api.send_report``).
     """
     name = '%s-%s-%d' % (PROG, socket.gethostname(), os.getpid())
     server = sources.open_listener(
@@ -267,6 +245,19 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
         'rabbit://USER:PASS@HOST:5672/ or a --config-file with [reporter] '
         'or [DEFAULT] transport_url (the bus the agents report to)')
     start = time.monotonic()
+    agents = []     # the client, made when the first head asks for it
+
+    def ask(host):
+        try:
+            if not agents:
+                agents.append(agent_api(server.transport,
+                                        conf.iosched.agents_topic))
+            agents[0].send_report(host, name, name)
+        except Exception as e:     # its head still shows
+            if progress:
+                progress('asking %s for its whole report failed (%s)'
+                         % (host, e))
+    collector.ask = ask
     try:
         if resync:
             try:
@@ -275,8 +266,13 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
                 if progress:
                     progress('resync request failed (%s): waiting for the '
                              'periodic reports' % e)
-        collector.done.wait(wait)
+        if collector.watch and collector.heard.wait(wait):
+            collector.done.wait(max(0.0, min(
+                DETAILS_WAIT, wait - (time.monotonic() - start))))
+        else:
+            collector.done.wait(wait)
     finally:
+        collector.ask = None
         collector.ended_at = time.time()
         # Stopping a rabbit server takes seconds: do not make a health
         # check wait for it longer than needed.
@@ -289,12 +285,29 @@ def collect(conf, url, collector, wait, resync=True, progress=None,
 def _saved(directory, collector, say):
     """``--save``: False (said why) when a report could not be written."""
     try:
-        for path in report_files.save(collector.reports, directory):
+        for path in report_files.save(collector.whole(), directory):
             say('saved %s' % path)
+        for host in collector.heads_only():
+            say('not saved %s: its whole report did not come (only the '
+                'head the schedulers get)' % host)
     except report_files.SaveError as e:
         say('error: %s' % e)
         return False
     return True
+
+
+def _notes(rows, collector, say):
+    """What the table cannot say: clocks, missing whole reports, drops."""
+    for r in rows:
+        if r['clock_problem']:
+            say('%s: %s' % (r['host'], r['clock_problem']))
+    if collector.heads_only():
+        say('no whole report (vCPU records, decisions) from %s: only the '
+            'head the schedulers get. Is [reporter] listen_for_resync on '
+            'there?' % ', '.join(collector.heads_only()))
+    if collector.dropped:
+        say('%d malformed report(s) dropped (an agent of another version? '
+            'see the scheduler log for the reason)' % collector.dropped)
 
 
 def _stop(server):
@@ -346,9 +359,9 @@ def main(argv=None, out=None, err=None):
     if args.save and not _saved(args.save, collector, say):
         return EXIT_BAD_INPUT
     now = collector.ended_at or time.time()
-    rows = [dict(row(rep, at, now),
+    rows = [dict(row(rep, at, now, collector.tails.get(host)),
                  clock_problem=status_clock.clock_problem(rep, at, conf))
-            for _, (rep, at) in sorted(collector.reports.items())]
+            for host, (rep, at) in sorted(collector.reports.items())]
     missing = collector.missing()
     if args.json:
         json.dump({'topic': topic, 'agents_topic': agents,
@@ -360,12 +373,7 @@ def main(argv=None, out=None, err=None):
         out.write('\n')
     elif rows:
         out.write('\n'.join(table(rows)) + '\n')
-    for r in rows:
-        if r['clock_problem']:
-            say('%s: %s' % (r['host'], r['clock_problem']))
-    if collector.dropped:
-        say('%d malformed report(s) dropped (an agent of another version? '
-            'see the scheduler log for the reason)' % collector.dropped)
+    _notes(rows, collector, say)
     if missing:
         say('error: no report from %s within %g s on topic %s (%s); '
             'heard from: %s. Is io-host-agent running there (systemctl '

@@ -80,7 +80,8 @@ REFUSED = [c for c in CASES if c[2] is not None]
 
 
 def _wire(host='c1'):
-    sent = captured.capture(host, ts=T0, seq=1, pcpus=PCPUS)
+    sent = captured.capture(host, ts=T0, seq=1, pcpus=PCPUS,
+                            whole=True)
     return sent['report']
 
 
@@ -129,7 +130,8 @@ def test_signed_implausible_report_is_refused_by_the_endpoint(change, field,
     # signed by the host's own key after the change: a leaked key or a
     # buggy agent
     host = 'c1'
-    sent = captured.capture(host, ts=T0, seq=1, pcpus=PCPUS)
+    sent = captured.capture(host, ts=T0, seq=1, pcpus=PCPUS,
+                            whole=True)
     data = sent['report']
     change(data)
     worker = state.SchedulerState(clock=lambda: T0)

@@ -73,12 +73,17 @@ def report(host, ts, seq, report_interval=10.0, pcpus=8, vcpus=4):
         io_strength_per_pcpu=0.25 * vcpus / pcpus)
 
 
-def capture(host, ts, seq, master=MASTER, **kwargs):
-    """``{'report': ..., 'signature': ...}`` as the agent of ``host``
-    cast its report measured at ``ts``.
+def capture(host, ts, seq, master=MASTER, whole=False, **kwargs):
+    """``{'report': ..., 'signature': ..., 'tail_counts': ...}`` as the
+    agent of ``host`` fanout-cast its report measured at ``ts`` (RPC 1.3,
+    the head); ``whole``: ``{'report', 'signature'}`` of the whole report,
+    as it casts it to a reader that asks (and agents before 1.3 did).
     """
     api = agent_client(host, master)
-    api.report_host_io(report(host, ts, seq, **kwargs))
+    if whole:
+        api.send_whole(report(host, ts, seq, **kwargs), 'reader')
+    else:
+        api.report_host_io(report(host, ts, seq, **kwargs))
     (sent,) = api.client.casts
     assert sent['signature'].startswith(signature.SCHEME_V2 + ':')
     return sent

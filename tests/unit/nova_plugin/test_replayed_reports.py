@@ -120,7 +120,7 @@ def _worker(clock):
 
 
 def _deliver(ep, sent):
-    ep.report_host_io({}, sent['report'], sent['signature'])
+    ep.report_host_io({}, **sent)
 
 
 def test_captured_week_old_report_replayed_after_the_host_fell_silent(

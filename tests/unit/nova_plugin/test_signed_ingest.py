@@ -97,7 +97,8 @@ def test_v2_binds_the_non_lsvm_count_the_slim_store_derives():
     assert st.get(data['host']) is None
 
 
-def test_agent_client_sends_v2_at_1_2_to_the_scheduler_store(monkeypatch):
+def test_agent_client_sends_v2_heads_at_1_3_to_the_scheduler_store(
+        monkeypatch):
     conf = test_endpoint._conf(report_auth='hmac', report_master_key=MASTER)
     st = store.ReportStore(slim=True)
     server = endpoint.start_listener(conf, transport_url='fake:/', store=st,
@@ -128,8 +129,18 @@ def test_agent_client_sends_v2_at_1_2_to_the_scheduler_store(monkeypatch):
             {}, 'report_host_io', report=data,
             signature=real_sign(data, _key('c2')))
         assert test_endpoint._wait_for(lambda: st.get('c2') is not None)
+        # an agent at 1.2: the whole report, a v2 signature
+        v12 = oslo_messaging.get_rpc_client(
+            server.transport, oslo_messaging.Target(
+                topic='iosched-reports', namespace='iosched',
+                version='1.2'))
+        data = reports.report(host='c3', ts=time.time()).to_dict()
+        v12.prepare(fanout=True).cast(
+            {}, 'report_host_io', report=data,
+            signature=real_sign(data, _key('c3'), signature.SCHEME_V2))
+        assert test_endpoint._wait_for(lambda: st.get('c3') is not None)
     finally:
         server.stop()
         server.wait()
         server.transport.cleanup()
-    assert rpc.REPORT_VERSION == '1.2'
+    assert rpc.REPORT_VERSION == '1.3'
