@@ -71,7 +71,7 @@ def build_reporter(conf):
     # failed with "connection already closed", measured in CI.)
     return rpcapi.ReportAPI(transport, conf.reporter.topic,
                             key=check_report_key(conf.reporter.report_key),
-                            retry=1)
+                            retry=1, version_cap=conf.reporter.version_cap)
 
 
 def check_report_key(key):

@@ -100,6 +100,23 @@ Possible values:
 
 * Seconds; 0 re-sends on every request.
 """),
+    cfg.StrOpt('version_cap', default=None,
+               choices=[(None, 'no cap: heads (RPC 1.3)'),
+                        ('1.2', 'whole signed reports, as before 1.3'),
+                        ('1.0', 'whole unsigned reports')],
+               help="""
+Highest report RPC version this agent casts to the schedulers (as Nova's
+``[upgrade_levels]`` does). During a rolling upgrade that brings agents
+forward before every nova-scheduler (and every host running
+``iosched-status``), set it to the schedulers' version: a 1.2 scheduler
+refuses a 1.3 cast, so a capped agent fanouts whole reports (1.2 signed,
+1.0 unsigned) instead of heads. Remove it once every scheduler runs 1.3.
+
+Possible values:
+
+* Unset: heads (RPC 1.3), the schedulers' keep only those.
+* 1.2 or 1.0: whole reports to every scheduler.
+"""),
     cfg.IntOpt('max_decisions', default=50, min=0, max=1000,
                help="""
 Most decisions (why a knob has its value: rule, reason, before and after)

@@ -37,9 +37,14 @@ class _Client(object):
     kwargs, as the broker carries them (JSON).
     """
 
-    def __init__(self):
+    def __init__(self, cap=None):
         self.casts = []
         self._prepared = {}
+        self.cap = cap
+
+    def can_send_version(self, version):
+        return self.cap is None or tuple(map(int, version.split('.'))) <= \
+            tuple(map(int, self.cap.split('.')))
 
     def prepare(self, **kwargs):
         self._prepared = kwargs
@@ -50,10 +55,10 @@ class _Client(object):
                            json.loads(json.dumps(kwargs))))
 
 
-def _api(key):
+def _api(key, cap=None):
     api = captured.agent_client('compute-1')
     api.key = key
-    api.client = _Client()
+    api.client = _Client(cap)
     return api
 
 
@@ -93,6 +98,35 @@ def test_the_whole_report_goes_to_one_reader(key, version):
     assert payload.HostReport.from_dict(kw['report']) == report
     if key is not None:
         assert signature.verify(kw['report'], kw['signature'], key)
+
+
+# [reporter] version_cap: an agent upgraded before the schedulers casts
+# what they take (a 1.2 server refuses a 1.3 cast).
+@pytest.mark.parametrize('key, cap, version, signed', [
+    (KEY, '1.2', rpc.REPORT_VERSION_SIGNED, True),
+    (None, '1.2', rpc.REPORT_VERSION_UNSIGNED, False),
+    (KEY, '1.0', rpc.REPORT_VERSION_UNSIGNED, False),
+    (None, '1.0', rpc.REPORT_VERSION_UNSIGNED, False),
+])
+def test_a_capped_agent_fanouts_whole_reports(key, cap, version, signed):
+    api = _api(key, cap)
+    report = captured.report('compute-1', ts=1000.0, seq=3, vcpus=6)
+    api.report_host_io(report)
+    ((target, method, kw),) = api.client.casts
+    assert target == {'fanout': True, 'version': version, 'retry': None}
+    assert payload.HostReport.from_dict(kw['report']) == report
+    assert ('signature' in kw) is signed
+    assert 'tail_counts' not in kw
+
+
+def test_the_cap_option_reaches_the_client():
+    from oslo_config import cfg
+    import oslo_messaging
+    from iosched.host_agent.reporter import rpcapi
+    transport = oslo_messaging.get_rpc_transport(cfg.CONF, url='fake:/')
+    api = rpcapi.ReportAPI(transport, 't', version_cap='1.2')
+    assert not api.client.can_send_version(rpc.REPORT_VERSION_HEAD)
+    assert api.client.can_send_version(rpc.REPORT_VERSION_SIGNED)
 
 
 class _Details(object):
