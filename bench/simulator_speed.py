@@ -12,13 +12,19 @@
 # under the License.
 """Simulator and agent cost, each beside a baseline measured in the same run.
 
+* 32-VM minute (issue 29): wall seconds to simulate 60 s of the 32-VM
+  host of ``bench/sim_host32.py`` (16 pCPUs, 40 vCPUs, mixed workloads),
+  beside a bare heapq loop running as many events in the same run, the
+  goal (<= 5 s) and a verdict; the run's result digest is printed so a
+  speed change that alters results shows;
 * simulator: wall time per event of ``SimHost`` on an embedded-default host
   load, against a bare heapq event loop (the floor of any Python
   discrete-event simulator): the ratio is what the model costs on top.
 * agent: wall time of one agent tick (collect, decide, act, build report)
   against the wall time the simulator needs for the same simulated second.
 
-Usage: .venv/bin/python bench/simulator_speed.py [--seconds 10] [-o out/bench]
+Usage: .venv/bin/python bench/simulator_speed.py [--seconds 10]
+       [--host32-seconds 60] [-o out/bench]
 Prints the figures and writes simulator_speed.json.
 """
 
@@ -32,7 +38,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import sim_host32  # noqa: E402
 from tests import fixtures  # noqa: E402
+
+GOAL_S = 5.0        # issue 29: a 32-VM minute in at most 5 s of wall time
 
 
 def bare_heapq(n):
@@ -55,12 +64,60 @@ def bare_heapq(n):
     return (time.perf_counter() - t0) / n
 
 
+def host32_minute(seconds):
+    """Run the 32-VM host for ``seconds`` simulated s: its figures."""
+    sim = sim_host32.build()
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    sim.run_until(int(seconds * 1e6))
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    events = sim.events_processed
+    floor = bare_heapq(events)
+    scale = sim_host32.SIMULATED_S / seconds
+    return {
+        'host32_simulated_s': seconds,
+        'host32_events': events,
+        'host32_minute_wall_s': round(wall * scale, 2),
+        'host32_minute_cpu_s': round(cpu * scale, 2),
+        'host32_bare_heapq_minute_s': round(floor * events * scale, 2),
+        'host32_us_per_event': round(wall / events * 1e6, 3),
+        'host32_bare_heapq_us_per_event': round(floor * 1e6, 3),
+        'host32_over_bare_heapq': round(wall / events / floor, 2),
+        'host32_goal_s': GOAL_S,
+        'host32_goal_met': wall * scale <= GOAL_S,
+        'host32_digest': sim_host32.digest(sim),
+    }
+
+
+def print_host32(f):
+    print('32-VM minute (16 pCPUs, 40 vCPUs, %d events in %g simulated s):'
+          ' %.2f s wall (%.2f s CPU) vs bare heapq %.2f s for as many '
+          'events' % (f['host32_events'], f['host32_simulated_s'],
+                      f['host32_minute_wall_s'], f['host32_minute_cpu_s'],
+                      f['host32_bare_heapq_minute_s']))
+    print('  per event: %.2f us vs bare heapq %.2f us: %.1fx'
+          % (f['host32_us_per_event'], f['host32_bare_heapq_us_per_event'],
+             f['host32_over_bare_heapq']))
+    print('  goal <= %.0f s: %s (digest %s)'
+          % (f['host32_goal_s'],
+             'MET' if f['host32_goal_met'] else 'NOT MET',
+             f['host32_digest'][:16]))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--seconds', type=float, default=10.0,
                    help='simulated seconds (default %(default)s)')
+    p.add_argument('--host32-seconds', type=float,
+                   default=sim_host32.SIMULATED_S,
+                   help='simulated seconds of the 32-VM host (default '
+                        '%(default)s; the figure is scaled to a minute)')
     p.add_argument('-o', '--output-dir', default='out/bench')
     args = p.parse_args(argv)
+
+    host32 = host32_minute(args.host32_seconds)
+    print_host32(host32)
 
     sim, driver = fixtures.sim_host_with_vms(pcpus=2)
     t0 = time.perf_counter()
@@ -96,6 +153,7 @@ def main(argv=None):
         'agent_tick_over_sim_second': round(tick_wall / step_wall, 4),
         'vcpus': 5,
     }
+    figures.update(host32)
     print('simulator: %.2f us/event vs bare heapq %.2f us/event: %.1fx '
           '(%d events/s)' % (figures['sim_us_per_event'],
                              figures['bare_heapq_us_per_event'],
