@@ -195,6 +195,11 @@ def test_the_daemon_moves_no_thread_outside_guest_groups(guest):
     import iosched.host_agent.linux.privileged_group as pg
     knobs = lsvm_group_knobs.LsvmGroupKnobs(CONF, resolver)
     knobs.ensure_parent()
+    # An empty group a destroyed guest left is removed at the next start.
+    gone = os.path.join(CPU_ROOT, lsvm_group.vm_group(parent, 'dead-beef'))
+    os.mkdir(gone)
+    assert knobs.ensure_parent() == parent
+    assert not os.path.exists(gone)
     with pytest.raises(Exception) as exc:
         lsvm_group_knobs._call('move_thread', pg.move_thread,
                                CONF.host_paths.cgroup_root, os.getpid(),

@@ -37,6 +37,7 @@ set; the parent exists once the driver's ``weight_group()`` made it.
 """
 
 import errno
+import os
 
 from oslo_log import log as logging
 
@@ -100,7 +101,35 @@ class LsvmGroupKnobs(knob_set.KnobWriter):
             LOG.warning('LSVM weight stays in libvirt\'s groups: cannot make '
                         'the parent group %s: %s', self.parent, e)
             return ''
+        self._sweep()
         return self.parent
+
+    def _sweep(self):
+        """Remove the empty LSVM groups of guests gone while their threads
+        were in them (a destroyed or migrated VM's group has no thread
+        left; one with threads is a running guest's, left to the journal
+        and reconciliation).
+        """
+        hier = self._hier()
+        top = paths.safe_join(hier.root, hier.cpu_dir, self.parent)
+        try:
+            names = sorted(os.listdir(top))
+        except OSError:
+            return
+        for name in names:
+            cg = '%s/%s' % (self.parent, name)
+            if not lsvm_group.is_vm_group(self.parent, cg):
+                continue
+            try:
+                with open(os.path.join(top, name, 'tasks')) as fh:
+                    if fh.read().strip():
+                        continue
+                _call('remove_vm_group', privileged_group.remove_vm_group,
+                      self.cgroup_root, self.parent, lsvm_group.uuid_of(cg))
+                LOG.info('removed the empty LSVM group %s', cg)
+            except (OSError, linux.LinuxKnobError) as e:
+                LOG.warning('cannot remove the empty LSVM group %s: %s',
+                            cg, e)
 
     def reconciled_kinds(self):
         return self.knobs()
