@@ -423,9 +423,10 @@ def test_agent_as_stack_user(tmp_path):
     """Not root: privsep through sudo (full path), libvirt group."""
     ds = Devstack(tmp_path, services='n-cpu', IOSCHED_AGENT_USER='stack')
     ds.stack()
-    assert _one(ds.agent(), 'host_agent_privsep', 'helper_command') == (
-        'sudo %s --config-file %s' % (ds.bin / 'privsep-helper',
-                                      ds.agent_conf))
+    for section in ('host_agent_privsep', 'host_agent_privsep_cgroup'):
+        assert _one(ds.agent(), section, 'helper_command') == (
+            'sudo %s --config-file %s' % (ds.bin / 'privsep-helper',
+                                          ds.agent_conf))
     assert ds.calls('run_process')[0][3:] == ['libvirt', 'stack']
 
 
