@@ -218,8 +218,14 @@ class LsvmGroupKnobs(knob_set.KnobWriter):
                 _call('move_thread', privileged_group.move_thread,
                       self.cgroup_root, tid, dest)
             except linux.LinuxKnobError as e:
-                if e.errno == errno.ESRCH and tid != threads[0][0]:
-                    continue                # an I/O thread that just ended
+                role = dict(threads).get(tid)
+                if role and role[0] == 'io' and role[1] != 'emulator' and (
+                        e.errno in (errno.ESRCH, errno.EINVAL)):
+                    # an I/O thread that just ended, or one the kernel
+                    # keeps in place (a kernel worker): the rest still go
+                    LOG.debug('I/O thread %s (tid %d) of %s not moved: %s',
+                              role[1], tid, uuid, e)
+                    continue
                 self._undo(moved)
                 raise
             moved.append((tid, where[tid]))
