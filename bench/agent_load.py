@@ -278,6 +278,8 @@ def main(argv=None):
             with agent_load_reference.reference_path():
                 t1 = time.process_time()
                 agent.tick()
+                # its garbage freed on its own clock, not the next tick's
+                agent_load_reference.free_events(agent)
                 t2 = time.process_time()
         else:
             agent.tick()

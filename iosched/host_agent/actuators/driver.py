@@ -113,7 +113,6 @@ class DriverActuator(base.Actuator):
         kinds = set(self.knobs.knobs())
         changes = []
         in_force = self._in_force
-        info = LOG.isEnabledFor(logging.INFO)
         if (plan.policy != self._in_force_policy
                 or len(self.book) >= self.book.maxlen):
             in_force.clear()
@@ -138,60 +137,72 @@ class DriverActuator(base.Actuator):
                 self.book.note(action, plan.policy, ts)
                 in_force[key] = action
                 continue
-            before = None
             try:
-                # the value we wrote last, else the knob's (read)
-                before = (self.knobs.read_knob(action.kind,
-                                               action.instance_uuid,
-                                               action.target)
-                          if written is _UNWRITTEN else written)
-                if before == action.value:
-                    self._written[key] = action.value
-                    self.book.note(action, plan.policy, ts, before=before)
-                    in_force[key] = action
-                    continue
-                change = model.Change(
-                    kind=action.kind, instance_uuid=action.instance_uuid,
-                    target=action.target, before=before, after=action.value,
-                    rule=action.rule, ts=ts, reason=action.reason)
-                self.journal.record(change)
-                self.knobs.write_knob(action.kind, action.instance_uuid,
-                                      action.target, action.value)
-            except journal_mod.JournalWriteError as e:
+                change = self._set(action, plan.policy, ts, written)
+            except journal_mod.JournalWriteError:
                 # Not journaled, so not written: nor is any other knob of
                 # this plan; the agent stops (``journal_failed``).
-                self.errors.append('journal: %s' % e)
-                self.book.note(action, plan.policy, ts, before=before,
-                               applied=False, error=str(e))
                 break
-            except driver_base.DriverError as e:
-                # Retried every tick; said once per knob and error.
-                log = LOG.debug if self._failed.get(key) == str(e) else \
-                    LOG.warning
-                self._failed[key] = str(e)
-                log('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
-                    {'k': action.kind, 'u': action.instance_uuid,
-                     't': action.target, 'v': action.value, 'err': e})
-                self.errors.append('%s %s/%s: %s' % (
-                    action.kind, action.instance_uuid, action.target, e))
-                self.book.note(action, plan.policy, ts, before=before,
-                               applied=False, error=str(e) or 'write failed')
-                continue
-            if info:
-                LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
-                         '%(reason)s)', {'k': action.kind,
-                                         'u': action.instance_uuid,
-                                         't': action.target, 'b': before,
-                                         'a': action.value,
-                                         'rule': action.rule,
-                                         'reason': action.reason})
-            self._written[key] = action.value
-            self.book.note(action, plan.policy, ts, before=before)
-            in_force[key] = action
-            self._failed.pop(key, None)
-            changes.append(change)
-            self._remark(action.kind, action.instance_uuid)
+            if change is not None:
+                changes.append(change)
         return changes
+
+    def _set(self, action, policy, ts, written):
+        """Take the knob's value (``written``, the cached last write, else
+        read), journal, write and note one action: the ``model.Change``,
+        or None when the knob had the value or the write failed (noted,
+        retried next tick). ``JournalWriteError`` (noted) when it cannot
+        be journaled.
+        """
+        key = action.key
+        before = None
+        try:
+            before = (self.knobs.read_knob(action.kind, action.instance_uuid,
+                                           action.target)
+                      if written is _UNWRITTEN else written)
+            if before == action.value:
+                self._written[key] = action.value
+                self.book.note(action, policy, ts, before=before)
+                self._in_force[key] = action
+                return None
+            change = model.Change(
+                kind=action.kind, instance_uuid=action.instance_uuid,
+                target=action.target, before=before, after=action.value,
+                rule=action.rule, ts=ts, reason=action.reason)
+            self.journal.record(change)
+            self.knobs.write_knob(action.kind, action.instance_uuid,
+                                  action.target, action.value)
+        except journal_mod.JournalWriteError as e:
+            self.errors.append('journal: %s' % e)
+            self.book.note(action, policy, ts, before=before, applied=False,
+                           error=str(e))
+            raise
+        except driver_base.DriverError as e:
+            # Retried every tick; said once per knob and error.
+            log = LOG.debug if self._failed.get(key) == str(e) else \
+                LOG.warning
+            self._failed[key] = str(e)
+            log('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                {'k': action.kind, 'u': action.instance_uuid,
+                 't': action.target, 'v': action.value, 'err': e})
+            self.errors.append('%s %s/%s: %s' % (
+                action.kind, action.instance_uuid, action.target, e))
+            self.book.note(action, policy, ts, before=before, applied=False,
+                           error=str(e) or 'write failed')
+            return None
+        if LOG.isEnabledFor(logging.INFO):   # ~100 a tick: no dict for none
+            LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
+                     '%(reason)s)', {'k': action.kind,
+                                     'u': action.instance_uuid,
+                                     't': action.target, 'b': before,
+                                     'a': action.value, 'rule': action.rule,
+                                     'reason': action.reason})
+        self._written[key] = action.value
+        self.book.note(action, policy, ts, before=before)
+        self._in_force[key] = action
+        self._failed.pop(key, None)
+        self._remark(action.kind, action.instance_uuid)
+        return change
 
     def _back_to_original(self, action, policy, ts):
         """``knob_kinds.ORIGINAL``: write the journaled original back and

@@ -66,6 +66,7 @@ class State:
     recent_moves: tuple = ()   # snapshot.ts of past moves, oldest first
 
 
+@model.quick_init
 @dataclasses.dataclass(frozen=True)
 class VcpuCredits:
     instance_uuid: str
