@@ -13,8 +13,8 @@
 
 Standard library and ``iosched.contract`` only. Every stage exchanges these
 frozen dataclasses, so a stage can be tested with literal values and no
-other stage's code (those a tick makes by the hundred with
-``records.quick_init``'s cheaper constructor):
+other stage's code (the per-vCPU records a tick makes by the hundred, and
+the changes, with ``records.quick_init``'s cheaper constructor):
 
 * drivers return ``InstanceInfo``, ``VcpuSample`` and ``DiskSample``
   (cumulative raw counters, like the kernel and libvirt expose them);
@@ -299,7 +299,6 @@ class HostSnapshot:
 # Action kinds, their targets and values: iosched.contract.knob_kinds.
 
 
-@records.quick_init
 @dataclasses.dataclass(frozen=True)
 class Action:
     kind: str
@@ -354,7 +353,6 @@ DECISION_FAILED = 'failed'           # the write (or the knob) failed
 DECISION_DRY_RUN = 'dry-run'         # noop actuator: nothing written
 
 
-@records.quick_init
 @dataclasses.dataclass(frozen=True)
 class Decision:
     """Why a knob has (or would have) its value: one action, explained.

@@ -10,19 +10,22 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 """A cheaper constructor for the frozen dataclasses a tick makes by the
-hundred (a sample, a strength, a credit per vCPU; an action, a change, a
-decision per knob).
+hundred and drops the tick after (a sample, a strength, a credit per
+vCPU; a change per write).
 
 A frozen dataclass's generated ``__init__`` sets each field through
 ``object.__setattr__`` (the class's own ``__setattr__`` refuses): about
-2 us for 17 fields, ~1,000 records a tick at 200 vCPUs. ``quick_init``
+2 us for 17 fields, ~800 such records a tick at 200 vCPUs. ``quick_init``
 gives the class an ``__init__`` with the same signature (names, order,
 defaults) that fills the instance's ``__dict__`` in one call (about
-0.3 us); everything else is the dataclass's: fields, ``__eq__``,
+1 us); everything else is the dataclass's: fields, ``__eq__``,
 ``__hash__``, ``__repr__``, ``dataclasses.replace``, and assignment still
-raises ``FrozenInstanceError``. Only for plain records: every field in
-``__init__``, no ``default_factory``, no ``__post_init__``, no slots.
-Standard library only.
+raises ``FrozenInstanceError``. The price: that dict does not share its
+keys with the class's other instances (~260 bytes more each), so the
+records kept for long (actions, decisions) keep the dataclass's own.
+Only for plain records: every field in ``__init__``, no
+``default_factory``, no ``__post_init__``, no slots. Standard library
+only.
 """
 
 import dataclasses

@@ -62,16 +62,20 @@ def test_same_errors_as_the_dataclass(args, kwargs):
             cls(*args, **kwargs)
 
 
-def test_model_records_keep_their_signature_and_pickle():
-    a = model.Action(kind='vcpu_slice', instance_uuid='u', target='0',
-                     value=100, rule='r.x', reason='why')
-    assert list(inspect.signature(model.Action).parameters) == [
-        f.name for f in dataclasses.fields(model.Action)]
-    assert pickle.loads(pickle.dumps(a)) == a and a.key == (
-        'vcpu_slice', 'u', '0')
-    d = model.Decision('k', 'u', 't', 1, 2, 'r', 'why', 1.0)
-    assert (d.policy, d.applied, d.error, d.status) == ('', True, '',
-                                                        'applied')
+@pytest.mark.parametrize('cls', [model.VcpuSample, model.VcpuIoStrength,
+                                 model.Change])
+def test_model_records_keep_their_signature(cls):
+    assert cls.__init__.__qualname__ == '%s.__init__' % cls.__name__
+    assert list(inspect.signature(cls).parameters) == [
+        f.name for f in dataclasses.fields(cls)]
+
+
+def test_a_model_record_pickles_and_defaults():
+    s = model.VcpuSample(instance_uuid='u', vcpu=0, ts=1.0, pcpu=2,
+                         run_ns=5, wait_ns=6, wakeups=7)
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert (s.io_events, s.io_events_unit_ns, s.io_event_count,
+            s.run_delays_ns, s.io_requests) == (None, 1, None, None, None)
 
 
 @pytest.mark.parametrize('cls', [
