@@ -16,6 +16,7 @@ timestamp to ns (``tuple(t * 1000 for t in events)``), ISACS's Eq. 1 as a
 Python loop over every event, and Eq. 4 summing every credit again for
 each CPU-BOOST member. Results are the current code's (the statistic is
 the same to the last bit but for float rounding), only the cost differs.
+``free_events`` frees a reference tick's per-event tuples on its clock.
 """
 
 import contextlib
