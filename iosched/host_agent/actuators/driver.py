@@ -21,12 +21,11 @@ most of their actions unchanged every tick, and those cost neither a
 read nor a note); skip the write when the knob already has the value
 (cached last write, so an unchanged value costs no reads) but note the
 new explanation; otherwise take the current value (the cached last write,
-else read), journal (before, after, rule, reason), write. A failed write is logged and the other
-actions still run (and retried next tick). Whatever came of an action,
-its explanation is kept as the knob's latest ``model.Decision``
-(``decisions``): a decision is noted when it changes, and the last one
-per knob is kept.
-``restore_all`` writes the journaled originals back in reverse order.
+else read), journal (before, after, rule, reason), write. A failed write
+is logged and the other actions still run (and retried next tick).
+Whatever came of an action, its explanation is kept as the knob's latest
+``model.Decision`` (``decisions``): a decision is noted when it changes,
+and the last one per knob is kept. ``restore_all`` writes the journaled originals back in reverse order.
 """
 
 from oslo_log import log as logging
