@@ -25,7 +25,8 @@ else read), journal (before, after, rule, reason), write. A failed write
 is logged and the other actions still run (and retried next tick).
 Whatever came of an action, its explanation is kept as the knob's latest
 ``model.Decision`` (``decisions``): a decision is noted when it changes,
-and the last one per knob is kept. ``restore_all`` writes the journaled originals back in reverse order.
+and the last one per knob is kept. ``restore_all`` writes the journaled
+originals back in reverse order.
 """
 
 from oslo_log import log as logging
