@@ -15,12 +15,18 @@
 (the real host's ``HostKnobs`` or the simulator's knob set), never
 through the driver, which only reads.
 
-For every action: skip it when the knob already has the value (cached last
-write, so an unchanged plan costs no reads); otherwise read the current
-value, journal (before, after, rule, reason), write. A failed write is
-logged and the other actions still run. Whatever came of an action, its
-explanation is kept as the knob's latest ``model.Decision`` (``decisions``).
-``restore_all`` writes the journaled originals back in reverse order.
+For every action: skip it outright when it equals the action in force on
+its knob (written or found set, its decision noted: policies re-issue
+most of their actions unchanged every tick, and those cost neither a
+read nor a note); skip the write when the knob already has the value
+(cached last write, so an unchanged value costs no reads) but note the
+new explanation; otherwise take the current value (the cached last write,
+else read), journal (before, after, rule, reason), write. A failed write
+is logged and the other actions still run (and retried next tick).
+Whatever came of an action, its explanation is kept as the knob's latest
+``model.Decision`` (``decisions``): a decision is noted when it changes,
+and the last one per knob is kept. ``restore_all`` writes the journaled
+originals back in reverse order.
 """
 
 from oslo_log import log as logging
@@ -48,6 +54,12 @@ class DriverActuator(base.Actuator):
         self.journal = (journal if journal is not None
                         else journal_mod.Journal())
         self._written = {}    # key -> value we last wrote
+        # key -> the action in force: its value is on the knob (written or
+        # found there) and its decision is the book's. Only while the plan
+        # policy is ``_in_force_policy`` (a rule without a policy prefix is
+        # explained by it) and the book has dropped nothing.
+        self._in_force = {}
+        self._in_force_policy = None
         self.book = decisions_mod.DecisionBook()
         self._failed = {}     # key -> last write error, to log it once
         self.errors = []
@@ -100,8 +112,18 @@ class DriverActuator(base.Actuator):
         self.errors = []
         kinds = set(self.knobs.knobs())
         changes = []
+        in_force = self._in_force
+        if (plan.policy != self._in_force_policy
+                or len(self.book) >= self.book.maxlen):
+            in_force.clear()
+            self._in_force_policy = plan.policy
         for action in plan.actions:
             key = action.key
+            held = in_force.get(key)
+            if held is not None and (held is action or (
+                    held.value == action.value and held == action)):
+                continue          # the same action again: nothing to do
+            in_force.pop(key, None)
             if action.kind not in kinds:
                 self.book.note(action, plan.policy, ts, before=None,
                                applied=False,
@@ -110,57 +132,77 @@ class DriverActuator(base.Actuator):
             if action.value == knob_kinds.ORIGINAL:
                 self._back_to_original(action, plan.policy, ts)
                 continue
-            if self._written.get(key, _UNWRITTEN) == action.value:
+            written = self._written.get(key, _UNWRITTEN)
+            if written == action.value:
                 self.book.note(action, plan.policy, ts)
+                in_force[key] = action
                 continue
-            before = None
             try:
-                before = self.knobs.read_knob(action.kind,
-                                              action.instance_uuid,
-                                              action.target)
-                if before == action.value:
-                    self._written[key] = action.value
-                    self.book.note(action, plan.policy, ts, before=before)
-                    continue
-                change = model.Change(
-                    kind=action.kind, instance_uuid=action.instance_uuid,
-                    target=action.target, before=before, after=action.value,
-                    rule=action.rule, ts=ts, reason=action.reason)
-                self.journal.record(change)
-                self.knobs.write_knob(action.kind, action.instance_uuid,
-                                      action.target, action.value)
-            except journal_mod.JournalWriteError as e:
+                change = self._set(action, plan.policy, ts, written)
+            except journal_mod.JournalWriteError:
                 # Not journaled, so not written: nor is any other knob of
                 # this plan; the agent stops (``journal_failed``).
-                self.errors.append('journal: %s' % e)
-                self.book.note(action, plan.policy, ts, before=before,
-                               applied=False, error=str(e))
                 break
-            except driver_base.DriverError as e:
-                # Retried every tick; said once per knob and error.
-                log = LOG.debug if self._failed.get(key) == str(e) else \
-                    LOG.warning
-                self._failed[key] = str(e)
-                log('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
-                    {'k': action.kind, 'u': action.instance_uuid,
-                     't': action.target, 'v': action.value, 'err': e})
-                self.errors.append('%s %s/%s: %s' % (
-                    action.kind, action.instance_uuid, action.target, e))
-                self.book.note(action, plan.policy, ts, before=before,
-                               applied=False, error=str(e) or 'write failed')
-                continue
+            if change is not None:
+                changes.append(change)
+        return changes
+
+    def _set(self, action, policy, ts, written):
+        """Take the knob's value (``written``, the cached last write, else
+        read), journal, write and note one action: the ``model.Change``,
+        or None when the knob had the value or the write failed (noted,
+        retried next tick). ``JournalWriteError`` (noted) when it cannot
+        be journaled.
+        """
+        key = action.key
+        before = None
+        try:
+            before = (self.knobs.read_knob(action.kind, action.instance_uuid,
+                                           action.target)
+                      if written is _UNWRITTEN else written)
+            if before == action.value:
+                self._written[key] = action.value
+                self.book.note(action, policy, ts, before=before)
+                self._in_force[key] = action
+                return None
+            change = model.Change(
+                kind=action.kind, instance_uuid=action.instance_uuid,
+                target=action.target, before=before, after=action.value,
+                rule=action.rule, ts=ts, reason=action.reason)
+            self.journal.record(change)
+            self.knobs.write_knob(action.kind, action.instance_uuid,
+                                  action.target, action.value)
+        except journal_mod.JournalWriteError as e:
+            self.errors.append('journal: %s' % e)
+            self.book.note(action, policy, ts, before=before, applied=False,
+                           error=str(e))
+            raise
+        except driver_base.DriverError as e:
+            # Retried every tick; said once per knob and error.
+            log = LOG.debug if self._failed.get(key) == str(e) else \
+                LOG.warning
+            self._failed[key] = str(e)
+            log('cannot set %(k)s %(u)s/%(t)s=%(v)s: %(err)s',
+                {'k': action.kind, 'u': action.instance_uuid,
+                 't': action.target, 'v': action.value, 'err': e})
+            self.errors.append('%s %s/%s: %s' % (
+                action.kind, action.instance_uuid, action.target, e))
+            self.book.note(action, policy, ts, before=before, applied=False,
+                           error=str(e) or 'write failed')
+            return None
+        if LOG.isEnabledFor(logging.INFO):   # ~100 a tick: no dict for none
             LOG.info('set %(k)s %(u)s/%(t)s: %(b)s -> %(a)s (%(rule)s: '
                      '%(reason)s)', {'k': action.kind,
                                      'u': action.instance_uuid,
                                      't': action.target, 'b': before,
                                      'a': action.value, 'rule': action.rule,
                                      'reason': action.reason})
-            self._written[key] = action.value
-            self.book.note(action, plan.policy, ts, before=before)
-            self._failed.pop(key, None)
-            changes.append(change)
-            self._remark(action.kind, action.instance_uuid)
-        return changes
+        self._written[key] = action.value
+        self.book.note(action, policy, ts, before=before)
+        self._in_force[key] = action
+        self._failed.pop(key, None)
+        self._remark(action.kind, action.instance_uuid)
+        return change
 
     def _back_to_original(self, action, policy, ts):
         """``knob_kinds.ORIGINAL``: write the journaled original back and
@@ -170,6 +212,7 @@ class DriverActuator(base.Actuator):
         pending = self.journal.pending()
         if key not in pending:
             self._written.pop(key, None)
+            self._in_force[key] = action    # nothing to put back
             return
         before = pending[key]
         try:
@@ -188,6 +231,7 @@ class DriverActuator(base.Actuator):
                   'why': action.reason})
         self.journal.forget(key)
         self._written.pop(key, None)
+        self._in_force[key] = action        # put back: nothing more to do
         self.book.forget(key)
         self._remark(action.kind, action.instance_uuid)
 
@@ -197,6 +241,7 @@ class DriverActuator(base.Actuator):
         plan then starts from it; restoring writes it from now on.
         """
         key = action.key
+        self._in_force.pop(key, None)     # the policy's action: apply again
         if key in self.journal.pending():
             self.journal.rebase(key, action.value)
             self._remark(action.kind, action.instance_uuid)
@@ -232,7 +277,7 @@ class DriverActuator(base.Actuator):
         for key in list(self.journal.pending()):
             if key[1] in gone:
                 self.journal.forget(key)
-        for cache in (self._written, self._failed):
+        for cache in (self._written, self._failed, self._in_force):
             for key in [k for k in cache if k[1] in gone]:
                 del cache[key]
         for uuid in gone:
@@ -267,6 +312,7 @@ class DriverActuator(base.Actuator):
         if restored and not self.journal.pending():
             self.journal.clear()
         self._written.clear()
+        self._in_force.clear()
         return restored
 
     def _remark(self, kind, uuid):

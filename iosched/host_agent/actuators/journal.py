@@ -190,12 +190,14 @@ class Journal(object):
         when it cannot be (the caller must not make it).
         """
         key = (change.kind, change.instance_uuid, change.target)
-        self._append({'op': 'change', 'kind': change.kind,
-                      'uuid': change.instance_uuid, 'target': change.target,
-                      'before': _jsonable(change.before),
-                      'after': _jsonable(change.after),
-                      'rule': change.rule, 'reason': change.reason,
-                      'ts': change.ts, 'wall': round(self._clock(), 3)})
+        if self.path is not None:      # else in memory only (no file)
+            self._append({
+                'op': 'change', 'kind': change.kind,
+                'uuid': change.instance_uuid, 'target': change.target,
+                'before': _jsonable(change.before),
+                'after': _jsonable(change.after), 'rule': change.rule,
+                'reason': change.reason, 'ts': change.ts,
+                'wall': round(self._clock(), 3)})
         self._originals.setdefault(key, change.before)
 
     def rebase(self, key, value):

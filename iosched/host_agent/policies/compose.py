@@ -82,10 +82,12 @@ def merge_plans(plans):
     facts = {}
     for plan in plans:
         for action in plan.actions:
-            prev = by_key.get(action.key)
+            key = action.key
+            prev = by_key.get(key)
             # Two caps on one iotune (slo, ibalancer): the tighter wins.
-            by_key[action.key] = (action if prev is None
-                                  else combine(prev, action))
+            by_key[key] = (action if prev is None
+                           or action.kind != knob_kinds.DISK_IOTUNE
+                           else combine(prev, action))
         notes.extend(plan.notes)
         facts.update(plan.facts)
     return model.Plan(policy='+'.join(p.policy for p in plans),

@@ -33,6 +33,7 @@ Spec URL:
 """
 
 import dataclasses
+import functools
 
 from iosched.contract import isacs as isacs_eqs
 from iosched.contract import knob_kinds
@@ -65,6 +66,7 @@ class State:
     recent_moves: tuple = ()   # snapshot.ts of past moves, oldest first
 
 
+@model.quick_init
 @dataclasses.dataclass(frozen=True)
 class VcpuCredits:
     instance_uuid: str
@@ -105,14 +107,21 @@ def _clamp(v, lo, hi):
 # base - slice, is EEVDF's head start of the virtual deadline, the analogue
 # of the IVCredit offset; it grows with IVCredit and saturates below base
 # (the cap on IVCredit the paper lacks, Gap 4). Equal weights keep shares.
-def io_slice_us(ivc, mean_positive, params):
+def io_slice_us(ivc, mean_positive, params, bounds=None):
+    """``bounds``: ``io_slice_bounds(params)``, when already taken."""
     if ivc <= 0 or mean_positive <= 0:
         return params.base_slice_us
-    base = _clamp(params.base_slice_us, lsvm_bound.KERNEL_MIN_SLICE_US,
-                  lsvm_bound.KERNEL_MAX_SLICE_US)
-    lo = _clamp(params.min_io_slice_us, lsvm_bound.KERNEL_MIN_SLICE_US, base)
+    base, lo = bounds or io_slice_bounds(params)
     return int(_clamp(base / (1.0 + params.alpha * ivc / mean_positive),
                       lo, base))
+
+
+def io_slice_bounds(params):
+    """(base, lo) of ``io_slice_us``, within the kernel's slice range."""
+    base = _clamp(params.base_slice_us, lsvm_bound.KERNEL_MIN_SLICE_US,
+                  lsvm_bound.KERNEL_MAX_SLICE_US)
+    return base, _clamp(params.min_io_slice_us,
+                        lsvm_bound.KERNEL_MIN_SLICE_US, base)
 
 
 def credits(vcpus, n_pcpus, params, cpu_slice_us=None):
@@ -129,12 +138,13 @@ def credits(vcpus, n_pcpus, params, cpu_slice_us=None):
     member = isacs_eqs.boost_members(ivcs, guard)
     j = sum(member)
     total = sum(ivcs)       # once per tick: Eq. 4 for every member
+    bounds = io_slice_bounds(params)
     out = []
     for v, x, m in zip(vcpus, ivcs, member):
         cvc = (isacs_eqs.cvcredit(ivcs, j, v.run_share, dc, total=total)
                if m else 0.0)
         if x > 0:
-            slice_us = io_slice_us(x, mean_pos, params)
+            slice_us = io_slice_us(x, mean_pos, params, bounds)
         elif m and cvc > 0:
             slice_us = cpu_slice
         else:
@@ -204,6 +214,17 @@ def balance_move(entries, pcpus, instances, ts, recent_moves, params,
     return action, recent + (ts,), reason
 
 
+# The same weight every tick: the very same Action object, which the
+# actuator skips at once (``DriverActuator.apply``). Bounded: a large host.
+@functools.lru_cache(maxsize=8192)
+def _weight_action(uuid, vcpu, weight):
+    return model.Action(
+        kind=knob_kinds.VCPU_WEIGHT, instance_uuid=uuid, target=str(vcpu),
+        value=weight, rule='isacs.equal_weight',
+        reason='credit concealing: equal weight %d, order not share'
+        % weight)
+
+
 def plan_isacs(snapshot, params, state=State()):
     """Return a model.Plan[State]; facts 'isacs'. Pure."""
     vcpus = tuple(sorted(snapshot.vcpus,
@@ -221,20 +242,19 @@ def plan_isacs(snapshot, params, state=State()):
     entries, k, j, dc = credits(vcpus, max(1, len(snapshot.pcpus)), params,
                                 cpu_slice)
     mean_pos = (sum(e.ivcredit for e in entries) / k) if k else 0.0
+    # the reason of an I/O slice, the host's figures filled in once
+    io_why = ('IVCredit %%.3g (I/O events from %%s), host mean positive '
+              '%.3g (k=%d): slice=clamp(%dus/(1+%.3g*%%.3g), %dus, %dus)='
+              '%%dus' % (mean_pos, k, params.base_slice_us, params.alpha,
+                         params.min_io_slice_us, params.base_slice_us))
     actions = []
     for e in entries:
         if e.instance_uuid in lsvm:
             continue
         if e.ivcredit > 0:
             rule = 'isacs.io_slice'
-            reason = ('IVCredit %.3g (I/O events from %s), host mean '
-                      'positive %.3g (k=%d): '
-                      'slice=clamp(%dus/(1+%.3g*%.3g), %dus, %dus)=%dus' % (
-                          e.ivcredit, e.io_source, mean_pos, k,
-                          params.base_slice_us,
-                          params.alpha, e.ivcredit / mean_pos,
-                          params.min_io_slice_us, params.base_slice_us,
-                          e.slice_us))
+            reason = io_why % (e.ivcredit, e.io_source,
+                               e.ivcredit / mean_pos, e.slice_us)
         elif e.boost_group and e.cvcredit > 0:
             rule = 'isacs.cpu_boost_slice'
             reason = ('IVCredit 0, CPU-BOOST group (j=%d, k=%d), CVCredit '
@@ -248,16 +268,11 @@ def plan_isacs(snapshot, params, state=State()):
                 'no I/O vCPU on the host' if not k else
                 'CVCredit 0 (no CPU used)' if e.boost_group else
                 'not in the CPU-BOOST group', e.slice_us))
-        for kind, value, r, why in (
-                (knob_kinds.VCPU_SLICE, e.slice_us, rule, reason),
-                (knob_kinds.VCPU_WEIGHT, params.vcpu_weight,
-                 'isacs.equal_weight',
-                 'credit concealing: equal weight %d, order not share'
-                 % params.vcpu_weight)):
-            actions.append(model.Action(kind=kind,
-                                        instance_uuid=e.instance_uuid,
-                                        target=str(e.vcpu), value=value,
-                                        rule=r, reason=why))
+        actions.append(model.Action(
+            kind=knob_kinds.VCPU_SLICE, instance_uuid=e.instance_uuid,
+            target=str(e.vcpu), value=e.slice_us, rule=rule, reason=reason))
+        actions.append(_weight_action(e.instance_uuid, e.vcpu,
+                                      params.vcpu_weight))
     recent = state.recent_moves
     decision = 'balance off'
     if params.balance:

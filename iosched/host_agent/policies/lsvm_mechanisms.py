@@ -9,18 +9,21 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Pure: the actions of the deadline and weight LSVM mechanisms.
+"""Pure: the actions of the LSVM mechanisms (slices, deadline, weight).
 
 The vSlicer policy (``vslicer.plan_slices``) decides which LSVMs get which
 mechanism and with which T_m; this module admits SCHED_DEADLINE
 reservations within the host's bandwidth and builds the knob actions of
-each mechanism (affinity, reservations, release, VM weight and cap). The
+each mechanism (slices and equal weights, affinity, reservations,
+release, VM weight and cap). The
 rules are in ``iosched.contract.lsvm`` (shares, admission) and
 ``lsvm_bounds`` (runtimes, periods).
 
 Standard library, ``iosched.host_agent.model`` and ``iosched.contract`` only;
 no I/O, no clock.
 """
+
+import functools
 
 from iosched.contract import knob_kinds
 from iosched.contract import lsvm
@@ -151,3 +154,37 @@ def weight_actions(inst, pcpus, vcpus, params, weight_group=''):
                      reason='the weight buys no extra CPU: capped at its '
                      'fair share %d vCPU(s) x min(1, %d pCPUs / %d vCPUs) = '
                      '%.4g CPU' % (inst.vcpus, pcpus, vcpus, cap))]
+
+
+# Most ticks plan an instance's turn as the tick before: the same inputs
+# give the very same Action objects, which the actuator skips at once
+# (``DriverActuator.apply``) and which are not built again. Bounded: a few
+# entries per instance of a large host.
+@functools.lru_cache(maxsize=2048)
+def slice_actions(uuid, vcpus, io_thread, set_slices, slice_us,
+                   vcpu_slices, rule, reason, weight):
+    """An instance's I/O-thread slice (``io_thread``: an LSVM's), vCPU
+    slices and equal weights, as a tuple. Pure.
+    """
+    actions = []
+    per_vcpu = dict(vcpu_slices)
+    if io_thread and set_slices:
+        # The host half of vTurbo, partly: the LSVM's QEMU main loop
+        # (virtio notifications, chardevs) gets the microslice too, so
+        # its I/O is not queued behind CPU-bound threads either.
+        actions.append(model.Action(
+            kind=knob_kinds.EMULATOR_SLICE, instance_uuid=uuid,
+            target='', value=slice_us, rule='vslicer.lsvm_io_thread',
+            reason='LSVM I/O thread gets T_m=%dus like its vCPUs'
+            % slice_us))
+    for vcpu in range(vcpus):
+        if set_slices:
+            actions.append(model.Action(
+                kind=knob_kinds.VCPU_SLICE, instance_uuid=uuid,
+                target=str(vcpu), value=per_vcpu.get(vcpu, slice_us),
+                rule=rule, reason=reason))
+        actions.append(model.Action(
+            kind=knob_kinds.VCPU_WEIGHT, instance_uuid=uuid,
+            target=str(vcpu), value=weight, rule='vslicer.equal_weight',
+            reason='equal weights: no VM gets extra share'))
+    return tuple(actions)

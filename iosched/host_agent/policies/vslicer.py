@@ -327,30 +327,12 @@ def _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params):
 
 def _turn_actions(inst, turn, params):
     """The Turn's mechanism actions, then its slices and equal weights."""
-    actions = list(turn.actions)
-    if (inst.latency_sensitive and params.lsvm_io_threads
-            and turn.set_slices):
-        # The host half of vTurbo, partly: the LSVM's QEMU main loop
-        # (virtio notifications, chardevs) gets the microslice too, so
-        # its I/O is not queued behind CPU-bound threads either.
-        actions.append(model.Action(
-            kind=knob_kinds.EMULATOR_SLICE, instance_uuid=inst.uuid,
-            target='', value=turn.slice_us, rule='vslicer.lsvm_io_thread',
-            reason='LSVM I/O thread gets T_m=%dus like its vCPUs'
-            % turn.slice_us))
-    for vcpu in range(inst.vcpus):
-        if turn.set_slices:
-            actions.append(model.Action(
-                kind=knob_kinds.VCPU_SLICE, instance_uuid=inst.uuid,
-                target=str(vcpu),
-                value=turn.vcpu_slices.get(vcpu, turn.slice_us),
-                rule=turn.rule, reason=turn.reason))
-        actions.append(model.Action(
-            kind=knob_kinds.VCPU_WEIGHT, instance_uuid=inst.uuid,
-            target=str(vcpu), value=params.vcpu_weight,
-            rule='vslicer.equal_weight',
-            reason='equal weights: no VM gets extra share'))
-    return actions
+    return tuple(turn.actions) + lsvm_mechanisms.slice_actions(
+        inst.uuid, inst.vcpus,
+        inst.latency_sensitive and params.lsvm_io_threads,
+        turn.set_slices, turn.slice_us,
+        tuple(sorted(turn.vcpu_slices.items())), turn.rule, turn.reason,
+        params.vcpu_weight)
 
 
 def _lsvm_state(instances, host, params, bound, refused, reserved):

@@ -84,9 +84,10 @@ def plan_pcpus(instances, pcpus, params, mechanism=lsvm.MECH_SLICE,
                     for i in instances if i.latency_sensitive
                     for v in range(i.vcpus)))
     placed = {p: [] for p in ids}
-    for lat, uuid, v in lsvms:
-        p = min(ids, key=lambda q: (len(placed[q]), q))
-        placed[p].append((lat, uuid, v))
+    for n, (lat, uuid, v) in enumerate(lsvms):
+        # the pCPU with the fewest so far, ties the lowest id: from empty
+        # pCPUs in id order, that is round robin
+        placed[ids[n % len(ids)]].append((lat, uuid, v))
     others = sum(i.vcpus for i in instances if not i.latency_sensitive)
     out = []
     for p in ids:
