@@ -25,9 +25,11 @@ kind (target)      value
 =================  ==========================================================
 
 Read back: None while no thread is in the VM's group, else the group's
-weight and cap (plus ``partial``: threads still outside, e.g. a vhost
-worker started since); the journal keeps None as the original, so a
-restore (stop, crash, mechanism change) moves every thread home. Desired
+weight and cap (a write killed half-way reads as its target, never as a
+third value); the journal keeps None as the original, and a restore
+(stop, crash, mechanism change) writes it whatever it reads, moving every
+thread home. A write moves every thread not yet in the group, so a
+thread born since (a vhost worker) joins at the next write. Desired
 state at start (``reconcile``): None, so threads a lost journal left in
 an LSVM group go home too. A write moves the threads one by one; on a
 failure those already moved go back before the error is raised.

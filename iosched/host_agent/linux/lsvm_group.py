@@ -116,24 +116,21 @@ def thread_group(proc_root, tid, hierarchy):
 
 # The knob's value from where the threads are (read_value):
 #   no thread in the VM's group            -> None (libvirt's groups)
-#   every thread in it                     -> {'weight', 'cap'} of the group
-#   some                                   -> that, plus 'partial': the
-#                                             number still outside (a
-#                                             different value, so the
-#                                             actuator writes again)
+#   any thread in it                       -> {'weight', 'cap'} of the group
+# A write killed half-way (some threads moved) so reads as its target,
+# never as a third value: the journal's restore writes None whatever it
+# reads and moves every thread home, and reconciliation (desired None)
+# sees the difference. A thread born after the write (a hot-plugged vCPU,
+# a new vhost worker) stays in libvirt's groups until the knob is written
+# again, as for io_thread_deadline.
 def read_value(where, group, settings):
     """``where``: {tid: current group}; ``group``: the VM's LSVM group;
     ``settings``: () -> {'weight', 'cap'} read from it (called only when
     some thread is in it).
     """
-    inside = [t for t, cg in where.items() if cg.strip('/') == group]
-    if not inside:
+    if not any(cg.strip('/') == group for cg in where.values()):
         return None
-    value = dict(settings())
-    outside = len(where) - len(inside)
-    if outside:
-        value['partial'] = outside
-    return value
+    return dict(settings())
 
 
 def plan_moves(threads, group, value):

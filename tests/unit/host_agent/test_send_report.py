@@ -120,9 +120,9 @@ def test_a_capped_agent_fanouts_whole_reports(key, cap, version, signed):
 
 
 def test_the_cap_option_reaches_the_client():
+    from iosched.host_agent.reporter import rpcapi
     from oslo_config import cfg
     import oslo_messaging
-    from iosched.host_agent.reporter import rpcapi
     transport = oslo_messaging.get_rpc_transport(cfg.CONF, url='fake:/')
     api = rpcapi.ReportAPI(transport, 't', version_cap='1.2')
     assert not api.client.can_send_version(rpc.REPORT_VERSION_HEAD)
