@@ -85,10 +85,17 @@ class HostKnobs(knob_set.KnobSet):
 
     @classmethod
     def prepare(cls, conf):
-        """Fork the privileged daemon (privsep) before the driver opens
-        connections and trace files, so that it inherits none of them.
+        """Fork the privileged daemons (privsep) before the driver opens
+        connections and trace files, so that they inherit none of them,
+        and before the agent starts threads: a fork beside running
+        threads can copy a lock one of them holds (seen: the second
+        daemon, forked during the self-test, hung after its first log
+        line). The second one only while the LSVM parent group is missing
+        (``lsvm_group_knobs.needs_parent``).
         """
         privsep.ensure_started(conf)
+        if lsvm_group_knobs.needs_parent(conf):
+            privsep.ensure_cgroup_started(conf)
 
     @classmethod
     def for_driver(cls, conf, driver):

@@ -93,8 +93,9 @@ class LsvmGroupKnobs(knob_set.KnobWriter):
         if not self.knobs():
             return ''
         try:
-            _call('make_parent', _make_parent, self.cgroup_root,
-                  self.parent)
+            if not os.path.isdir(_parent_dir(self._hier(), self.parent)):
+                _call('make_parent', _make_parent, self.cgroup_root,
+                      self.parent)
             for relpath, text in cgroups.plan_weight(
                     self._hier(), self.parent, self.weight):
                 _call('write_cgroup_file', privileged.write_cgroup_file,
@@ -250,6 +251,25 @@ class LsvmGroupKnobs(knob_set.KnobWriter):
         except linux.LinuxKnobError as e:
             LOG.warning('LSVM group of %(u)s left in place: %(e)s',
                         {'u': uuid, 'e': e})
+
+
+def _parent_dir(hier, parent):
+    return paths.safe_join(hier.root, hier.cpu_dir, parent)
+
+
+def needs_parent(conf):
+    """True when the configured LSVM parent group is missing from a
+    cgroup v1 cpu hierarchy (the second privsep daemon will make it).
+    """
+    parent = conf['host_agent_policy.vslicer'].weight_group
+    if not parent:
+        return False
+    try:
+        hier = cgroups.probe(conf.host_paths.cgroup_root)
+        return hier.version == cgroups.V1 and not os.path.isdir(
+            _parent_dir(hier, parent))
+    except (linux.LinuxKnobError, paths.UnsafePath):
+        return False
 
 
 def _make_parent(cgroup_root, parent):
