@@ -71,13 +71,16 @@ class Resolver(object):
         return self.cgroup
 
 
-def _daemon_caps(marker):
-    """CapEff of the privsep daemon whose command line holds ``marker``."""
+def _daemon_caps(marker, context=b''):
+    """CapEff of the privsep daemon whose command line holds ``marker``
+    (and ``context``, bytes: one of several contexts on the same file).
+    """
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open('/proc/%s/cmdline' % pid, 'rb') as fh:
-                if marker.encode() not in fh.read():
-                    continue
+                cmd = fh.read()
+            if marker.encode() not in cmd or context not in cmd:
+                continue
             with open('/proc/%s/status' % pid) as fh:
                 for line in fh:
                     if line.startswith('CapEff:'):

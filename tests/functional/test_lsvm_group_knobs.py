@@ -159,7 +159,7 @@ def test_lsvm_group_moves_a_guest_and_back(guest):
     # The parent, by the second daemon: CAP_DAC_OVERRIDE and nothing else.
     assert knobs.ensure_parent() == parent
     assert os.path.isdir(os.path.join(CPU_ROOT, parent))
-    assert _daemon_caps(marker, b'cgroup_admin_pctxt') == 1 << 1
+    assert base._daemon_caps(marker, b'cgroup_admin_pctxt') == 1 << 1
 
     # In: every thread in the VM's group, its weight and cap set.
     value = {'weight': 10000, 'cap': 0.25}
@@ -208,23 +208,6 @@ def test_the_daemon_moves_no_thread_outside_guest_groups(guest):
     assert 'neither an LSVM group' in str(exc.value), str(exc.value)
     with pytest.raises(driver_base.DriverError, match='lsvm_group weight'):
         knobs.write_knob(knob_kinds.LSVM_GROUP, VM, '', {'weight': 0})
-
-
-def _daemon_caps(conf_path, context):
-    """CapEff of the privsep daemon of ``context`` started with our file."""
-    for pid in filter(str.isdigit, os.listdir('/proc')):
-        try:
-            with open('/proc/%s/cmdline' % pid, 'rb') as fh:
-                cmd = fh.read()
-            if conf_path.encode() not in cmd or context not in cmd:
-                continue
-            with open('/proc/%s/status' % pid) as fh:
-                for line in fh:
-                    if line.startswith('CapEff:'):
-                        return int(line.split()[1], 16)
-        except OSError:
-            continue
-    return None
 
 
 def _process_share(pid, seconds):

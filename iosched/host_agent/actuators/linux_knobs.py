@@ -283,15 +283,7 @@ class LinuxKnobs(knob_set.KnobWriter):
     # -- helpers -----------------------------------------------------------
     @staticmethod
     def _privileged(name, func, *args):
-        try:
-            privsep.ensure_started()
-            return func(*args)
-        except (linux.LinuxKnobError, paths.UnsafePath):
-            raise
-        except Exception as e:
-            # The daemon did not start, died, or refused the call.
-            raise linux.LinuxKnobError('privileged %s%r failed: %s: %s' % (
-                name, args, type(e).__name__, e))
+        return privileged_call(name, func, *args)
 
     def _hier(self, kind):
         if self.hierarchy is None:
@@ -398,3 +390,18 @@ class LinuxKnobs(knob_set.KnobWriter):
             raise linux.LinuxKnobError('cap %r is not a positive fraction '
                                        'of a CPU or None' % (value,))
         return float(value)
+
+
+def privileged_call(name, func, *args):
+    """A privileged entrypoint called through the daemon (started first
+    if needed); LinuxKnobError when it, or the daemon, failed.
+    """
+    try:
+        privsep.ensure_started()
+        return func(*args)
+    except (linux.LinuxKnobError, paths.UnsafePath):
+        raise
+    except Exception as e:
+        # The daemon did not start, died, or refused the call.
+        raise linux.LinuxKnobError('privileged %s%r failed: %s: %s' % (
+            name, args, type(e).__name__, e))

@@ -45,6 +45,7 @@ from oslo_log import log as logging
 
 from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
+from iosched.host_agent.actuators import linux_knobs
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
@@ -277,13 +278,4 @@ def _make_parent(cgroup_root, parent):
     return privileged_group.make_parent(cgroup_root, parent)
 
 
-def _call(name, func, *args):
-    """A privileged call; LinuxKnobError when it or the daemon failed."""
-    try:
-        privsep.ensure_started()
-        return func(*args)
-    except (linux.LinuxKnobError, paths.UnsafePath):
-        raise
-    except Exception as e:
-        raise linux.LinuxKnobError('privileged %s%r failed: %s: %s' % (
-            name, args, type(e).__name__, e))
+_call = linux_knobs.privileged_call

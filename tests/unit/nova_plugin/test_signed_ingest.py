@@ -119,26 +119,20 @@ def test_agent_client_sends_v2_heads_at_1_3_to_the_scheduler_store(
         assert test_endpoint._wait_for(lambda: st.get('c1') is not None)
         assert st.get('c1') == store.slim(r)
         assert sent == [signature.SCHEME_V2]
-        # an agent not yet upgraded: RPC 1.1, a v1 signature
-        old = oslo_messaging.get_rpc_client(
-            server.transport, oslo_messaging.Target(
-                topic='iosched-reports', namespace='iosched',
-                version='1.1'))
-        data = reports.report(host='c2', ts=time.time()).to_dict()
-        old.prepare(fanout=True).cast(
-            {}, 'report_host_io', report=data,
-            signature=real_sign(data, _key('c2')))
-        assert test_endpoint._wait_for(lambda: st.get('c2') is not None)
-        # an agent at 1.2: the whole report, a v2 signature
-        v12 = oslo_messaging.get_rpc_client(
-            server.transport, oslo_messaging.Target(
-                topic='iosched-reports', namespace='iosched',
-                version='1.2'))
-        data = reports.report(host='c3', ts=time.time()).to_dict()
-        v12.prepare(fanout=True).cast(
-            {}, 'report_host_io', report=data,
-            signature=real_sign(data, _key('c3'), signature.SCHEME_V2))
-        assert test_endpoint._wait_for(lambda: st.get('c3') is not None)
+        # agents not yet upgraded, whole reports: RPC 1.1 with a v1
+        # signature, 1.2 with a v2 one
+        for host, version, scheme in (('c2', '1.1', signature.SCHEME),
+                                      ('c3', '1.2', signature.SCHEME_V2)):
+            old = oslo_messaging.get_rpc_client(
+                server.transport, oslo_messaging.Target(
+                    topic='iosched-reports', namespace='iosched',
+                    version=version))
+            data = reports.report(host=host, ts=time.time()).to_dict()
+            old.prepare(fanout=True).cast(
+                {}, 'report_host_io', report=data,
+                signature=real_sign(data, _key(host), scheme))
+            assert test_endpoint._wait_for(
+                lambda: st.get(host) is not None), version
     finally:
         server.stop()
         server.wait()
