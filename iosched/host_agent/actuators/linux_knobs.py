@@ -83,6 +83,7 @@ from oslo_log import log as logging
 from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
 from iosched.host_agent.actuators import linux_defaults
+from iosched.host_agent.actuators import privileged_call
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
@@ -90,7 +91,6 @@ import iosched.host_agent.linux.privileged
 from iosched.host_agent.linux import sched
 from iosched.host_agent.linux import sched_deadline
 from iosched.host_agent import paths
-from iosched.host_agent import privsep
 
 LOG = logging.getLogger(__name__)
 
@@ -283,7 +283,7 @@ class LinuxKnobs(knob_set.KnobWriter):
     # -- helpers -----------------------------------------------------------
     @staticmethod
     def _privileged(name, func, *args):
-        return privileged_call(name, func, *args)
+        return privileged_call.call(name, func, *args)
 
     def _hier(self, kind):
         if self.hierarchy is None:
@@ -390,18 +390,3 @@ class LinuxKnobs(knob_set.KnobWriter):
             raise linux.LinuxKnobError('cap %r is not a positive fraction '
                                        'of a CPU or None' % (value,))
         return float(value)
-
-
-def privileged_call(name, func, *args):
-    """A privileged entrypoint called through the daemon (started first
-    if needed); LinuxKnobError when it, or the daemon, failed.
-    """
-    try:
-        privsep.ensure_started()
-        return func(*args)
-    except (linux.LinuxKnobError, paths.UnsafePath):
-        raise
-    except Exception as e:
-        # The daemon did not start, died, or refused the call.
-        raise linux.LinuxKnobError('privileged %s%r failed: %s: %s' % (
-            name, args, type(e).__name__, e))

@@ -45,7 +45,7 @@ from oslo_log import log as logging
 
 from iosched.contract import knob_kinds
 from iosched.host_agent.actuators import knob_set
-from iosched.host_agent.actuators import linux_knobs
+from iosched.host_agent.actuators import privileged_call
 from iosched.host_agent.drivers import base as driver_base
 from iosched.host_agent import linux
 from iosched.host_agent.linux import cgroups
@@ -278,4 +278,4 @@ def _make_parent(cgroup_root, parent):
     return privileged_group.make_parent(cgroup_root, parent)
 
 
-_call = linux_knobs.privileged_call
+_call = privileged_call.call
