@@ -145,7 +145,7 @@ class Bench:
         host = cc.HostProbe(self.agent, labels)
         s0, h0, t0 = probe.sample(), host.sample(), time.monotonic()
         out = tb_lsvm.measure(self.guests, self.args.seconds, self.args.rate,
-                              self.args.burst_us, label)
+                              self.args.burst_us, label, self.args.client)
         s1, h1, wall = probe.sample(), host.sample(), time.monotonic() - t0
         out['host'] = host.diff(h0, h1)
         out['host']['foreign_domains'] = round(sum(
@@ -321,6 +321,7 @@ def main(argv=None):
     p.add_argument('--other-cpu', type=int, default=0)
     p.add_argument('--host-hogs', type=int, default=3,
                    help='busy loops on the other pCPU (default %(default)s)')
+    common.add_client_arg(p)
     p.add_argument('--cpu-bound-seconds', type=int, default=4,
                    help='the CPU-bound LSVM check (0: skip)')
     p.add_argument('--lsvm-flavor', default='lsvm.small')

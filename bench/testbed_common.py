@@ -18,7 +18,10 @@
   shares the agent's driver (its tracer and inventory).
 * ``measure`` / ``pool``: one phase of request/response traffic with the
   burn rates sampled every second and CPU shares over the phase; rounds of
-  one arm pooled (RTTs together, shares and rates averaged).
+  one arm pooled (RTTs together, shares and rates averaged). The rr client
+  runs where ``client`` says (``iosched.testbed.rr_client``: a SCHED_FIFO
+  child by default in the LSVM benches, so the host-side client's own
+  wake-ups stay out of the server's RTT; ``add_client_arg``).
 * ``interleave``: arms run in ABBA order over the rounds, so a shared
   machine's drift hits every arm alike.
 * ``ScopedDriver`` and ``AgentThread``: the host agent with the given
@@ -41,6 +44,7 @@ from iosched.contract import stats  # noqa: E402
 from iosched.host_agent.drivers.libvirt import \
     driver as lv_driver  # noqa: E402
 from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
+from iosched.testbed import rr_client  # noqa: E402
 
 RUN_DIR = '/run/libvirt/qemu'
 PROC = '/proc'
@@ -207,9 +211,23 @@ class BurnSampler:
                 for n, v in self.rates.items()}
 
 
-def measure(rr_guest, guests, seconds, rate, burst_us, label):
+def add_client_arg(parser, default='fifo'):
+    """``--client``: where the rr client runs (``rr_client.CLIENTS``)."""
+    parser.add_argument(
+        '--client', choices=rr_client.CLIENTS, default=default,
+        help='where the LSVM\'s request client runs: fifo = a child '
+             'process at SCHED_FIFO (a remote client\'s stand-in: its own '
+             'wake-ups stay out of the RTT), other = a child at the '
+             'normal policy, inline = a thread of this process, beside '
+             'the agent (default: %(default)s)')
+
+
+def measure(rr_guest, guests, seconds, rate, burst_us, label,
+            client='inline'):
     """One phase: ``rate`` req/s for ``seconds`` to ``rr_guest`` (an rr or
-    hybrid guest) while burn rates are sampled. Returns RTT p50/p99 and the
+    hybrid guest; ``client`` as ``rr_client.run`` takes it: a child
+    process needs an rr guest) while burn rates are sampled. Returns RTT
+    p50/p99 and the
     RTTs, each guest's vCPU CPU share and other-QEMU-thread CPU share over
     the phase (CPU seconds per wall second), and mean burn rates.
     """
@@ -220,12 +238,13 @@ def measure(rr_guest, guests, seconds, rate, burst_us, label):
     t0 = time.monotonic()
     run0 = probe.sample()
     with BurnSampler(guests) as sampler:
-        rtts = rr_guest.rr(count, rate_per_s=rate, burst_us=burst_us)
+        rtts = rr_client.run(rr_guest, count, rate, burst_us, client)
     run1 = probe.sample()
     wall = time.monotonic() - t0
     out = {'rtt_p50_us': rounded_us(rtts, 0.5),
            'rtt_p99_us': rounded_us(rtts, 0.99),
            'requests': len(rtts), 'wall_s': round(wall, 2),
+           'client': client,
            'cpu_share': {n: round((run1[n][0] - run0[n][0]) / 1e9 / wall, 4)
                          for n in run0},
            'qemu_other_share': {
@@ -261,7 +280,7 @@ def pool(rounds):
            'rounds_guests_cpu_total': [x.get('guests_cpu_total')
                                        for x in rounds]}
     for key, nd in (('cpu_share', 4), ('qemu_other_share', 4),
-                    ('burn_iter_per_s', 0)):
+                    ('loops_share', 4), ('burn_iter_per_s', 0)):
         out[key] = {n: round(_mean([x[key][n] for x in rounds]), nd)
                     for n in first.get(key, {})}
     out['burn_iter_per_s'] = {n: int(v) for n, v in

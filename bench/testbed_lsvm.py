@@ -96,11 +96,33 @@ class HostHogs(object):
             p.wait()
         self.procs = []
 
+    def cpu_ns(self):
+        """CPU time (ns) the running loops have had so far."""
+        total = 0
+        for p in self.procs:
+            try:
+                with open('/proc/%d/schedstat' % p.pid) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
 
-def measure(guests, seconds, rate, burst_us, label):
-    """LSVM RTTs, every guest's CPU share and the burners' throughput."""
-    return common.measure(guests['lsvm'], list(guests.values()), seconds,
-                          rate, burst_us, label)
+
+def measure(guests, seconds, rate, burst_us, label, client='fifo',
+            loops=None):
+    """LSVM RTTs (the client where ``client`` says, see
+    ``common.add_client_arg``), every guest's CPU share and the burners'
+    throughput; with ``loops`` ({name: HostHogs}) their CPU share too
+    (``loops_share``: who pays for what the guests gain).
+    """
+    loops = loops or {}
+    c0, t0 = {n: h.cpu_ns() for n, h in loops.items()}, time.monotonic()
+    out = common.measure(guests['lsvm'], list(guests.values()), seconds,
+                         rate, burst_us, label, client=client)
+    wall = time.monotonic() - t0
+    out['loops_share'] = {n: round((h.cpu_ns() - c0[n]) / 1e9 / wall, 4)
+                          for n, h in loops.items()}
+    return out
 
 
 class AgentRun(object):
@@ -191,6 +213,7 @@ def main(argv=None):
     p.add_argument('--outside-load', type=int, default=1,
                    help='busy loops outside the VMs, on any CPU, for the '
                    'whole run (default %(default)s: a loaded host)')
+    common.add_client_arg(p)
     p.add_argument('--cpu-bound-seconds', type=int, default=4,
                    help='the CPU-bound LSVM check per mechanism (0: skip)')
     p.add_argument('--quick', action='store_true',
@@ -232,6 +255,7 @@ def main(argv=None):
     driver = common.ScopedDriver.for_prefix(CONF, PREFIX)
     hogs = HostHogs(args.other_cpu, args.host_hogs)
     outside = HostHogs(None, args.outside_load)
+    loops = {'host_hogs': hogs, 'outside': outside}
     phases = {k: [] for k in ['idle', 'stock'] + mechs}
     results = {'config': dict(vars(args), mechanisms=mechs)}
     cpu = {'s': 0.0, 'ticks': 0}
@@ -262,7 +286,8 @@ def main(argv=None):
             pin_lsvm(guests, args.other_cpu)
             phases['idle'].append(measure(guests, args.seconds,
                                           args.rate, args.burst_us,
-                                          tag + ' idle'))
+                                          tag + ' idle', args.client,
+                                          loops))
             pin_lsvm(guests, args.shared_cpu)
             outside.start()
             hogs.start()
@@ -273,12 +298,12 @@ def main(argv=None):
                 if phase == 'stock':
                     phases[phase].append(measure(
                         guests, args.seconds, args.rate,
-                        args.burst_us, label))
+                        args.burst_us, label, args.client, loops))
                     continue
                 with AgentRun(driver, scheds[phase], cpu):
                     phases[phase].append(measure(
                         guests, args.seconds, args.rate,
-                        args.burst_us, label))
+                        args.burst_us, label, args.client, loops))
                 pin_lsvm(guests, args.shared_cpu)
         if args.cpu_bound_seconds:
             bound = {'stock': cpu_bound(guests, args.cpu_bound_seconds,

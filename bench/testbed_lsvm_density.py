@@ -51,8 +51,10 @@ CONF = tl.CONF
 PREFIX = 'iosched-dens-'
 
 
-def measure_all(lsvms, guests, seconds, rate, burst_us, label):
-    """Traffic to every LSVM at once: per LSVM its RTTs, plus shares and
+def measure_all(lsvms, guests, seconds, rate, burst_us, label,
+                client='fifo'):
+    """Traffic to every LSVM at once (one client each, where ``client``
+    says: ``common.add_client_arg``): per LSVM its RTTs, plus shares and
     burn rates of every guest.
     """
     probe = common.Probe({g.name: g for g in guests})
@@ -60,7 +62,8 @@ def measure_all(lsvms, guests, seconds, rate, burst_us, label):
     rtts = {}
 
     def one(g):
-        rtts[g.name] = g.rr(count, rate_per_s=rate, burst_us=burst_us)
+        rtts[g.name] = common.rr_client.run(g, count, rate, burst_us,
+                                            client)
 
     t0 = time.monotonic()
     run0 = probe.sample()
@@ -119,7 +122,7 @@ def density(k, args, tb, driver):
             common.pin_guest(lsvms[0], {args.other_cpu})
             arms['idle'].append(measure_all(
                 lsvms[:1], list(guests.values()), args.seconds, args.rate,
-                args.burst_us, tag + ' idle'))
+                args.burst_us, tag + ' idle', args.client))
             common.pin_guest(lsvms[0], {args.shared_cpu})
             hogs.start()
             order = ['stock'] + args.mechanisms
@@ -129,12 +132,12 @@ def density(k, args, tb, driver):
                 if arm == 'stock':
                     arms[arm].append(measure_all(
                         lsvms, list(guests.values()), args.seconds,
-                        args.rate, args.burst_us, label))
+                        args.rate, args.burst_us, label, args.client))
                     continue
                 with tl.AgentRun(driver, scheds[arm], cpu) as run:
                     arms[arm].append(measure_all(
                         lsvms, list(guests.values()), args.seconds,
-                        args.rate, args.burst_us, label))
+                        args.rate, args.burst_us, label, args.client))
                     lsvm = run.agent.last_plan.facts.get('lsvm')
                     facts[arm] = {
                         'bound_ms': lsvm.latency_bound_ms,
@@ -201,6 +204,7 @@ def main(argv=None):
     p.add_argument('--shared-cpu', type=int, default=1)
     p.add_argument('--other-cpu', type=int, default=0)
     p.add_argument('--host-hogs', type=int, default=3)
+    common.add_client_arg(p)
     p.add_argument('--quick', action='store_true',
                    help='k=2 only, 1 round of 5 s')
     p.add_argument('-o', '--output-dir', default='out/bench')

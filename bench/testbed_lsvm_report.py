@@ -22,7 +22,12 @@ P99_OVER_IDLE_MAX = 1.5
 P99_OVER_STOCK_MAX = 0.5
 P50_OVER_STOCK_MAX = 0.7
 BURN_OVER_STOCK_MIN = 0.97
-SHARE_DEVIATION_MAX = lsvm_bound.SHARE_TOLERANCE
+# Issue 28: every guest's share within its fair band
+# (contract.lsvm.share_excess): no guest loses CPU, none takes more than
+# its fair-share limit. Issue 10's symmetric |share / stock - 1| is still
+# printed ('shr dev'): guests gaining below their limit fail it although
+# the CPU they gain comes from the loops outside the VMs (printed too).
+SHARE_EXCESS_MAX = lsvm_bound.SHARE_TOLERANCE
 # Issue 10 asked <= 5 s of one run per case; issue 28's three repeats and
 # share phases cost 6.2-6.6 s measured on a loaded host: a robust choice
 # for ~3 s more at agent start.
@@ -40,6 +45,16 @@ def share_deviation(phase, stock):
     return round(max(devs), 3) if devs else None
 
 
+def share_excess(phase, stock):
+    """Largest lsvm.share_excess over the guests. The benches pin every
+    guest to one pCPU: each guest's fair-share limit is 1 / guests.
+    """
+    limit = lsvm_bound.fair_share(1, len(stock['cpu_share']))
+    ex = [lsvm_bound.share_excess(phase['cpu_share'][n], s, limit)
+          for n, s in stock['cpu_share'].items() if s > 0]
+    return round(max(ex), 3) if ex else None
+
+
 def figures(results, mech):
     m, s, i = results[mech], results['stock'], results['idle']
     burn_m = sum(m['burn_iter_per_s'].values())
@@ -50,6 +65,7 @@ def figures(results, mech):
         'p50_over_stock': _ratio(m['rtt_p50_us'], s['rtt_p50_us']),
         'burn_over_stock': _ratio(burn_m, burn_s),
         'share_deviation': share_deviation(m, s),
+        'share_excess': share_excess(m, s),
     }
 
 
@@ -66,8 +82,7 @@ def targets(results, mechs):
                                P50_OVER_STOCK_MAX),
             'burn_over_stock': (f['burn_over_stock'], '>=',
                                 BURN_OVER_STOCK_MIN),
-            'share_deviation': (f['share_deviation'], '<=',
-                                SHARE_DEVIATION_MAX),
+            'share_excess': (f['share_excess'], '<=', SHARE_EXCESS_MAX),
         }
         for name, (got, op, lim) in list(out[mech].items()):
             met = got is not None and (got <= lim if op == '<='
@@ -104,26 +119,34 @@ def share_limit(decisions, uuid):
 def table(results, mechs):
     """The bench's figures beside stock and idle, then the targets."""
     lines = ['LSVM RTT (us), rounds pooled; ratios are to stock of the same '
-             'run', '%-9s %8s %8s %8s %8s %8s %8s %8s  %s' % (
+             'run', '%-9s %8s %8s %8s %8s %8s %8s %8s %8s  %s' % (
                  'phase', 'p50', 'p99', 'p50/stk', 'p99/stk', 'p99/idle',
-                 'burn/stk', 'shr dev', 'round p50s')]
+                 'burn/stk', 'shr exc', 'shr dev', 'round p50s')]
     for phase in ['idle', 'stock'] + list(mechs):
         r = results.get(phase) or {}
         if not r:
             continue
         f = (figures(results, phase) if phase not in ('idle', 'stock')
              else {})
-        lines.append('%-9s %8.0f %8.0f %8s %8s %8s %8s %8s  %s' % (
+        lines.append('%-9s %8.0f %8.0f %8s %8s %8s %8s %8s %8s  %s' % (
             phase, r['rtt_p50_us'], r['rtt_p99_us'],
             f.get('p50_over_stock', '-'), f.get('p99_over_stock', '-'),
             f.get('p99_over_idle', '-'), f.get('burn_over_stock', '-'),
-            f.get('share_deviation', '-'),
+            f.get('share_excess', '-'), f.get('share_deviation', '-'),
             ' '.join('%.0f' % v for v in r['rounds_p50_us'])))
     shares = results.get('stock', {}).get('cpu_share', {})
     if shares:
         lines.append('CPU share per guest: ' + '; '.join(
             '%s %s' % (phase, ' '.join('%s=%.3f' % (n, results[phase][
                 'cpu_share'][n]) for n in sorted(shares)))
+            for phase in ['stock'] + list(mechs) if results.get(phase)))
+    loops = results.get('stock', {}).get('loops_share', {})
+    if loops:
+        # what the guests gain or lose comes from somewhere: the busy
+        # loops outside the VMs (host_hogs pinned to the other pCPU)
+        lines.append('CPU share of the loops outside the VMs: ' + '; '.join(
+            '%s %s' % (phase, ' '.join('%s=%.3f' % (n, results[phase][
+                'loops_share'].get(n, 0)) for n in sorted(loops)))
             for phase in ['stock'] + list(mechs) if results.get(phase)))
     bound = results.get('cpu_bound_share')
     if bound:

@@ -205,6 +205,20 @@ def share_within(share, limit, stock=0.0):
     return share <= max(limit, stock) * (1.0 + SHARE_TOLERANCE)
 
 
+# share_excess(share, stock, limit) := max(1 - share / stock,
+#   share / max(limit, stock) - 1): how far (a fraction) a guest's CPU
+#   share under a mechanism lies outside [stock, max(limit, stock)], the
+#   band share_within's ceiling and "no guest loses CPU" draw; <= 0 inside.
+#   A guest is kept fair when share_excess <= SHARE_TOLERANCE. Gaining
+#   below the limit is not excess: what the guests gain together comes from
+#   the host's processes outside the VMs (measured beside it).
+def share_excess(share, stock, limit):
+    """How far a share lies outside its fair band (<= 0: inside)."""
+    if stock <= 0:
+        return 0.0
+    return max(1.0 - share / stock, share / max(limit, stock) - 1.0)
+
+
 # admits(need, room) := need <= room + BW_EPSILON, room = the kernel's
 # limit - the bandwidth threads that are not VMs' hold (CPUs).
 def admits(need, room):

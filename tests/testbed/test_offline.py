@@ -27,6 +27,7 @@ from iosched.testbed import cli
 from iosched.testbed import domxml
 from iosched.testbed import guest as guest_mod
 from iosched.testbed import initramfs
+from iosched.testbed import rr_client
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed as testbed_mod
 from tests import fixtures
@@ -160,3 +161,21 @@ def test_threads_leave_sched_deadline_before_destroy():
     finally:
         p.kill()
         p.wait()
+
+
+@pytest.mark.parametrize('text,want', [
+    ('/run/x/lsvm.sock', '/run/x/lsvm.sock'),
+    ('127.0.0.1:4555', ('127.0.0.1', 4555)),
+    ('::1:4555', ('::1', 4555)),
+    ('/tmp/a:1', '/tmp/a:1'),
+])
+def test_rr_client_target(text, want):
+    assert rr_client._target(text) == want
+
+
+def test_rr_client_refuses_what_it_cannot_do():
+    g = guest_mod.Guest('h', 'h', None, 'hybrid', '/nonexistent', None)
+    with pytest.raises(guest_mod.GuestError, match='needs an rr guest'):
+        rr_client.run(g, 1, 1, 0, 'fifo')
+    with pytest.raises(ValueError, match='accepted: fifo, other, inline'):
+        rr_client.run(g, 1, 1, 0, 'rt')

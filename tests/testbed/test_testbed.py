@@ -29,6 +29,7 @@ from iosched.contract import stats
 from iosched.testbed import cli
 from iosched.testbed import daemons
 from iosched.testbed import domxml
+from iosched.testbed import rr_client
 from iosched.testbed import spec as spec_mod
 from tests.testbed import needs
 
@@ -98,6 +99,16 @@ def test_rr_rtts(bed):
     assert stats.percentile(rtts, 0.5) <= stats.percentile(rtts, 0.99)
     fixed = lsvm.rr(5, rate_per_s=20, burst_us=0, poisson=False, spin='time')
     assert len(fixed) == 5 and min(fixed) > 0
+
+
+@pytest.mark.parametrize('policy', ['fifo', 'other'])
+def test_rr_client_in_its_own_process(bed, policy):
+    """The benches' separate client takes the channel, answers, and
+    hands it back: the parent's next request works."""
+    lsvm = bed[2]['lsvm']
+    rtts = rr_client.run(lsvm, 40, 40, 200, policy)
+    assert len(rtts) == 40 and min(rtts) > 0
+    assert lsvm.ping() > 0
 
 
 def test_burn_rate(bed):

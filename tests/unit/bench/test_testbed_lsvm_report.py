@@ -45,6 +45,19 @@ def test_pool_and_figures():
     assert f['p99_over_idle'] == 1.1            # 1100 / 1000 (nearest rank)
     assert f['burn_over_stock'] == 0.995
     assert f['share_deviation'] == round(1 - 0.31 / 0.32, 3)
+    # cpu1 lost 3 %: inside the band (the limit is 1 / 3 guests)
+    assert f['share_excess'] == round(1 - 0.31 / 0.32, 3)
+
+
+def test_share_excess_is_a_band_not_a_deviation():
+    stock = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.30, 'cpu2': 0.30}}
+    gained = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.33, 'cpu2': 0.33}}
+    assert rep.share_deviation(gained, stock) == 0.1
+    assert rep.share_excess(gained, stock) == 0.0      # under 1/3: inside
+    over = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.36, 'cpu2': 0.30}}
+    assert rep.share_excess(over, stock) == round(0.36 * 3 - 1, 3)
+    lost = {'cpu_share': {'lsvm': 0.03, 'cpu1': 0.30, 'cpu2': 0.30}}
+    assert rep.share_excess(lost, stock) == 0.25
 
 
 def test_targets_met_and_not_met():

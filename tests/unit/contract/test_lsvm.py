@@ -195,3 +195,17 @@ def test_a_microslice_within_its_budget_keeps_the_bound(s, lat, k):
 ])
 def test_share_within(share, limit, stock, ok):
     assert lsvm.share_within(share, limit, stock) is ok
+
+
+@pytest.mark.parametrize('share, stock, limit, want', [
+    (0.10, 0.10, 0.25, 0.0),         # unchanged
+    (0.12, 0.10, 0.25, -0.2),        # gained, under the limit: inside
+    (0.09, 0.10, 0.25, 0.1),         # lost 10 %
+    (0.30, 0.10, 0.25, 0.2),         # 20 % over the limit
+    (0.30, 0.30, 0.25, 0.0),         # stock above the limit is the ceiling
+    (0.05, 0.0, 0.25, 0.0),          # no stock figure
+])
+def test_share_excess(share, stock, limit, want):
+    assert lsvm.share_excess(share, stock, limit) == pytest.approx(want)
+    kept = lsvm.share_excess(share, stock, limit) <= lsvm.SHARE_TOLERANCE
+    assert kept is (want <= 0.05)
