@@ -45,12 +45,14 @@ def share_deviation(phase, stock):
     return round(max(devs), 3) if devs else None
 
 
-def share_excess(phase, stock):
+def share_excess(phase, stock, lsvm='lsvm'):
     """Largest lsvm.share_excess over the guests. The benches pin every
-    guest to one pCPU: each guest's fair-share limit is 1 / guests.
+    guest to one pCPU: each guest's fair-share limit is 1 / guests. The
+    LSVM's share is its requests' demand: the ceiling only.
     """
     limit = lsvm_bound.fair_share(1, len(stock['cpu_share']))
-    ex = [lsvm_bound.share_excess(phase['cpu_share'][n], s, limit)
+    ex = [lsvm_bound.share_excess(phase['cpu_share'][n], s, limit,
+                                  floor=(n != lsvm))
           for n, s in stock['cpu_share'].items() if s > 0]
     return round(max(ex), 3) if ex else None
 

@@ -211,12 +211,15 @@ def share_within(share, limit, stock=0.0):
 #   band share_within's ceiling and "no guest loses CPU" draw; <= 0 inside.
 #   A guest is kept fair when share_excess <= SHARE_TOLERANCE. Gaining
 #   below the limit is not excess: what the guests gain together comes from
-#   the host's processes outside the VMs (measured beside it).
-def share_excess(share, stock, limit):
+#   the host's processes outside the VMs (measured beside it). A guest whose
+#   share is its demand (an LSVM serving a fixed request load: served
+#   faster, it may use less) has the ceiling only (floor=False).
+def share_excess(share, stock, limit, floor=True):
     """How far a share lies outside its fair band (<= 0: inside)."""
     if stock <= 0:
         return 0.0
-    return max(1.0 - share / stock, share / max(limit, stock) - 1.0)
+    over = share / max(limit, stock) - 1.0
+    return max(1.0 - share / stock, over) if floor else over
 
 
 # admits(need, room) := need <= room + BW_EPSILON, room = the kernel's

@@ -209,3 +209,12 @@ def test_share_excess(share, stock, limit, want):
     assert lsvm.share_excess(share, stock, limit) == pytest.approx(want)
     kept = lsvm.share_excess(share, stock, limit) <= lsvm.SHARE_TOLERANCE
     assert kept is (want <= 0.05)
+
+
+@pytest.mark.parametrize('share, stock, limit, want', [
+    (0.03, 0.04, 0.25, 0.03 / 0.25 - 1),   # served faster, used less: fine
+    (0.30, 0.04, 0.25, 0.2),               # over its limit
+])
+def test_share_excess_of_a_demand_bound_guest(share, stock, limit, want):
+    got = lsvm.share_excess(share, stock, limit, floor=False)
+    assert got == pytest.approx(want)
