@@ -118,6 +118,29 @@ def share_limit(decisions, uuid):
     return None
 
 
+def _total(phase, key):
+    vals = [v for v in phase.get(key) or [] if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def transfer(results, mechs):
+    """{mech: (guests' CPU / stock, outside loops' CPU / stock)}: what
+    the guests gain together and who pays for it (None: not recorded).
+    """
+    stock = results.get('stock') or {}
+    g0 = _total(stock, 'rounds_guests_cpu_total')
+    o0 = sum((stock.get('loops_share') or {}).values())
+    out = {}
+    for m in mechs:
+        r = results.get(m) or {}
+        g = _total(r, 'rounds_guests_cpu_total')
+        o = sum((r.get('loops_share') or {}).values())
+        if g is None or not g0:
+            continue
+        out[m] = (_ratio(g, g0), _ratio(o, o0) if o0 else None)
+    return out
+
+
 def table(results, mechs):
     """The bench's figures beside stock and idle, then the targets."""
     lines = ['LSVM RTT (us), rounds pooled; ratios are to stock of the same '
@@ -142,6 +165,12 @@ def table(results, mechs):
             '%s %s' % (phase, ' '.join('%s=%.3f' % (n, results[phase][
                 'cpu_share'][n]) for n in sorted(shares)))
             for phase in ['stock'] + list(mechs) if results.get(phase)))
+    moved = transfer(results, mechs)
+    if moved:
+        lines.append('CPU / stock, the guests together (vCPUs and QEMU '
+                     'threads) and the loops outside the VMs: ' + '; '.join(
+                         '%s %s / %s' % (m, g, o) for m, (g, o) in
+                         moved.items()))
     loops = results.get('stock', {}).get('loops_share', {})
     if loops:
         # what the guests gain or lose comes from somewhere: the busy

@@ -78,6 +78,7 @@ def parse_args(argv):
     p.add_argument('--rounds', type=int, default=5,
                    help='interleaved rounds (ABBA order; default '
                    '%(default)s)')
+    tc.add_client_arg(p)
     p.add_argument('--quick', action='store_true',
                    help='a smoke run: 2 rounds of 4 s')
     p.add_argument('--rate', type=int, default=50,
@@ -277,7 +278,7 @@ def main(argv=None):
 
     def run(n, label):
         return tc.measure(guests[LSVM], guests.values(), args.seconds,
-                          args.rate, args.burst_us, label)
+                          args.rate, args.burst_us, label, args.client)
 
     def stock(n, label):
         knobs_now(label)

@@ -100,3 +100,16 @@ def test_share_limit_from_decisions():
     c = model.Decision(knob_kinds.VM_CAP, 'u', '', None, 0.5, 'r', '', 1.0)
     assert rep.share_limit({c.key: c}, 'u') == 0.5
     assert rep.share_limit({}, 'u') is None
+
+
+def test_transfer_names_who_pays():
+    r = {'stock': {'rounds_guests_cpu_total': [0.4, 0.4],
+                   'loops_share': {'host_hogs': 0.3, 'outside': 0.1}},
+         'weight': {'rounds_guests_cpu_total': [0.46, 0.46],
+                    'loops_share': {'host_hogs': 0.25, 'outside': 0.09}},
+         'slice': {}}
+    assert rep.transfer(r, ['weight', 'slice']) == {'weight': (1.15, 0.85)}
+    full = results()
+    full['stock'].update(r['stock'])
+    full['deadline'].update(r['weight'])
+    assert 'deadline 1.15 / 0.85' in '\n'.join(rep.table(full, ['deadline']))
