@@ -44,6 +44,7 @@ from iosched.contract import stats  # noqa: E402
 from iosched.host_agent.drivers.libvirt import \
     driver as lv_driver  # noqa: E402
 from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
+from iosched.testbed import burn_sampler  # noqa: E402
 from iosched.testbed import rr_client  # noqa: E402
 
 RUN_DIR = '/run/libvirt/qemu'
@@ -175,40 +176,8 @@ class Probe:
         return out
 
 
-class BurnSampler:
-    """Every second, the latest burn rate of each guest that reports one
-    (``burn`` and ``hybrid`` guests).
-    """
-
-    def __init__(self, guests, period=1.0):
-        self.guests = [g for g in guests if g.mode in ('burn', 'hybrid')]
-        self.period = period
-        self.rates = {g.name: [] for g in self.guests}
-        self._stop = threading.Event()
-        self._th = threading.Thread(target=self._loop, daemon=True,
-                                    name='burn-sampler')
-
-    def _loop(self):
-        while not self._stop.wait(self.period):
-            fresher = time.monotonic() - self.period
-            for g in self.guests:
-                try:
-                    self.rates[g.name].append(g.burn_rate(
-                        timeout=3, fresher_than=fresher))
-                except Exception:
-                    pass                  # a late report: skip this second
-
-    def __enter__(self):
-        self._th.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._th.join()
-
-    def means(self):
-        return {n: round(sum(v) / len(v)) if v else 0
-                for n, v in self.rates.items()}
+# the per-second burn rates (one definition, shared with rr_client)
+BurnSampler = burn_sampler.BurnSampler
 
 
 def add_client_arg(parser, default='fifo'):
@@ -237,8 +206,14 @@ def measure(rr_guest, guests, seconds, rate, burst_us, label,
                                                        burst_us))
     t0 = time.monotonic()
     run0 = probe.sample()
-    with BurnSampler(guests) as sampler:
-        rtts = rr_client.run(rr_guest, count, rate, burst_us, client)
+    apart = client != 'inline'
+    with BurnSampler([g for g in guests if not (apart and g is rr_guest)]
+                     ) as sampler:
+        answer = rr_client.session(rr_guest, count, rate, burst_us, client)
+    rtts = answer['rtts']
+    if apart and rr_guest.mode in burn_sampler.BURN_MODES:
+        # its reports reached the child that held the channel
+        sampler.rates[rr_guest.name] = answer['burn_rates']
     run1 = probe.sample()
     wall = time.monotonic() - t0
     out = {'rtt_p50_us': rounded_us(rtts, 0.5),

@@ -102,6 +102,7 @@ def parse_args(argv):
     p.add_argument('--rounds', type=int, default=5,
                    help='interleaved rounds (ABBA order; default '
                    '%(default)s)')
+    tc.add_client_arg(p)
     p.add_argument('--quick', action='store_true',
                    help='a smoke run: 2 rounds of 4 s')
     p.add_argument('--rate', type=int, default=50,
@@ -432,7 +433,7 @@ def main(argv=None):
     def run(n, label):
         before = hybrid_schedstat(guests[HYBRID])
         out = tc.measure(guests[HYBRID], guests.values(), args.seconds,
-                         args.rate, args.burst_us, label)
+                         args.rate, args.burst_us, label, args.client)
         after = hybrid_schedstat(guests[HYBRID])
         turns[label.split()[0]].append(tuple(
             b - a for a, b in zip(before, after)))

@@ -19,11 +19,13 @@ wake-up lands in the RTT it measures. ``run`` closes the parent's
 connection to the guest (QEMU takes one client per channel), runs
 ``python -m iosched.testbed.rr_client`` with ``SCHED_FIFO`` (``policy``
 ``'fifo'``; ``'other'`` keeps the normal policy) and returns its RTTs; the
-parent reconnects on its next call. Only ``rr`` guests: a hybrid guest's
-``BURN`` reports ride on the same channel.
+parent reconnects on its next call. A hybrid guest's ``BURN`` reports ride
+on the same channel: the child samples them every second (``BurnSampler``)
+and ``session`` returns them beside the RTTs.
 
-The child prints one JSON object: ``rtts`` (µs, send order) and
-``policy`` (what it ran with).
+The child prints one JSON object: ``rtts`` (µs, send order), ``policy``
+(what it ran with) and ``burn_rates`` (a hybrid guest's per-second burn
+rates during the requests; empty for an rr guest).
 """
 
 import argparse
@@ -32,6 +34,7 @@ import os
 import subprocess
 import sys
 
+from iosched.testbed import burn_sampler
 from iosched.testbed import guest as tb_guest
 
 POLICIES = ('fifo', 'other')
@@ -46,23 +49,34 @@ def run(guest, count, rate_per_s, burst_us, policy='fifo', timeout=None):
     process with scheduling ``policy`` (see the module docstring), or by
     ``guest.rr`` in this process when ``policy`` is ``'inline'``.
     """
+    return session(guest, count, rate_per_s, burst_us, policy,
+                   timeout)['rtts']
+
+
+def session(guest, count, rate_per_s, burst_us, policy='fifo',
+            timeout=None):
+    """As ``run``, the child's whole answer: ``rtts``, ``policy`` and
+    ``burn_rates`` (``'inline'``: no burn rates, the caller samples).
+    """
     if policy not in CLIENTS:
         raise ValueError('rr client %r is invalid; accepted: %s'
                          % (policy, ', '.join(CLIENTS)))
     if policy == 'inline':
-        return guest.rr(count, rate_per_s=rate_per_s, burst_us=burst_us,
-                        timeout=timeout)
-    if guest.mode != 'rr':
+        return {'rtts': guest.rr(count, rate_per_s=rate_per_s,
+                                 burst_us=burst_us, timeout=timeout),
+                'policy': policy, 'burn_rates': []}
+    if guest.mode not in tb_guest.RR_MODES:
         raise tb_guest.GuestError(
-            '%s: a separate rr client needs an rr guest, not %s (its '
-            'other reports share the channel)' % (guest.name, guest.mode))
+            '%s: a separate rr client needs an rr or hybrid guest, not %s'
+            % (guest.name, guest.mode))
     target = guest.socket_path
     if isinstance(target, (tuple, list)):
         target = '%s:%s' % tuple(target)
     guest.close()
     cmd = [sys.executable, '-m', 'iosched.testbed.rr_client', '--target',
-           str(target), '--count', str(count), '--rate', str(rate_per_s),
-           '--burst-us', str(int(burst_us)), '--policy', policy]
+           str(target), '--mode', guest.mode, '--count', str(count),
+           '--rate', str(rate_per_s), '--burst-us', str(int(burst_us)),
+           '--policy', policy]
     if timeout is None:
         timeout = 30.0 + count * (burst_us / 1e6 + 0.01)
     proc = subprocess.run(cmd, capture_output=True, text=True,
@@ -70,7 +84,7 @@ def run(guest, count, rate_per_s, burst_us, policy='fifo', timeout=None):
     if proc.returncode != 0:
         raise tb_guest.GuestError('%s: rr client failed (%d): %s' % (
             guest.name, proc.returncode, proc.stderr.strip()[-2000:]))
-    return json.loads(proc.stdout)['rtts']
+    return json.loads(proc.stdout)
 
 
 def _target(text):
@@ -96,6 +110,9 @@ def main(argv=None):
     p.add_argument('--target', required=True,
                    help='the guest channel\'s unix socket path, or '
                         'HOST:PORT of a TCP serial port')
+    p.add_argument('--mode', choices=tb_guest.RR_MODES, default='rr',
+                   help='the guest program\'s mode (hybrid: its burn '
+                        'rates are sampled too)')
     p.add_argument('--count', type=int, required=True)
     p.add_argument('--rate', type=float, required=True,
                    help='requests per second (Poisson)')
@@ -107,13 +124,17 @@ def main(argv=None):
     args = p.parse_args(argv)
     # before the reader thread exists: threads inherit the policy
     _set_policy(args.policy)
-    g = tb_guest.Guest('rr', 'rr', None, 'rr', _target(args.target), None)
+    g = tb_guest.Guest('rr', 'rr', None, args.mode, _target(args.target),
+                       None)
     try:
-        rtts = g.rr(args.count, rate_per_s=args.rate,
-                    burst_us=args.burst_us)
+        g.connect()
+        with burn_sampler.BurnSampler([g]) as sampler:
+            rtts = g.rr(args.count, rate_per_s=args.rate,
+                        burst_us=args.burst_us)
     finally:
         g.close()
-    json.dump({'rtts': rtts, 'policy': args.policy}, sys.stdout)
+    json.dump({'rtts': rtts, 'policy': args.policy,
+               'burn_rates': sampler.rates.get('rr', [])}, sys.stdout)
     return 0
 
 

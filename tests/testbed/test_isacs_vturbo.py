@@ -32,6 +32,7 @@ from bench import testbed_common as tc
 from iosched.contract import knob_kinds
 from iosched.host_agent.policies import isacs
 from iosched.host_agent.policies import vturbo
+from iosched.testbed import rr_client
 from iosched.testbed import spec as spec_mod
 from iosched.testbed import testbed as testbed_mod
 from tests import fixtures
@@ -77,6 +78,17 @@ def test_hybrid_answers_requests_and_reports_burn(guests):
     side = testbed_mod.Testbed(prefix=PREFIX).sidecar(hyb.uuid)
     assert side['flavor'] == 'mixed.small'
     assert side['extra_specs'] == {'iosched:io_profile': 'mixed'}
+
+
+def test_hybrid_through_the_separate_client(guests):
+    """The benches' SCHED_FIFO client: RTTs and the hybrid's burn rates
+    (its reports reach the child holding the channel).
+    """
+    hyb = guests['hyb']
+    answer = rr_client.session(hyb, 150, 50, 100, 'fifo')
+    assert len(answer['rtts']) == 150 and min(answer['rtts']) > 0
+    assert answer['burn_rates'] and min(answer['burn_rates']) > 0
+    assert hyb.burn_rate(timeout=10) > 0       # the parent has it back
 
 
 def test_hybrid_spec_checks_options():

@@ -174,8 +174,8 @@ def test_rr_client_target(text, want):
 
 
 def test_rr_client_refuses_what_it_cannot_do():
-    g = guest_mod.Guest('h', 'h', None, 'hybrid', '/nonexistent', None)
-    with pytest.raises(guest_mod.GuestError, match='needs an rr guest'):
+    g = guest_mod.Guest('b', 'b', None, 'burn', '/nonexist', None)
+    with pytest.raises(guest_mod.GuestError, match='an rr or hybrid guest'):
         rr_client.run(g, 1, 1, 0, 'fifo')
     with pytest.raises(ValueError, match='accepted: fifo, other, inline'):
         rr_client.run(g, 1, 1, 0, 'rt')

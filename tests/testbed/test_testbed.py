@@ -104,7 +104,8 @@ def test_rr_rtts(bed):
 @pytest.mark.parametrize('policy', ['fifo', 'other'])
 def test_rr_client_in_its_own_process(bed, policy):
     """The benches' separate client takes the channel, answers, and
-    hands it back: the parent's next request works."""
+    hands it back: the parent's next request works.
+    """
     lsvm = bed[2]['lsvm']
     rtts = rr_client.run(lsvm, 40, 40, 200, policy)
     assert len(rtts) == 40 and min(rtts) > 0
