@@ -53,6 +53,28 @@ def vslicer_best_wait_ms(m, t_m_ms):
     return (m - 1) * t_m_ms
 
 
+def vslicer_mean_wait_ms(m, n, t_m_ms, t_nlsvm_ms=CREDIT_SLICE_MS):
+    """vSlicer's mean wait of an always-runnable LSVM for a request at a
+    uniformly random time (Eqs. 2.4-2.12, the schedule of Figs. 2.6-2.7).
+
+    One micro-round plus one NLSVM slice is a block of m T_n + T_NLSVM
+    (T_n = T_NLSVM / n = r T_m). In it the LSVM runs r microslices; the
+    gaps between them are r - 1 of (m - 1) T_m and one of (m - 1) T_m +
+    T_NLSVM (the NLSVM slice). A uniform arrival lands in a gap of length
+    g with probability g / block and then waits g / 2 on average: mean =
+    sum g^2 / (2 block). m = 1: the microslices run back to back (one gap
+    of T_NLSVM), 15 n / (n + 1) ms.
+    """
+    t_n = t_nlsvm_ms / n
+    if m == 1:
+        gaps = [t_nlsvm_ms]
+    else:
+        r = int(round(t_n / t_m_ms))
+        gaps = [(m - 1) * t_m_ms] * (r - 1) + [(m - 1) * t_m_ms + t_nlsvm_ms]
+    block = m * t_n + t_nlsvm_ms
+    return sum(g * g for g in gaps) / (2.0 * block)
+
+
 def vslicer_share(m, n):
     """vSlicer, Eqs. 2.1 and 2.7-2.10: T_LSVM = T_NLSVM and T_P =
     (m + n) T_NLSVM, so every VM gets 1 / (m + n) of the core.
@@ -82,6 +104,25 @@ def vturbo_regular_shares(turbo_used, regular_used, weights=None):
     w = list(weights) if weights is not None else [1.0] * n
     c_tot = sum(regular_used) + sum(turbo_used)
     return [c_tot * wi / sum(w) - td for wi, td in zip(w, turbo_used)]
+
+
+def vturbo_udp_mbps(line_mbps, sock_bytes, regular_share,
+                    slice_ms=CREDIT_SLICE_MS):
+    """Section 3.3.2's buffer law below B x delay.
+
+    The turbo core moves every packet into the guest's socket buffer at
+    once; the application on the regular vCPU drains it only while that
+    vCPU runs, one slice T per turn, a share f of the core: one turn every
+    T / f. During a turn nothing is lost (the buffer empties and arrivals
+    are read); between turns the buffer fills at line rate B and what
+    exceeds its size S is dropped. Per cycle min(B T / f, S + B T) is
+    delivered: throughput min(B, (S + B T) f / T). With f = 1 / k this
+    needs S >= B (k - 1) T, the paper's B_min.
+    """
+    b_bytes_ms = line_mbps * 1e6 / 8.0 / 1000.0
+    per_cycle = sock_bytes + b_bytes_ms * slice_ms
+    return min(line_mbps, per_cycle * regular_share / slice_ms
+               * 8.0 * 1000.0 / 1e6)
 
 
 # -- seed 000, ISACS ----------------------------------------------------------
@@ -120,6 +161,35 @@ def isacs_boost_members(ivcredits):
         return 0
     mean = sum(pos) / len(pos)
     return sum(1 for x in ivcredits if mean / (x + 1e-3) > 1.0)
+
+
+def isacs_fixed_point(k_cpu, rho, default_us=10000.0, iters=200):
+    """ISACS Eqs. 1-4 for one I/O vCPU (CPU share rho = burst / period)
+    and k CPU-bound vCPUs on one busy pCPU, with ideal accounting (every
+    vCPU burns exactly what the equations grant).
+
+    Per round each CPU-bound vCPU burns its usable default credit D
+    (concealing, section 2.6) and its CVCredit x in the CPU-BOOST phase;
+    the I/O vCPU rho R: R = k (D + x) + rho R. Eqs. 1-2 give IVCredit =
+    (k + 1) rho R (see ``isacs_ivcredit_per_round_us``); Eq. 3 puts the k
+    CPU-bound vCPUs in the group; Eq. 4 gives x = IVCredit / k x (D + x)
+    / D (consumed: the round's whole consumption). Returns (R, IVCredit,
+    k x) in us, or None when the iteration diverges (more CVCredit, more
+    consumption, more IVCredit: no finite round).
+    """
+    x = 0.0
+    r_us = ivc = 0.0
+    for _ in range(iters):
+        r_us = k_cpu * (default_us + x) / (1.0 - rho)
+        ivc = (k_cpu + 1) * rho * r_us
+        nxt = ivc / k_cpu * (default_us + x) / default_us
+        if nxt > 100 * default_us:
+            return None
+        if abs(nxt - x) < 1e-9:
+            x = nxt
+            break
+        x = nxt
+    return r_us, ivc, k_cpu * x
 
 
 def isacs_cvcredit_over_ivcredit(consumed_us, default_us=10000.0):
@@ -219,6 +289,33 @@ def ibalancer_window_mb_s(delay_us, window, cpu_us, rtt_us, kb):
     per_us = min(1.0 / cpu_us,
                  window / float(cpu_us + rtt_us + delay_us))
     return per_us * kb * 1024.0
+
+
+def ibalancer_busy_mb_s(delay_us, cpu_us, kb):
+    """The other reading of step 6: the sender's vCPU spins for the delay
+    after each send, so an event costs cpu + delay of its CPU; with a
+    window wide enough (window / (cpu + delay + rtt) above it) the rate
+    is 1 / (cpu + delay) events per us. MB/s.
+    """
+    return kb * 1024.0 / (cpu_us + delay_us)
+
+
+def ibalancer_events_per_window(slice_us, cpu_us, busy_us=0):
+    """Algorithms 1-2: EN counts the events a vCPU sends until its pure
+    run time PR reaches one slice (then it is MASKING). A sender whose
+    run time is all event work spends cpu (+ a busy delay) per event:
+    EN = slice / (cpu + busy). A non-blocking delay does not enter: the
+    sender sleeps, its PR does not grow, so EN is the same.
+    """
+    return slice_us / float(cpu_us + busy_us)
+
+
+def ibalancer_deviation(counts):
+    """Eq. 2's D in the per-vCPU reading: 100 mean|EN_i - mean| / mean
+    (the printed sum is n times this).
+    """
+    mean = sum(counts) / float(len(counts))
+    return 100.0 * sum(abs(c - mean) for c in counts) / len(counts) / mean
 
 
 # -- seed 004, VA-CFQ ---------------------------------------------------------
