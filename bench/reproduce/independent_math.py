@@ -192,6 +192,20 @@ def isacs_fixed_point(k_cpu, rho, default_us=10000.0, iters=200):
     return r_us, ivc, k_cpu * x
 
 
+def isacs_max_io_share(k_cpu):
+    """The largest CPU share rho of the I/O vCPU for which
+    ``isacs_fixed_point`` has a finite round.
+
+    With y = D + x the fixed point reads a y^2 - y + D = 0, a = (k + 1)
+    rho / (D (1 - rho)): a real root needs 4 a D <= 1, i.e. (k + 1) rho /
+    (1 - rho) <= 1/4, rho <= 1 / (4 k + 5). Beyond it the uncapped
+    IVCredit (the paper states no cap) and a consumption that counts the
+    CPU-BOOST phase feed each other and every round is longer than the
+    last.
+    """
+    return 1.0 / (4 * k_cpu + 5)
+
+
 def isacs_cvcredit_over_ivcredit(consumed_us, default_us=10000.0):
     """ISACS Eq. 4 summed over a CPU-BOOST group of j members that each
     consumed the same credit c in the round: sum_j (sum IVC / j) c / D =

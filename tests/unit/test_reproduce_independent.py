@@ -60,6 +60,7 @@ CASES = [
     (im.isacs_boost_members, ([1000.0, 1000.0],), 0),
     (im.isacs_boost_members, ([0.0, 0.0],), 0),
     (im.isacs_cvcredit_over_ivcredit, (12380.0,), 1.238),
+    (im.isacs_max_io_share, (3,), 1.0 / 17),
     (im.flubber_proportions, ((1000, 500),), [2, 1]),
     (im.flubber_proportions, ((1000, 1200, 100),), [10, 12, 1]),
     (im.flubber_proportions, ((1200, 600),), [2, 1]),
@@ -108,8 +109,11 @@ def test_isacs_fixed_point_without_io_is_credit2s_round():
     assert im.isacs_fixed_point(3, 0.0) == (30000.0, 0.0, 0.0)
 
 
-def test_isacs_fixed_point_diverges_for_a_heavy_io_vcpu():
-    assert im.isacs_fixed_point(3, 0.1) is None
+@pytest.mark.parametrize('k', [1, 2, 3, 5])
+def test_isacs_fixed_point_exists_up_to_the_max_share(k):
+    rho = im.isacs_max_io_share(k)
+    assert im.isacs_fixed_point(k, rho * 0.98, iters=5000) is not None
+    assert im.isacs_fixed_point(k, rho * 1.05, iters=5000) is None
 
 
 @pytest.fixture(scope='module')
