@@ -35,7 +35,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber',
-           'vaio', 'ibalancer')
+           'vaio', 'ibalancer', 'independent')
 
 
 def _experiments(only):
