@@ -45,7 +45,7 @@ def share_deviation(phase, stock):
     return round(max(devs), 3) if devs else None
 
 
-def share_excess(phase, stock, lsvm='lsvm'):
+def worst_share_excess(phase, stock, lsvm='lsvm'):
     """Largest lsvm.share_excess over the guests. The benches pin every
     guest to one pCPU: each guest's fair-share limit is 1 / guests. The
     LSVM's share is its requests' demand: the ceiling only.
@@ -67,7 +67,7 @@ def figures(results, mech):
         'p50_over_stock': _ratio(m['rtt_p50_us'], s['rtt_p50_us']),
         'burn_over_stock': _ratio(burn_m, burn_s),
         'share_deviation': share_deviation(m, s),
-        'share_excess': share_excess(m, s),
+        'share_excess': worst_share_excess(m, s),
     }
 
 
