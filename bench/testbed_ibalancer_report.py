@@ -19,7 +19,7 @@ stock (median of the rounds, each against the stock round beside it),
 verdict gives the run's own reason: the agent's spread against stock's
 per round (a floor of the agent's own says the ratio follows how uneven
 stock was), the fast guests' rate under their caps against their stock
-rate and an equal share of the device, the caps Eq. 5's mean delay gives
+rate and an equal share of stock's aggregate, the cap Eq. 5's mean delay gives
 at their natural rate, f = 1 / (1 + r d), and the requests per I/O
 wake-up of fast and slow guests (the agent's trace, ``agent_ticks``).
 """

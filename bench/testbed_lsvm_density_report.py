@@ -27,12 +27,13 @@ came after the vCPU got its CPU.
 
 from bench import target_verdict as tv
 from bench import testbed_common as common
+from iosched.contract import flavor
 from iosched.contract import lsvm as lsvm_bound
 from iosched.testbed import spec
 
 # The L the rr guests boot with (their flavor), for runs that did not
 # record the agent's (``latency_ms`` of the agent facts).
-RR_FLAVOR_LATENCY_MS = float(spec.FLAVORS['rr'][1]['iosched:latency_ms'])
+RR_FLAVOR_LATENCY_MS = float(flavor.read(spec.FLAVORS['rr'][1]).latency_ms)
 
 
 def mechanisms(r):
