@@ -36,8 +36,11 @@ Arms, ABBA over ``--rounds`` rounds, each ``--settle`` s unmeasured then
 Per VM the throughput from libvirt's block counters (IOPS and MiB/s),
 per arm the spread SD/mean (population SD) and Jain's index, per round
 the agent/stock spread ratio and aggregate ratio (adjacent in time), and
-their medians. JSON: ``out/bench/testbed_ibalancer.json`` (``--record``:
-also ``docs/data/<--name>.json``).
+their medians; then the targets met or the measured reason
+(``testbed_ibalancer_report.judge``, stored as ``targets``). JSON:
+``out/bench/testbed_ibalancer.json`` (``--record``: also
+``docs/data/<--name>.json``). ``--report FILE`` prints the table and
+verdicts of a recorded JSON without running anything.
 """
 
 import argparse
@@ -53,13 +56,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import testbed_common as tc  # noqa: E402
 
+from bench import target_verdict  # noqa: E402
+from bench import testbed_ibalancer_report as rep  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 
 CONF = agent_conf.CONF
 PREFIX = 'iosched-ib-'
 DISK_NAME = 'iosched-ib-disk'
-SLOW, FAST = ('s1', 's2'), ('f1', 'f2')
-VMS = SLOW + FAST
+SLOW, FAST, VMS = rep.SLOW, rep.FAST, rep.VMS
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMS = ('stock', 'agent')
 
@@ -95,6 +99,9 @@ def parse_args(argv):
                    help='output file name (without .json)')
     p.add_argument('--record', action='store_true',
                    help='also write docs/data/<name>.json')
+    p.add_argument('--report', metavar='FILE',
+                   help='print the table and verdicts of a recorded JSON '
+                        '(runs nothing)')
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.seconds, args.settle = 1, 10, 5
@@ -196,31 +203,16 @@ def pool(rounds):
 
 
 def print_table(res):
-    print('I-Balancer on the testbed: %d rounds x %d s, bs %d, qd %d, '
-          'device %s MiB/s, layout %s %s, %d burner(s)' % (
-              res['rounds'], res['seconds'], res['bs'], res['qd'],
-              res['capacity_mib'] or 'unlimited', res['layout'],
-              res['placement'], res['burners']))
-    print('%-6s %s  %8s %8s %7s' % ('arm', ' '.join('%8s' % n for n in VMS),
-                                    'spread', 'aggr', 'jain'))
-    for arm in res['arms']:
-        p = res['pooled'][arm]
-        print('%-6s %s  %8.3f %8.0f %7.3f' % (
-            arm, ' '.join('%8.0f' % p['iops'][n] for n in VMS),
-            p['spread_mean'], p['aggregate_mean'], p['jain_mean']))
-    r = res['ratios']
-    print('agent/stock spread per round %s, median %s; aggregate per round '
-          '%s, median %s' % (r['spread']['per_round'], r['spread']['median'],
-                             r['aggregate']['per_round'],
-                             r['aggregate']['median']))
-    print('targets: spread ratio <= 0.5 -> %s; aggregate >= 0.95 -> %s' % (
-        r['spread']['median'] is not None and r['spread']['median'] <= 0.5,
-        r['aggregate']['median'] is not None and
-        r['aggregate']['median'] >= 0.95))
+    """The table, then the verdicts (``res['targets']``)."""
+    print('\n'.join(rep.table(res) + list(res['targets'])))
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.report:
+        res = target_verdict.load(args.report)
+        print_table(dict(res, targets=rep.judge(res)))
+        return 0
     from iosched.host_agent.drivers.libvirt import threads
     from iosched.host_agent import privsep
     from iosched.testbed import daemons
@@ -331,6 +323,7 @@ def main(argv=None):
             'agent_cpu_ms_per_tick': totals.cpu_ms_per_tick,
             'agent_errors': totals.errors,
             'agent_ticks': ticks}
+        res['targets'] = rep.judge(res)
         print_table(res)
         path = tc.write_json(res, args.output_dir, args.name)
         tc.progress('wrote %s' % path)

@@ -42,8 +42,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import target_verdict  # noqa: E402
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm as tl  # noqa: E402
+from bench import testbed_lsvm_density_report as rep  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 from iosched.host_agent import privsep  # noqa: E402
 
@@ -145,7 +147,8 @@ def density(k, args, tb, driver):
                         'refused': len(lsvm.refused),
                         'w_us': lsvm.wakeup_us,
                         'seen_us': lsvm.seen_us,
-                        'seen_wakes': lsvm.seen_wakes}
+                        'seen_wakes': lsvm.seen_wakes,
+                        'latency_ms': lsvm.min_latency_ms}
                 for g in lsvms:
                     common.pin_guest(g, {args.shared_cpu})
     finally:
@@ -163,34 +166,8 @@ def density(k, args, tb, driver):
         out[a]['excess_p99_us'] = round(worst - idle99, 1)
         out[a]['burn_over_stock'] = common.ratio(out[a]['burn'],
                                                  out['stock']['burn'])
+    out['targets'] = rep.judge_k(out)
     return out
-
-
-def table(results, mechs):
-    lines = ['k  arm       worst p99   excess p99  p99/stock  burn/stk  '
-             'bound reported   refused  seen W (wakes)     LSVM shares']
-    for r in results:
-        for a in ['stock'] + mechs:
-            x = r[a]
-            f = r['agent'].get(a, {})
-            shares = ' '.join('%.3f' % v for n, v in sorted(
-                x['cpu_share'].items()) if n.startswith('lsvm'))
-            seen = ('%.2f ms (%d)' % (f['seen_us'] / 1000.0,
-                                      f['seen_wakes'])
-                    if f.get('seen_wakes') else '-')
-            lines.append('%d  %-8s %9.0f us %9.0f us %9s %9s  %-15s %8s  '
-                         '%-17s  %s'
-                         % (r['k'], a, x['worst_p99_us'],
-                            x['excess_p99_us'],
-                            common.ratio(x['worst_p99_us'],
-                                         r['stock']['worst_p99_us']),
-                            x['burn_over_stock'],
-                            ('%.2f ms' % f['bound_ms']) if f else '-',
-                            f.get('refused', '-'), seen, shares))
-        lines.append('   idle floor p99 %.0f us; self-test: %s, W %d us'
-                     % (r['idle']['p99_us']['lsvm1'], r['selftest']['auto'],
-                        r['selftest']['w_us']))
-    return lines
 
 
 def main(argv=None):
@@ -208,7 +185,14 @@ def main(argv=None):
     p.add_argument('--quick', action='store_true',
                    help='k=2 only, 1 round of 5 s')
     p.add_argument('-o', '--output-dir', default='out/bench')
+    p.add_argument('--report', metavar='FILE',
+                   help='print the table and verdicts of a recorded JSON '
+                        '(runs nothing)')
     args = p.parse_args(argv)
+    if args.report:
+        results = target_verdict.load(args.report)
+        print('\n'.join(rep.table(results) + rep.judge(results)))
+        return 0
     args.mechanisms = [m for m in args.mechanisms.split(',') if m]
     bad = [m for m in args.mechanisms if m not in lsvm_bound.MECHANISMS]
     if bad:
@@ -236,7 +220,8 @@ def main(argv=None):
         driver.close()
         tb.down()
         tb.close()
-    print('\n'.join(table(results, args.mechanisms)))
+    print('\n'.join(rep.table(results) + [
+        line for r in results for line in r['targets']]))
     for r in results:
         for a in ['idle', 'stock'] + args.mechanisms:
             r[a].pop('rtts', None)

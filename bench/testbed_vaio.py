@@ -46,10 +46,13 @@ Per arm: per-trial finish times, population SD per trial (the
 simulator's rows use the same) and its mean over the trials, slowest /
 fastest, Jain's index over 1 / finish time, unfair trials (slowest /
 fastest > 1.1, as bench/reproduce/vaio.py), the aggregate throughput
-(bytes of all guests / makespan) and the ratios to ``stock``. JSON:
-``out/bench/testbed_vaio.json`` (``--record``: also
-``docs/data/testbed_vaio.json``). Run it under
-``flock /tmp/iosched-testbed.lock``.
+(bytes of all guests / makespan) and the ratios to ``stock``; per
+agent arm the targets (SD <= 0.5x, throughput >= 0.95x stock) met or
+the measured reason (``testbed_vaio_report.judge``, stored as
+``targets``). JSON: ``out/bench/testbed_vaio.json`` (``--record``: also
+``docs/data/<--name>.json``). Run it under ``flock
+/tmp/iosched-testbed.lock``. ``--report FILE`` prints the table and
+verdicts of a recorded JSON without running anything.
 """
 
 import argparse
@@ -67,6 +70,8 @@ import hang_probe  # noqa: E402
 import testbed_common as tc  # noqa: E402
 import trial_load  # noqa: E402
 
+from bench import target_verdict  # noqa: E402
+from bench import testbed_vaio_report as rep  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
 
 CONF = agent_conf.CONF
@@ -76,7 +81,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARMS = ('stock', 'mq-deadline', 'bfq-1group', 'agent')
 DEFAULT_ARMS = ('stock', 'mq-deadline', 'bfq-1group', 'agent',
                 'agent:slice_idle_us=0')
-UNFAIR = 1.1                 # slowest / fastest above this: unfair trial
+UNFAIR = rep.UNFAIR
 TRIAL_TIMEOUT_S = 300        # a 1 GiB trial takes 8-20 s here
 BS = 45056                   # the dd guest's default: blkif's 11 segments
 BLKIO = '/sys/fs/cgroup/blkio'
@@ -127,6 +132,9 @@ def parse_args(argv):
                                                         'bench'))
     p.add_argument('--record', action='store_true',
                    help='also write docs/data/<name>.json')
+    p.add_argument('--report', metavar='FILE',
+                   help='print the table and verdicts of a recorded JSON '
+                        '(runs nothing)')
     args = p.parse_args(argv)
     if args.quick:
         args.trials, args.disk_mib = 2, 256
@@ -334,49 +342,16 @@ def summarise(rows, base=None, base_rows=()):
 
 
 def print_table(res):
-    arms = res['arms']
-    print('\nseed 004 dd test, %d guests x %d MiB, qd %d, a commit every '
-          '%d ms%s, cache=%s; device %s (loop, direct I/O, no limit)' % (
-              res['guests'], res['disk_mib'], res['qd'], res['journal_ms'],
-              ' with fdatasync' if res.get('jsync') else '',
-              res.get('cache', 'none'), res['device']['loop']))
-    for a in arms:
-        s = res['summary'][a]
-        print('\n%s: finish times (s) per trial:' % a)
-        for i, ts in enumerate(s['finish_s']):
-            print('  trial %d: %s' % (i + 1, '  '.join('%.2f' % t
-                                                       for t in ts)))
-    print('\n%-26s %8s %8s %9s %9s %7s %7s %9s %8s %8s %8s' % (
-        'arm', 'SD s', 'SD/stk', 'slow/fast', 'max s/f', 'Jain',
-        'unfair', 'MiB/s', 'tput/stk', 'median', 'jw max'))
-    for a in arms:
-        s = res['summary'][a]
-        per = s.get('throughput_ratio_per_trial') or {}
-        print('%-26s %8.3f %8s %9.3f %9.3f %7.4f %4d/%-2d %9.1f %8s %8s '
-              '%6.0fms' % (
-                  a, s['sd_s_mean'], s.get('sd_ratio_to_stock', '-'),
-                  s['slowest_fastest_mean'], s['slowest_fastest_max'],
-                  s['jain_mean'], s['unfair_trials'], s['trials'],
-                  s['aggregate_mib_s_mean'],
-                  s.get('throughput_ratio_to_stock', '-'),
-                  per.get('median', '-'), s['journal_wait_max_ms']))
-    print('\nSD: population SD of the 4 finish times per trial, mean over '
-          'trials; unfair: slowest/fastest > %.1f; tput/stk: mean aggregate '
-          'MiB/s over stock\'s; median: median of the per-trial ratios to '
-          'the stock trial of the same round; jw max: longest journal '
-          'commit' % UNFAIR)
-    print('\nload per arm (means over trials): QEMU CPUs, host busy CPUs '
-          'of %s, device busy fraction' % (res.get('host_cpus') or '?'))
-    for a in arms:
-        ld = res['summary'][a].get('load') or {}
-        if ld:
-            print('  %-24s QEMU %.2f  host %.2f  busy %s' % (
-                a, ld['qemu_cpus_mean'], ld['host_busy_cpus_mean'],
-                ld['device_busy_mean']))
+    """The table, then the verdicts (``res['targets']``)."""
+    print('\n'.join([''] + rep.table(res) + [''] + list(res['targets'])))
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.report:
+        res = target_verdict.load(args.report)
+        print_table(dict(res, targets=rep.judge(res)))
+        return 0
     from iosched.host_agent.drivers.libvirt import threads
     from iosched.host_agent import privsep
     from iosched.testbed import daemons
@@ -529,6 +504,7 @@ def main(argv=None):
                         for a in args.arms},
             'per_trial': rounds, 'agent': agent_log,
             'agent_weight': args.weight}
+        res['targets'] = rep.judge(res)
         print_table(res)
         path = tc.write_json(res, args.output_dir, args.name)
         tc.progress('wrote %s' % path)

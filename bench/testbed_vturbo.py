@@ -55,6 +55,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import target_verdict  # noqa: E402
 from bench import testbed_common as tc  # noqa: E402
 import dataclasses  # noqa: E402
 
@@ -99,6 +100,9 @@ def parse_args(argv):
     p.add_argument('--json-name', default='testbed_vturbo',
                    help='JSON file name without .json (default '
                    '%(default)s)')
+    p.add_argument('--report', metavar='FILE',
+                   help='print the table and verdicts of a recorded JSON '
+                   '(runs nothing)')
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.seconds = 2, 4
@@ -249,8 +253,18 @@ def print_table(res, args):
     print('agent CPU per tick: %.3f ms' % res['agent_cpu_ms_per_tick'])
 
 
+def report(path):
+    """The table and verdicts of a recorded JSON (judged again)."""
+    res = target_verdict.load(path)
+    res['targets'] = judge(res)
+    print_table(res, argparse.Namespace(**res['args']))
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.report:
+        return report(args.report)
     tc.setup_conf(CONF, [
         ('host_agent', 'policies', args.policies.split(',')),
         ('libvirt', 'guest_pcpus', '%d,%d' % tuple(sorted(
