@@ -176,6 +176,54 @@ class Probe:
         return out
 
 
+def cpu_times():
+    """{cpu: (busy, total)} jiffies from /proc/stat."""
+    out = {}
+    with open(PROC + '/stat') as fh:
+        for line in fh:
+            f = line.split()
+            if f and f[0].startswith('cpu') and f[0] != 'cpu':
+                vals = [int(x) for x in f[1:]]
+                idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+                out[int(f[0][3:])] = (sum(vals) - idle, sum(vals))
+    return out
+
+
+def cpu_busy(before, after):
+    """{'cpu': busy fraction} between two ``cpu_times`` samples (string
+    keys, as the JSON keeps them).
+    """
+    return {str(c): round((after[c][0] - before[c][0]) /
+                     max(1, after[c][1] - before[c][1]), 3)
+            for c in after if c in before}
+
+
+def other_waits(guest):
+    """(wait ns, runs) summed over a guest's non-vCPU QEMU threads
+    (schedstat fields 2 and 3: time runnable but waiting, timeslices).
+    """
+    pid = threads.qemu_pid(RUN_DIR, guest.domain_name)
+    vcpus = set(threads.vcpu_tids(PROC, pid).values())
+    wait = runs = 0
+    for t in os.listdir('%s/%d/task' % (PROC, pid)):
+        if int(t) in vcpus:
+            continue
+        try:
+            with open('%s/%d/task/%s/schedstat' % (PROC, pid, t)) as fh:
+                f = fh.read().split()
+            wait, runs = wait + int(f[1]), runs + int(f[2])
+        except (OSError, ValueError, IndexError):
+            continue                  # the thread just exited
+    return wait, runs
+
+
+def wait_us_per_run(before, after):
+    """Mean wait (µs) per timeslice between two ``other_waits``."""
+    runs = after[1] - before[1]
+    return round((after[0] - before[0]) / 1e3 / runs, 1) if runs > 0 \
+        else None
+
+
 # the per-second burn rates (one definition, shared with rr_client)
 BurnSampler = burn_sampler.BurnSampler
 

@@ -53,7 +53,7 @@ def test_share_excess_is_a_band_not_a_deviation():
     stock = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.30, 'cpu2': 0.30}}
     gained = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.33, 'cpu2': 0.33}}
     assert rep.share_deviation(gained, stock) == 0.1
-    assert rep.worst_share_excess(gained, stock) == -0.01    # under 1/3: inside
+    assert rep.worst_share_excess(gained, stock) == -0.01  # inside
     over = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.36, 'cpu2': 0.30}}
     assert rep.worst_share_excess(over, stock) == round(0.36 * 3 - 1, 3)
     lost = {'cpu_share': {'lsvm': 0.04, 'cpu1': 0.27, 'cpu2': 0.30}}

@@ -81,3 +81,30 @@ def test_isacs_report(tmp_path, capsys):
     assert 'target hybrid seen doing I/O in >= 80% of ticks: met' in out
     assert 'target agent p50 <= 0.90 x stock: NOT met (0.95)' in out
     assert 'reason: the hybrid vCPU is always runnable' in out
+
+
+def test_vturbo_reason_names_the_turbo_pcpus_load():
+    rounds = {'stock': [{'cpu_busy': {'0': 0.5, '1': 1.0},
+                         'io_wait_us_per_run': 900.0}],
+              'agent': [{'cpu_busy': {'0': 0.98, '1': 1.0},
+                         'io_wait_us_per_run': 1200.0},
+                        {'cpu_busy': {'0': 0.96, '1': 1.0},
+                         'io_wait_us_per_run': 1000.0}]}
+    why = vturbo.turbo_reason({'args': {'turbo_cpu': 0}, 'rounds': rounds})
+    assert 'the turbo pCPU 0 was 97 % busy in the agent arm (50 % in ' \
+        'stock)' in why
+    assert 'waited 1100 us per run there against 900.0 us' in why
+    assert 'a busy turbo pCPU gives them no shorter wait' in why
+    rounds['agent'] = [{'cpu_busy': {'0': 0.2}, 'io_wait_us_per_run': 50.0}]
+    why = vturbo.turbo_reason({'args': {'turbo_cpu': 0}, 'rounds': rounds})
+    assert 'no shorter wait' not in why
+    assert 'not recorded' in vturbo.turbo_reason({'args': {}, 'rounds': {}})
+
+
+def test_cpu_busy_and_waits_are_differences():
+    from bench import testbed_common as tc
+    assert tc.cpu_busy({0: (10, 100), 1: (0, 100)},
+                       {0: (60, 200), 1: (100, 200)}) == {'0': 0.5,
+                                                          '1': 1.0}
+    assert tc.wait_us_per_run((1000, 10), (5000, 14)) == 1.0
+    assert tc.wait_us_per_run((1000, 10), (5000, 10)) is None
