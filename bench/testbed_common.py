@@ -198,23 +198,24 @@ def cpu_busy(before, after):
             for c in after if c in before}
 
 
-def other_waits(guest):
-    """(wait ns, runs) summed over a guest's non-vCPU QEMU threads
-    (schedstat fields 2 and 3: time runnable but waiting, timeslices).
+def thread_waits(guest):
+    """{'vcpu' | 'other': (wait ns, runs)} summed over a guest's vCPU
+    threads and its other QEMU threads (schedstat fields 2 and 3: time
+    runnable but waiting, timeslices).
     """
     pid = threads.qemu_pid(RUN_DIR, guest.domain_name)
     vcpus = set(threads.vcpu_tids(PROC, pid).values())
-    wait = runs = 0
+    out = {'vcpu': (0, 0), 'other': (0, 0)}
     for t in os.listdir('%s/%d/task' % (PROC, pid)):
-        if int(t) in vcpus:
-            continue
+        key = 'vcpu' if int(t) in vcpus else 'other'
         try:
             with open('%s/%d/task/%s/schedstat' % (PROC, pid, t)) as fh:
                 f = fh.read().split()
-            wait, runs = wait + int(f[1]), runs + int(f[2])
+            w, r = out[key]
+            out[key] = (w + int(f[1]), r + int(f[2]))
         except (OSError, ValueError, IndexError):
             continue                  # the thread just exited
-    return wait, runs
+    return out
 
 
 def wait_us_per_run(before, after):

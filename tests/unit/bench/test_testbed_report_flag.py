@@ -95,9 +95,13 @@ def test_vturbo_reason_names_the_turbo_pcpus_load():
         'stock)' in why
     assert 'waited 1100 us per run there against 900.0 us' in why
     assert 'a busy turbo pCPU gives them no shorter wait' in why
-    rounds['agent'] = [{'cpu_busy': {'0': 0.2}, 'io_wait_us_per_run': 50.0}]
+    rounds['agent'] = [{'cpu_busy': {'0': 0.2}, 'io_wait_us_per_run': 50.0,
+                        'vcpu_wait_us_per_run': 4000.0}]
+    rounds['stock'][0]['vcpu_wait_us_per_run'] = 3800.0
     why = vturbo.turbo_reason({'args': {'turbo_cpu': 0}, 'rounds': rounds})
     assert 'no shorter wait' not in why
+    assert "its vCPU waited 4000 us per run (stock 3800): the tail is " \
+        "the vCPU's" in why
     assert 'not recorded' in vturbo.turbo_reason({'args': {}, 'rounds': {}})
 
 
