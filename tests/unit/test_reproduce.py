@@ -193,3 +193,11 @@ def test_unknown_module_is_a_clear_error():
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert 'nosuchpaper unknown; accepted:' in out.stderr
+
+
+def test_pin_needs_a_run_of_every_module():
+    out = subprocess.run(
+        [sys.executable, '-m', 'bench.reproduce', '--only', 'vaio', '--pin'],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert '--pin: the counts of a run of every module only' in out.stderr

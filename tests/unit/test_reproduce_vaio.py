@@ -54,7 +54,7 @@ class _Trial:
 
 @pytest.mark.parametrize('ratios,want', [
     # the median of the unfair trials (> 1.1), not the worst
-    ((1.05, 1.2, 1.4, 1.3), 3),
+    ((1.05, 1.2, 1.4, 1.3), 4),      # 1.2, 1.3, 1.4: seed 4's 1.3
     ((1.2, 1.4), 1),                 # even count: the lower median
     ((1.0, 1.05, 1.02), 3),          # none unfair: the median of all
     ((1.5,), 1),
