@@ -85,7 +85,8 @@ def print_rows(name, rows, secs, out=sys.stdout):
         if r.basis != 'measured':
             v += ' (%s)' % r.check
         out.write('  %-28s %-34s paper %-8s ours %-8s ratio %-6s tol %-7s '
-                  '%s\n' % (r.setting[:28], r.metric[:34], _fmt(r.paper),
+                  '%s\n' % (r.setting[:28], r.metric[:34],
+                            r.paper_text(_fmt),
                             _fmt(r.ours), _fmt(r.ratio), r.tol_text(), v))
     out.flush()
 
@@ -95,10 +96,11 @@ def markdown(rows):
              'verdict | why |',
              '|---|---|---|---|---|---|---|---|---|']
     for r in rows:
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            r.claim, r.setting, r.metric, _fmt(r.paper), _fmt(r.ours),
-            _fmt(r.ratio), r.tol_text().replace('+-', '±'), r.verdict,
-            r.why()))
+        cells = (r.claim, r.setting, r.metric, r.paper_text(_fmt),
+                 _fmt(r.ours), _fmt(r.ratio),
+                 r.tol_text().replace('+-', '±'), r.verdict, r.why())
+        lines.append('| %s |' % ' | '.join(c.replace('|', '\\|')
+                                           for c in cells))
     return '\n'.join(lines) + '\n'
 
 

@@ -38,6 +38,10 @@ tolerance, with a verdict computed by ``verdict()`` under one rule:
   else ``violated``;
 * ``kind='info'``: no paper figure (ours only, e.g. a side-by-side row).
 
+Where the paper gives two figures for one value (its prose and its
+table), ``paper`` is the table's and ``paper_other`` shows the other
+beside it (``paper_text()``).
+
 A ``tol`` other than the kind's default (``DEFAULT_TOL``) needs its
 reason in the row (``tol_reason``). A row whose result is set by its
 inputs has ``basis='calibrated'`` (the paper's measured figures fed into
@@ -83,6 +87,8 @@ class Row:
     tol_reason: str = ''           # why tol is not the kind's default
     basis: str = 'measured'        # | 'calibrated' | 'identity'
     basis_reason: str = ''         # what sets a calibrated / identity row
+    paper_other: str = ''          # the paper's other figure, e.g. 'prose
+    #                                -70.7' beside its table's in paper
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -146,6 +152,12 @@ class Row:
         if self.kind == 'value' and self.paper == 0:
             return '|x| <= %g' % self.tol
         return '+-%g%%' % (100 * self.tol)
+
+    def paper_text(self, fmt=str):
+        """The paper's figure, with its other one beside it if any."""
+        text = fmt(self.paper)
+        return '%s (%s)' % (text, self.paper_other) if self.paper_other \
+            else text
 
     def why(self):
         """The row's stated reasons (tolerance, basis), for the tables."""

@@ -110,6 +110,15 @@ def test_rows_set_by_their_inputs_are_never_a_match(basis):
     assert off.verdict == basis and off.check == 'off x2.00'
 
 
+@pytest.mark.parametrize('other,text', [
+    ('', '1.0'),
+    ('prose -70.7', '1.0 (prose -70.7)'),
+])
+def test_the_papers_other_figure_is_shown_beside(other, text):
+    r = _row(paper_other=other)
+    assert r.paper_text() == text and r.verdict == 'match'
+
+
 def test_counts_per_seed_and_total():
     rows = [_row(paper_id='isacs'), _row(paper_id='isacs', ours=3.0),
             _row(paper_id='vslicer', basis='identity', basis_reason='r'),

@@ -50,11 +50,13 @@ def test_headline_rows_carry_the_papers_table_figures():
     mad = rows[('union (e) 10 VMs, Credit1', 'MAD change (%)')]
     sd = rows[('union (e) 10 VMs, Credit1', 'SD change (%)')]
     assert (sd.paper, mad.paper) == (-53.8, -42.9)
-    assert '-70.7' in sd.note and '-71.7' in mad.note
+    assert (sd.paper_other, mad.paper_other) == ('prose -70.7',
+                                                  'prose -71.7')
+    assert sd.paper_text() == '-53.8 (prose -70.7)'
     mixed = {(r.setting, r.metric): r
              for r in reproduce_quick.rows('ibalancer', 'network_mixed')}
     sd = mixed[('mixed (j) 8 VMs, Credit1', 'SD change (%)')]
-    assert sd.paper == -28.9 and '-40.0' in sd.note
+    assert sd.paper == -28.9 and sd.paper_other == 'prose -40.0'
     disk = {(r.setting, r.metric): r
             for r in reproduce_quick.rows('ibalancer', 'disk')}
     assert disk[('(b) 8 KB, Credit1', 'MAD change (%)')].paper == -61.0
