@@ -49,7 +49,8 @@ the model, or a fit target of the model's calibration) or
 ``basis='identity'`` (a closed form the model implements), with its
 reason (``basis_reason``): its verdict is that label, never ``match``,
 and the comparison it would have had is kept as ``check`` (a failing
-identity is a bug). ``counts()`` tallies the verdicts per seed paper.
+identity is a bug, or a paper figure that is not its own closed form).
+``counts()`` tallies the verdicts per seed paper.
 """
 
 import collections
