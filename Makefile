@@ -163,9 +163,11 @@ bench-load: bootstrap
 	$(VENV)/bin/python bench/store_memory.py
 	$(VENV)/bin/python bench/agent_load.py $(ARGS)
 
-# The papers' tables in the simulator: paper vs ours vs ratio, a verdict per
-# row, JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a
-# short run.
+# The papers' tables in the simulator: paper vs ours vs ratio, each row's
+# tolerance and verdict under one rule, the counts per seed (exit 1 when a
+# run of every module differs from bench/reproduce/pinned_counts.json),
+# JSON in out/reproduce (docs/reproduction.md). ARGS=--quick for a short
+# run.
 reproduce: bootstrap
 	$(VENV)/bin/python -m bench.reproduce --markdown out/reproduce/rows.md $(ARGS)
 

@@ -50,14 +50,21 @@ SIDE_S = 2.5                   # overhead, sweep, calibration (2 seeds)
 QUICK_DURATION_S = 1.5
 SCHEDS = (('credit', 'Credit1'), ('credit2', 'Credit2'))
 
-# Paper figures (digest sections 4.4-4.6): (dSD %, dMAD %, dMean %).
-NET = {('net', 'credit'): (-70.7, -71.7, 1.4),      # 10(e), per text
-       ('net', 'credit2'): (-53.8, -42.9, 1.2),     # 11(e)
-       ('mixed', 'credit'): (-28.9, -35.2, 7.5),    # 10(j), 8 VMs
-       ('mixed', 'credit2'): (-40.5, -50.0, -1.1)}  # 11(j)
+# Paper figures (digest sections 4.4-4.6): (dSD %, dMAD %, dMean %),
+# from Tables 6 and 7. Where the prose says otherwise, its figures are
+# shown beside the table's (NET_PROSE), never used: Table 6's (e) row is
+# character for character Table 7's (a copy-paste in the paper, digest
+# 4.7), and the prose's 10(e) (17.04 / 0.41 / 0.6 -> 17.28 / 0.12 / 0.17)
+# is where the abstract's "71 %" comes from.
+NET = {('net', 'credit'): (-53.8, -42.9, 1.2),      # Table 6 (e)
+       ('net', 'credit2'): (-53.8, -42.9, 1.2),     # Table 7 (e)
+       ('mixed', 'credit'): (-28.9, -35.2, 7.5),    # Table 6 (j), 8 VMs
+       ('mixed', 'credit2'): (-40.5, -50.0, -1.1)}  # Table 7 (j)
+NET_PROSE = {('net', 'credit'): (-70.7, -71.7, 1.4),
+             ('mixed', 'credit'): (-40.0, -54.0, None)}
 NET_VMS = {'net': 10, 'mixed': 8}
 NET_PANEL = {'net': 'union (e) 10 VMs', 'mixed': 'mixed (j) 8 VMs'}
-JAIN = {('net', 'credit'): 0.9994, ('net', 'credit2'): 0.9988,
+JAIN = {('net', 'credit'): 0.9988, ('net', 'credit2'): 0.9988,
         ('mixed', 'credit'): 0.6751, ('mixed', 'credit2'): 0.9988}
 DISK = {(4, 'credit'): (-59.0, -57.0), (4, 'credit2'): (-38.0, -37.0),
         (8, 'credit'): (-51.0, -61.0), (8, 'credit2'): (-36.0, -32.0)}
@@ -71,17 +78,26 @@ LONE_DISK = {'credit': -3.3, 'credit2': -2.1}
 # Fig. 15's dd writes 1 KB blocks from /dev/zero into a file: buffered, so
 # the guest's page cache sends the disk large writeback requests.
 BUFFERED_KB = 128
-NO_DIFF = 'disk bandwidth change (%), |x| <= 3 = none'
 MIXED_DISK = {'credit': -0.7, 'credit2': 0.1}      # 82.6 -> 82.0 / 82.7
 TWO_DISK = {'credit': 0.7, 'credit2': -0.2}         # ~423 -> ~426 ...
 
 
-def _row(claim, setting, metric, paper, ours, kind='change', tol=0.15,
-         note=''):
+def _row(claim, setting, metric, paper, ours, kind='change', tol=None,
+         note='', **kw):
     return harness.Row(paper_id=PAPER, claim=claim, setting=setting,
                        metric=metric, paper=paper,
                        ours=None if ours is None else round(ours, 4),
-                       kind=kind, tol=tol, note=note)
+                       kind=kind, tol=tol, note=note, **kw)
+
+
+def _prose(env, sched, i):
+    """'prose X' (``Row.paper_other``) when the paper's prose disagrees
+    with its table, '' otherwise.
+    """
+    prose = NET_PROSE.get((env, sched))
+    if prose is None or prose[i] is None:
+        return ''
+    return 'prose %+.1f' % prose[i]
 
 
 def _seeds(quick, n=None):
@@ -129,12 +145,14 @@ def equations(quick):
     ei = [100, 150, 300, 450]
     ds = eq.delays(ei)
     claim = 'Eqs. 4-5: worked example (difference reading)'
+    same = dict(kind='value', basis='identity', basis_reason='the model\'s '
+                'controller implements Eqs. 4-5 (equations.delays)')
     rows = [_row(claim, 'EI 100/150/300/450 us', 'delay_1 (us)', 280.0,
-                 ds[0], kind='value', tol=0.001),
+                 ds[0], **same),
             _row(claim, 'EI 100/150/300/450 us', 'delay_2 (us)', 120.0,
-                 ds[1], kind='value', tol=0.001),
+                 ds[1], **same),
             _row(claim, 'EI 100/150/300/450 us', 'mean delay (us)', 200.0,
-                 sum(ds) / len(ds), kind='value', tol=0.001),
+                 sum(ds) / len(ds), **same),
             _row(claim, 'EI 100/150/300/450 us, printed product',
                  'delay_1 (us) with DRV as printed', None,
                  200.0 * (ei[3] - ei[0]) / eq.drv_product(ei), kind='info',
@@ -148,7 +166,9 @@ def equations(quick):
                                             (48, 'credit'): 1.44,
                                             (48, 'credit2'): 0.48}[(n, sched)],
                              eq.period_us(model.SCHEDULERS[sched], n) / 1e6,
-                             kind='value', tol=0.001))
+                             kind='value', basis='identity',
+                             basis_reason='the model\'s controller runs at '
+                             'Eq. 3\'s period (equations.period_us)'))
     return rows
 
 
@@ -232,7 +252,8 @@ def _network(quick, env):
         psd, pmad, pmean = NET[(env, sched)]
         setting = '%s, %s' % (NET_PANEL[env], label)
         claim = ('Figs. 10-11 / Tables 6-7: network fairness'
-                 + (' (71 % headline = Credit1 MAD)' if env == 'net' else ''))
+                 + (' (the abstract\'s 71 % = the prose\'s Credit1 MAD)'
+                    if env == 'net' else ''))
         per = ['%+.0f' % _change(y.stats()['sd'], x.stats()['sd'])
                for x, y in zip(off, ib)]
         note = ('SD %.3f -> %.3f (per seed %s %%), mean %.1f MB/s, '
@@ -240,18 +261,30 @@ def _network(quick, env):
                 % (a['sd'], b['sd'], ', '.join(per), a['mean'],
                    100 * _fired(ib)))
         rows.append(_row(claim, setting, 'SD change (%)', psd,
-                         _change(b['sd'], a['sd']), note=note))
+                         _change(b['sd'], a['sd']),
+                         note=note, paper_other=_prose(env, sched, 0)))
         rows.append(_row(claim, setting, 'MAD change (%)', pmad,
-                         _change(b['mad'], a['mad'])))
+                         _change(b['mad'], a['mad']),
+                         paper_other=_prose(env, sched, 1)))
         rows.append(_row(claim, setting, '|mean change| (%)', 4.0,
                          abs(_change(b['mean'], a['mean'])), kind='bound',
-                         tol=0.0, note='paper: within +-4 %% (here %+.1f '
+                         note='paper: within +-4 %% (here %+.1f '
                          '%%); this panel %+.1f %%' % (
-                             _change(b['mean'], a['mean']), pmean)))
+                             _change(b['mean'], a['mean']), pmean)
+                         + ('; the prose: %s %%' % _prose(env, sched, 2)
+                            if _prose(env, sched, 2) else '')))
+        # 1 - Jain, not Jain: near 1, +-15 % of Jain would pass any
+        # fair-ish run (0.85-1), so the rule compares the unfairness.
         rows.append(_row('Jain over per-VM throughput (derived in the '
-                         'digest)', setting + ', stock', 'Jain index',
-                         JAIN[(env, sched)], a['jain'], kind='value',
-                         note='with I-Balancer %.4f' % b['jain']))
+                         'digest)', setting + ', stock',
+                         '1 - Jain index (unfairness)',
+                         round(1.0 - JAIN[(env, sched)], 4),
+                         1.0 - a['jain'], kind='value',
+                         paper_other='prose 0.0006 (Jain 0.9994)'
+                         if (env, sched) == ('net', 'credit') else '',
+                         note='Jain %.4f (paper %.4f); with I-Balancer '
+                         '%.4f' % (a['jain'], JAIN[(env, sched)],
+                                   b['jain'])))
     return rows
 
 
@@ -329,8 +362,9 @@ def disk(quick):
             else:
                 rows.append(_row('Fig. 12: no effect above ~128 KB',
                                  '%d KB, %s' % (kb, label),
-                                 'SD change (%), |x| <= 15 = no effect', 0.0,
-                                 dsd, kind='value', tol=15.0, note=note))
+                                 'SD change (%)', 0.0, dsd, note=note
+                                 + '; the paper: "like the baseline", no '
+                                 'figure (0 here)'))
     return rows
 
 
@@ -364,6 +398,9 @@ def activity(quick):
                      'Credit2 vs Credit1, 8 mixed VMs',
                      'evaluations per second ratio', 3.0,
                      evals['credit2'] / evals['credit'], kind='value',
+                     basis='identity', basis_reason='the model\'s '
+                     'controller runs at Eq. 3\'s period, 3 x shorter with '
+                     'Credit2\'s 10 ms slice than Credit1\'s 30 ms',
                      note='slice 10 vs 30 ms; the paper: ~937 vs ~312 '
                      'possible evaluations in 300 s'))
     return rows
@@ -389,7 +426,7 @@ def overhead(quick):
                              'time)', '%s, %s' % (env, label),
                              'completion time change (%), bound 1 %', 1.0,
                              _change(c0, c1) if c1 else 0.0, kind='bound',
-                             tol=0.0, note='paper %+.2f %%; CPU-bound work '
+                             note='paper %+.2f %%; CPU-bound work '
                              'received %.0f -> %.0f ms'
                              % (CPU_OVERHEAD[(env, sched)], c0 / 1e3,
                                 c1 / 1e3)))
@@ -409,9 +446,10 @@ def overhead(quick):
                 rows.append(_row(claim, setting, 'disk bandwidth change (%)',
                                  paper, _change(b, a), note=note))
             else:
-                rows.append(_row(claim, setting, NO_DIFF, 0.0, _change(b, a),
-                                 kind='value', tol=3.0, note=note + (
-                                     '; paper %+.1f %%' % paper)))
+                rows.append(_row(claim, setting, 'disk bandwidth change (%)',
+                                 paper, _change(b, a), note=note
+                                 + '; the paper\'s are approximate '
+                                 '(~423 -> ~426 MB/s)'))
         off = _runs(quick, 1, vms=('net+disk',) * 10, scheduler=sched,
                     mode='off', block_kb=BUFFERED_KB, duration_s=SIDE_S)
         ib = _runs(quick, 1, vms=('net+disk',) * 10, scheduler=sched,
@@ -419,7 +457,8 @@ def overhead(quick):
         a, b = _agg(off, 'disk')['mean'], _agg(ib, 'disk')['mean']
         rows.append(_row('Fig. 15: every VM network + disk (mixed)',
                          '10 net+disk VMs, %s' % label,
-                         NO_DIFF, 0.0, _change(b, a), kind='value', tol=3.0,
+                         'disk bandwidth change (%)', MIXED_DISK[sched],
+                         _change(b, a),
                          note='%.1f -> %.1f MB/s; network %+.1f %%; paper '
                          '%+.1f %%' % (a, b, _change(_agg(ib)['mean'],
                                                     _agg(off)['mean']),

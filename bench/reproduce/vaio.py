@@ -20,8 +20,9 @@ latencies, CFQ's escapes differ). Experiments:
 * ``finish_sd``: finish-time standard deviation under stock CFQ (shared
   async queue) and VA-CFQ (paper 4.5 -> 1.2), its change, the
   slowest / fastest ratio (1.31), how often a trial is unfair (4 of 5),
-  Jain's index, the makespan, the showcase (worst) trial, the async
-  queue-to-dispatch gaps (Table 1: 3.15 s);
+  Jain's index, the makespan, the shown trial of Fig. 3 beside our median
+  unfair one (``showcase``), the async queue-to-dispatch gaps (Table 1:
+  3.15 s);
 * ``native``: the paper's non-virtualized control (writes never hold the
   reader up): "hardly" any unfairness;
 * ``sensitivity``: the CFQ SD again at other values of the model's free
@@ -64,12 +65,29 @@ def _scale(quick):
     return float(QUICK_DIV) if quick else 1.0
 
 
-def _row(claim, setting, metric, paper, ours, kind='value', tol=0.15,
-         note=''):
+# p_quiet, the model's one free parameter, was chosen from these two
+# figures (docs/reproduction_models.md, seed 004): their rows are labelled.
+P_QUIET = ('p_quiet (0.4) was chosen from this figure and the other '
+           'p_quiet row')
+
+
+def _row(claim, setting, metric, paper, ours, kind='value', tol=None,
+         note='', **kw):
     return harness.Row(paper_id=PAPER, claim=claim, setting=setting,
                        metric=metric, paper=paper,
                        ours=None if ours is None else round(ours, 4),
-                       kind=kind, tol=tol, note=note)
+                       kind=kind, tol=tol, note=note, **kw)
+
+
+def showcase(runs):
+    """The trial to set beside the paper's one shown trial (Fig. 3): the
+    median by slowest / fastest of the unfair trials (the paper shows an
+    unfair one, "about 4 of 5" are, and says nothing of picking its worst),
+    of all trials when none is unfair; the lower median of an even count.
+    """
+    unfair = [r for r in runs if r.ratio() > UNFAIR] or list(runs)
+    ranked = sorted(unfair, key=lambda r: (r.ratio(), r.scenario.seed))
+    return ranked[(len(ranked) - 1) // 2]
 
 
 def _mean(xs):
@@ -113,6 +131,7 @@ def finish_sd(quick):
                                  _mean(ratios), max(ratios))))
             rows.append(_row(claim, NAMES[s], 'unfair trials (%)',
                              UNFAIR_SHARE, 100.0 * len(unfair) / len(rs),
+                             basis='calibrated', basis_reason=P_QUIET,
                              note='unfair: slowest / fastest > %.1f'
                              % UNFAIR))
         else:
@@ -128,25 +147,29 @@ def finish_sd(quick):
                          _mean([max(r.times()) * k for r in rs]),
                          kind='info', note='fastest VM %.1f s' % _mean(
                              [min(r.times()) * k for r in rs])))
+    shown = showcase(runs['cfq'])
     worst = max(runs['cfq'], key=lambda r: r.ratio())
-    slow, fast = worst.slowest(), worst.fastest()
+    slow, fast = shown.slowest(), shown.fastest()
     spans = ', '.join('%.1f-%.1f' % (a * k, b * k)
-                      for a, b in worst.inactive[slow])
-    rows.append(_row('Fig. 3: the showcase trial (worst of ours)',
-                     'stock CFQ, seed %d' % worst.scenario.seed,
-                     'fastest VM finish (s)', SHOWCASE[0],
-                     worst.finish[fast] * k, note=fast))
-    rows.append(_row('Fig. 3: the showcase trial (worst of ours)',
-                     'stock CFQ, seed %d' % worst.scenario.seed,
-                     'slowest VM finish (s)', SHOWCASE[1],
-                     worst.finish[slow] * k,
+                      for a, b in shown.inactive[slow])
+    claim = 'Fig. 3: the shown trial (our median unfair trial)'
+    setting = 'stock CFQ, seed %d' % shown.scenario.seed
+    rows.append(_row(claim, setting, 'fastest VM finish (s)', SHOWCASE[0],
+                     shown.finish[fast] * k, note='%s; slowest / fastest '
+                     '%.3f' % (fast, shown.ratio())))
+    rows.append(_row(claim, setting, 'slowest VM finish (s)', SHOWCASE[1],
+                     shown.finish[slow] * k,
                      note='%s; its vCPU inactive %s s (paper VM4: 4-12, '
-                     '17-21 s)' % (slow, spans or 'never')))
+                     '17-21 s); our worst trial: seed %d, %.1f / %.1f s'
+                     % (slow, spans or 'never', worst.scenario.seed,
+                        worst.finish[worst.fastest()] * k,
+                        worst.finish[worst.slowest()] * k)))
     gaps = sorted(g for r in runs['cfq'] for g in r.async_gaps())
     stalls = [g for g in gaps if g > 1.0]
     rows.append(_row('Table 1: async write queue-to-dispatch gap',
                      'stock CFQ', 'median gap of stalled writes (> 1 s)',
                      GAP_S, statistics.median(stalls) if stalls else 0.0,
+                     basis='calibrated', basis_reason=P_QUIET,
                      note='%d of %d writes stalled > 1 s; longest %.1f s'
                      % (len(stalls), len(gaps), gaps[-1] if gaps else 0)))
     va = sorted(g for r in runs['va-cfq'] for g in r.async_gaps())

@@ -17,12 +17,13 @@ import pytest
 
 from bench.reproduce import harness
 from bench.reproduce import ibalancer
+from tests.unit import reproduce_quick
 
 
 @pytest.mark.parametrize('name,fn', ibalancer.EXPERIMENTS,
                          ids=[n for n, _ in ibalancer.EXPERIMENTS])
 def test_quick_experiment_rows(name, fn):
-    rows = fn(True)
+    rows = reproduce_quick.rows('ibalancer', name)
     assert rows
     for r in rows:
         assert isinstance(r, harness.Row) and r.paper_id == 'ibalancer'
@@ -33,19 +34,31 @@ def test_quick_experiment_rows(name, fn):
         r.as_dict()
 
 
-def test_equation_rows_match_exactly():
-    rows = ibalancer.equations(True)
+def test_equation_rows_are_identities_that_hold_exactly():
+    rows = reproduce_quick.rows('ibalancer', 'equations')
     exact = [r for r in rows if r.kind != 'info']
     assert len(exact) == 7
-    assert all(r.verdict == 'match' for r in exact)
+    assert all(r.verdict == 'identity' for r in exact)
+    assert all(r.ours == pytest.approx(r.paper, rel=1e-3) for r in exact)
     assert {r.paper for r in exact} >= {280.0, 120.0, 200.0, 0.96, 0.32}
 
 
-def test_headline_rows_carry_the_papers_figures():
-    rows = {(r.setting, r.metric): r for r in ibalancer.network_union(True)}
-    assert rows[('union (e) 10 VMs, Credit1', 'MAD change (%)')].paper == \
-        -71.7
-    disk = {(r.setting, r.metric): r for r in ibalancer.disk(True)}
+def test_headline_rows_carry_the_papers_table_figures():
+    # Table 6's (e) row, not the prose's -70.7 / -71.7 % (shown beside)
+    rows = {(r.setting, r.metric): r
+            for r in reproduce_quick.rows('ibalancer', 'network_union')}
+    mad = rows[('union (e) 10 VMs, Credit1', 'MAD change (%)')]
+    sd = rows[('union (e) 10 VMs, Credit1', 'SD change (%)')]
+    assert (sd.paper, mad.paper) == (-53.8, -42.9)
+    assert (sd.paper_other, mad.paper_other) == ('prose -70.7',
+                                                  'prose -71.7')
+    assert sd.paper_text() == '-53.8 (prose -70.7)'
+    mixed = {(r.setting, r.metric): r
+             for r in reproduce_quick.rows('ibalancer', 'network_mixed')}
+    sd = mixed[('mixed (j) 8 VMs, Credit1', 'SD change (%)')]
+    assert sd.paper == -28.9 and sd.paper_other == 'prose -40.0'
+    disk = {(r.setting, r.metric): r
+            for r in reproduce_quick.rows('ibalancer', 'disk')}
     assert disk[('(b) 8 KB, Credit1', 'MAD change (%)')].paper == -61.0
 
 
