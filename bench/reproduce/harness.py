@@ -72,6 +72,11 @@ SEEDS = {'isacs': '000 ISACS', 'vslicer': '001 vSlicer / vTurbo',
          'vturbo': '001 vSlicer / vTurbo', 'flubber': '002 Flubber',
          'ibalancer': '003 I-Balancer', 'vaio': '004 VA-CFQ',
          'side-by-side': 'side by side'}
+# Rows of bench/reproduce/independent.py: the simulator against a figure
+# derived by hand from a paper's equations, not against the paper's
+# measurement. Counted apart from the papers' rows and out of the total.
+INDEPENDENT_CLAIM = 'independent check: '
+INDEPENDENT_SEED = 'independent checks'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,6 +146,8 @@ class Row:
 
     @property
     def seed(self):
+        if self.claim.startswith(INDEPENDENT_CLAIM):
+            return INDEPENDENT_SEED
         return SEEDS.get(self.paper_id, self.paper_id)
 
     def tol_text(self):
@@ -214,16 +221,19 @@ def counts(rows):
         out.setdefault(r.seed, collections.Counter())[
             category(r.verdict)] += 1
     total = collections.Counter()
-    for c in out.values():
-        total.update(c)
+    for seed, c in out.items():
+        if seed != INDEPENDENT_SEED:
+            total.update(c)
     out['total'] = total
     return {seed: {k: out[seed].get(k, 0) for k in CATEGORIES}
             for seed in sorted(out, key=_seed_order)}
 
 
 def _seed_order(seed):
-    # the seed papers by number, then the side-by-side rows, then the total
-    return (seed == 'total', not seed[:1].isdigit(), seed)
+    # the seed papers by number, then the side-by-side rows, the total,
+    # then the independent checks (not in the total)
+    return (seed == INDEPENDENT_SEED, seed == 'total',
+            not seed[:1].isdigit(), seed)
 
 
 def pct_change(new, base):

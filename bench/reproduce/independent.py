@@ -53,7 +53,7 @@ from iosched.simulator.xen import specs_credit2
 
 TOL = 0.15
 WARM_US = 1_000_000
-CLAIM = 'independent check: '
+CLAIM = harness.INDEPENDENT_CLAIM
 
 
 def _row(paper_id, claim, setting, metric, derived, ours, note, tol=TOL,
