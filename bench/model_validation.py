@@ -93,6 +93,7 @@ JITTER_GRID = tuple(i / 20.0 for i in range(21))
 PARAMS = policy_params.params_for('vslicer')
 GROUP_WEIGHT = next(o.default for o in vslicer_conf.VSLICER_OPTS
                     if o.name == 'weight_group_weight')
+LOOPS = ('host_hogs', 'outside', 'other')   # busy loops outside the VMs
 MACHINE_WEIGHT = 100        # libvirt's machine group (cgroup v2 scale)
 WEIGHT_GROUPS = ('machine', 'top')
 # the target run's setup (not its measurements): config key, args field
@@ -139,6 +140,19 @@ def flat_weights(phase, lsvms, burners, root_load, weight_group,
            for n, w in inside.items()}
     out.update(top)
     return out
+
+
+def loop_weight(host_hogs, outside_load, autogroup):
+    """The weight of each of the testbed's own busy loops: 100 (nice 0,
+    each its own entity at the top level), or with ``autogroup`` (the
+    kernel's ``sched_autogroup_enabled``: the loops, children of the
+    bench in its session, share one autogroup entity of weight 100) that
+    100 split among them.
+    """
+    n = host_hogs + outside_load
+    if not autogroup or n == 0:
+        return MACHINE_WEIGHT
+    return max(1, int(round(MACHINE_WEIGHT / n)))
 
 
 def setup_from_run(data):
@@ -223,12 +237,16 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
     for name in GUESTS[1:]:
         h.add_vm(spec.VmSpec(uuid=name, name=name, disks=()))
         h.set_vcpu_affinity(name, 0, (shared,))
-    loops = [('host-hog-%d', args.host_hogs, (other,), 100),
-             ('outside-%d', args.outside_load, None, 100),
-             ('other-%d', args.other_load, None, args.other_weight)]
+    own = loop_weight(args.host_hogs, args.outside_load,
+                      args.loops_autogroup)
+    loops = [('host_hogs', 'host-hog-%d', args.host_hogs, (other,), own),
+             ('outside', 'outside-%d', args.outside_load, None, own),
+             ('other', 'other-%d', args.other_load, None, args.other_weight)]
     if phase == 'idle':         # the testbed stops its own loops
         loops = loops[2:]
-    for fmt, count, where, weight in loops:
+    loop_uuids = {}
+    for key, fmt, count, where, weight in loops:
+        loop_uuids[key] = [fmt % i for i in range(count)]
         for i in range(count):
             uuid = fmt % i
             h.add_vm(spec.VmSpec(uuid=uuid, name=uuid, disks=()))
@@ -258,7 +276,8 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
         for name in names:
             h.set_vcpu_affinity(name, 0, None)
             h.set_vcpu_deadline(name, 0, params)
-    watched = names + GUESTS[1:]
+    watched = names + GUESTS[1:] + tuple(
+        u for us in loop_uuids.values() for u in us)
     h.run_until(WARMUP_US)
     cpu0 = {g: h.cpu_run_us(g) for g in watched}
     end = WARMUP_US + int(args.seconds * 1e6)
@@ -273,6 +292,8 @@ def run_phase(phase, args, kernel, jitter, dl_params=None):
             'sim_p99_us': stats.percentile(lat, 0.99),
             'requests': len(lat),
             'cpu_share': {g: share[g] for g in GUESTS},
+            'loops_share': {k: round(sum(share[u] for u in us), 4)
+                            for k, us in loop_uuids.items()},
             'deadline': params}
 
 
@@ -370,8 +391,11 @@ def load_real(path, k=1):
         if not (_number(p50) and _number(p99)):
             continue
         share = r.get('cpu_share')
+        loops = r.get('loops_share')
         out[phase] = {'rtt_p50_us': float(p50), 'rtt_p99_us': float(p99),
-                      'cpu_share': share if isinstance(share, dict) else {}}
+                      'cpu_share': share if isinstance(share, dict) else {},
+                      'loops_share': loops if isinstance(loops, dict)
+                      else None}
     return out, '' if out else '%s: no phase with rtt_p50_us/rtt_p99_us' % (
         path)
 
@@ -470,7 +494,7 @@ def summary_rows(outs):
     rows = []
     for out in outs:
         for ph, row in out['phases'].items():
-            if ph == 'stock':
+            if row.get('real_rtt_p50_us') is None:
                 continue
             missed = [q for q in ('p50', 'p99') if miss(
                 row['sim_%s_over_stock' % q], row['real_%s_over_stock' % q])]
@@ -586,7 +610,13 @@ def parse(argv):
     p.add_argument('--other-load', type=int, default=0,
                    help='other jobs\' busy loops on any pCPU, every phase')
     p.add_argument('--other-weight', type=int, default=1,
-                   help='their weight (1: nice 19 on the cgroup v2 scale)')
+                   help='the weight of each (1: a nice-19 task on the '
+                   'cgroup v2 scale; 100: a nice-0 task or a whole '
+                   'autogroup, whatever its tasks\' nice)')
+    p.add_argument('--loops-autogroup', action='store_true',
+                   help='the testbed\'s host hogs and outside loops share '
+                   'one autogroup (sched_autogroup_enabled = 1): weight '
+                   '100 split among them')
     p.add_argument('--weight-group', default='machine',
                    choices=WEIGHT_GROUPS,
                    help='where the weight mechanism puts the LSVM: its VM '
@@ -695,6 +725,8 @@ def predict(args, kernel, fit, real, label):
                'sim_latency_p50_us': s['sim_p50_us'],
                'sim_latency_p99_us': s['sim_p99_us'],
                'requests': s['requests'], 'cpu_share': s['cpu_share'],
+               'loops_share': s['loops_share'],
+               'real_loops_share': r.get('loops_share'),
                'real_rtt_p50_us': r.get('rtt_p50_us'),
                'real_rtt_p99_us': r.get('rtt_p99_us'),
                'real_cpu_share': r.get('cpu_share') or None}
@@ -711,10 +743,11 @@ def predict(args, kernel, fit, real, label):
 
 def print_target(out, args, real, why):
     print('%s: LSVM RTT on the testbed setup (%d LSVM(s), %d host hog(s), '
-          '%d outside loop(s), %d other load(s) at weight %d, weight group '
+          '%d outside loop(s)%s, %d other load(s) at weight %d, weight group '
           '%s), kernel %s; vCPU work %d us per request (%s), jitter %.2f '
           '(%s); TCG path constant %.0f us (%s)' % (
               out['target'], args.lsvms, args.host_hogs, args.outside_load,
+              ' in one autogroup' if args.loops_autogroup else '',
               args.other_load, args.other_weight, args.weight_group,
               out['kernel'], out['burst_us'], out['burst_from'],
               out['burst_jitter'], out['jitter_from'], out['path_us'],
@@ -730,6 +763,14 @@ def print_target(out, args, real, why):
         print('  %-9s %s' % (ph, ' '.join(
             '%.3f%s' % (row['cpu_share'][g], '' if g not in rs else
                         '(%.3f)' % rs[g]) for g in GUESTS)))
+    print('loops\' CPU sim (real), host hogs, outside, other:')
+    for ph in PHASES:
+        row = out['phases'][ph]
+        rl = row['real_loops_share'] or {}
+        print('  %-9s %s' % (ph, ' '.join(
+            '%.3f%s' % (v, '' if k not in rl else '(%.3f)' % rl[k])
+            for k, v in sorted(row['loops_share'].items(),
+                               key=lambda kv: LOOPS.index(kv[0])))))
     dl = out['deadline_reservation']
     print('deadline phase: runtime %d us / deadline %d us / period %d us '
           '(CPU per activation %.0f us, I/O threads %d us)'
