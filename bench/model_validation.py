@@ -49,6 +49,24 @@ virtio -> vCPU -> back) is one constant added to every latency, ``path_us
 QEMU main loop's own contention (it shares the pCPU and the big lock with
 the vCPU) is not in the prediction.
 
+Out of sample (``--fit FILE``): the request (work, jitter, path
+constant) and the kernel (every ``KernelSpec`` field) come from a fit
+written beforehand by ``--write-fit FILE`` from ONE designated run
+(``bench/model_fit.py``; the project's: ``docs/data/model_fit_lsvm.json``,
+from issue 10's run 1); of the runs predicted only their setup is read
+(``setup_from_run``: rate, host hogs, shared pCPU, ``outside_load``),
+never a measurement. The setup's inputs: ``--outside-load`` busy loops
+floating on both pCPUs (outside the idle phase, as the testbed stops
+them), ``--other-load`` other jobs' loops at ``--other-weight`` (every
+phase), ``--loops-autogroup`` (the testbed's loops share one autogroup),
+``--weight-group top`` (the weight mechanism's LSVM in a top-level group
+at ``--weight-group-weight``, a sibling of libvirt's ``machine``, not its
+VM group inside it) and ``--lsvms`` k (a density run: k LSVMs on the
+shared pCPU). The model has no group entities: ``flat_weights`` says how
+``machine`` and the top-level group are flattened. Several ``--real``
+targets print one summary: per phase the ratios to stock sim (real),
+sim/real absolute and the ratios to stock that miss by more than 15 %.
+
 Prints the model-validation table: per phase the predicted RTT p50/p99
 beside the real one and sim/real, and the ratios to stock and the p99
 over the idle floor's (sim vs real: what should agree); then every
@@ -61,6 +79,7 @@ also writes the table as markdown. Writes ``model_validation.json`` to
 
 Usage: .venv/bin/python bench/model_validation.py [--seconds 30]
        [--kernel linux-6.18-hz250] [--real out/bench/testbed_lsvm.json]
+       [--write-fit FIT | --fit FIT [--real RUN ...]]
 """
 
 import argparse
@@ -176,7 +195,7 @@ def reservation(args, activation_us=None):
     no QEMU threads), for a vCPU using ``activation_us`` (default
     ``--activation-us``) of CPU per activation.
     """
-    share = lsvm.deadline_share(PCPUS, len(GUESTS) - 1 + args.lsvms,
+    share = lsvm.deadline_share(PCPUS, len(GUESTS) - 1 + (args.lsvms or 1),
                                 args.deadline_max_share)
     runtime = lsvm_bounds.deadline_runtime_us(
         args.t_m_us, args.activation_us if activation_us is None
@@ -216,18 +235,33 @@ def kernel_spec(args):
     return dataclasses.replace(k, name=k.name + '+set', **changes)
 
 
+_SIMULATED = {}
+# options that do not change a simulation (the cache key leaves them out)
+_NOT_SIM = ('real', 'label', 'markdown', 'output_dir', 'fit', 'write_fit',
+            'kernel_spec', 'kernel', 'kernel_set')
+
+
 def run_phase(phase, args, kernel, jitter, dl_params=None):
     """One simulated phase: LSVM latencies and CPU shares (``dl_params``:
     the deadline phase's reservation, default ``reservation(args)``).
     With ``--lsvms`` k > 1 the latencies are the k LSVMs' pooled (idle:
-    one LSVM, the others absent).
+    one LSVM, the others absent). Deterministic: a phase simulated once
+    with the same inputs in this process is not simulated again.
     """
+    key = (phase, kernel, jitter, repr(dl_params), repr(sorted(
+        (k, v) for k, v in vars(args).items() if k not in _NOT_SIM)))
+    if key not in _SIMULATED:
+        _SIMULATED[key] = _simulate(phase, args, kernel, jitter, dl_params)
+    return _SIMULATED[key]
+
+
+def _simulate(phase, args, kernel, jitter, dl_params):
     host_spec = spec.HostSpec(name='testbed', pcpus=PCPUS,
                               default_slice_us=args.base_slice_us,
                               kernel=kernel)
     h = sim_host.SimHost(host_spec, seed=args.seed)
     shared, other = args.shared_cpu, 1 - args.shared_cpu
-    names = lsvm_names(1 if phase == 'idle' else args.lsvms)
+    names = lsvm_names(1 if phase == 'idle' else args.lsvms or 1)
     for name in names:
         h.add_vm(spec.VmSpec(uuid=name, name=name, disks=(), vcpus=(
             spec.RequestResponse(rate_per_s=args.rate,
@@ -589,9 +623,10 @@ def parse(argv):
     p.add_argument('--deadline-max-share', type=float,
                    default=PARAMS.deadline_max_share)
     p.add_argument('--lsvm-weight', type=int, default=PARAMS.lsvm_weight)
-    p.add_argument('--real', action='append', default=[],
+    p.add_argument('--real', action='extend', nargs='+', default=[],
+                   metavar='RUN',
                    help='the testbed bench\'s results, if present '
-                   '(repeatable: each a target, its setup from its config; '
+                   '(several: each a target, its setup from its config; '
                    'default out/bench/testbed_lsvm.json)')
     p.add_argument('--fit', default=None,
                    help='take the request (work, jitter, path constant) '
@@ -624,9 +659,9 @@ def parse(argv):
                    'top-level group at --weight-group-weight')
     p.add_argument('--weight-group-weight', type=int, default=GROUP_WEIGHT,
                    help='[host_agent_policy.vslicer] weight_group_weight')
-    p.add_argument('--lsvms', type=int, default=1,
-                   help='LSVMs on the shared pCPU (density runs: the '
-                   'entry for k in a density JSON)')
+    p.add_argument('--lsvms', type=int, default=None,
+                   help='LSVMs on the shared pCPU (default: each k of a '
+                   'density bench\'s JSON, else 1)')
     p.add_argument('--real-idle-p50-us', type=float, default=1000.0,
                    help='idle-core RTT p50 used for the path constant when '
                    '--real has no idle phase')
@@ -644,11 +679,15 @@ def parse(argv):
         if getattr(args, name) < 0:
             p.error('--%s: %r is invalid; accepted: >= 0' % (
                 name.replace('_', '-'), getattr(args, name)))
-    if args.lsvms < 1:
+    if args.lsvms is not None and args.lsvms < 1:
         p.error('--lsvms: %r is invalid; accepted: >= 1' % args.lsvms)
     if not 1 <= args.other_weight <= 10000:
         p.error('--other-weight: %r is invalid; accepted: 1 .. 10000'
                 % args.other_weight)
+    if args.fit and (args.kernel_set or args.burst_us is not None
+                     or args.burst_jitter is not None):
+        p.error('--fit: the fit sets the kernel, the work and the jitter; '
+                'accepted without --kernel-set, --burst-us, --burst-jitter')
     if args.write_fit and (args.fit or len(args.real) != 1):
         p.error('--write-fit: needs exactly one --real and no --fit')
     try:
@@ -790,6 +829,20 @@ def print_target(out, args, real, why):
               % why)
 
 
+def targets(paths, lsvms):
+    """(path, k LSVMs) per target: ``lsvms`` when given, else every k a
+    density bench's list holds, else 1.
+    """
+    out = []
+    for path in paths:
+        data, _ = read_json(path)
+        ks = sorted({e.get('k') for e in data if isinstance(e, dict)
+                     and isinstance(e.get('k'), int) and e['k'] >= 1}) if (
+            isinstance(data, list)) else []
+        out += [(path, k) for k in ([lsvms] if lsvms else ks or [1])]
+    return out
+
+
 def main(argv=None):
     args = parse(argv)
     reals = args.real or ['out/bench/testbed_lsvm.json']
@@ -808,17 +861,18 @@ def main(argv=None):
         kernel = args.kernel_spec
     t0 = time.perf_counter()
     outs = []
-    for path in reals:
-        real, why = load_real(path, args.lsvms)
+    for path, k in targets(reals, args.lsvms):
+        real, why = load_real(path, k)
         data, _ = read_json(path)
         a = argparse.Namespace(**vars(args))
+        a.lsvms = k
         if not isinstance(data, list):
             for field, v in setup_from_run(data).items():
                 setattr(a, field, type(getattr(a, field))(v))
         target_fit = fit if fit is not None else fit_from_run(a, kernel, real)
         label = args.label or os.path.splitext(os.path.basename(path))[0]
-        if args.lsvms > 1:
-            label += ' k=%d' % args.lsvms
+        if k > 1:
+            label += ' k=%d' % k
         out = predict(a, kernel, target_fit, real, label)
         out['real'] = path
         if fit is not None:

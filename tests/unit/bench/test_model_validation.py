@@ -291,6 +291,8 @@ def test_with_a_fit_nothing_comes_from_the_target(tmp_path):
     ['--write-fit', 'f.json', '--real', 'a', '--real', 'b'],
     ['--write-fit', 'f.json', '--real', 'a', '--fit', 'g.json'],
     ['--outside-load', '-1'], ['--lsvms', '0'], ['--other-weight', '0'],
+    ['--fit', 'f.json', '--burst-us', '300'],
+    ['--fit', 'f.json', '--kernel-set', 'hz=1000'],
 ])
 def test_parse_refuses(argv):
     with pytest.raises(SystemExit):
@@ -302,3 +304,16 @@ def test_parse_refuses(argv):
     (200, 0, True, 1)])
 def test_loop_weight(hogs, outside, autogroup, want):
     assert mv.loop_weight(hogs, outside, autogroup) == want
+
+
+@pytest.mark.parametrize('content,lsvms,want', [
+    ('[{"k": 2}, {"k": 4}, {"k": "x"}, 3]', None, [2, 4]),
+    ('[{"k": 2}, {"k": 4}]', 3, [3]),
+    ('{"stock": {}}', None, [1]),
+    (None, None, [1]),
+])
+def test_targets_one_per_density(tmp_path, content, lsvms, want):
+    path = tmp_path / 't.json'
+    if content is not None:
+        path.write_text(content)
+    assert mv.targets([str(path)], lsvms) == [(str(path), k) for k in want]
