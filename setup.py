@@ -20,6 +20,30 @@ from setuptools.command import build_ext
 SIM = os.path.join('iosched', 'simulator')
 
 
+class OptionalBuildExt(build_ext.build_ext):
+    """Builds all of the simulator's core or none of it: without a C
+    compiler (or on any build error) it stays pure Python, with a warning,
+    not a failed install (a part compiled against a part in Python would
+    not import).
+    """
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:       # no compiler: CCompilerError etc.
+            for ext in self.extensions:
+                name = self.get_ext_filename(ext.name)
+                for path in (os.path.join(self.build_lib, name), name):
+                    if os.path.exists(path):
+                        os.remove(path)
+            self.skip(exc)
+
+    @staticmethod
+    def skip(exc):
+        print('iosched: the simulator core not compiled (%s): it runs as '
+              'pure Python' % exc, file=sys.stderr)
+
+
 def simulator_extensions():
     """The simulator's compiled core (``iosched/simulator/compiled.py``):
     each module's .py with its .pxd, compiled by Cython; none without
@@ -35,38 +59,19 @@ def simulator_extensions():
               file=sys.stderr)
         return []
     names = runpy.run_path(os.path.join(SIM, 'compiled.py'))['MODULES']
-    return cythonize(
-        [setuptools.Extension('iosched.simulator.' + n,
-                              [os.path.join(SIM, n + '.py')])
-         for n in names],
-        compiler_directives={'language_level': 3,
-                             # C integers raise on overflow, as Python's
-                             # never wrap
-                             'overflowcheck': True},
-        quiet=True)
-
-
-class OptionalBuildExt(build_ext.build_ext):
-    """Builds what it can: without a C compiler the simulator stays pure
-    Python (a warning, not a failed install).
-    """
-
-    def run(self):
-        try:
-            super().run()
-        except Exception as exc:       # no compiler: CCompilerError etc.
-            self._skip(exc)
-
-    def build_extension(self, ext):
-        try:
-            super().build_extension(ext)
-        except Exception as exc:
-            self._skip(exc, ext.name)
-
-    @staticmethod
-    def _skip(exc, name='the simulator core'):
-        print('iosched: %s not compiled (%s): it runs as pure Python'
-              % (name, exc), file=sys.stderr)
+    try:
+        return cythonize(
+            [setuptools.Extension('iosched.simulator.' + n,
+                                  [os.path.join(SIM, n + '.py')])
+             for n in names],
+            compiler_directives={'language_level': 3,
+                                 # C integers raise on overflow, as
+                                 # Python's never wrap
+                                 'overflowcheck': True},
+            quiet=True)
+    except Exception as exc:            # Cython.Compiler.Errors.CompileError
+        OptionalBuildExt.skip(exc)
+        return []
 
 
 setuptools.setup(

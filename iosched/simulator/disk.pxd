@@ -10,16 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 # Cython declarations for disk.py (the compiled build; see compiled.py).
+cimport cython
 
 from iosched.simulator cimport events
 from iosched.simulator cimport throttle
 
 
+@cython.final
 cdef class Request:
     cdef public GuestDisk gdisk
     cdef public object nbytes, write, t_submit, done_cb
 
 
+@cython.final
 cdef class DiskDevice:
     cdef public events.EventLoop loop
     cdef public object rng, spec, busy, fifo, _done_cb
@@ -28,6 +31,7 @@ cdef class DiskDevice:
     cpdef _start(self, Request req)
 
 
+@cython.final
 cdef class GuestDisk:
     cdef public object name
     cdef public events.EventLoop loop

@@ -20,6 +20,7 @@ from iosched.simulator cimport sched_base
 cdef class PCpu
 
 
+@cython.final
 cdef class Entity(sched_base.Entity):
     cdef public long long lw, slice_us, slice_left
     cdef public object vslice, v, deadline
@@ -32,6 +33,7 @@ cdef class Entity(sched_base.Entity):
     cpdef new_request(self)
 
 
+@cython.final
 cdef class PCpu:
     cdef public long id
     cdef public Entity curr

@@ -13,6 +13,7 @@
 cimport cython
 
 
+@cython.final
 cdef class EventLoop:
     cdef public long long now
     cdef public list heap

@@ -10,8 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 # Cython declarations for host.py (the compiled build; see compiled.py).
+cimport cython
 
 
+@cython.final
 cdef class _Vm:
     cdef public object spec, uuid, weight
     cdef public list vcpu_weights, ents

@@ -14,6 +14,7 @@
 cimport cython
 
 
+@cython.final
 cdef class _Bucket:
     cdef public double avg, max, level, burst_level
     cdef public object length
@@ -23,6 +24,7 @@ cdef class _Bucket:
     cpdef add(self, amount)
 
 
+@cython.final
 cdef class Throttle:
     cdef public list buckets
     cdef public object op_size, last_us
