@@ -25,7 +25,10 @@ and the same files run as Python, with the same results (the digests of
 pure Python); ``make bench`` prints it. Setting ``IOSCHED_SIMULATOR_PURE=1``
 before ``iosched.simulator`` is first imported runs the ``.py`` files even
 when the compiled ones are installed (``bench/simulator_speed.py`` measures
-both in one run this way).
+both in one run this way). In a source tree (an editable install: Cython's
+``.c`` files lie beside the ``.py``), a ``.py`` or ``.pxd`` edited after
+the build makes the whole core run from the ``.py`` files, with a warning,
+until it is rebuilt (``pip install --no-deps -e .``).
 """
 
 import importlib
@@ -33,6 +36,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import warnings
 
 # The compiled core, in build order; each has a .pxd beside its .py.
 MODULES = ('events', 'sched_base', 'eevdf', 'cpu_wakeup', 'cpu_balance',
@@ -58,9 +62,13 @@ def describe():
     """One line for a bench's output: what runs, compiled or pure."""
     names = compiled()
     if not names:
-        why = (' (%s=1)' % PURE_ENV if os.environ.get(PURE_ENV)
-               else ' (not built: no Cython or no C compiler at install)')
-        return 'pure Python' + why
+        if os.environ.get(PURE_ENV):
+            why = '%s=1' % PURE_ENV
+        elif _STALE:
+            why = 'the compiled core is older than %s' % _STALE[0]
+        else:
+            why = 'not built: no Cython or no C compiler at install'
+        return 'pure Python (%s)' % why
     if len(names) == len(MODULES):
         return 'compiled (Cython, %d modules)' % len(names)
     return 'partly compiled (Cython: %s)' % ', '.join(names)
@@ -80,10 +88,40 @@ class _SourceFinder:
             fullname, os.path.join(self.package_dir, name + '.py'))
 
 
-def honour_pure_env(package_dir):
-    """With ``PURE_ENV`` set, import ``MODULES`` from their ``.py`` files
-    (called by ``iosched.simulator`` before any of them is imported).
+_STALE = []     # the source found newer than its build, if any
+
+
+def stale_sources(package_dir):
+    """The ``.py``/``.pxd`` files of ``MODULES`` edited after the
+    extension built from them, in a source tree (where Cython's ``.c``
+    lies beside the ``.py``); empty elsewhere.
     """
-    if os.environ.get(PURE_ENV) and not any(
-            isinstance(f, _SourceFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _SourceFinder(package_dir))
+    out = []
+    names = set(os.listdir(package_dir))
+    for m in MODULES:
+        if m + '.c' not in names:
+            continue
+        built = [os.path.getmtime(os.path.join(package_dir, n))
+                 for n in names if n.startswith(m + '.') and is_extension(n)]
+        for src in (m + '.py', m + '.pxd'):
+            if built and src in names and os.path.getmtime(
+                    os.path.join(package_dir, src)) > max(built):
+                out.append(src)
+    return out
+
+
+def honour_pure_env(package_dir):
+    """Import ``MODULES`` from their ``.py`` files when ``PURE_ENV`` is set
+    or a source is newer than its build (called by ``iosched.simulator``
+    before any of them is imported).
+    """
+    if any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        return
+    if not os.environ.get(PURE_ENV):
+        _STALE[:] = stale_sources(package_dir)
+        if not _STALE:
+            return
+        warnings.warn('iosched.simulator: %s changed after the compiled '
+                      'core was built: running the .py files (rebuild: '
+                      'pip install --no-deps -e .)' % ', '.join(_STALE))
+    sys.meta_path.insert(0, _SourceFinder(package_dir))

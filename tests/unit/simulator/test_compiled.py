@@ -84,3 +84,26 @@ def test_pure_and_installed_core_agree():
             'sim.run_until(300_000)\n'
             'print(sim_host32.digest(sim))')
     assert _child(code, pure=True) == _child(code, pure=False)
+
+
+SO = 'cpu.cpython-311-x86_64-linux-gnu.so'
+
+
+@pytest.mark.parametrize('files,want', [
+    # (name, mtime) in a package dir -> the sources newer than the build
+    ([('cpu.py', 1), ('cpu.pxd', 1), ('cpu.c', 2), (SO, 3)], []),
+    ([('cpu.py', 4), ('cpu.pxd', 1), ('cpu.c', 2), (SO, 3)], ['cpu.py']),
+    ([('cpu.py', 1), ('cpu.pxd', 4), ('cpu.c', 2), (SO, 3)], ['cpu.pxd']),
+    # an installed wheel: no .c beside, mtimes say nothing
+    ([('cpu.py', 4), ('cpu.pxd', 4), (SO, 3)], []),
+    # not built at all
+    ([('cpu.py', 4), ('cpu.pxd', 4), ('cpu.c', 2)], []),
+    # another module's files do not count
+    ([('cpu.py', 1), ('cpu.c', 2), (SO, 3), ('cpu_balance.py', 9)], []),
+])
+def test_stale_sources(tmp_path, files, want):
+    for name, mtime in files:
+        path = tmp_path / name
+        path.write_text('')
+        os.utime(path, (mtime, mtime))
+    assert compiled.stale_sources(str(tmp_path)) == want
