@@ -10,8 +10,72 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
+import os
+import runpy
+import sys
+
 import setuptools
+from setuptools.command import build_ext
+
+SIM = os.path.join('iosched', 'simulator')
+
+
+class OptionalBuildExt(build_ext.build_ext):
+    """Builds all of the simulator's core or none of it: without a C
+    compiler (or on any build error) it stays pure Python, with a warning,
+    not a failed install (a part compiled against a part in Python would
+    not import).
+    """
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:       # no compiler: CCompilerError etc.
+            for ext in self.extensions:
+                name = self.get_ext_filename(ext.name)
+                for path in (os.path.join(self.build_lib, name), name):
+                    if os.path.exists(path):
+                        os.remove(path)
+            self.skip(exc)
+
+    @staticmethod
+    def skip(exc):
+        print('iosched: the simulator core not compiled (%s): it runs as '
+              'pure Python' % exc, file=sys.stderr)
+
+
+def simulator_extensions():
+    """The simulator's compiled core (``iosched/simulator/compiled.py``):
+    each module's .py with its .pxd, compiled by Cython; none without
+    Cython or with IOSCHED_PURE_PYTHON=1 (the .py files then run as they
+    are).
+    """
+    if os.environ.get('IOSCHED_PURE_PYTHON'):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print('iosched: Cython not found: the simulator runs as pure Python',
+              file=sys.stderr)
+        return []
+    names = runpy.run_path(os.path.join(SIM, 'compiled.py'))['MODULES']
+    try:
+        return cythonize(
+            [setuptools.Extension('iosched.simulator.' + n,
+                                  [os.path.join(SIM, n + '.py')])
+             for n in names],
+            compiler_directives={'language_level': 3,
+                                 # C integers raise on overflow, as
+                                 # Python's never wrap
+                                 'overflowcheck': True},
+            quiet=True)
+    except Exception as exc:            # Cython.Compiler.Errors.CompileError
+        OptionalBuildExt.skip(exc)
+        return []
+
 
 setuptools.setup(
     setup_requires=['pbr>=2.0.0'],
-    pbr=True)
+    pbr=True,
+    ext_modules=simulator_extensions(),
+    cmdclass={'build_ext': OptionalBuildExt})

@@ -14,8 +14,11 @@
 
 * 32-VM minute (issue 29): wall seconds to simulate 60 s of the 32-VM
   host of ``bench/sim_host32.py`` (16 pCPUs, 40 vCPUs, mixed workloads),
-  beside a bare heapq loop running as many events in the same run, the
-  goal (<= 5 s) and a verdict; the run's result digest is printed so a
+  with the simulator's core as installed (compiled or pure Python:
+  ``iosched.simulator.compiled``) and, when it is compiled, as pure Python
+  in a child process (``IOSCHED_SIMULATOR_PURE=1``), beside a bare heapq
+  loop running as many events in the same run, the goal (<= 5 s) and a
+  verdict; the runs' result digests are printed (and must agree) so a
   speed change that alters results shows;
 * simulator: wall time per event of ``SimHost`` on an embedded-default host
   load, against a bare heapq event loop (the floor of any Python
@@ -32,6 +35,7 @@ import argparse
 import heapq
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -39,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 from bench import sim_host32  # noqa: E402
+from iosched.simulator import compiled  # noqa: E402
 from tests import fixtures  # noqa: E402
 
 GOAL_S = 5.0        # issue 29: a 32-VM minute in at most 5 s of wall time
@@ -87,22 +92,50 @@ def host32_minute(seconds):
         'host32_goal_s': GOAL_S,
         'host32_goal_met': wall * scale <= GOAL_S,
         'host32_digest': sim_host32.digest(sim),
+        'host32_core': compiled.describe(),
     }
 
 
-def print_host32(f):
+def host32_pure(seconds):
+    """``host32_minute`` with the core as pure Python, in a child process
+    (this process has the compiled modules loaded): its figures.
+    """
+    env = dict(os.environ, **{compiled.PURE_ENV: '1'})
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), '--host32-only',
+         '--host32-seconds', repr(seconds)],
+        env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def print_host32(f, pure=None):
+    """``f``: ``host32_minute``'s figures; ``pure``: the pure-Python
+    child's, when the core is compiled.
+    """
     print('32-VM minute (16 pCPUs, 40 vCPUs, %d events in %g simulated s):'
-          ' %.2f s wall (%.2f s CPU) vs bare heapq %.2f s for as many '
-          'events' % (f['host32_events'], f['host32_simulated_s'],
-                      f['host32_minute_wall_s'], f['host32_minute_cpu_s'],
-                      f['host32_bare_heapq_minute_s']))
-    print('  per event: %.2f us vs bare heapq %.2f us: %.1fx'
-          % (f['host32_us_per_event'], f['host32_bare_heapq_us_per_event'],
+          % (f['host32_events'], f['host32_simulated_s']))
+    print('  %s: %.2f s wall (%.2f s CPU)'
+          % (f['host32_core'], f['host32_minute_wall_s'],
+             f['host32_minute_cpu_s']))
+    if pure is not None:
+        print('  %s, same run: %.2f s wall (%.2f s CPU): compiled %.2fx '
+              'its wall, %.2fx its CPU'
+              % (pure['host32_core'], pure['host32_minute_wall_s'],
+                 pure['host32_minute_cpu_s'],
+                 f['host32_minute_wall_s'] / pure['host32_minute_wall_s'],
+                 f['host32_minute_cpu_s'] / pure['host32_minute_cpu_s']))
+    print('  bare heapq loop, as many events: %.2f s; per event %.2f us vs '
+          '%.2f us: %.1fx'
+          % (f['host32_bare_heapq_minute_s'], f['host32_us_per_event'],
+             f['host32_bare_heapq_us_per_event'],
              f['host32_over_bare_heapq']))
-    print('  goal <= %.0f s: %s (digest %s)'
+    same = ('' if pure is None else
+            ', the same pure' if pure['host32_digest'] == f['host32_digest']
+            else ', PURE PYTHON GAVE ANOTHER: %s' % pure['host32_digest'][:16])
+    print('  goal <= %.0f s: %s (digest %s%s)'
           % (f['host32_goal_s'],
              'MET' if f['host32_goal_met'] else 'NOT MET',
-             f['host32_digest'][:16]))
+             f['host32_digest'][:16], same))
 
 
 def main(argv=None):
@@ -114,10 +147,19 @@ def main(argv=None):
                    help='simulated seconds of the 32-VM host (default '
                         '%(default)s; the figure is scaled to a minute)')
     p.add_argument('-o', '--output-dir', default='out/bench')
+    p.add_argument('--host32-only', action='store_true',
+                   help='only the 32-VM figures, as JSON on stdout (the '
+                        'pure-Python child of a run)')
     args = p.parse_args(argv)
 
     host32 = host32_minute(args.host32_seconds)
-    print_host32(host32)
+    if args.host32_only:
+        json.dump(host32, sys.stdout)
+        return 0
+    pure = host32_pure(args.host32_seconds) if compiled.compiled() else None
+    print_host32(host32, pure)
+    if pure is not None:
+        host32.update({'pure_' + k: v for k, v in pure.items()})
 
     sim, driver = fixtures.sim_host_with_vms(pcpus=2)
     t0 = time.perf_counter()

@@ -31,5 +31,13 @@ Modules:
   go through;
 * ``disk`` / ``throttle``: the shared disk device and QEMU-like iotune
   throttling of each guest disk;
-* ``checks``: argument validation with field-naming messages.
+* ``checks``: argument validation with field-naming messages;
+* ``compiled``: which modules run compiled (Cython), and running them as
+  Python (``IOSCHED_SIMULATOR_PURE=1``).
 """
+
+import os as _os
+
+from iosched.simulator import compiled as _compiled
+
+_compiled.honour_pure_env(_os.path.dirname(_os.path.abspath(__file__)))

@@ -39,22 +39,22 @@ marked [kernel]; the default (``linux-6.12-hrtick``) is the first variant:
   longer allowed; SCHED_DEADLINE (``cpu_deadline``) and a VM's CFS
   bandwidth cap (``cpu_bandwidth``);
 * a wake-up onto an idle pCPU costs ``idle_exit_us`` more (KernelSpec).
+
+The scheduler is one chain of classes, a file each: ``sched_base.Scheduler``
+<- ``cpu_wakeup.WakeupMixin`` <- ``cpu_balance.BalanceMixin`` <-
+``cpu_deadline.DeadlineMixin`` <- ``cpu_bandwidth.BandwidthMixin`` <- this
+``Scheduler`` (single inheritance, so that the compiled build can make each
+an extension type: ``iosched/simulator/compiled.py``).
 """
 
 import heapq
 
-from iosched.simulator import cpu_balance
 from iosched.simulator import cpu_bandwidth
-from iosched.simulator import cpu_deadline
-from iosched.simulator import cpu_wakeup
 from iosched.simulator import eevdf
-from iosched.simulator import sched_base
 from iosched.simulator import spec_kernel
 
 
-class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
-                cpu_balance.BalanceMixin, cpu_wakeup.WakeupMixin,
-                sched_base.Scheduler):
+class Scheduler(cpu_bandwidth.BandwidthMixin):
     name = 'eevdf'
     knobs = ('slice', 'weight', 'affinity', 'deadline', 'cap')
 
@@ -249,26 +249,9 @@ class Scheduler(cpu_bandwidth.BandwidthMixin, cpu_deadline.DeadlineMixin,
             return
         if not initial:
             e.wakeups += 1
-        # _fair_enqueue, inlined: the simulator's hottest path
-        g = e.group
-        if g is not None and g.throttled:
-            self._park_throttled(e, now)
-            return
-        p = self.select_cpu(e)
-        self._settle(p, now)
-        if self.place_lag:
-            self._place(p, e)
-        else:
-            e.v = p.avg_v()
-        e.new_request()
-        self._enqueue_waiting(p, e, now)
-        if p.curr is None:
-            if p.dl_curr is None:
-                self._dispatch(p, now, self.idle_exit)
-        else:
-            self._check_preempt(p, e, now)
+        self._fair_enqueue(e, now)
 
-    # (wake's fair half; also the way back from throttling and deadline)
+    # (wake's fair half, also the way back from throttling and deadline)
     def _fair_enqueue(self, e, now):
         """Place runnable e on a pCPU's fair queue; dispatch or preempt."""
         g = e.group

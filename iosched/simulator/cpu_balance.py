@@ -25,10 +25,11 @@
   pCPU is no longer allowed.
 """
 
+from iosched.simulator import cpu_wakeup
 from iosched.simulator import eevdf
 
 
-class BalanceMixin:
+class BalanceMixin(cpu_wakeup.WakeupMixin):
     __slots__ = ()
 
     # -- balancing ------------------------------------------------------------

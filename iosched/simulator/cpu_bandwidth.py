@@ -38,6 +38,7 @@ overrun the pool until one of them reaches its event, paid back at the
 next refill.
 """
 
+from iosched.simulator import cpu_deadline
 from iosched.simulator import eevdf
 
 
@@ -56,7 +57,7 @@ class Group:
         self.gen = 0
 
 
-class BandwidthMixin:
+class BandwidthMixin(cpu_deadline.DeadlineMixin):
     __slots__ = ()
 
     def set_cap(self, ents, cap, now):

@@ -45,10 +45,11 @@ GRUB reclaiming, deadline inheritance, per-pCPU root domains (cpusets).
 
 import heapq
 
+from iosched.simulator import cpu_balance
 from iosched.simulator import deadline
 
 
-class DeadlineMixin:
+class DeadlineMixin(cpu_balance.BalanceMixin):
     __slots__ = ()
 
     # -- knob ----------------------------------------------------------------

@@ -38,9 +38,22 @@ stays in ``cpu``, next to the dispatch and CPU-event paths that read it.
 """
 
 from iosched.simulator import eevdf
+from iosched.simulator import sched_base
 
 
-class WakeupMixin:
+def _least_loaded(cpus, ids):
+    """The pCPU of ``ids`` with the fewest runnable entities (lowest id on
+    ties).
+    """
+    best = None
+    for i in ids:
+        q = cpus[i]
+        if best is None or (q.nr_running, q.id) < (best.nr_running, best.id):
+            best = q
+    return best
+
+
+class WakeupMixin(sched_base.Scheduler):
     __slots__ = ()
 
     # -- which pCPU -----------------------------------------------------------
@@ -61,8 +74,7 @@ class WakeupMixin:
         if prev_ok:
             return cpus[prev]
         if prev is None:
-            return min((cpus[i] for i in ids),
-                       key=lambda q: (q.nr_running, q.id))
+            return _least_loaded(cpus, ids)
         return cpus[ids[0]]
 
     # -- placement and preemption ---------------------------------------------

@@ -1,0 +1,23 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+# Cython declarations for host.py (the compiled build; see compiled.py).
+cimport cython
+
+
+@cython.final
+cdef class _Vm:
+    cdef public object spec, uuid, weight
+    cdef public list vcpu_weights, ents
+    cdef public dict disks
+    cdef public object lat_t, lat_v
+
+    cpdef record_latency(self, now, lat)

@@ -1,0 +1,63 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+# Cython declarations for workloads.py (the compiled build; see
+# compiled.py).
+
+from iosched.simulator cimport events
+from iosched.simulator cimport sched_base
+
+
+cdef class _Base:
+    cdef public object work_left
+    cdef public sched_base.Entity ent
+    cdef public sched_base.Scheduler sched
+    cdef public events.EventLoop loop
+    cdef public object vm, rng
+
+
+cdef class IdleW(_Base):
+    pass
+
+
+cdef class CpuBoundW(_Base):
+    pass
+
+
+cdef class _Requests(_Base):
+    cdef public double rate
+    cdef public object burst, jitter, queue, cur_arrival, _arrive_cb
+
+    cpdef _schedule_arrival(self, now)
+    cpdef _draw_burst(self)
+
+
+cdef class RequestResponseW(_Requests):
+    pass
+
+
+cdef class MixedW(_Requests):
+    cdef public object period, batch_add, batch_left, _period_cb
+
+    cpdef _next_item(self)
+
+
+cdef class DiskClosedLoopW(_Base):
+    cdef public object gdisk, nbytes, outstanding, cpu_per_io, write_ratio
+    cdef public object pending, _done_cb
+
+    cpdef _submit(self)
+
+
+cdef class SleeperW(_Base):
+    cdef public object period, work, slack, target, _timer_cb
+
+    cpdef _arm(self)
