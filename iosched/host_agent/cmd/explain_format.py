@@ -38,7 +38,12 @@ def when(ts, wall=None):
     """A human form of a time: UTC wall clock if known, else agent clock."""
     t = wall if wall is not None else ts
     if t is not None and t >= EPOCH_MIN:
-        return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(t))
+        try:
+            return time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(t))
+        except (OverflowError, OSError, ValueError):
+            # a wall clock past what gmtime takes (a damaged journal):
+            # shown as a number, never a crash of explain
+            return 'wall=%r (not a date)' % (t,)
     return 't=%.3f s on the agent clock' % (ts or 0.0)
 
 
