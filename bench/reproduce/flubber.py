@@ -306,6 +306,13 @@ def read_pair(quick):
                                             _exec(runs['cfq'], v)),
                          kind='change',
                          note='%s %.1f s' % (v, _exec(hold, v))))
+    for setting, r in (('Flubber', runs['flubber']), (HOLD, hold)):
+        lats = sorted(lat for _, lat in r.metrics.done['RndR'])
+        rows.append(_row(claim, 'read, ' + setting, 'RndR p99 latency (ms)',
+                         None, lats[int(0.99 * len(lats))], kind='info',
+                         note='mean %.1f ms, max %.1f ms (L = 60 ms): what '
+                         'holding past deadlines costs' % (
+                             sum(lats) / len(lats), lats[-1])))
     span, gain = serial_bound()
     serial = _makespan(runs['cfq-prio'], names)
     for setting, r in (('Flubber', runs['flubber']), (HOLD, hold)):

@@ -46,6 +46,7 @@ def test_read_pair_rows_cover_table3_table6_and_the_wait():
     for want in (('read, Flubber', 'seeks outside +-5e7 (%)'),
                  (hold, 'seeks outside +-5e7 (%)'),
                  (hold, 'makespan vs CFQ + priority\'s (%)'),
+                 (hold, 'RndR p99 latency (ms)'),
                  (hold + ' vs base CFQ', 'SeqR execution time change (%)')):
         assert want in metrics, want
     for r in rows:
