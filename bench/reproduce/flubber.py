@@ -32,7 +32,15 @@ takes the paper's time. Experiments (digest 002 sections 5-6):
   (the paper's Fig. 4 start): settling time;
 * ``ablation``: Flubber with BD off (VBC + EDF, background FIFO);
 * ``background``: Table 5, the read and write pairs beside a 12 GB
-  backup.
+  backup;
+* ``cfq_async``: the write pair and the mixed case under CFQ with Linux
+  2.6.18's shared async queue (an option), against Table 3, 4 and 6.
+
+``read_pair`` and ``mixed`` also run Flubber with BD holding the image
+``HOLD_MS`` past the EDF head's deadline (a counterfactual, not the
+paper's rule; ``bd_hold_ms``), and print the paper's own bounds: the
+serial bound (the read pair back to back under CFQ + priority) and the
+floor on image changes VBC's rounds set.
 
 Latency is per request, from arrival at the back end to completion;
 IOPS counts requests at the back end (the credit unit). ``quick`` runs
@@ -42,6 +50,7 @@ a sixteenth of the work (noisy; for tests).
 from bench.reproduce import harness
 from iosched.simulator.flubber import clients
 from iosched.simulator.flubber import run as frun
+from iosched.simulator.flubber import vbc as fvbc
 
 PAPER = 'flubber'
 SCHEDS = ('cfq', 'cfq-prio', 'edf-credit', 'flubber')
@@ -94,6 +103,48 @@ TABLE5 = {  # (case, scheduler) -> (seq s, rnd s, backup s)
     ('write', 'edf-credit'): (141.95, 109.06, 328.018),
     ('write', 'flubber'): (73.11, 57.18, 329.076),
 }
+
+
+READ_SLOS = (1000, 120)        # Table 1: SeqR and RndR B (IOPS)
+BETA = 32                      # the paper's interval factor
+
+
+def round_requests(beta=BETA, bs=READ_SLOS):
+    """Requests in one VBC round: beta * sum(c), Eq. 1 (288 for 8:1)."""
+    return beta * sum(fvbc.ratios(list(bs)))
+
+
+def round_ms(iops, beta=BETA, bs=READ_SLOS):
+    """One round's length at ``iops`` [derived]."""
+    return 1000.0 * round_requests(beta, bs) / iops
+
+
+# BD holds the image at most one round past a deadline: the paper's beta =
+# 32 round at its Table 2 total (288 requests at 1152.7 IOPS: 250 ms)
+HOLD_MS = round(round_ms(TABLE2[BETA][0] + TABLE2[BETA][2]), 1)
+
+
+def change_floor_pct(beta=BETA, bs=READ_SLOS):
+    """The least share of image changes (outside +-5e7) the paper's own
+    design allows on the read pair: RndR is served in every round (its
+    137.5 of 1152.7 IOPS is above its 32 of 288 credits, and left-over
+    credits are reset), so the head moves between the images at least
+    once per round of beta * sum(c) requests (fewer dispatches than
+    requests, with merges, only raise the share).
+    """
+    return 100.0 / round_requests(beta, bs)
+
+
+def serial_bound(table3=None):
+    """(makespan back to back, the most SeqR can gain against base CFQ
+    in %) from the paper's read pair under CFQ + priority, which per the
+    paper runs RndR, then SeqR, alone: no schedule on that disk finishes
+    both jobs sooner, unless running beside RndR made SeqR's reads cheaper
+    than alone.
+    """
+    t = table3 or TABLE3
+    span = max(t[('SeqR', 'cfq-prio')], t[('RndR', 'cfq-prio')])
+    return span, harness.pct_change(span, t[('SeqR', 'cfq')])
 
 
 def _scale(quick):
@@ -172,6 +223,10 @@ def _runs(vms, quick, **kw):
             for s in SCHEDS}
 
 
+def _changes_per_s(r):
+    return r.metrics.changes * 1000.0 / r.end_ms
+
+
 def _seek_rows(case, runs, claim):
     rows = []
     for s, r in runs.items():
@@ -181,8 +236,28 @@ def _seek_rows(case, runs, claim):
                          'seeks with d = 0 (%)', zero, 100 * sh['zero'],
                          **_calibrated(case, s, 'd = 0'),
                          note='near %.1f %%, outside +-5e7 %.2f %% (paper '
-                         '%.2f %%)' % (100 * sh['near'], 100 * sh['far'],
-                                       far)))
+                         '%.2f %%); %.1f image changes per s' % (
+                             100 * sh['near'], 100 * sh['far'], far,
+                             _changes_per_s(r))))
+    return rows
+
+
+HOLD = 'Flubber, BD holds %g ms' % HOLD_MS
+
+
+def _far_rows(case, runs, hold, claim):
+    """Flubber's share outside +-5e7, with BD's rule and holding."""
+    rows = []
+    floor = ('; the paper\'s design allows no fewer than one per VBC '
+             'round, %.2f %% of requests' % change_floor_pct()
+             if case == 'read' else '')
+    for setting, r in (('Flubber', runs['flubber']), (HOLD, hold)):
+        rows.append(_row(claim, '%s, %s' % (case, setting),
+                         'seeks outside +-5e7 (%)',
+                         TABLE6[(case, 'flubber')][1],
+                         100 * r.metrics.seek_shares()['far'],
+                         note='%.1f image changes per s%s' % (
+                             _changes_per_s(r), floor)))
     return rows
 
 
@@ -229,13 +304,57 @@ def _change_rows(runs, names, claim, case):
 
 # -- experiments -------------------------------------------------------------
 
+def _hold(vms, quick):
+    return frun.run(_scn(vms, quick, scheduler='flubber',
+                         bd_hold_ms=HOLD_MS))
+
+
+def _makespan(r, names):
+    return max(_exec(r, v) for v in names)
+
+
 def read_pair(quick):
-    runs = _runs(read_vms(quick), quick)
+    vms = read_vms(quick)
+    runs = _runs(vms, quick)
+    hold = _hold(vms, quick)
+    names = ('SeqR', 'RndR')
     claim3 = 'Table 3: execution time, read pair'
-    rows = _exec_rows(runs, ('SeqR', 'RndR'), claim3, 'read')
-    rows += _change_rows(runs, ('SeqR', 'RndR'), claim3, 'read')
+    rows = _exec_rows(runs, names, claim3, 'read')
+    rows += _change_rows(runs, names, claim3, 'read')
     rows += _seek_rows('read', runs, 'Table 6: seek distance, read pair')
     rows.append(_wait_row('read', runs['flubber'], 'BD wait success'))
+    rows += _far_rows('read', runs, hold, 'Table 6: seek distance, read pair')
+    claim = 'BD that keeps the image (%g ms past deadlines), read pair' \
+        % HOLD_MS
+    for v in names:
+        rows.append(_row(claim, 'read, %s vs base CFQ' % HOLD,
+                         '%s execution time change (%%)' % v,
+                         round(harness.pct_change(
+                             TABLE3[(v, 'flubber')], TABLE3[(v, 'cfq')]), 1),
+                         harness.pct_change(_exec(hold, v),
+                                            _exec(runs['cfq'], v)),
+                         kind='change',
+                         note='%s %.1f s' % (v, _exec(hold, v))))
+    for setting, r in (('Flubber', runs['flubber']), (HOLD, hold)):
+        lats = sorted(lat for _, lat in r.metrics.done['RndR'])
+        rows.append(_row(claim, 'read, ' + setting, 'RndR p99 latency (ms)',
+                         None, lats[int(0.99 * len(lats))], kind='info',
+                         note='mean %.1f ms, max %.1f ms (L = 60 ms): what '
+                         'holding past deadlines costs' % (
+                             sum(lats) / len(lats), lats[-1])))
+    span, gain = serial_bound()
+    serial = _makespan(runs['cfq-prio'], names)
+    for setting, r in (('Flubber', runs['flubber']), (HOLD, hold)):
+        rows.append(_row(
+            'Serial bound: the read pair back to back (CFQ + priority)',
+            'read, ' + setting, 'makespan vs CFQ + priority\'s (%)', None,
+            harness.pct_change(_makespan(r, names), serial), kind='info',
+            note='paper %+.1f %% (%.2f vs %.2f s), below the back-to-back '
+            'time, so its SeqR can gain at most %.1f %% on base CFQ; ours '
+            '%.1f vs %.1f s, base CFQ SeqR %.1f s' % (
+                harness.pct_change(TABLE3[('SeqR', 'flubber')], span),
+                TABLE3[('SeqR', 'flubber')], span, gain,
+                _makespan(r, names), serial, _exec(runs['cfq'], 'SeqR'))))
     return rows
 
 
@@ -257,7 +376,9 @@ def write_pair(quick):
 
 
 def mixed(quick):
-    runs = _runs(mixed_vms(quick), quick)
+    vms = mixed_vms(quick)
+    runs = _runs(vms, quick)
+    hold = _hold(vms, quick)
     claim = 'Table 4: mixed case (SeqR + SeqW + RndRW)'
     rows = []
     for s, r in runs.items():
@@ -284,6 +405,23 @@ def mixed(quick):
                          kind='change'))
     rows += _seek_rows('mixed', runs, 'Table 6: seek distance, mixed')
     rows.append(_wait_row('mixed', runs['flubber'], 'BD wait success'))
+    rows += _far_rows('mixed', runs, hold, 'Table 6: seek distance, mixed')
+    rows.append(_row('BD that keeps the image (%g ms past deadlines), mixed'
+                     % HOLD_MS, 'mixed, %s vs base CFQ' % HOLD,
+                     'server IOPS change (%)', round(harness.pct_change(
+                         TABLE4['flubber'][3], TABLE4['cfq'][3]), 1),
+                     harness.pct_change(hold.server_iops(),
+                                        runs['cfq'].server_iops()),
+                     kind='change', note='makespan %.1f s' % (
+                         hold.end_ms / 1000.0)))
+    spans = tuple(f(max(p[:3]) for p in TABLE4.values()) for f in (min, max))
+    for s, r in list(runs.items()) + [(HOLD, hold)]:
+        rows.append(_row('The mixed work on the disk', 'mixed, '
+                         + NAMES.get(s, s), 'disk busy time (s)', None,
+                         r.metrics.busy_ms / 1000.0, kind='info',
+                         note='makespan %.1f s; the paper\'s makespans '
+                         '%.1f-%.1f s for ~300k requests' % ((
+                             r.end_ms / 1000.0,) + spans)))
     return rows
 
 
@@ -463,6 +601,53 @@ def background(quick):
     return rows
 
 
+def cfq_async(quick):
+    """The write pair and the mixed case under base CFQ and CFQ +
+    priority with Linux 2.6.18's keying (``cfq_shared_async``: every
+    write in one async queue per class), against the default's per-VM
+    queues; Flubber (which the option does not touch) for the change.
+    """
+    rows = []
+    claim = 'dom0 CFQ with 2.6.18\'s shared async queue (an option)'
+    for case, vms, names in (('write', write_vms(quick), ('SeqW', 'RndW')),
+                             ('mixed', mixed_vms(quick),
+                              ('SeqR', 'SeqW', 'RndRW'))):
+        runs = {s: frun.run(_scn(vms, quick, scheduler=s,
+                                 cfq_shared_async=True))
+                for s in ('cfq', 'cfq-prio')}
+        for s, r in runs.items():
+            setting = '%s, %s, shared async' % (case, NAMES[s])
+            for i, v in enumerate(names):
+                paper = (TABLE3[(v, s)] if case == 'write'
+                         else TABLE4[s][i])
+                rows.append(_row(claim, setting, '%s execution time (s)' % v,
+                                 paper, _exec(r, v)))
+            sh = r.metrics.seek_shares()
+            zero, far = TABLE6[(case, s)]
+            rows.append(_row(claim, setting, 'seeks outside +-5e7 (%)', far,
+                             100 * sh['far'], note='d = 0 %.1f %% (paper '
+                             '%.2f %%); %.1f image changes per s' % (
+                                 100 * sh['zero'], zero, _changes_per_s(r))))
+        if case == 'mixed':
+            fl = frun.run(_scn(vms, quick, scheduler='flubber'))
+            base = runs['cfq']
+            rows.append(_row(claim, 'mixed, base CFQ, shared async',
+                             'server IOPS', TABLE4['cfq'][3],
+                             base.server_iops(), note='makespan %.1f s, '
+                             'disk busy %.1f s' % (
+                                 base.end_ms / 1000.0,
+                                 base.metrics.busy_ms / 1000.0)))
+            rows.append(_row(claim, 'mixed, Flubber vs base CFQ, shared '
+                             'async', 'server IOPS change (%)',
+                             round(harness.pct_change(
+                                 TABLE4['flubber'][3], TABLE4['cfq'][3]), 1),
+                             harness.pct_change(fl.server_iops(),
+                                                base.server_iops()),
+                             kind='change', note='Flubber %.0f vs %.0f '
+                             'IOPS' % (fl.server_iops(), base.server_iops())))
+    return rows
+
+
 EXPERIMENTS = [
     ('read_pair', read_pair),
     ('write_pair', write_pair),
@@ -472,4 +657,5 @@ EXPERIMENTS = [
     ('feedback', feedback),
     ('ablation', ablation),
     ('background', background),
+    ('cfq_async', cfq_async),
 ]

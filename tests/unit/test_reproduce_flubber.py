@@ -41,6 +41,13 @@ def test_read_pair_rows_cover_table3_table6_and_the_wait():
     assert sum(1 for _, m in metrics if 'execution time (s)' in m) == 8
     assert sum(1 for _, m in metrics if 'd = 0' in m) == 4
     assert ('read, Flubber', 'BD wait success (%)') in metrics
+    hold = 'read, ' + flubber.HOLD
+    for want in (('read, Flubber', 'seeks outside +-5e7 (%)'),
+                 (hold, 'seeks outside +-5e7 (%)'),
+                 (hold, 'makespan vs CFQ + priority\'s (%)'),
+                 (hold, 'RndR p99 latency (ms)'),
+                 (hold + ' vs base CFQ', 'SeqR execution time change (%)')):
+        assert want in metrics, want
     for r in rows:
         if 'd = 0' in r.metric or 'wait' in r.metric:
             assert 0.0 <= r.ours <= 100.0
@@ -76,3 +83,32 @@ def test_paper_tables_are_consistent_with_the_claims():
         pytest.approx(34.3, abs=0.1)
     assert sum(flubber.TABLE2[32][i] for i in (0, 2)) == pytest.approx(
         1152.7, abs=0.1)
+
+
+def test_the_papers_own_bounds():
+    # CFQ + priority runs RndR, then SeqR, alone: 58.43 s back to back;
+    # the paper's Flubber finishes both in 54.16 s, and its SeqR can gain
+    # at most -9.3 % on base CFQ's 64.42 s
+    span, gain = flubber.serial_bound()
+    assert span == 58.43 and gain == pytest.approx(-9.3, abs=0.05)
+    assert flubber.TABLE3[('SeqR', 'flubber')] < span
+    # VBC's round at beta = 32, 8:1: 288 requests, 250 ms at 1152.7 IOPS;
+    # one image change per round is 0.35 % of requests, 8.7 x Table 6's
+    # 0.04 % for Flubber's read pair
+    assert flubber.round_requests() == 288
+    assert flubber.HOLD_MS == pytest.approx(249.8)
+    assert flubber.change_floor_pct() == pytest.approx(0.347, abs=0.001)
+    assert flubber.change_floor_pct() > 8 * flubber.TABLE6[
+        ('read', 'flubber')][1]
+
+
+@pytest.mark.parametrize('table3, want', [
+    # a SeqR-last CFQ + priority: its SeqR time is the makespan
+    ({('SeqR', 'cfq-prio'): 50.0, ('RndR', 'cfq-prio'): 30.0,
+      ('SeqR', 'cfq'): 100.0}, (50.0, -50.0)),
+    # RndR last: RndR's time is
+    ({('SeqR', 'cfq-prio'): 40.0, ('RndR', 'cfq-prio'): 60.0,
+      ('SeqR', 'cfq'): 50.0}, (60.0, 20.0)),
+])
+def test_serial_bound_cases(table3, want):
+    assert flubber.serial_bound(table3) == pytest.approx(want)

@@ -23,6 +23,13 @@ or (None, wake time) or (None, None), ``has_vm_pending()`` and
   the active queue empties, CFQ idles up to 8 ms for it (not for the
   host metadata writer, which is async); queues take turns round-robin;
   RT queues go before BE ones and an RT arrival preempts a BE slice.
+  ``shared_async=True`` (an option, off by default): Linux 2.6.18's
+  keying instead, where only reads (and WRITE_SYNC, which blkback does
+  not send) get the process's own queue and every write goes to ONE async
+  queue per priority class (``cfq_queue_pid`` returns CFQ_KEY_ASYNC),
+  shared by every VM and dom0's own writers; it gets 40 ms slices
+  (slice_async), at most 16 requests each (``cfq_prio_to_maxrq`` at
+  priority 4: 2 * (2 + 2 * 3)) and no idling.
 * deadline: LBA-sorted and FIFO lists per direction, fifo_batch 16,
   read_expire 500 ms, write_expire 5 s, writes_starved 2.
 * EDF: VM requests by arrival + L - M, background by arrival + 500 ms,
@@ -142,13 +149,24 @@ class Deadline(_Base):
 class Cfq(_Base):
     """``classes``: {proc: 'rt' | 'be' | 'idle'} (default 'be')."""
 
+    ASYNC = 'async-'              # + class: the shared async queues
+
     def __init__(self, classes=None, slice_ms=100.0, idle_ms=8.0,
-                 no_idle=('hostmeta',)):
+                 no_idle=('hostmeta',), shared_async=False,
+                 slice_async_ms=40.0, async_max_rq=16):
         super().__init__()
         self.classes = dict(classes or {})
         self.slice_ms = slice_ms
         self.idle_ms = idle_ms
         self.no_idle = set(no_idle)
+        self.shared_async = shared_async
+        self.slice_async_ms = slice_async_ms
+        self.async_max_rq = async_max_rq
+        self.async_sent = 0
+        if shared_async:
+            for c in ('rt', 'be', 'idle'):
+                self.classes[self.ASYNC + c] = c
+                self.no_idle.add(self.ASYNC + c)
         self.queues = {}
         self.rr = []                 # service order of procs
         self.active = None
@@ -159,15 +177,27 @@ class Cfq(_Base):
     def _cls(self, proc):
         return {'rt': 0, 'be': 1, 'idle': 2}[self.classes.get(proc, 'be')]
 
+    def key(self, req):
+        """The queue a request joins: its process's, or with
+        ``shared_async`` a write's class-wide async queue.
+        """
+        if self.shared_async and req.write:
+            return self.ASYNC + self.classes.get(req.proc, 'be')
+        return req.proc
+
+    def _is_async(self, key):
+        return self.shared_async and key.startswith(self.ASYNC)
+
     def add(self, req, now):
         self._stamp(req)
-        q = self.queues.get(req.proc)
+        k = self.key(req)
+        q = self.queues.get(k)
         if q is None:
-            q = self.queues[req.proc] = []
-            self.rr.append(req.proc)
+            q = self.queues[k] = []
+            self.rr.append(k)
         bisect.insort(q, (req.lba, req.seq, req))
-        if (self.active is not None and req.proc != self.active
-                and self._cls(req.proc) < self._cls(self.active)):
+        if (self.active is not None and k != self.active
+                and self._cls(k) < self._cls(self.active)):
             self.preempt = True
 
     def _select(self, now):
@@ -182,11 +212,17 @@ class Cfq(_Base):
         if best is not None:
             self.rr.remove(best)
             self.rr.append(best)
-            self.slice_end = now + self.slice_ms
+            self.slice_end = now + (self.slice_async_ms
+                                    if self._is_async(best)
+                                    else self.slice_ms)
+            self.async_sent = 0
         return best
 
     def pick(self, now, last):
         a = self.active
+        if (a is not None and self._is_async(a)
+                and self.async_sent >= self.async_max_rq):
+            self.slice_end = now          # an async slice's request cap
         if a is not None and (now >= self.slice_end or self.preempt):
             a = self._select(now)
         elif a is not None and not self.queues[a]:
@@ -201,6 +237,8 @@ class Cfq(_Base):
             return None, None
         self.idle_until = None
         pos = last.lba + last.nsect if last else 0
+        if self._is_async(a):
+            self.async_sent += 1
         return self._gone(self._take(self.queues[a], pos)), None
 
     def _take(self, q, pos):

@@ -9,9 +9,11 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""What a run records: seek distances in Table 6's bins, per-VM request
-completions (VMM arrival to completion), guest ops and finish times, and
-1-second windows of IOPS and mean / max latency.
+"""What a run records: seek distances in Table 6's bins, image changes
+(consecutive dispatches from different "processes": VMs, the backup, the
+host's metadata writer), per-VM request completions (VMM arrival to
+completion), guest ops and finish times, and 1-second windows of IOPS and
+mean / max latency.
 """
 
 import collections
@@ -27,12 +29,15 @@ class Metrics:
         self.finish = {}
         self.busy_ms = 0.0
         self.dispatched = 0
+        self.changes = 0           # dispatches whose proc differs from last
 
     def dispatch(self, req, last, now, svc):
         self.busy_ms += svc
         self.dispatched += 1
         if last is None:
             return
+        if req.proc != last.proc:
+            self.changes += 1
         b = layout.seek_bin(req.lba - (last.lba + last.nsect))
         self.bins[b] += 1
 

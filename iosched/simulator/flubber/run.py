@@ -53,6 +53,7 @@ class Scenario:
     fb_min_ms: float = 250.0       # shortest interval k between feedbacks
     ratio: typing.Optional[typing.Tuple[int, ...]] = None  # overrides Eq. 1
     bd: bool = True
+    bd_hold_ms: float = 0.0        # BD windows close this long past L - M
     round_on_completion: bool = False   # VBC event 1 waits for completions
     readahead: typing.Optional[int] = None  # HDD free prefetch (sectors)
     backup_gb: float = 0.0
@@ -63,6 +64,7 @@ class Scenario:
     fsync_every: int = 1           # writes between fsyncs
     fsync_scope: str = 'thread'    # 'guest': fsync flushes every dirty page
     merge_max: int = 256           # dom0 back merges up to 128 KiB
+    cfq_shared_async: bool = False  # 2.6.18: every write in one async queue
     seed: int = 1
 
 
@@ -109,14 +111,16 @@ def _low(scn, slos, vbc):
     if s == 'deadline':
         return elevators.Deadline()
     if s == 'cfq':
-        return elevators.Cfq()
+        return elevators.Cfq(shared_async=scn.cfq_shared_async)
     if s == 'cfq-prio':
         return elevators.Cfq({v.name: 'rt' if v.latency_class else 'be'
-                              for v in scn.vms})
+                              for v in scn.vms},
+                             shared_async=scn.cfq_shared_async)
     if s == 'edf-credit':
         return elevators.Edf(slos)
     if s == 'flubber':
-        return bdedf.BdEdf(slos, bd=scn.bd, can_send=vbc.has_credit)
+        return bdedf.BdEdf(slos, bd=scn.bd, can_send=vbc.has_credit,
+                           hold_ms=scn.bd_hold_ms)
     raise ValueError('scheduler %r unknown; accepted: %s'
                      % (s, ', '.join(SCHEDULERS)))
 

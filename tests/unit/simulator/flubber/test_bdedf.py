@@ -138,6 +138,30 @@ def test_background_starvation_bound_sends_a_batch():
     assert got == [10, 20, 5450]
 
 
+# (hold_ms, now) -> pick with the EDF head (B, due 51) and A's next queued
+# (last was A's): the paper's rule (hold 0) sends B once it is due; a hold
+# keeps A's image until hold_ms past B's deadline
+@pytest.mark.parametrize('hold, now, want', [
+    (0.0, 50.0, 5000),          # B not yet due: A's next
+    (0.0, 52.0, 9000),          # B due: B, the paper's rule
+    (100.0, 52.0, 5000),        # held: A's next
+    (100.0, 150.0, 5000),       # held up to 151
+    (100.0, 152.0, 9000),       # hold over: B
+])
+def test_hold_keeps_the_last_vms_image_past_the_deadline(hold, now, want):
+    s = _sched(hold_ms=hold)
+    s.add(_req('B', 9000, 0.0), 0.0)
+    s.add(_req('A', 5000, 0.0), 0.0)
+    assert s.pick(now, _req('A', 100, 0.0))[0].lba == want
+
+
+def test_a_held_window_waits_past_the_deadline():
+    s = _sched(hold_ms=100.0, trans_mb_s=100.0)
+    s.add(_req('B', 9000, 0.0), 0.0)
+    assert s.pick(60.0, _req('A', 100, 0.0)) == (
+        None, pytest.approx(151.0 - W_MS))
+
+
 def test_bd_off_is_plain_edf_with_background_last():
     s = _sched(bd=False)
     s.add(_req('A', 108, 0.0), 0.0)

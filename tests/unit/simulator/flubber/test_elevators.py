@@ -11,6 +11,8 @@
 # under the License.
 """The baselines: noop, deadline, CFQ (slices, idling, RT) and EDF."""
 
+import pytest
+
 from iosched.simulator.flubber import elevators
 from iosched.simulator.flubber import request
 
@@ -86,6 +88,52 @@ def test_cfq_does_not_idle_for_async_host_metadata():
     s.add(_req('A', 100, 0.0), 0.0)
     out, wake = _drain(s)
     assert sorted(out) == [10, 100]
+
+
+# (proc, write, classes) -> queue key under 2.6.18's shared async keying
+@pytest.mark.parametrize('proc, write, classes, want', [
+    ('A', False, {}, 'A'),                       # reads: own queue
+    ('A', True, {}, 'async-be'),                 # writes: shared
+    ('B', True, {}, 'async-be'),                 # ... by every VM
+    ('hostmeta', True, {}, 'async-be'),          # ... and dom0
+    ('R', True, {'R': 'rt'}, 'async-rt'),        # one per class
+])
+def test_cfq_shared_async_keys(proc, write, classes, want):
+    s = elevators.Cfq(classes, shared_async=True)
+    assert s.key(_req(proc, 10, 0.0, write=write)) == want
+    assert elevators.Cfq(classes).key(_req(proc, 10, 0.0,
+                                           write=write)) == proc
+
+
+def test_cfq_shared_async_writes_of_two_vms_interleave_in_lba_order():
+    s = elevators.Cfq(shared_async=True)
+    for proc, lba in (('A', 300), ('B', 200), ('A', 100)):
+        s.add(_req(proc, lba, 0.0, write=True), 0.0)
+    out, wake = _drain(s)
+    assert out == [100, 200, 300] and wake is None   # no idling
+
+
+def test_cfq_shared_async_slice_caps_at_16_requests():
+    s = elevators.Cfq(shared_async=True)
+    for lba in range(20):
+        s.add(_req('A', 1000 + lba, 0.0, write=True), 0.0)
+    s.add(_req('B', 5, 0.0), 0.0)                 # a reader waits
+    got = [s.pick(0.0, None)[0].lba for _ in range(17)]
+    assert got[:16] == list(range(1000, 1016)) and got[16] == 5
+
+
+def test_cfq_shared_async_slice_lasts_40_ms():
+    s = elevators.Cfq(shared_async=True)
+    s.add(_req('B', 5, 0.0), 0.0)
+    for lba in (100, 200):
+        s.add(_req('A', lba, 0.0, write=True), 0.0)
+    assert s.pick(0.0, None)[0].lba == 5          # B's sync queue first
+    s.pick(0.0, None)                             # B empty: idles
+    assert s.pick(8.0, None)[0].lba == 100        # then async, 40 ms
+    assert s.pick(47.0, None)[0].lba == 200
+    s.add(_req('A', 300, 48.0, write=True), 48.0)
+    s.add(_req('B', 6, 48.0), 48.0)
+    assert s.pick(48.5, None)[0].lba == 6         # slice over: B
 
 
 def test_edf_orders_by_deadline_background_500ms():

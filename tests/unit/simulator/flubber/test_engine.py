@@ -82,3 +82,13 @@ def test_the_dispatched_extent_is_what_the_next_seek_starts_from():
     eng.submit(_req('A', 1176))            # continues the merged extent
     eng.run(100.0)
     assert eng.metrics.bins['zero'] == 1
+
+
+def test_image_changes_count_dispatches_from_another_process():
+    eng = fengine.Engine(_Disk(), elevators.Noop())
+    for vm, lba in (('A', 0), ('A', 5000), ('B', 9000), ('B', 100),
+                    (None, 50), ('A', 7000)):
+        eng.submit(_req(vm, lba))
+    eng.run(100.0)
+    # A A | B B | backup | A: three changes in six dispatches
+    assert eng.metrics.dispatched == 6 and eng.metrics.changes == 3

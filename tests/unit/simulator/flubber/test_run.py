@@ -107,3 +107,26 @@ def test_scenario_options_reach_the_guests(kw, want):
 def test_scenario_merge_max_reaches_the_engine(kw, want):
     eng = frun.build(frun.Scenario(_pair('cfq').scenario.vms, **kw))[0]
     assert eng.merge_max == want
+
+
+@pytest.mark.parametrize('kw, want', [({}, 0.0), ({'bd_hold_ms': 250.0},
+                                                  250.0)])
+def test_scenario_bd_hold_reaches_bd_edf(kw, want):
+    low = frun.build(frun.Scenario(_pair('cfq').scenario.vms,
+                                   scheduler='flubber', **kw))[2]
+    assert low.hold_ms == want
+
+
+def test_a_hold_cuts_image_changes():
+    rule, held = _pair('flubber'), _pair('flubber', bd_hold_ms=250.0)
+    assert held.metrics.changes < rule.metrics.changes
+
+
+@pytest.mark.parametrize('sched, kw, want', [
+    ('cfq', {}, False), ('cfq', {'cfq_shared_async': True}, True),
+    ('cfq-prio', {'cfq_shared_async': True}, True),
+])
+def test_scenario_cfq_shared_async_reaches_cfq(sched, kw, want):
+    low = frun.build(frun.Scenario(_pair('cfq').scenario.vms,
+                                   scheduler=sched, **kw))[2]
+    assert low.shared_async is want
