@@ -20,11 +20,14 @@ each count the host agent (``[host_agent] policies`` = ``agent_load.py``'s:
 vslicer, isacs, slo) ticks every second in a thread (``testbed_common.
 AgentThread``: the libvirt driver, wake-ups from a private tracefs
 instance) and each tick's thread CPU time is recorded with the I/O events
-per vCPU per second the agent counted (E_n). Phases per count: idle (the
-guests' own wake-ups: timers), probe (``--probe-s`` at the request rate
-that would give the target with one event per request: how many events a
-request brings), load (``--ticks`` counted ticks at the rate that gives the
-target: ``agent_load_libvirt_calc.rr_rate``).
+per vCPU per second the agent counted (E_n); ticks start a second apart.
+Phases per count: idle (the guests' own wake-ups: timers), ``--probes``
+probes of ``--probe-s`` (how many events a request brings, first at one
+event per request, then at the rate the probe before gave: a vCPU idle
+between requests wakes more often per request), load (``--ticks`` counted
+ticks at the rate that gives the target: ``agent_load_libvirt_calc.
+rr_rate``). Per count also the wake-ups and switch-ins the driver drained
+from tracefs (it traces the LSVMs' switch-ins too: vSlicer's W).
 
 The target is the simulated host's events per vCPU per second, as the
 agent counted them in ``agent_load.py --short`` run first (the baseline,
@@ -85,7 +88,10 @@ def parse_args(argv):
                    help='ticks without requests per count (default '
                         '%(default)s)')
     p.add_argument('--probe-s', type=float, default=5,
-                   help='seconds of the probe phase (default %(default)s)')
+                   help='seconds of each probe (default %(default)s)')
+    p.add_argument('--probes', type=int, default=2,
+                   help='probes of events per request, each at the rate '
+                        'the one before gave (default %(default)s)')
     p.add_argument('--burst-us', type=int, default=50,
                    help='guest CPU per request (default %(default)s)')
     tc.add_client_arg(p, default='other')
@@ -121,8 +127,8 @@ def parse_args(argv):
     if (len(args.counts) < 2 or args.counts != sorted(set(args.counts))
             or args.counts[0] < 1):
         p.error('--counts: at least two ascending counts >= 1')
-    if args.ticks < 2 or args.idle_ticks < 1:
-        p.error('--ticks >= 2, --idle-ticks >= 1')
+    if args.ticks < 2 or args.idle_ticks < 1 or args.probes < 1:
+        p.error('--ticks >= 2, --idle-ticks >= 1, --probes >= 1')
     return args
 
 
@@ -162,17 +168,29 @@ def mix_target(vcpus=200, pcpus=32):
 
 
 # -- the agent's ticks ------------------------------------------------------
+def traced_lines(driver):
+    """(wake-ups, switch-ins) the libvirt driver drained from tracefs in
+    its last tick (its private buffers; (0, 0) without a tracer).
+    """
+    return (sum(map(len, getattr(driver, '_events', {}).values())),
+            sum(map(len, getattr(driver, '_runs', {}).values())))
+
+
 class TickRecorder:
     """Wraps ``agent.tick`` (it runs in the agent's thread): per tick the
     phase it started in (and the phase's generation), its thread CPU time,
-    the I/O events per vCPU per second and the vCPUs the agent counted;
-    cProfile around the next ``profile(n)`` ticks.
+    its window, the I/O events per vCPU per second and the vCPUs the agent
+    counted, the trace lines it drained; cProfile around the next
+    ``profile(n)`` ticks. With ``thread`` (the ``AgentThread``), its wait
+    after each tick is what is left of ``period``: ticks start ``period``
+    apart, as the simulated host's (not a period plus the tick's time).
     """
 
-    def __init__(self, agent):
+    def __init__(self, agent, thread=None, period=1.0):
         self.agent = agent
         self._tick = agent.tick
         agent.tick = self.tick
+        self.thread, self.period = thread, period
         self.rows = []
         self.phase, self.gen = 'start', 0
         self.prof, self._prof_left = None, 0
@@ -187,6 +205,7 @@ class TickRecorder:
     def tick(self):
         phase, gen = self.phase, self.gen
         prof = self.prof if self._prof_left > 0 else None
+        wall = time.monotonic()
         t = time.thread_time()
         if prof is not None:
             prof.enable()
@@ -195,9 +214,16 @@ class TickRecorder:
             prof.disable()
             self._prof_left -= 1
         cpu = time.thread_time() - t
-        rate, n = agent_load.io_events_per_vcpu_s(self.agent.last_snapshot)
+        if self.thread is not None:
+            self.thread.interval = max(0.0, self.period - (
+                time.monotonic() - wall))
+        snap = self.agent.last_snapshot
+        rate, n = agent_load.io_events_per_vcpu_s(snap)
+        wakes, runs = traced_lines(self.agent.driver)
         self.rows.append({'phase': phase, 'gen': gen, 'cpu_ms': cpu * 1e3,
                           'events_per_vcpu_s': rate, 'vcpus': n,
+                          'window_s': snap.window_s if snap else None,
+                          'wakeups': wakes, 'switch_ins': runs,
                           'profiled': prof is not None})
 
     def valid(self, phase, skip=0):
@@ -241,30 +267,38 @@ def measure_count(guests, target, args, profile):
     """One count: idle, probe and load phases under one AgentThread."""
     n = len(guests)
     with tc.AgentThread(CONF, PREFIX) as at:
-        rec = TickRecorder(at.agent)
+        rec = TickRecorder(at.agent, at)
         traced = at.driver.tracer is not None
         rec.set_phase('idle')
         idle_rows = rec.wait('idle', args.idle_ticks)
         idle = calc.mean(r['events_per_vcpu_s'] for r in idle_rows)
-        rate0 = calc.rr_rate(target, idle)
-        rec.set_phase('probe')
-        tc.progress('%d guests: idle %.1f events/vCPU/s; probe at %.0f '
-                    'requests/s per guest for %g s' % (n, idle or 0, rate0,
-                                                       args.probe_s))
-        drive(guests, rate0, args.probe_s, args.burst_us, args.client)
-        probe = calc.mean(r['events_per_vcpu_s']
-                          for r in rec.valid('probe', skip=1))
-        per_req = calc.events_per_request(probe, idle, rate0) or 1.0
+        per_req, probes = 1.0, []
         rate = calc.rr_rate(target, idle, per_req)
-        extra = PROFILED_TICKS + 2 if profile else 0
-        tc.progress('%d guests: probe %.1f events/vCPU/s (%.2f per '
-                    'request); load at %.0f requests/s per guest for %d '
-                    'ticks' % (n, probe or 0, per_req, rate, args.ticks))
+        for k in range(args.probes):
+            # events per request change with the rate (a vCPU idle between
+            # requests wakes more often per request): probe again at the
+            # rate the last probe gave
+            rec.set_phase('probe%d' % k)
+            drive(guests, rate, args.probe_s, args.burst_us, args.client)
+            probe = calc.mean(r['events_per_vcpu_s']
+                              for r in rec.valid('probe%d' % k, skip=1))
+            per_req = calc.events_per_request(probe, idle, rate) or per_req
+            probes.append({'rate_per_s': rate, 'events_per_vcpu_s': probe,
+                           'events_per_request': per_req})
+            tc.progress('%d guests: idle %.1f events/vCPU/s; probe at %.0f '
+                        'requests/s per guest: %.1f events/vCPU/s (%.2f per '
+                        'request)' % (n, idle or 0, rate, probe or 0,
+                                      per_req))
+            rate = calc.rr_rate(target, idle, per_req)
+        # a tick every 1 s plus its own time: 20 % spare
+        seconds = 1.2 * (args.ticks + 4 + (PROFILED_TICKS if profile else 0))
+        tc.progress('%d guests: load at %.0f requests/s per guest for %d '
+                    'ticks' % (n, rate, args.ticks))
         rec.set_phase('load')
         box = {}
         th = threading.Thread(target=lambda: box.update(answered=drive(
-            guests, rate, args.ticks + 3 + extra, args.burst_us,
-            args.client)), daemon=True)
+            guests, rate, seconds, args.burst_us, args.client)),
+            daemon=True)
         th.start()
         rows = rec.wait('load', args.ticks, skip=1,
                         timeout=args.ticks * 3 + 60,
@@ -280,10 +314,15 @@ def measure_count(guests, target, args, profile):
     events = calc.mean(r['events_per_vcpu_s'] for r in rows)
     out = {'guests': n, 'vcpus': [r['vcpus'] for r in rows],
            'traced': traced, 'idle_events_per_vcpu_s': idle,
-           'probe_rate_per_s': rate0, 'probe_events_per_vcpu_s': probe,
-           'events_per_request': per_req, 'rate_per_s': rate,
+           'probes': probes, 'events_per_request': per_req,
+           'rate_per_s': rate,
            'events_per_vcpu_s': events, 'ticks': len(rows),
            'cpu_ms_per_tick': cpu, 'cpu_ms_mean': calc.mean(cpu),
+           'window_s_mean': calc.mean(r['window_s'] for r in rows),
+           'wakeups_per_vcpu_s': calc.mean(
+               r['wakeups'] / r['window_s'] / n for r in rows),
+           'switch_ins_per_vcpu_s': calc.mean(
+               r['switch_ins'] / r['window_s'] / n for r in rows),
            'answered': box.get('answered'), 'restored': at.restored,
            'agent_errors': at.errors,
            'profiled_ticks': sum(r['profiled'] for r in rec.rows)}
@@ -328,14 +367,15 @@ def print_table(res):
           'upper bound %.1f (per vCPU %s)' % (
               t['events_per_vcpu_s'], t['source'], t['mix_bound'],
               ', '.join('%.0f' % r for r in t['mix_rates'])))
-    print('%7s %6s %9s %9s %9s %10s %6s %10s' % (
+    print('%7s %6s %9s %7s %7s %10s %10s %8s %6s %8s' % (
         'guests', 'ticks', 'idle ev/s', 'ev/req', 'req/s', 'ev/vCPU/s',
-        'trace', 'ms/tick'))
+        'sw-in/v/s', 'window s', 'trace', 'ms/tick'))
     for c in res['counts']:
-        print('%7d %6d %9.1f %9.2f %9.0f %10.1f %6s %10.2f' % (
+        print('%7d %6d %9.1f %7.2f %7.0f %10.1f %10.1f %8.2f %6s %8.2f' % (
             c['guests'], c['ticks'], c['idle_events_per_vcpu_s'] or 0,
             c['events_per_request'], c['rate_per_s'],
-            c['events_per_vcpu_s'] or 0, 'on' if c['traced'] else 'OFF',
+            c['events_per_vcpu_s'] or 0, c['switch_ins_per_vcpu_s'] or 0,
+            c['window_s_mean'] or 0, 'on' if c['traced'] else 'OFF',
             c['cpu_ms_mean'] or 0))
     s = res['fit']
     print('fit over %d ticks: CPU per tick = %.2f ms + %.3f ms x vCPUs'

@@ -208,3 +208,13 @@ def test_summarize_fits_every_counted_tick():
     assert s['pct_core_per_100_vcpus_at_sim_vcpus'] == pytest.approx(5.1)
     assert s['events_over_target'] == pytest.approx(1.0)
     assert s['met'] is False
+
+
+@pytest.mark.parametrize('driver,want', [
+    (types.SimpleNamespace(_events={1: [1, 2], 2: [3]}, _runs={1: [4]}),
+     (3, 1)),
+    (types.SimpleNamespace(_events={}, _runs={}), (0, 0)),
+    (types.SimpleNamespace(), (0, 0)),          # not the libvirt driver
+])
+def test_traced_lines(driver, want):
+    assert alv.traced_lines(driver) == want
