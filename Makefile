@@ -166,7 +166,7 @@ bench-load: bootstrap
 # Issue 29: the agent's CPU per 100 vCPUs with the libvirt driver and
 # tracefs on 2, 4 and 8 TCG guests at the simulated host's I/O events per
 # vCPU, beside agent_load.py's simulated figure from the same run
-# (bench/README.md); ~8 min, root, under the testbed lock.
+# (bench/README.md); ~13 min under load (7 the baseline), root, testbed lock.
 # ARGS=--quick for a smoke run, ARGS='--profile 10' for the top ten.
 bench-agent-libvirt:
 	flock /tmp/iosched-testbed.lock tools/run-bench.sh agent_load_libvirt $(ARGS)

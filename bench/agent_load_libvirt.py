@@ -115,6 +115,9 @@ def parse_args(argv):
                    help='a smoke run: 2 and 4 guests, 6 ticks, a 30-s '
                         'baseline')
     p.add_argument('-o', '--output-dir', default='out/bench')
+    p.add_argument('--report', metavar='FILE',
+                   help='print the table, fits and verdict of a recorded '
+                        'JSON (runs nothing)')
     args = p.parse_args(argv)
     if args.quick:
         args.counts, args.ticks, args.probe_s = '2,4', 6, 3
@@ -318,6 +321,8 @@ def measure_count(guests, target, args, profile):
            'rate_per_s': rate,
            'events_per_vcpu_s': events, 'ticks': len(rows),
            'cpu_ms_per_tick': cpu, 'cpu_ms_mean': calc.mean(cpu),
+           'events_per_tick': [r['events_per_vcpu_s'] * r['vcpus']
+                               * r['window_s'] for r in rows],
            'window_s_mean': calc.mean(r['window_s'] for r in rows),
            'wakeups_per_vcpu_s': calc.mean(
                r['wakeups'] / r['window_s'] / n for r in rows),
@@ -334,11 +339,28 @@ def measure_count(guests, target, args, profile):
 
 
 # -- the figures ---------------------------------------------------------
+def events_per_tick(count):
+    """The I/O events the agent counted in each counted tick of a count
+    (a run recorded before they were kept: the count's mean for each).
+    """
+    if 'events_per_tick' in count:
+        return count['events_per_tick']
+    mean = (count['events_per_vcpu_s'] * count['guests']
+            * (count.get('window_s_mean') or 1.0))
+    return [mean] * len(count['cpu_ms_per_tick'])
+
+
 def summarize(counts, target, base):
-    """The fit over every counted tick, the figures and the verdict."""
+    """The fits over every counted tick, the figures and the verdict:
+    CPU per tick over vCPUs (the figure), and over the I/O events the
+    agent counted (the counts' event rates differ from the target: per
+    event, then at the target's rate).
+    """
     xs = [v for c in counts for v in c['vcpus']]
     ys = [y for c in counts for y in c['cpu_ms_per_tick']]
     fixed, slope = calc.fit(xs, ys)
+    ev_fixed, ms_per_event = calc.fit(
+        [e for c in counts for e in events_per_tick(c)], ys)
     pct = agent_load.pct_per_100(slope * 1000, 1)
     sim_vcpus = (base or {}).get('vcpus') or 200
     at_sim = agent_load.pct_per_100((fixed + slope * sim_vcpus) * 1000,
@@ -350,6 +372,10 @@ def summarize(counts, target, base):
                              fixed, ratio)
     return {'fixed_ms_per_tick': fixed, 'ms_per_vcpu_tick': slope,
             'pct_core_per_100_vcpus': pct,
+            'fixed_ms_per_tick_over_events': ev_fixed,
+            'us_per_event': ms_per_event * 1000,
+            'pct_core_per_100_vcpus_at_target_events': agent_load.pct_per_100(
+                ms_per_event * 1000 * target, 1),
             'pct_core_per_100_vcpus_at_sim_vcpus': at_sim,
             'sim_vcpus': sim_vcpus, 'events_per_vcpu_s': events,
             'events_over_target': ratio, 'points': len(xs),
@@ -386,6 +412,12 @@ def print_table(res):
           % (s['pct_core_per_100_vcpus'], s['fixed_ms_per_tick'],
              s['fixed_ms_per_tick'] / 10.0, s['sim_vcpus'],
              s['pct_core_per_100_vcpus_at_sim_vcpus']))
+    print('  over the I/O events the agent counted: %.2f ms + %.2f us per '
+          'event; at the target\'s %.1f events per vCPU per s: %.2f %% of a '
+          'core per 100 vCPUs' % (
+              s['fixed_ms_per_tick_over_events'], s['us_per_event'],
+              t['events_per_vcpu_s'],
+              s['pct_core_per_100_vcpus_at_target_events']))
     b = res.get('baseline')
     if b:
         print('  simulated driver (agent_load.py, %d vCPUs, same run): %.2f '
@@ -401,8 +433,31 @@ def print_table(res):
     print(s['verdict'])
 
 
+def print_profile(rows):
+    """A recorded ``profile_top`` (``agent_load.report_profile``'s rows)."""
+    print('  profile of %d more ticks at the largest count, own time:'
+          % PROFILED_TICKS)
+    for r in rows:
+        print('    %5.1f %%  %8d calls  %s' % (r['own_pct'], r['calls'],
+                                             r['function']))
+
+
+def report(path):
+    """The table, fits and verdict of a recorded JSON (runs nothing)."""
+    with open(path) as fh:
+        res = json.load(fh)
+    res['fit'] = summarize(res['counts'], res['target']['events_per_vcpu_s'],
+                           res.get('baseline'))
+    print_table(res)
+    if res.get('profile_top'):
+        print_profile(res['profile_top'])
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.report:
+        return report(args.report)
     names = agent_load.policy_names()
     mix_rates, mix_bound = mix_target()
     base = baseline(args) if args.baseline else None

@@ -194,20 +194,42 @@ def test_valid_ticks(rows, phase, skip, want):
 
 
 def test_summarize_fits_every_counted_tick():
+    # 1 ms fixed + 5 us per event; the counts' event rates differ
     counts = [{'vcpus': [2, 2], 'cpu_ms_per_tick': [3.0, 3.0],
-               'events_per_vcpu_s': 380.0},
-              {'vcpus': [4, 4], 'cpu_ms_per_tick': [4.0, 4.0],
-               'events_per_vcpu_s': 400.0},
-              {'vcpus': [8, 8], 'cpu_ms_per_tick': [6.0, 6.0],
-               'events_per_vcpu_s': 420.0}]
+               'events_per_tick': [400.0, 400.0],
+               'events_per_vcpu_s': 200.0},
+              {'vcpus': [4, 4], 'cpu_ms_per_tick': [5.0, 5.0],
+               'events_per_tick': [800.0, 800.0],
+               'events_per_vcpu_s': 200.0},
+              {'vcpus': [8, 8], 'cpu_ms_per_tick': [9.0, 9.0],
+               'events_per_tick': [1600.0, 1600.0],
+               'events_per_vcpu_s': 200.0}]
     s = alv.summarize(counts, 400.0, {'vcpus': 200})
-    assert s['fixed_ms_per_tick'] == pytest.approx(2.0)
-    assert s['ms_per_vcpu_tick'] == pytest.approx(0.5)
-    assert s['pct_core_per_100_vcpus'] == pytest.approx(5.0)
-    # 2 + 0.5 * 200 ms a tick at 200 vCPUs: 5.1 % per 100
-    assert s['pct_core_per_100_vcpus_at_sim_vcpus'] == pytest.approx(5.1)
-    assert s['events_over_target'] == pytest.approx(1.0)
+    assert s['fixed_ms_per_tick'] == pytest.approx(1.0)
+    assert s['ms_per_vcpu_tick'] == pytest.approx(1.0)
+    assert s['pct_core_per_100_vcpus'] == pytest.approx(10.0)
+    # 1 + 1 * 200 ms a tick at 200 vCPUs: 10.05 % per 100
+    assert s['pct_core_per_100_vcpus_at_sim_vcpus'] == pytest.approx(10.05)
+    assert s['fixed_ms_per_tick_over_events'] == pytest.approx(1.0)
+    assert s['us_per_event'] == pytest.approx(5.0)
+    # at the target's 400 events per vCPU: 2 ms per vCPU, 20 %
+    assert s['pct_core_per_100_vcpus_at_target_events'] == \
+        pytest.approx(20.0)
+    assert s['events_over_target'] == pytest.approx(0.5)
     assert s['met'] is False
+
+
+@pytest.mark.parametrize('count,want', [
+    ({'events_per_tick': [1.0, 2.0], 'cpu_ms_per_tick': [1, 1]},
+     [1.0, 2.0]),
+    # recorded before per-tick events were kept: the count's mean
+    ({'events_per_vcpu_s': 300.0, 'guests': 4, 'window_s_mean': 1.5,
+      'cpu_ms_per_tick': [1, 1, 1]}, [1800.0] * 3),
+    ({'events_per_vcpu_s': 300.0, 'guests': 2,
+      'cpu_ms_per_tick': [1]}, [600.0]),
+])
+def test_events_per_tick(count, want):
+    assert alv.events_per_tick(count) == pytest.approx(want)
 
 
 @pytest.mark.parametrize('driver,want', [
