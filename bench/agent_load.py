@@ -131,6 +131,35 @@ def agent_bytes(agent, exclude):
     return total
 
 
+VCPUS_PER_VM = 4
+
+
+def vm_workloads():
+    """One VM of the simulated host: its vCPUs' workloads, in order (an
+    LSVM-like request/response vCPU, a disk vCPU, a CPU-bound vCPU and a
+    mixed one).
+    """
+    from iosched.simulator import spec as sim_spec
+    return (sim_spec.RequestResponse(rate_per_s=100, burst_us=200),
+            sim_spec.DiskClosedLoop(outstanding=1), sim_spec.CpuBound(),
+            sim_spec.RequestResponse(rate_per_s=20, burst_us=2000))
+
+
+def host_spec(pcpus):
+    """The simulated host (its shared disk: the disk vCPUs' pace)."""
+    from iosched.simulator import spec as sim_spec
+    return sim_spec.HostSpec(name='load', pcpus=pcpus, default_slice_us=3000)
+
+
+def policy_names():
+    """The policies the agent runs with (ibalancer when present)."""
+    from iosched.host_agent import plugins
+    if hasattr(plugins, 'policy_names'):
+        return [n for n in ('vslicer', 'isacs', 'slo', 'ibalancer')
+                if n in plugins.policy_names()]
+    return ['vslicer', 'isacs', 'slo']
+
+
 def build(vcpus, pcpus):
     from iosched.host_agent import assembly
     from iosched.host_agent import model
@@ -138,28 +167,34 @@ def build(vcpus, pcpus):
     from iosched.simdriver import driver as sim_driver
     from iosched.simulator import host as sim_host
     from iosched.simulator import spec as sim_spec
-    sim = sim_host.SimHost(sim_spec.HostSpec(name='load', pcpus=pcpus,
-                                             default_slice_us=3000), seed=15)
+    sim = sim_host.SimHost(host_spec(pcpus), seed=15)
     driver = sim_driver.SimulatedDriver(sim)
     lsvm = {'iosched:latency_sensitive': 'true', 'iosched:latency_ms': '4',
             'iosched:io_profile': 'io'}
-    for i in range(vcpus // 4):
+    for i in range(vcpus // VCPUS_PER_VM):
         uuid = 'vm-%03d' % i
-        wl = (sim_spec.RequestResponse(rate_per_s=100, burst_us=200),
-              sim_spec.DiskClosedLoop(outstanding=1), sim_spec.CpuBound(),
-              sim_spec.RequestResponse(rate_per_s=20, burst_us=2000))
+        wl = vm_workloads()
         sim.add_vm(sim_spec.VmSpec(uuid=uuid, name=uuid, vcpus=wl,
                                    disks=('vda',)))
         driver.add_instance(model.InstanceInfo(
             uuid=uuid, name=uuid, flavor='f', vcpus=len(wl),
             extra_specs=lsvm if i % 5 == 0 else {}, disks=()))
     conf = fixtures.CONF
-    names = [n for n in ('vslicer', 'isacs', 'slo', 'ibalancer')
-             if n in plugins.policy_names()] if hasattr(
-                 plugins, 'policy_names') else ['vslicer', 'isacs', 'slo']
+    names = policy_names()
     agent = assembly.build_agent(conf, driver, journal_path='',
                                  policies=plugins.load_policies(conf, names))
     return sim, agent, names
+
+
+def io_events_per_vcpu_s(snapshot):
+    """(I/O events per vCPU per second the agent counted (E_n) in this
+    snapshot's window, vCPUs); (None, 0) before the first window.
+    """
+    vcpus = snapshot.vcpus if snapshot is not None else ()
+    if not vcpus or not snapshot.window_s:
+        return None, 0
+    return (sum(v.events for v in vcpus) / len(vcpus) / snapshot.window_s,
+            len(vcpus))
 
 
 def report_traced(traced, frames):
@@ -267,6 +302,7 @@ def main(argv=None):
     agent_cpu = sim_cpu = ref_cpu = 0.0
     n_new = n_ref = 0
     cpu = {'new': [0.0, 0], 'reference': [0.0, 0]}   # counted ticks
+    events = []         # counted ticks: I/O events per vCPU per second
     prof = cProfile.Profile() if args.profile else None
     t_start = time.monotonic()
     for tick in range(1, args.seconds + 1):
@@ -296,6 +332,9 @@ def main(argv=None):
             side = cpu['reference' if ref else 'new']
             side[0] += t2 - t1
             side[1] += 1
+            rate = io_events_per_vcpu_s(agent.last_snapshot)[0]
+            if rate is not None:
+                events.append(rate)
         if tick % args.window == 0:
             # as the daemon's wall-clock driver does: the simulator's own
             # per-request records are kept for a window only
@@ -338,6 +377,8 @@ def main(argv=None):
         'agent_mib_max': max(own),
         'agent_mib_slope_per_hour': slope_per_hour(xs, own),
         'agent_growth_pct': (own[-1] - own[0]) / own[0] * 100,
+        'io_events_per_vcpu_s': (sum(events) / len(events) if events
+                                 else None),
     }
     print('agent with %d vCPUs on %d pCPUs, policies %s, %d simulated s:'
           % (args.vcpus, args.pcpus, ','.join(names), args.seconds))
@@ -348,6 +389,9 @@ def main(argv=None):
              result['agent_us_per_tick_mean'] * 100))
     print('  baseline: simulator  %8.0f us per simulated s'
           % result['sim_us_per_sim_s_mean'])
+    if events:
+        print('  I/O events the agent counted: %.1f per vCPU per second'
+              % result['io_events_per_vcpu_s'])
     print('  RSS %.1f -> %.1f MiB (growth %+.2f %%, slope %+.2f MiB/h; '
           'agent and simulator in one process)'
           % (rss[0], rss[-1], result['rss_growth_pct'],

@@ -12,6 +12,6 @@ trap stop_started EXIT
 ensure_test_packages || echo "warning: could not install packages" >&2
 tools/bootstrap.sh || exit 1
 case "$name" in
-testbed_*) ensure_libvirtd || exit 1; ensure_tracefs || true ;;
+testbed_*|agent_load_libvirt) ensure_libvirtd || exit 1; ensure_tracefs || true ;;
 esac
 "$VENV/bin/python" "bench/$name.py" "$@"
