@@ -60,7 +60,7 @@ def _child(code, pure):
     env.pop(compiled.PURE_ENV, None)
     if pure:
         env[compiled.PURE_ENV] = '1'
-    root = os.path.dirname(os.path.dirname(os.path.dirname(PACKAGE_DIR)))
+    root = os.path.dirname(os.path.dirname(PACKAGE_DIR))
     env['PYTHONPATH'] = os.pathsep.join(
         [root] + [p for p in [env.get('PYTHONPATH')] if p])
     return subprocess.run([sys.executable, '-c', code], env=env, check=True,
