@@ -42,9 +42,14 @@ def test_equation_rows_match_exactly():
 
 
 def test_headline_rows_carry_the_papers_figures():
+    """Union (e): the table's figures, the prose's "71 %" beside them."""
     rows = {(r.setting, r.metric): r for r in ibalancer.network_union(True)}
+    sd = rows[('union (e) 10 VMs, Credit1', 'SD change (%)')]
+    assert sd.paper == -53.8 and 'SD -70.7, MAD -71.7' in sd.note
     assert rows[('union (e) 10 VMs, Credit1', 'MAD change (%)')].paper == \
-        -71.7
+        -42.9
+    ratio = rows[('union, Credit1, stock', 'per-VM mean ratio')]
+    assert ratio.paper == 0.914 and ratio.kind == 'value'
     disk = {(r.setting, r.metric): r for r in ibalancer.disk(True)}
     assert disk[('(b) 8 KB, Credit1', 'MAD change (%)')].paper == -61.0
 
@@ -52,3 +57,27 @@ def test_headline_rows_carry_the_papers_figures():
 def test_registered_in_the_runner():
     from bench.reproduce import __main__ as runner
     assert 'ibalancer' in runner.MODULES
+
+
+def test_union_arithmetic_rows_count_the_papers_breaks():
+    rows = {(r.setting, r.metric): r for r in ibalancer.union_arithmetic(True)}
+    assert all(r.kind == 'info' for r in rows.values())
+    assert rows[('Table 7 (Credit2), 8 union rows',
+                 'rows breaking |mean - median| <= SD')].ours == 8
+    assert rows[('prose of 10(e), 2 union rows',
+                 'rows breaking MAD <= SD')].ours == 2
+    assert rows[('union (e), stock: Table 6 vs Table 7',
+                 'equal cells of 4 (mean, SD, MAD, median)')].ours == 4
+
+
+@pytest.mark.parametrize('mb_s', [100.0, 168.9, 300.0])
+def test_wire_for_rate_inverts_the_window_law(mb_s):
+    """One uncontended window-limited sender gets mb_s with that wire."""
+    from bench.reproduce import independent_math as im
+    from iosched.simulator.ibalancer import model
+    s = model.Scenario()
+    wire = ibalancer.wire_for_rate(mb_s, s)
+    rtt = s.net_service_us + wire + s.irq_us
+    got = im.ibalancer_window_mb_s(0, s.window, s.io_chunk_us, rtt,
+                                   s.net_kb)
+    assert got == pytest.approx(mb_s, rel=0.002)
