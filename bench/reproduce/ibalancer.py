@@ -24,8 +24,15 @@ MAD of the seed-mean. Experiments:
 * ``motivation``: Table 1, 6 mixed VMs on 6 pCPUs (and on 5, info):
   gap / mean, max / min, Credit2 / Credit1 mean;
 * ``network_union`` / ``network_mixed``: Figs. 10-11 / Tables 6-7,
-  panels (e) (10 VMs, union, the "71 %" headline is its MAD, sec. 4.6)
-  and (j) (8 VMs, mixed);
+  panels (e) (10 VMs, union; the rows take Table 6's figures, the
+  abstract's "71 %" is the prose's MAD for 10(e), shown beside them) and
+  (j) (8 VMs, mixed); the union adds its per-VM throughput against
+  panel (b) (4 VMs) and the busy-wait reading of the delay;
+* ``union_arithmetic``: the paper's union rows against two inequalities
+  every data set obeys (``ibalancer_tables``);
+* ``union_regime``: the union with the per-VM round trip set from
+  Table 6 (b), where the paper's 10 VMs lose only 9 % each; and the same
+  with a persistent rate imbalance outside the CPU (a diagnostic);
 * ``disk``: Fig. 12, 8 mixed dd VMs, 4 KB (a), 8 KB (b; "61 %" is its
   Credit1 MAD) and 256 / 1024 KB (no effect above ~128 KB);
 * ``activity``: Fig. 13, triggers of I-Balancer vs TAV (trigger only);
@@ -39,6 +46,7 @@ MAD of the seed-mean. Experiments:
 import statistics
 
 from bench.reproduce import harness
+from bench.reproduce import ibalancer_tables as tables
 from iosched.simulator.ibalancer import equations as eq
 from iosched.simulator.ibalancer import model
 
@@ -51,18 +59,20 @@ QUICK_DURATION_S = 1.5
 SCHEDS = (('credit', 'Credit1'), ('credit2', 'Credit2'))
 
 # Paper figures (digest sections 4.4-4.6): (dSD %, dMAD %, dMean %),
-# from Tables 6 and 7. Where the prose says otherwise, its figures are
-# shown beside the table's (NET_PROSE), never used: Table 6's (e) row is
-# character for character Table 7's (a copy-paste in the paper, digest
-# 4.7), and the prose's 10(e) (17.04 / 0.41 / 0.6 -> 17.28 / 0.12 / 0.17)
-# is where the abstract's "71 %" comes from.
-NET = {('net', 'credit'): (-53.8, -42.9, 1.2),      # Table 6 (e)
-       ('net', 'credit2'): (-53.8, -42.9, 1.2),     # Table 7 (e)
+# from Tables 6 and 7 (bench/reproduce/ibalancer_tables.py holds the
+# union's). Where the prose says otherwise, its figures are shown beside
+# the table's (NET_PROSE), never used: Table 6's (e) row is character for
+# character Table 7's (a copy-paste in the paper, digest 4.7), and the
+# prose's 10(e) is where the abstract's "71 %" comes from.
+NET = {('net', 'credit'): tables.changes('table', 'credit', 'e'),
+       ('net', 'credit2'): tables.changes('table', 'credit2', 'e'),
        ('mixed', 'credit'): (-28.9, -35.2, 7.5),    # Table 6 (j), 8 VMs
        ('mixed', 'credit2'): (-40.5, -50.0, -1.1)}  # Table 7 (j)
-NET_PROSE = {('net', 'credit'): (-70.7, -71.7, 1.4),
+NET_PROSE = {('net', 'credit'): tables.changes('prose', 'credit', 'e'),
              ('mixed', 'credit'): (-40.0, -54.0, None)}
 NET_VMS = {'net': 10, 'mixed': 8}
+UNION_B_VMS = 4                # panel (b) (digest's panel-to-count mapping)
+SKEW_US = 300                  # union_regime: odd VMs' extra round trip
 NET_PANEL = {'net': 'union (e) 10 VMs', 'mixed': 'mixed (j) 8 VMs'}
 JAIN = {('net', 'credit'): 0.9988, ('net', 'credit2'): 0.9988,
         ('mixed', 'credit'): 0.6751, ('mixed', 'credit2'): 0.9988}
@@ -243,10 +253,15 @@ def motivation(quick):
 
 # -- Figs. 10-11 --------------------------------------------------------------
 def _network(quick, env):
+    """The panel rows of one environment, and the stock runs per
+    scheduler (for the variants beside them).
+    """
     rows = []
+    offs = {}
     n = NET_VMS[env]
     for sched, label in SCHEDS:
-        off = _runs(quick, vms=(env,) * n, scheduler=sched, mode='off')
+        off = offs[sched] = _runs(quick, vms=(env,) * n, scheduler=sched,
+                                  mode='off')
         ib = _runs(quick, vms=(env,) * n, scheduler=sched, mode='ib')
         a, b = _agg(off), _agg(ib)
         psd, pmad, pmean = NET[(env, sched)]
@@ -285,11 +300,50 @@ def _network(quick, env):
                          note='Jain %.4f (paper %.4f); with I-Balancer '
                          '%.4f' % (a['jain'], JAIN[(env, sched)],
                                    b['jain'])))
-    return rows
+        if env == 'net':
+            rows.append(_union_scaling(quick, sched, label, a['mean']))
+    return rows, offs
+
+
+def _union_scaling(quick, sched, label, mean_e):
+    """Per-VM throughput of panel (e) against panel (b), stock: how much
+    10 VMs take from each other on the 5 pCPUs.
+    """
+    b = _agg(_runs(quick, 1, vms=('net',) * UNION_B_VMS, scheduler=sched,
+                   mode='off', duration_s=1.5))['mean']
+    pb = tables.UNION[('table', sched, 'b', 'stock')][0]
+    pe = tables.UNION[('table', sched, 'e', 'stock')][0]
+    note = 'ours %.1f / %.1f MB/s' % (mean_e, b)
+    if sched == 'credit':
+        note += ('; prose 10(e) %.2f / %.2f GB = %.3f'
+                 % (tables.UNION[('prose', sched, 'e', 'stock')][0], pb,
+                    tables.UNION[('prose', sched, 'e', 'stock')][0] / pb))
+    return _row('Union: per-VM throughput, 10 VMs against %d (panel (e) '
+                '/ (b))' % UNION_B_VMS, 'union, %s, stock' % label,
+                'per-VM mean ratio', round(pe / pb, 3), mean_e / b,
+                kind='value', note=note)
 
 
 def network_union(quick):
-    rows = _network(quick, 'net')
+    rows, offs = _network(quick, 'net')
+    # The busy-wait reading of the delay (digest 6.8): the one under which
+    # a target's EN per window falls (independent check), on the union.
+    off = offs['credit']
+    busy = _runs(quick, vms=('net',) * NET_VMS['net'], mode='ib',
+                 delay_mode='busy')
+    a, b = _agg(off), _agg(busy)
+    per = ['%+.0f' % _change(y.stats()['sd'], x.stats()['sd'])
+           for x, y in zip(off, busy)]
+    psd, pmad, _ = NET[('net', 'credit')]
+    rows.append(_row('Delay as a busy wait (our variant, digest 6.8)',
+                     '%s, Credit1, busy wait' % NET_PANEL['net'],
+                     'SD change (%)', None, _change(b['sd'], a['sd']),
+                     kind='info', note='per seed %s %%; MAD %+.1f %%, mean '
+                     '%+.1f %%, triggered %.0f %% of periods (paper table: '
+                     'SD %+.1f, MAD %+.1f)'
+                     % (', '.join(per), _change(b['mad'], a['mad']),
+                        _change(b['mean'], a['mean']), 100 * _fired(busy),
+                        psd, pmad)))
     # The model's 10-VM union has no persistent imbalance (its SD falls
     # as 1 / sqrt(run length)); 3 VMs on 2 pCPUs keep one.
     kw = dict(PERSIST, duration_s=5.0)
@@ -302,22 +356,25 @@ def network_union(quick):
         rows.append(_row('Persistent imbalance (not a paper panel)',
                          '3 union VMs on 2 pCPUs, Credit1', metric, None,
                          _change(b[k], a[k]), kind='info',
-                         note='paper headline -71 %%; per seed SD %s %%; '
-                         'mean %+.2f %%' % (', '.join(per),
-                                            _change(b['mean'], a['mean']))))
+                         note='paper union (e) table SD %+.1f / MAD %+.1f '
+                         '%%, prose %+.1f / %+.1f %%; per seed SD %s %%; '
+                         'mean %+.2f %%' % (NET[('net', 'credit')][:2]
+                                            + NET_PROSE[('net', 'credit')][:2]
+                                            + (', '.join(per),
+                                               _change(b['mean'],
+                                                       a['mean'])))))
     return rows
 
 
 def network_mixed(quick):
-    rows = _network(quick, 'mixed')
+    rows, offs = _network(quick, 'mixed')
     # The other reading of "apply the delay before sending": the event
     # hypercall spins, so the target's vCPU burns the delay (digest 6.8).
     n = NET_VMS['mixed']
     for sched, label in SCHEDS:
-        off = _runs(quick, vms=('mixed',) * n, scheduler=sched, mode='off')
         busy = _runs(quick, vms=('mixed',) * n, scheduler=sched, mode='ib',
                      delay_mode='busy')
-        a, b = _agg(off), _agg(busy)
+        a, b = _agg(offs[sched]), _agg(busy)
         psd, pmad, pmean = NET[('mixed', sched)]
         rows.append(_row('Delay as a busy wait (our variant, digest 6.8)',
                          '%s, %s, busy wait' % (NET_PANEL['mixed'], label),
@@ -327,6 +384,126 @@ def network_mixed(quick):
                          % (_change(b['mad'], a['mad']),
                             _change(b['mean'], a['mean']), psd, pmean)))
     return rows
+
+
+# -- the union's figures and regime -------------------------------------------
+def union_arithmetic(quick):
+    """Tables 6-7's union rows and the prose of 10(e) against MAD <= SD
+    and |mean - median| <= SD (``ibalancer_tables``). Paper figures only;
+    ``quick`` changes nothing.
+    """
+    rows = []
+    bad = tables.violations()
+    claim = 'Paper arithmetic: union statistics vs inequalities of any data'
+    for source, sched, label in (('table', 'credit', 'Table 6 (Credit1)'),
+                                 ('table', 'credit2', 'Table 7 (Credit2)'),
+                                 ('prose', 'credit', 'prose of 10(e)')):
+        keys = [k for k in tables.UNION if k[:2] == (source, sched)]
+        for check in tables.CHECKS:
+            hit = [k for k in keys if check in bad.get(k, ())]
+            rows.append(_row(claim, '%s, %d union rows' % (label, len(keys)),
+                             'rows breaking %s' % check, None, len(hit),
+                             kind='info', note='; '.join(
+                                 '(%s) %s' % (k[2], k[3]) for k in hit)
+                             or 'none'))
+    e1 = tables.UNION[('table', 'credit', 'e', 'stock')]
+    e1p = tables.UNION[('prose', 'credit', 'e', 'stock')]
+    rows.append(_row(claim, 'union (e), Credit1, stock',
+                     '|mean - median| / SD, table (<= 1 for any data)', None,
+                     abs(e1[0] - e1[3]) / e1[1], kind='info',
+                     note='mean %.2f, SD %.2f, median %.2f GB'
+                     % (e1[0], e1[1], e1[3])))
+    rows.append(_row(claim, 'union (e), Credit1, stock',
+                     'MAD / SD, prose (<= 1 if MAD = mean abs. deviation)',
+                     None, e1p[2] / e1p[1], kind='info',
+                     note='SD %.2f, MAD %.2f; with I-Balancer %.2f / %.2f'
+                     % (e1p[1], e1p[2],
+                        tables.UNION[('prose', 'credit', 'e', 'ib')][1],
+                        tables.UNION[('prose', 'credit', 'e', 'ib')][2])))
+    for system in ('stock', 'ib'):
+        rows.append(_row(claim, 'union (e), %s: Table 6 vs Table 7' % system,
+                         'equal cells of 4 (mean, SD, MAD, median)', None,
+                         tables.same_cells(('table', 'credit', 'e', system),
+                                           ('table', 'credit2', 'e',
+                                            system)), kind='info',
+                         note='Credit1 row = Credit2 row (mixed (k) too)'))
+    return rows
+
+
+def wire_for_rate(mb_s, s):
+    """The ``wire_us`` at which one uncontended window-limited sender of
+    scenario ``s`` gets ``mb_s`` (10^6 B/s): the inverse of
+    ``independent_math.ibalancer_window_mb_s`` with no delay, rtt = dom0
+    service + wire + IRQ. Below the CPU limit (64 KiB / cpu) only.
+    """
+    cycle_us = s.window * s.net_kb * 1024.0 / mb_s
+    return int(round(cycle_us - s.io_chunk_us - s.net_service_us
+                     - s.irq_us))
+
+
+def union_regime(quick):
+    """The union where the per-VM round trip, not the 5 pCPUs, sets the
+    throughput: wire_us from Table 6 (b)'s per-VM rate (a fit, one
+    figure), then panel (e) with and without I-Balancer (Credit1).
+    """
+    pb = tables.UNION[('table', 'credit', 'b', 'stock')][0]
+    pe = tables.UNION[('table', 'credit', 'e', 'stock')][0]
+    rate = pb * 1e3 / tables.RUN_S
+    wire = wire_for_rate(rate, model.Scenario())
+    setting = 'union, Credit1, wire %d us (fit to (b))' % wire
+    b = _agg(_runs(quick, 1, vms=('net',) * UNION_B_VMS, mode='off',
+                   wire_us=wire, duration_s=1.5))['mean']
+    kw = dict(vms=('net',) * NET_VMS['net'], wire_us=wire,
+              duration_s=SIDE_S)
+    off = _runs(quick, 2, mode='off', **kw)
+    ib = _runs(quick, 2, mode='ib', **kw)
+    a, c = _agg(off), _agg(ib)
+    psd, pmad, _ = NET[('net', 'credit')]
+    claim = 'Union with the per-VM round trip fitted to panel (b)'
+    return [
+        _row(claim, setting + ', 4 VMs', 'per-VM throughput (MB/s), fit',
+             None, b, kind='info', note='fit target: Table 6 (b) %.2f GB '
+             'in %d s = %.1f MB/s' % (pb, tables.RUN_S, rate)),
+        _row(claim, setting, 'per-VM mean ratio, 10 VMs / 4', round(
+            pe / pb, 3), a['mean'] / b, kind='value',
+            note='ours %.1f / %.1f MB/s' % (a['mean'], b)),
+        _row(claim, setting, 'CV of per-VM throughput, stock (%)', None,
+             100 * a['sd'] / a['mean'], kind='info', note='paper (e) '
+             'table %.1f %%, prose %.1f %%' % tuple(
+                 100 * f[1] / f[0] for f in (
+                     tables.UNION[('table', 'credit', 'e', 'stock')],
+                     tables.UNION[('prose', 'credit', 'e', 'stock')]))),
+        _row(claim, setting, 'SD change (%)', None,
+             _change(c['sd'], a['sd']), kind='info',
+             note='MAD %+.1f %%, triggered %.0f %% of periods (paper '
+             'table: SD %+.1f, MAD %+.1f)' % (
+                 _change(c['mad'], a['mad']), 100 * _fired(ib), psd, pmad)),
+    ] + _skewed_union(quick, kw, setting, psd)
+
+
+def _skewed_union(quick, kw, setting, psd):
+    """The fitted union with a persistent rate imbalance that the vCPU
+    scheduler does not cause (odd VMs: ``SKEW_US`` more wire): what Eq. 2
+    over EN per masked window sees of it.
+    """
+    kw = dict(kw, wire_skew_us=SKEW_US)
+    off = _runs(quick, 1, mode='off', **kw)
+    ib = _runs(quick, 1, mode='ib', **kw)
+    a, b = _agg(off), _agg(ib)
+    d_max = max(t[1] for r in ib for t in r.triggers)
+    en = [snap[0] for r in ib for snap in r.snaps.values()]
+    claim = ('Union, fitted round trip, odd VMs +%d us (diagnostic, not '
+             'the paper\'s)' % SKEW_US)
+    return [
+        _row(claim, setting, 'CV of per-VM throughput, stock (%)', None,
+             100 * a['sd'] / a['mean'], kind='info',
+             note='per-VM %.1f..%.1f MB/s' % (a['min'], a['max'])),
+        _row(claim, setting, 'SD change (%)', None,
+             _change(b['sd'], a['sd']), kind='info',
+             note='largest D %.1f %% (beta %.0f); EN per window %d..%d '
+             'whatever the rate; paper table SD %+.1f'
+             % (d_max, model.Scenario.beta, min(en), max(en), psd)),
+    ]
 
 
 # -- Fig. 12 ------------------------------------------------------------------
@@ -519,6 +696,8 @@ EXPERIMENTS = [
     ('motivation', motivation),
     ('network_union', network_union),
     ('network_mixed', network_mixed),
+    ('union_arithmetic', union_arithmetic),
+    ('union_regime', union_regime),
     ('disk', disk),
     ('activity', activity),
     ('overhead', overhead),

@@ -53,6 +53,8 @@ def test_headline_rows_carry_the_papers_table_figures():
     assert (sd.paper_other, mad.paper_other) == ('prose -70.7',
                                                   'prose -71.7')
     assert sd.paper_text() == '-53.8 (prose -70.7)'
+    ratio = rows[('union, Credit1, stock', 'per-VM mean ratio')]
+    assert ratio.paper == 0.914 and ratio.kind == 'value'
     mixed = {(r.setting, r.metric): r
              for r in reproduce_quick.rows('ibalancer', 'network_mixed')}
     sd = mixed[('mixed (j) 8 VMs, Credit1', 'SD change (%)')]
@@ -65,3 +67,27 @@ def test_headline_rows_carry_the_papers_table_figures():
 def test_registered_in_the_runner():
     from bench.reproduce import __main__ as runner
     assert 'ibalancer' in runner.MODULES
+
+
+def test_union_arithmetic_rows_count_the_papers_breaks():
+    rows = {(r.setting, r.metric): r for r in ibalancer.union_arithmetic(True)}
+    assert all(r.kind == 'info' for r in rows.values())
+    assert rows[('Table 7 (Credit2), 8 union rows',
+                 'rows breaking |mean - median| <= SD')].ours == 8
+    assert rows[('prose of 10(e), 2 union rows',
+                 'rows breaking MAD <= SD')].ours == 2
+    assert rows[('union (e), stock: Table 6 vs Table 7',
+                 'equal cells of 4 (mean, SD, MAD, median)')].ours == 4
+
+
+@pytest.mark.parametrize('mb_s', [100.0, 168.9, 300.0])
+def test_wire_for_rate_inverts_the_window_law(mb_s):
+    """One uncontended window-limited sender gets mb_s with that wire."""
+    from bench.reproduce import independent_math as im
+    from iosched.simulator.ibalancer import model
+    s = model.Scenario()
+    wire = ibalancer.wire_for_rate(mb_s, s)
+    rtt = s.net_service_us + wire + s.irq_us
+    got = im.ibalancer_window_mb_s(0, s.window, s.io_chunk_us, rtt,
+                                   s.net_kb)
+    assert got == pytest.approx(mb_s, rel=0.002)

@@ -48,6 +48,9 @@ modelled (they never run, never send).
 The delay is a non-blocking deferral; ``delay_mode='busy'`` also makes the
 sender's vCPU spin for it (the other reading of "apply the delay before
 sending"). ``fixed_delay_us`` delays every event (Fig. 8's calibration).
+``wire_skew_us`` (a diagnostic, not the paper's) adds that much wire to
+the odd-numbered VMs' network events: a persistent per-VM rate imbalance
+the vCPU scheduler does not cause.
 """
 
 import collections
@@ -96,6 +99,7 @@ class Scenario:
     switch_cost_us: int = 2
     delay_mode: str = 'defer'        # defer (timer) | busy (vCPU stalls)
     fixed_delay_us: int = 0          # Fig. 8: every event, no controller
+    wire_skew_us: int = 0            # odd VMs' extra wire (diagnostic)
 
     def __post_init__(self):
         if self.scheduler not in SCHEDULERS:
@@ -121,6 +125,9 @@ class Scenario:
                              '%s' % (self.delay_mode, ', '.join(DELAY_MODES)))
         if self.block_kb < 1 or self.window < 1:
             raise ValueError('Scenario.block_kb/window: must be >= 1')
+        if self.wire_skew_us < 0:
+            raise ValueError('Scenario.wire_skew_us: %r is invalid; '
+                             'accepted: >= 0' % self.wire_skew_us)
 
     @property
     def slice_us(self):
@@ -149,11 +156,12 @@ class _Credit2(credit2.Credit2):
 
 class _Vm:
     __slots__ = ('uuid', 'kind', 'net_bytes', 'disk_bytes', 'cpu_us',
-                 'irq')
+                 'irq', 'wire_us')
 
-    def __init__(self, uuid, kind):
+    def __init__(self, uuid, kind, wire_us):
         self.uuid = uuid
         self.kind = kind
+        self.wire_us = wire_us      # this VM's network round trip
         self.net_bytes = 0
         self.disk_bytes = 0
         self.cpu_us = 0             # stress / sysbench CPU in the window
@@ -217,7 +225,8 @@ class Host:
         self.vms.sort(key=lambda v: v.uuid)
 
     def _add_vm(self, i, kind):
-        vm = _Vm('vm%02d' % i, kind)
+        vm = _Vm('vm%02d' % i, kind,
+                 self.s.wire_us + (self.s.wire_skew_us if i % 2 else 0))
         self.vms.append(vm)
         # (net, dd, stress, irq) per vCPU; vCPU 0 handles completions.
         specs = {'net': [(0, 0, 0, 1), (1, 0, 0, 0)],
@@ -265,7 +274,7 @@ class Host:
         g, kind, kb = arg
         now = self.loop.now
         if kind == 'net':
-            self.loop.at(now + self.s.wire_us, self._complete, g, arg)
+            self.loop.at(now + g.vm.wire_us, self._complete, g, arg)
         else:
             svc = self.s.disk_t0_us + int(kb * 1024 / self.s.disk_mb_s
                                           / 1.048576)

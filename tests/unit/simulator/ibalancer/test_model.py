@@ -53,6 +53,34 @@ def test_ibalancer_lowers_union_sd_under_credit1_keeping_the_mean():
     assert abs(b['mean'] / a['mean'] - 1) < 0.02
 
 
+def test_union_bound_by_the_round_trip_is_fair_and_never_fires():
+    """10 union VMs whose per-VM round trip (wire 1357 us, the fit to the
+    paper's panel (b)) sets the rate instead of the 5 pCPUs: each gets its
+    uncontended rate, the spread is under 1 % and Eq. 2 never fires; on
+    the default 200 us wire the same VMs share the CPU and spread more.
+    """
+    long = _run(vms=('net',) * 10, mode='ib', wire_us=1357)
+    st = long.stats()
+    assert st['sd'] / st['mean'] < 0.01 and st['mean'] > 150
+    assert not any(t[2] for t in long.triggers) and long.deferred == 0
+    short = _run(vms=('net',) * 10, mode='off').stats()
+    assert short['sd'] / short['mean'] > 2 * st['sd'] / st['mean']
+
+
+def test_a_rate_imbalance_outside_the_cpu_leaves_en_and_d_flat():
+    """Odd VMs' events take 300 us more on the wire: their throughput is
+    persistently lower, but EN per masked window is slice / CPU per event
+    for every vCPU, so Eq. 2's D stays far under beta and nothing fires.
+    """
+    r = _run(vms=('net',) * 10, mode='ib', wire_us=1357, wire_skew_us=300)
+    v = r.values()
+    assert max(v[1::2]) < 0.9 * min(v[0::2])
+    en = [s[0] for s in r.snaps.values()]
+    assert max(en) < 1.1 * min(en)
+    assert max(t[1] for t in r.triggers) < 5.0
+    assert r.deferred == 0
+
+
 def test_tav_triggers_but_never_delays():
     tav = _run(vms=('net',) * 10, mode='tav')
     off = _run(vms=('net',) * 10, mode='off')
@@ -97,7 +125,7 @@ def test_large_blocks_make_rare_event_sets():
     ({'scheduler': 'rtds'}, 'scheduler'), ({'mode': 'on'}, 'mode'),
     ({'vms': ('gpu',)}, 'vms'), ({'vms': ()}, 'vms'),
     ({'warmup_s': 9.0}, 'warmup_s'), ({'delay_mode': 'spin'}, 'delay_mode'),
-    ({'block_kb': 0}, 'block_kb')])
+    ({'block_kb': 0}, 'block_kb'), ({'wire_skew_us': -1}, 'wire_skew_us')])
 def test_bad_scenario_fields_are_named(kw, match):
     with pytest.raises(ValueError, match=match):
         model.Scenario(**kw)
