@@ -40,6 +40,7 @@ Experiments, one per seed, each ``fn(quick) -> list[Row]``:
 
 from bench.reproduce import harness
 from bench.reproduce import independent_math as im
+from bench.reproduce import vslicer as vslicer_rows  # switch-log reading
 from iosched.simulator.flubber import clients as fclients
 from iosched.simulator.flubber import metrics as fmetrics
 from iosched.simulator.flubber import run as frun
@@ -74,19 +75,6 @@ def _vm(h, uuid, *vcpus):
     h.add_vm(sp.VmSpec(uuid=uuid, name=uuid, vcpus=vcpus))
 
 
-def _waits(log, uuid, since, end):
-    """Gaps between the end of uuid's runs and its next switch-in."""
-    out = []
-    ended = None
-    for (t, _p, u, _i), nxt in zip(log, log[1:] + [(end, 0, None, 0)]):
-        if u != uuid:
-            continue
-        if ended is not None and t >= since:
-            out.append(t - ended)
-        ended = nxt[0]
-    return out
-
-
 # -- seed 001, vSlicer --------------------------------------------------------
 
 def _vslicer_spec(lsvms, t_m_ms):
@@ -107,7 +95,7 @@ def _lsvm_ping_rtt(m, n, t_m_ms, dur):
     log = h.sched.record_switches()
     h.run_until(WARM_US + dur)
     return (h.request_latencies_us('vm0', WARM_US),
-            _waits(log, 'vm0', WARM_US, WARM_US + dur))
+            vslicer_rows.switch_waits(log, 'vm0', WARM_US, WARM_US + dur))
 
 
 def vslicer(quick):
@@ -158,7 +146,7 @@ def vslicer(quick):
     h.run_until(WARM_US)
     c0 = {u: h.cpu_run_us(u) for u in h.vm_uuids()}
     h.run_until(WARM_US + dur)
-    w = _waits(log, 'vm0', WARM_US, WARM_US + dur)
+    w = vslicer_rows.switch_waits(log, 'vm0', WARM_US, WARM_US + dur)
     setting = 'm=3 n=2 T_m=5ms, CPU-bound'
     claim = 'vSlicer Eq. 2.12 waits, m = 3'
     rows.append(_row('vslicer', claim, setting, 'LSVM worst wait (ms)',

@@ -75,7 +75,7 @@ def _add(h, uuid, task, ping=False):
         sources=sources, task=task),)))
 
 
-def _waits(log, uuid, since, end):
+def switch_waits(log, uuid, since, end):
     """Gaps between the end of uuid's runs and its next switch-in."""
     out = []
     ended = None
@@ -102,7 +102,7 @@ def credit_access_latency(quick):
         h.run_until(WARM_US + dur)
         bound = vslicer_math.credit_worst_wait(n, T_NLSVM) / 1000.0
         rtt = h.request_latencies_us('vm0', WARM_US)
-        wait = _waits(log, 'vm0', WARM_US, WARM_US + dur)
+        wait = switch_waits(log, 'vm0', WARM_US, WARM_US + dur)
         setting = '%d CPU-bound VMs, 1 pCPU' % n
         rows.append(harness.Row(
             paper_id=PAPER, claim=claim, setting=setting,
@@ -144,7 +144,7 @@ def lsvm_waits(quick):
     for setting, lsvms, t_m, n_vms in cases:
         log, switches = _schedule(lsvms, t_m, n_vms, dur)
         m = len(lsvms)
-        w = _waits(log, 'vm0', WARM_US, end)
+        w = switch_waits(log, 'vm0', WARM_US, end)
         rows.append(harness.Row(
             paper_id=PAPER, claim=claim, setting=setting,
             metric='LSVM worst wait (ms)',
@@ -165,7 +165,7 @@ def lsvm_waits(quick):
         paper_id=PAPER, claim=claim, setting='4 VMs, credit',
         metric='worst wait (ms)',
         paper=vslicer_math.credit_worst_wait(4, T_NLSVM) / 1000.0,
-        ours=max(_waits(_log, 'vm0', WARM_US, end)) / 1000.0,
+        ours=max(switch_waits(_log, 'vm0', WARM_US, end)) / 1000.0,
         kind='value', basis='identity', basis_reason=CREDIT_SLICE,
         note='the paper: 90 ms vs 30 ms (m=1)'))
     log, vs_switches = _schedule(('vm0', 'vm1'), 5000, 4, dur)
@@ -320,7 +320,8 @@ def _ring_drops(lsvms, pps, dur, log=False, seed=9):
     s1 = h.workload_stats('web', 0)['sources'][0]
     sent = s1['sent'] - s0['sent']
     frac = (s1['drops'] - s0['drops']) / sent if sent else 0.0
-    worst = max(_waits(sw, 'web', WARM_US, WARM_US + dur)) if log else None
+    worst = (max(switch_waits(sw, 'web', WARM_US, WARM_US + dur)) if log
+             else None)
     return frac, worst
 
 
