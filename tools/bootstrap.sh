@@ -35,7 +35,7 @@ if ! "$VENV/bin/python" -c 'import libvirt' 2>/dev/null &&
 fi
 # The extras: demo (make demo), testbed, iotrace; Nova and Cinder for the
 # plugin tests (setup.cfg [extras]).
-echo "==> bootstrap: installing iosched, Nova, Cinder and test requirements (about a minute on a fresh machine)"
+echo "==> bootstrap: installing iosched, Nova, Cinder and test requirements and compiling the simulator's core (3-4 min on a fresh machine)"
 if ! { "$VENV/bin/pip" install -q -U pip &&
        "$VENV/bin/pip" install -q -e '.[nova,cinder,demo,testbed,iotrace,cloud]' \
            -r test-requirements.txt; } >"$log" 2>&1; then
