@@ -302,7 +302,11 @@ def pool(rounds):
            'rounds_p50_us': [x['rtt_p50_us'] for x in rounds],
            'rounds_p99_us': [x['rtt_p99_us'] for x in rounds],
            'rounds_guests_cpu_total': [x.get('guests_cpu_total')
-                                       for x in rounds]}
+                                       for x in rounds],
+           'rounds_cpu_share': [x.get('cpu_share') for x in rounds]}
+    if any('lsvm_knobs' in x for x in rounds):
+        # where the LSVM competed in each round (bench.lsvm_knob_snapshot)
+        out['rounds_lsvm_knobs'] = [x.get('lsvm_knobs') for x in rounds]
     for key, nd in (('cpu_share', 4), ('qemu_other_share', 4),
                     ('loops_share', 4), ('burn_iter_per_s', 0)):
         out[key] = {n: round(_mean([x[key][n] for x in rounds]), nd)

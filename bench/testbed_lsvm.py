@@ -56,12 +56,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import lsvm_knob_snapshot as knob_snap  # noqa: E402
 from bench import testbed_common as common  # noqa: E402
 from bench import testbed_lsvm_report as report  # noqa: E402
 from iosched.contract import lsvm as lsvm_bound  # noqa: E402
 from iosched.host_agent.actuators import host_knobs  # noqa: E402
 from iosched.host_agent import assembly  # noqa: E402
 from iosched.host_agent import conf as agent_conf  # noqa: E402
+from iosched.host_agent.drivers.libvirt import threads  # noqa: E402
 from iosched.host_agent import lsvm_mechanism  # noqa: E402
 from iosched.host_agent import model  # noqa: E402
 from iosched.host_agent.policies import vslicer  # noqa: E402
@@ -116,13 +118,28 @@ def measure(guests, seconds, rate, burst_us, label, client='fifo',
     (``loops_share``: who pays for what the guests gain).
     """
     loops = loops or {}
+    knobs0 = lsvm_knobs(guests['lsvm'])
     c0, t0 = {n: h.cpu_ns() for n, h in loops.items()}, time.monotonic()
     out = common.measure(guests['lsvm'], list(guests.values()), seconds,
                          rate, burst_us, label, client=client)
     wall = time.monotonic() - t0
     out['loops_share'] = {n: round((h.cpu_ns() - c0[n]) / 1e9 / wall, 4)
                           for n, h in loops.items()}
+    out['lsvm_knobs'] = knob_snap.delta(knobs0, lsvm_knobs(guests['lsvm']))
     return out
+
+
+def lsvm_knobs(lsvm):
+    """Where the LSVM's vCPU 0 competes now (``bench.lsvm_knob_snapshot``):
+    its class, its cgroup and every ancestor's weight, cap and throttling.
+    """
+    try:
+        pid = threads.qemu_pid(common.RUN_DIR, lsvm.domain_name)
+        tid = threads.vcpu_tids(common.PROC, pid)[0]
+    except (threads.ThreadError, KeyError, OSError) as e:
+        return {'error': 'no vCPU 0 thread: %s' % e}
+    return knob_snap.snapshot(pid, tid, proc=common.PROC,
+                              cgroup_root=CONF.host_paths.cgroup_root)
 
 
 class AgentRun(object):

@@ -14,6 +14,7 @@ targets and print the table (``bench/testbed_lsvm.py``; the rounds are
 pooled by ``bench.testbed_common.pool``).
 """
 
+from bench import lsvm_knob_snapshot
 from iosched.contract import knob_kinds
 from iosched.contract import lsvm as lsvm_bound
 
@@ -113,9 +114,42 @@ def share_limit(decisions, uuid):
                 isinstance(d.after, dict)):
             return round(d.after['runtime_us'] / d.after['period_us'], 4)
     for d in decisions.values():
-        if d.instance_uuid == uuid and d.kind == knob_kinds.VM_CAP:
+        if d.instance_uuid != uuid:
+            continue
+        if d.kind == knob_kinds.VM_CAP:
             return d.after
+        if d.kind == knob_kinds.LSVM_GROUP and isinstance(d.after, dict):
+            return d.after.get('cap')      # the group of its own
     return None
+
+
+# A round in which the LSVM got less than this fraction of its median
+# stock-round share is starved: its knobs are printed (issue 28, run 4:
+# one weight round at share 0.013 and p50 53.7 ms, all others ~1 ms).
+STARVED_FRACTION = 0.5
+
+
+def starved_rounds(results, mechs, lsvm='lsvm'):
+    """[(mech, round index, share, p50 us, knobs)] of the mechanism
+    rounds whose LSVM share fell below ``STARVED_FRACTION`` of its median
+    share in the stock rounds.
+    """
+    stock = [r.get(lsvm) for r in (results.get('stock') or {}).get(
+        'rounds_cpu_share') or [] if r]
+    stock = sorted(v for v in stock if v)
+    if not stock:
+        return []
+    floor = STARVED_FRACTION * stock[len(stock) // 2]
+    out = []
+    for m in mechs:
+        r = results.get(m) or {}
+        knobs = r.get('rounds_lsvm_knobs') or []
+        for i, shares in enumerate(r.get('rounds_cpu_share') or []):
+            share = (shares or {}).get(lsvm)
+            if share is not None and share < floor:
+                out.append((m, i, share, r['rounds_p50_us'][i],
+                            knobs[i] if i < len(knobs) else None))
+    return out
 
 
 def _total(phase, key):
@@ -185,6 +219,11 @@ def table(results, mechs):
             '%s %.3f%s' % (k, v, ' (limit %s)' % bound.get(k + '_limit')
                            if bound.get(k + '_limit') is not None else '')
             for k, v in bound.items() if not k.endswith('_limit')))
+    for m, i, share, p50, knobs in starved_rounds(results, mechs):
+        lines.append('STARVED: %s round %d, LSVM share %.3f, p50 %.0f us; '
+                     'where it competed: %s' % (
+                         m, i + 1, share, p50,
+                         lsvm_knob_snapshot.describe(knobs)))
     t = results.get('targets', {})
     lines.append('targets:')
     for mech in mechs:

@@ -11,6 +11,8 @@
 # under the License.
 """The LSVM testbed bench's pooling, targets and table (pure)."""
 
+import pytest
+
 from bench import testbed_common
 from bench import testbed_lsvm_report as rep
 from iosched.contract import knob_kinds
@@ -99,7 +101,44 @@ def test_share_limit_from_decisions():
     assert rep.share_limit({d.key: d}, 'u') == 0.25
     c = model.Decision(knob_kinds.VM_CAP, 'u', '', None, 0.5, 'r', '', 1.0)
     assert rep.share_limit({c.key: c}, 'u') == 0.5
+    g = model.Decision(knob_kinds.LSVM_GROUP, 'u', '', None,
+                       {'weight': 10000, 'cap': 0.25}, 'r', '', 1.0)
+    assert rep.share_limit({g.key: g}, 'u') == 0.25    # its own group
     assert rep.share_limit({}, 'u') is None
+
+
+KNOBS = {'policy': 'other', 'voluntary_ctxt_switches': 50,
+         'nonvoluntary_ctxt_switches': 2,
+         'groups': [{'cgroup': '/iosched-lsvm/u', 'weight': 10000,
+                     'cap': 0.25, 'nr_throttled': 40, 'throttled_ms': 900.0},
+                    {'cgroup': '/', 'weight': 100, 'cap': None,
+                     'nr_throttled': 0, 'throttled_ms': 0.0}]}
+
+
+@pytest.mark.parametrize('weight_shares, starved', [
+    ([0.05, 0.048, 0.052], []),                     # none below half
+    ([0.013, 0.05, 0.049], [('weight', 0, 0.013)]),  # run 4's first round
+    ([0.05, 0.02, 0.024], [('weight', 1, 0.02), ('weight', 2, 0.024)]),
+])
+def test_starved_rounds_are_named_with_their_knobs(weight_shares, starved):
+    r = {'stock': {'rounds_cpu_share': [{'lsvm': 0.05}, {'lsvm': 0.052},
+                                        {'lsvm': 0.049}]},
+         'weight': {'rounds_cpu_share': [{'lsvm': v} for v in weight_shares],
+                    'rounds_p50_us': [900.0] * 3,
+                    'rounds_lsvm_knobs': [KNOBS] * 3}}
+    got = rep.starved_rounds(r, ['weight'])
+    assert [g[:3] for g in got] == starved
+    assert all(g[4] is KNOBS for g in got)
+
+
+def test_a_starved_round_prints_where_it_competed():
+    r = results()
+    r['stock']['rounds_cpu_share'] = [{'lsvm': 0.05}]
+    r['deadline'].update(rounds_cpu_share=[{'lsvm': 0.01}],
+                         rounds_lsvm_knobs=[KNOBS])
+    text = '\n'.join(rep.table(r, ['deadline', 'slice']))
+    assert ('STARVED: deadline round 1, LSVM share 0.010' in text
+            and 'cap=0.25 throttled 40 x (900.0 ms)' in text), text
 
 
 def test_transfer_names_who_pays():
