@@ -89,12 +89,30 @@ def server(name, flavor, image='iosched-guest-rr', wait=True):
     shown = openstack('server', 'show', name, check=False)
     return {'create': res.stderr.strip(),
             'server': shown if isinstance(shown, dict) else shown.stderr,
-            'placement': _lsvm_placement(),
-            'scheduler': _scheduler_says(),
+            'placement': lsvm_placement(),
+            'scheduler': scheduler_says(),
             'agent lsvm': _agent_lsvm()}
 
 
-def _scheduler_says():
+def _w_within(lat_ms):
+    """The agent's reported W once it is within ``lat_ms``, else None."""
+    w = report()['lsvm']['wakeup_latency_us']
+    return {'w_us': w} if w <= lat_ms * 1000.0 else None
+
+
+def admits_lsvms(flavor):
+    """Wait until LsvmFilter would admit one more 1-vCPU LSVM at
+    ``flavor``'s bound: with one LSVM per pCPU its worst case is the W the
+    agent reports, which a guest's boot (or other load on the one-machine
+    cloud's host) may have raised for a while.
+    """
+    lat = float(openstack('flavor', 'show', flavor, admin=True)[
+        'properties']['iosched:latency_ms'])
+    wait(lambda: _w_within(lat), "the agent's W within %s's %g ms (one "
+         'more LSVM admitted)' % (flavor, lat), timeout=240)
+
+
+def scheduler_says():
     """nova-scheduler's last words on filtering and Placement."""
     try:
         with open(LAYOUT.log('nova-scheduler')) as f:
@@ -122,7 +140,7 @@ def text(obj):
         v, indent=1, default=str)) for k, v in obj.items())
 
 
-def _lsvm_placement():
+def lsvm_placement():
     """The iosched child provider's inventories and usages, as text."""
     out = []
     for rp in openstack('resource', 'provider', 'list', admin=True,

@@ -155,23 +155,6 @@ def _rest_flavor(left):
               admin=True, parse=False)
 
 
-def _w_within(lat_ms):
-    """The agent's reported W once it is within ``lat_ms``, else None."""
-    w = client.report()['lsvm']['wakeup_latency_us']
-    return {'w_us': w} if w <= lat_ms * 1000.0 else None
-
-
-def _admits_lsvms():
-    """Wait until LsvmFilter would admit one more 1-vCPU LSVM at
-    lsvm.small's bound: with one LSVM per pCPU its worst case is the W the
-    agent reports, which a guest's boot may have raised for a while.
-    """
-    lat = float(openstack('flavor', 'show', 'lsvm.small', admin=True)[
-        'properties']['iosched:latency_ms'])
-    client.wait(lambda: _w_within(lat), "the agent's W within lsvm.small's "
-                '%g ms (one more LSVM admitted)' % lat, timeout=240)
-
-
 def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     idle = 'iosched-guest-idle'
     child = _providers()['%s:iosched' % LAYOUT.hostname]['uuid']
@@ -179,7 +162,7 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     assert used >= 500, used        # the LSVM server's claim
     # a flavor that asks what is left, in one server: the next fails
     _rest_flavor(left)
-    _admits_lsvms()
+    client.admits_lsvms('lsvm.small')
     first = client.server('e2e-fill', 'e2e.lsvm-rest', image=idle)
     assert first.get('status') == 'ACTIVE', client.text(first)
     # a second LSVM on the host: the agent manages it too, and every knob
@@ -202,7 +185,7 @@ def test_lsvm_bandwidth_claims_until_novalidhost(cloud, lsvm):
     # the delete gave the claim back; what is free now boots again
     assert _lsvm_bw(child)[1] == used
     _rest_flavor(_lsvm_bw(child)[0])
-    _admits_lsvms()
+    client.admits_lsvms('lsvm.small')
     again = client.server('e2e-again', 'e2e.lsvm-rest', image=idle)
     assert again.get('status') == 'ACTIVE', client.text(again)
     openstack('server', 'delete', '--wait', again['id'], parse=False)
