@@ -44,15 +44,17 @@ from bench.reproduce import harness  # noqa: E402
 
 MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber',
            'vaio', 'ibalancer', 'independent')
+# Modules run with another one (``--only isacs`` runs isacs_mixed too).
+PARTS = {'isacs': ('isacs_mixed',)}
 PINNED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       'pinned_counts.json')
 
 
 def _experiments(only):
     out = []
-    for name in MODULES:
-        if only and name not in only:
-            continue
+    names = [n for m in MODULES for n in (m,) + PARTS.get(m, ())
+             if not only or m in only]
+    for name in names:
         try:
             mod = importlib.import_module('bench.reproduce.' + name)
         except ModuleNotFoundError as e:

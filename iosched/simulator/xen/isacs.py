@@ -68,7 +68,12 @@ Choices for the gaps of the digest (section 6), each tested:
   (a NORMAL-tier vCPU preempts a CPU-BOOST member), else one with less
   credit (less CVCredit among members), as Credit2's score;
 * Gaps 4, 5 and 12 (IVCredit cap, consumed credit, Algorithm 2): see
-  ``isacs_realloc``.
+  ``isacs_realloc``;
+* ``event_tickle`` (off by default; issue 30): an I/O response event
+  reaching a waiting vCPU tickles as a wake-up does (``_tickle``: an
+  idle pCPU, else preempt the best-scored running vCPU), so a vCPU that
+  never blocks (a mixed one) could preempt on its events. The paper
+  does not say EVENT CHECKER does this, and Xen's vcpu_kick does not.
 """
 
 from iosched.contract import isacs as isacs_eqs
@@ -135,6 +140,8 @@ class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
         self.head_trigger = spec.trigger == 'head'
         self.preempt = spec.boost_wake == 'preempt'
         self.conceal = spec.conceal
+        self.event_tickle = spec.event_tickle
+        self.event_tickles = 0
         self.io_balance = spec.io_balance and len(self.rqs) > 1
         self.io_moves = 0
         self.io_rounds = 0          # vCPU-rounds with IVCredit > 0
@@ -146,6 +153,10 @@ class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
         super().io_event(e, now)
         e.ev_n, e.ev_last, e.ev_ibar = isacs_eqs.observe(
             e.ev_n, e.ev_last, e.ev_ibar, now, self.ema_weight, self.cutoff)
+        if self.event_tickle and e.on_rq and not e.running and (
+                not self._deferred(e, None)):
+            self.event_tickles += 1
+            self._tickle(e, now)
 
     # -- accounting -----------------------------------------------------------
     def _burn(self, e, d):
@@ -227,8 +238,10 @@ class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
         return None, 0, any_spent
 
     def _deferred(self, x, p):
+        """x is left for another tickled pCPU (p None: for any)."""
         t = x.tickled_cpu
-        return t is not None and t != p.id and self.cpus[t].tickled
+        return t is not None and (p is None or t != p.id) and (
+            self.cpus[t].tickled)
 
     def _pick_boost(self, p, scurr):
         """(snext, skipped, over): over = reallocate now."""
@@ -328,6 +341,7 @@ class Isacs(isacs_realloc.ReallocationMixin, credit2.Credit2):
             'reallocations': reallocs,
             'boost_phases': sum(rq.boosts for rq in self.rqs),
             'io_migrations': self.io_moves,
+            'event_tickles': self.event_tickles,
             'io_vcpu_rounds': self.io_rounds,
             'mean_ivcredit_us': (self.ivcredit_sum / self.io_rounds
                                  if self.io_rounds else 0.0),

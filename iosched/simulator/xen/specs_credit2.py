@@ -34,7 +34,13 @@ ISACS adds (docs/reproduction_models.md, "Credit2 and ISACS"):
   (literal: only members run during the phase);
 * ``conceal``: credit concealing (endcredit = IVCredit); False is the
   naive variant (endcredit 0: IVCredit is extra CPU time);
-* ``io_balance``: Algorithm 2 after each reallocation.
+* ``io_balance``: Algorithm 2 after each reallocation;
+* ``event_tickle``: an I/O response event that reaches a waiting
+  (runnable, not running) vCPU tickles a pCPU for it as a wake-up does,
+  so it may preempt a running vCPU with less credit. Default False: Xen's
+  vcpu_kick does nothing for a runnable vCPU and the paper does not say
+  that EVENT CHECKER does; a candidate for the mixed environment's gains
+  (issue 30), measured by the ``isacs_mixed`` rows.
 """
 
 import dataclasses
@@ -97,6 +103,7 @@ class IsacsSpec:
     boost_wake: str = 'preempt'
     conceal: bool = True
     io_balance: bool = True
+    event_tickle: bool = False
 
     def __post_init__(self):
         _check_credit2(self, 'IsacsSpec')
@@ -109,6 +116,7 @@ class IsacsSpec:
         checks.choice('IsacsSpec.boost_wake', self.boost_wake, BOOST_WAKES)
         _bool('IsacsSpec.conceal', self.conceal)
         _bool('IsacsSpec.io_balance', self.io_balance)
+        _bool('IsacsSpec.event_tickle', self.event_tickle)
 
     def build(self, loop, host_spec):
         return isacs.Isacs(loop, host_spec.pcpus, host_spec.switch_cost_us,

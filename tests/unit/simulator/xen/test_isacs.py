@@ -263,7 +263,8 @@ def _paper_host(**kw):
 
 
 @pytest.mark.parametrize('kw', [{}, {'runqueue': 'cpu'},
-                                {'trigger': 'all', 'boost_wake': 'preempt'}])
+                                {'trigger': 'all', 'boost_wake': 'preempt'},
+                                {'event_tickle': True}])
 def test_paper_workloads_keep_invariants(kw):
     h = _paper_host(**kw)
     for t in range(1, 6):
@@ -284,6 +285,7 @@ def test_paper_workloads_keep_invariants(kw):
     ({'ivcredit_cap_us': -1}, 'IsacsSpec.ivcredit_cap_us'),
     ({'conceal': 'yes'}, 'IsacsSpec.conceal'),
     ({'io_balance': None}, 'IsacsSpec.io_balance'),
+    ({'event_tickle': 1}, 'IsacsSpec.event_tickle'),
     ({'runqueue': 'node'}, 'IsacsSpec.runqueue'),
 ])
 def test_spec_validation(kw, field):
@@ -333,3 +335,23 @@ def test_a_member_that_wakes_in_the_phase_runs_before_the_others():
     assert s._tier(m) > s._tier(a)
     loop.run_until(2000)                # after the running hog's ratelimit
     assert m.wl.done                    # m ran in the phase
+
+
+@pytest.mark.parametrize('tickle,tickled', [(False, False), (True, True)])
+def test_event_tickle_lets_a_waiting_vcpu_with_more_credit_preempt(
+        tickle, tickled):
+    # issue 30's candidate: an I/O event reaching a runnable vCPU that
+    # waits tickles (as a wake-up) only with event_tickle; the running
+    # vCPU is past its 1 ms ratelimit and has less credit.
+    loop, s = hx.isacs_sched(pcpus=1, event_tickle=tickle)
+    run, wait = hx.hogs(s, 2)
+    loop.run_until(2000)
+    p = s.cpus[0]
+    cur, waiting = (run, wait) if p.curr is run else (wait, run)
+    waiting.credit = cur.credit + 3000
+    assert not p.tickled
+    s.io_event(waiting, loop.now)
+    assert p.tickled is tickled
+    assert s.stats()['event_tickles'] == int(tickle)
+    s.io_event(cur, loop.now)           # the running vCPU: no tickle
+    assert s.stats()['event_tickles'] == int(tickle)
