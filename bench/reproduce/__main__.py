@@ -41,6 +41,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from bench.reproduce import harness  # noqa: E402
+from bench.reproduce import headlines  # noqa: E402
 
 MODULES = ('isacs', 'vslicer', 'vturbo', 'side_by_side', 'flubber',
            'vaio', 'ibalancer', 'independent')
@@ -206,15 +207,21 @@ def main(argv=None):
     with open(path, 'w') as f:
         json.dump({'quick': args.quick, 'counts': counts,
                    'rows': [r.as_dict() for r in ordered]}, f, indent=1)
+    as_dicts = [r.as_dict() for r in ordered]
     if args.markdown:
         with open(args.markdown, 'w') as f:
-            f.write(markdown(ordered))
+            f.write(headlines.markdown(as_dicts) + '\n' + markdown(ordered))
     print('\nverdict counts per seed (match: within the row\'s tolerance, '
           '+-%g %% unless it says why; changes: %g %% dead band; '
           'calibrated / identity rows set by their inputs, apart):'
           % (100 * harness.TOL, harness.DEAD_BAND))
     for line in counts_table(counts):
         print('  ' + line)
+    if headlines.table(as_dicts)[1:]:
+        print('\nheadlines (each one row above; docs/reproduction.md says '
+              'why one does not reproduce):')
+        for line in headlines.table(as_dicts):
+            print('  ' + line)
     total = counts['total']
     print('\n%d rows in %.0fs: %s' % (
         len(ordered), time.perf_counter() - t0,

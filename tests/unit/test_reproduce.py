@@ -170,6 +170,10 @@ def test_one_command_quick_run_writes_rows_and_the_pinned_counts(tmp_path):
     assert '| tol | verdict | why |' in text and '| ±15% |' in text
     assert 'rows in' in out.stdout and 'counts as pinned' in out.stdout
     assert '001 vSlicer / vTurbo' in out.stdout     # the counts table
+    from bench.reproduce import headlines
+    assert len(headlines.table(rows)) == 1 + len(headlines.HEADLINES)
+    assert 'headlines (each one row above' in out.stdout
+    assert text.startswith('| seed | headline |')
 
 
 def test_the_docs_header_gives_the_pinned_full_counts():
@@ -190,6 +194,10 @@ def test_full_counts_are_pinned(tmp_path):
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr
     data = json.load(open(tmp_path / 'rows.json'))
     assert data['counts'] == _pinned()['full']
+    # docs/reproduction.md's headline table is this run's
+    from bench.reproduce import headlines
+    with open(os.path.join(ROOT, 'docs', 'reproduction.md')) as f:
+        assert headlines.markdown(data['rows']) in f.read()
 
 
 def _pinned():
@@ -211,3 +219,28 @@ def test_pin_needs_a_run_of_every_module():
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert '--pin: the counts of a run of every module only' in out.stderr
+
+
+def _headline_row(**kw):
+    base = {'paper_id': 'vslicer', 'claim': 'C4 Fig. 2.9: ping',
+            'setting': '4 VMs, 1 LSVM vs credit',
+            'metric': 'mean RTT change (%)', 'paper': -71.0, 'ours': -68.1,
+            'verdict': 'match'}
+    return dict(base, **kw)
+
+
+@pytest.mark.parametrize('rows, error', [
+    ([_headline_row()], None),                             # found once
+    ([_headline_row(), _headline_row()], '2 rows match'),  # ambiguous
+    ([_headline_row(setting='3 VMs')], '0 rows match'),    # renamed away
+    ([_headline_row(paper_id='other')], None),   # no headline's paper run
+])
+def test_headlines_pick_one_row_each(rows, error):
+    from bench.reproduce import headlines
+    if error is None:
+        lines = headlines.table(rows)
+        want = ['vSlicer' in ln for ln in lines[1:]]
+        assert want == ([True] if rows[0]['paper_id'] == 'vslicer' else [])
+        return
+    with pytest.raises(headlines.HeadlineMissing, match=error):
+        headlines.table(rows)
