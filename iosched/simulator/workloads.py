@@ -25,6 +25,7 @@ I/O response events (request arrivals, disk completions) go to
 
 import collections
 
+from iosched.simulator import events
 from iosched.simulator import spec as specs
 
 FOREVER_US = 1 << 60
@@ -82,7 +83,7 @@ class _Requests(_Base):
             self._schedule_arrival(now)
 
     def _schedule_arrival(self, now):
-        gap = self.rng.expovariate(self.rate) * 1e6 + 0.5
+        gap = events.expovariate(self.rng, self.rate) * 1e6 + 0.5
         if gap < FOREVER_US:            # a tiny rate may never arrive
             self.loop.at(now + int(gap), self._arrive_cb)
 
@@ -90,7 +91,8 @@ class _Requests(_Base):
         j = self.jitter
         if not j:
             return self.burst
-        b = int(self.burst * (1 - j + j * self.rng.expovariate(1.0)) + 0.5)
+        b = int(self.burst * (1 - j + j * events.expovariate(self.rng, 1.0))
+                + 0.5)
         return b if b > 0 else 1
 
     def _on_arrival(self, _a, _b):
