@@ -27,7 +27,7 @@ cdef class Request:
 @cython.final
 cdef class DiskDevice:
     cdef public events.EventLoop loop
-    cdef public object rng, spec, fifo, _done_cb
+    cdef public object rng, spec, fifo, _done_cb, _random
     cdef public long long busy, parallelism, service_us
     cdef public double per_byte_ns
     cdef public bint exp

@@ -45,11 +45,12 @@ class Request:
 
 class DiskDevice:
     __slots__ = ('loop', 'rng', 'spec', 'busy', 'fifo', '_done_cb',
-                 'parallelism', 'service_us', 'per_byte_ns', 'exp')
+                 'parallelism', 'service_us', 'per_byte_ns', 'exp', '_random')
 
     def __init__(self, loop, spec, rng):
         self.loop = loop
         self.rng = rng
+        self._random = rng.random
         self.spec = spec
         # the (frozen) spec's fields, read once
         self.parallelism = spec.parallelism
@@ -72,7 +73,7 @@ class DiskDevice:
         if self.per_byte_ns:
             mean += req.nbytes * self.per_byte_ns / 1000
         if self.exp:
-            mean = events.expovariate(self.rng, 1.0 / mean)
+            mean = events.expovariate(self._random, 1.0 / mean)
         d = int(mean + 0.5)
         if d < 1:
             d = 1

@@ -13,12 +13,12 @@
 cimport cython
 
 
-cpdef double expovariate(rng, double lambd) except? -1.0
+cpdef double expovariate(random, double lambd) except? -1.0
 
 
 @cython.locals(tx=cython.longlong, ty=cython.longlong, sx=cython.longlong,
                sy=cython.longlong)
-cdef bint _before(tuple x, tuple y) except -1
+cdef inline bint _before(tuple x, tuple y) except -1
 
 
 @cython.locals(pos=cython.Py_ssize_t, parentpos=cython.Py_ssize_t,

@@ -32,17 +32,20 @@ import heapq
 import itertools
 import math
 
+_log = math.log
+
 # True when this file runs compiled (an extension module, not the .py)
 COMPILED = not __file__.endswith('.py')
 
 
-def expovariate(rng, lambd):
-    """``rng.expovariate(lambd)`` for a ``random.Random``: CPython's
-    formula (3.11-3.13): the same draw and value, without the Python
-    frame of ``random.py``'s method (the compiled core calls it per request
-    and per disk I/O).
+def expovariate(random, lambd):
+    """``rng.expovariate(lambd)`` given ``random``, a ``random.Random``'s
+    bound ``random`` method (kept by its user): CPython's formula
+    (3.11-3.13), the same draw and value, without the Python frame and the
+    method lookups of ``random.py``'s (the compiled core calls it per
+    request and per disk I/O).
     """
-    return -math.log(1.0 - rng.random()) / lambd
+    return -_log(1.0 - random()) / lambd
 
 
 def _before(x, y):

@@ -23,7 +23,7 @@ cdef class _Base:
     cdef public sched_base.Entity ent
     cdef public sched_base.Scheduler sched
     cdef public events.EventLoop loop
-    cdef public object vm, rng
+    cdef public object vm, rng, _random
 
 
 cdef class IdleW(_Base):
@@ -41,7 +41,7 @@ cdef class _Requests(_Base):
 
     @cython.locals(gap=cython.double)
     cpdef _schedule_arrival(self, long long now)
-    @cython.locals(j=cython.double, b=cython.longlong)
+    @cython.locals(j=cython.double, e=cython.double, b=cython.longlong)
     cpdef _draw_burst(self)
 
 
