@@ -68,10 +68,27 @@ def simulator_extensions():
                                  # C integers raise on overflow, as
                                  # Python's never wrap
                                  'overflowcheck': True},
-            quiet=True)
+            quiet=True, force=sources_changed(names))
     except Exception as exc:            # Cython.Compiler.Errors.CompileError
         OptionalBuildExt.skip(exc)
         return []
+
+
+def sources_changed(names):
+    """True when a .py or .pxd of the core is newer than a .c left by an
+    earlier build: regenerate them all (cythonize follows a module's own
+    .py and .pxd, not the .pxd files its .pxd cimports, so a changed
+    extension type would leave its subclasses' .c files stale).
+    """
+    def mtime(name, ext):
+        path = os.path.join(SIM, name + ext)
+        return os.path.getmtime(path) if os.path.exists(path) else None
+
+    built = [t for t in (mtime(n, '.c') for n in names) if t is not None]
+    if not built:
+        return False
+    return max(mtime(n, ext) or 0 for n in names
+               for ext in ('.py', '.pxd')) > min(built)
 
 
 setuptools.setup(

@@ -16,6 +16,9 @@ from iosched.simulator cimport cpu_bandwidth
 from iosched.simulator.eevdf cimport Entity, PCpu
 
 
+cdef long long VSCALE
+
+
 cdef class Scheduler(cpu_bandwidth.BandwidthMixin):
     @cython.locals(e=Entity, d=cython.longlong)
     cpdef _update_curr(self, PCpu p, long long now)
@@ -34,6 +37,7 @@ cdef class Scheduler(cpu_bandwidth.BandwidthMixin):
     cpdef _preempt(self, PCpu p, Entity e, long long now)
     @cython.locals(e=Entity, best=Entity, now=cython.longlong)
     cpdef _on_cpu(self, PCpu p, long long gen)
+    @cython.locals(x=Entity)
     cpdef wake(self, e, long long now, bint initial=*)
     @cython.locals(p=PCpu)
     cpdef _fair_enqueue(self, Entity e, long long now)

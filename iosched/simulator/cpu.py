@@ -47,11 +47,11 @@ The scheduler is one chain of classes, a file each: ``sched_base.Scheduler``
 an extension type: ``iosched/simulator/compiled.py``).
 """
 
-import heapq
-
 from iosched.simulator import cpu_bandwidth
 from iosched.simulator import eevdf
 from iosched.simulator import spec_kernel
+
+VSCALE = eevdf.VSCALE              # (a C constant when compiled)
 
 
 class Scheduler(cpu_bandwidth.BandwidthMixin):
@@ -78,8 +78,6 @@ class Scheduler(cpu_bandwidth.BandwidthMixin):
         self.cost = switch_cost_us
         self.nr_waiting = 0
         self.balance_us = balance_us
-        self._heap = loop.heap
-        self._seq = loop._seq
         self._on_cpu_cb = self._on_cpu
         if balance_us and pcpus > 1:
             loop.at(loop.now + balance_us, self._on_balance)
@@ -91,7 +89,7 @@ class Scheduler(cpu_bandwidth.BandwidthMixin):
             e = p.curr
             p.last_update = now
             e.run_us += d
-            e.v += d * eevdf.VSCALE // e.lw
+            e.v += d * VSCALE // e.lw
             e.slice_left -= d
             e.wl.work_left -= d
             g = e.group
@@ -172,8 +170,7 @@ class Scheduler(cpu_bandwidth.BandwidthMixin):
                     t = ts
         p.gen += 1
         p.ev_time = t
-        heapq.heappush(self._heap,
-                       (t, next(self._seq), self._on_cpu_cb, p, p.gen))
+        self.loop.at(t, self._on_cpu_cb, p, p.gen)
 
     def _dispatch(self, p, now, delay=0):
         """p has no curr: run the best waiting entity, else pull one."""
@@ -244,12 +241,13 @@ class Scheduler(cpu_bandwidth.BandwidthMixin):
 
     def wake(self, e, now, initial=False):
         """e (blocked) became runnable: place it and maybe preempt."""
-        if e.dl is not None:
-            self._dl_wake(e, now, initial)
+        x = e                               # (an eevdf.Entity)
+        if x.dl is not None:
+            self._dl_wake(x, now, initial)
             return
         if not initial:
-            e.wakeups += 1
-        self._fair_enqueue(e, now)
+            x.wakeups += 1
+        self._fair_enqueue(x, now)
 
     # (wake's fair half, also the way back from throttling and deadline)
     def _fair_enqueue(self, e, now):

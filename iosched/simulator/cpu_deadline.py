@@ -43,8 +43,6 @@ Not modelled: the fair server (dl_server) that gives starved fair tasks 5 %,
 GRUB reclaiming, deadline inheritance, per-pCPU root domains (cpusets).
 """
 
-import heapq
-
 from iosched.simulator import cpu_balance
 from iosched.simulator import deadline
 
@@ -255,8 +253,7 @@ class DeadlineMixin(cpu_balance.BalanceMixin):
             if tr < t:
                 t = tr
         p.dl_gen += 1
-        heapq.heappush(self._heap, (t, next(self._seq), self._on_dl,
-                                    p, p.dl_gen))
+        self.loop.at(t, self._on_dl, p, p.dl_gen)
 
     def _dl_account(self, p, now):
         e = p.dl_curr

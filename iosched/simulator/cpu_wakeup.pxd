@@ -26,9 +26,9 @@ cdef class WakeupMixin(sched_base.Scheduler):
     cdef public long long tick_us, idle_exit, lag_tick_us, default_slice_us
     cdef public long long cost, balance_us, nr_waiting
     cdef public double dl_bw
-    cdef public list dl_waiting, cpus, _heap
+    cdef public list dl_waiting, cpus
     cdef public events.EventLoop loop
-    cdef public object _seq, _on_cpu_cb
+    cdef public object _on_cpu_cb
 
     @cython.locals(cpus=list, p=PCpu, prev_ok=cython.bint)
     cpdef PCpu select_cpu(self, Entity e)

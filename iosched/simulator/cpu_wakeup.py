@@ -66,13 +66,18 @@ class WakeupMixin(sched_base.Scheduler):
             p = cpus[prev]
             if p.curr is None and not p.queue and p.dl_curr is None:
                 return p
-        ids = range(len(cpus)) if allowed is None else allowed
-        for i in ids:
-            p = cpus[i]
-            if p.curr is None and not p.queue and p.dl_curr is None:
-                return p
+        if allowed is None:
+            for p in cpus:
+                if p.curr is None and not p.queue and p.dl_curr is None:
+                    return p
+        else:
+            for i in allowed:
+                p = cpus[i]
+                if p.curr is None and not p.queue and p.dl_curr is None:
+                    return p
         if prev_ok:
             return cpus[prev]
+        ids = range(len(cpus)) if allowed is None else allowed
         if prev is None:
             return _least_loaded(cpus, ids)
         return cpus[ids[0]]

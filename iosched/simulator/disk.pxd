@@ -19,15 +19,21 @@ from iosched.simulator cimport throttle
 @cython.final
 cdef class Request:
     cdef public GuestDisk gdisk
-    cdef public object nbytes, write, t_submit, done_cb
+    cdef public long long nbytes, t_submit
+    cdef public bint write
+    cdef public object done_cb
 
 
 @cython.final
 cdef class DiskDevice:
     cdef public events.EventLoop loop
-    cdef public object rng, spec, busy, fifo, _done_cb
+    cdef public object rng, spec, fifo, _done_cb, _random
+    cdef public long long busy, parallelism, service_us
+    cdef public double per_byte_ns
+    cdef public bint exp
 
     cpdef submit(self, Request req)
+    @cython.locals(mean=cython.double, d=cython.longlong)
     cpdef _start(self, Request req)
 
 
@@ -39,11 +45,15 @@ cdef class GuestDisk:
     cdef public object iotune
     cdef public throttle.Throttle throttle
     cdef public tuple queues
-    cdef public object gen, rd_reqs, wr_reqs, rd_bytes, wr_bytes
-    cdef public object total_time_us, lat_t, lat_v
+    cdef public long long gen, rd_reqs, wr_reqs, rd_bytes, wr_bytes
+    cdef public long long total_time_us
+    cdef public object lat_t, lat_v
     cdef public bint alive
     cdef public object _timer_cb, hist_bounds, hist
 
-    cpdef submit(self, nbytes, write, done_cb)
-    cpdef _kick(self, write)
+    @cython.locals(now=cython.longlong, wait=cython.longlong, req=Request)
+    cpdef submit(self, long long nbytes, bint write, done_cb)
+    @cython.locals(now=cython.longlong, wait=cython.longlong, req=Request)
+    cpdef _kick(self, bint write)
+    @cython.locals(now=cython.longlong, lat=cython.longlong)
     cpdef complete(self, Request req)

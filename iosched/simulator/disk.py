@@ -28,6 +28,7 @@ import array
 import bisect
 import collections
 
+from iosched.simulator import events
 from iosched.simulator import throttle
 
 
@@ -43,30 +44,36 @@ class Request:
 
 
 class DiskDevice:
-    __slots__ = ('loop', 'rng', 'spec', 'busy', 'fifo', '_done_cb')
+    __slots__ = ('loop', 'rng', 'spec', 'busy', 'fifo', '_done_cb',
+                 'parallelism', 'service_us', 'per_byte_ns', 'exp', '_random')
 
     def __init__(self, loop, spec, rng):
         self.loop = loop
         self.rng = rng
+        self._random = rng.random
         self.spec = spec
+        # the (frozen) spec's fields, read once
+        self.parallelism = spec.parallelism
+        self.service_us = spec.service_us
+        self.per_byte_ns = spec.per_byte_ns
+        self.exp = spec.service_dist == 'exp'
         self.busy = 0
         self.fifo = collections.deque()
         self._done_cb = self._on_done
 
     def submit(self, req):
-        if self.busy < self.spec.parallelism:
+        if self.busy < self.parallelism:
             self._start(req)
         else:
             self.fifo.append(req)
 
     def _start(self, req):
         self.busy += 1
-        spec = self.spec
-        mean = spec.service_us
-        if spec.per_byte_ns:
-            mean += req.nbytes * spec.per_byte_ns / 1000
-        if spec.service_dist == 'exp':
-            mean = self.rng.expovariate(1.0 / mean)
+        mean = self.service_us
+        if self.per_byte_ns:
+            mean += req.nbytes * self.per_byte_ns / 1000
+        if self.exp:
+            mean = events.expovariate(self._random, 1.0 / mean)
         d = int(mean + 0.5)
         if d < 1:
             d = 1

@@ -13,6 +13,25 @@
 cimport cython
 
 
+cpdef double expovariate(random, double lambd) except? -1.0
+
+
+@cython.locals(tx=cython.longlong, ty=cython.longlong, sx=cython.longlong,
+               sy=cython.longlong)
+cdef inline bint _before(tuple x, tuple y) except -1
+
+
+@cython.locals(pos=cython.Py_ssize_t, parentpos=cython.Py_ssize_t,
+               parent=tuple)
+cpdef heap_push(list heap, tuple item)
+
+
+@cython.locals(pos=cython.Py_ssize_t, parentpos=cython.Py_ssize_t,
+               child=cython.Py_ssize_t, right=cython.Py_ssize_t,
+               end=cython.Py_ssize_t, last=tuple, top=tuple, parent=tuple)
+cpdef tuple heap_pop(list heap)
+
+
 @cython.final
 cdef class EventLoop:
     cdef public long long now
@@ -22,5 +41,5 @@ cdef class EventLoop:
 
     cpdef at(self, t_us, callback, a=*, b=*)
 
-    @cython.locals(heap=list, n=cython.Py_ssize_t, ev=tuple)
-    cpdef run_until(self, t_us)
+    @cython.locals(heap=list, n=cython.Py_ssize_t, ev=tuple, t=cython.longlong)
+    cpdef run_until(self, long long t_us)

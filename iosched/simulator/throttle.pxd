@@ -17,20 +17,22 @@ cimport cython
 @cython.final
 cdef class _Bucket:
     cdef public double avg, max, level, burst_level
-    cdef public object length
+    cdef public long long length
 
-    cpdef leak(self, dt_us)
-    cpdef wait_us(self)
-    cpdef add(self, amount)
+    cpdef leak(self, long long dt_us)
+    @cython.locals(size=cython.double, extra=cython.double)
+    cpdef long wait_us(self) except? -1
+    cpdef add(self, double amount)
 
 
 @cython.final
 cdef class Throttle:
     cdef public list buckets
-    cdef public object op_size, last_us
+    cdef public long long op_size, last_us
     cdef public tuple touched
 
-    @cython.locals(bkt=_Bucket)
-    cpdef wait_us(self, is_write, now_us)
-    @cython.locals(bkt=_Bucket)
-    cpdef account(self, is_write, nbytes)
+    @cython.locals(bkt=_Bucket, dt=cython.longlong, wait=cython.long,
+                   w=cython.long)
+    cpdef long wait_us(self, bint is_write, long long now_us) except? -1
+    @cython.locals(bkt=_Bucket, units=cython.double)
+    cpdef account(self, bint is_write, long long nbytes)

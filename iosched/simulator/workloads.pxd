@@ -12,6 +12,8 @@
 # Cython declarations for workloads.py (the compiled build; see
 # compiled.py).
 
+cimport cython
+
 from iosched.simulator cimport events
 from iosched.simulator cimport sched_base
 
@@ -21,7 +23,7 @@ cdef class _Base:
     cdef public sched_base.Entity ent
     cdef public sched_base.Scheduler sched
     cdef public events.EventLoop loop
-    cdef public object vm, rng
+    cdef public object vm, rng, _random
 
 
 cdef class IdleW(_Base):
@@ -33,10 +35,13 @@ cdef class CpuBoundW(_Base):
 
 
 cdef class _Requests(_Base):
-    cdef public double rate
-    cdef public object burst, jitter, queue, cur_arrival, _arrive_cb
+    cdef public double rate, jitter
+    cdef public long long burst
+    cdef public object queue, cur_arrival, _arrive_cb
 
-    cpdef _schedule_arrival(self, now)
+    @cython.locals(gap=cython.double)
+    cpdef _schedule_arrival(self, long long now)
+    @cython.locals(j=cython.double, e=cython.double, b=cython.longlong)
     cpdef _draw_burst(self)
 
 
@@ -45,19 +50,23 @@ cdef class RequestResponseW(_Requests):
 
 
 cdef class MixedW(_Requests):
-    cdef public object period, batch_add, batch_left, _period_cb
+    cdef public long long period, batch_add, batch_left
+    cdef public object _period_cb
 
     cpdef _next_item(self)
 
 
 cdef class DiskClosedLoopW(_Base):
-    cdef public object gdisk, nbytes, outstanding, cpu_per_io, write_ratio
-    cdef public object pending, _done_cb
+    cdef public object gdisk
+    cdef public long long nbytes, outstanding, cpu_per_io, pending
+    cdef public double write_ratio
+    cdef public object _done_cb
 
     cpdef _submit(self)
 
 
 cdef class SleeperW(_Base):
-    cdef public object period, work, slack, target, _timer_cb
+    cdef public long long period, work, slack, target
+    cdef public object _timer_cb
 
     cpdef _arm(self)

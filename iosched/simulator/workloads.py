@@ -25,13 +25,14 @@ I/O response events (request arrivals, disk completions) go to
 
 import collections
 
+from iosched.simulator import events
 from iosched.simulator import spec as specs
 
 FOREVER_US = 1 << 60
 
 
 class _Base:
-    __slots__ = ('work_left', 'ent', 'sched', 'loop', 'vm', 'rng')
+    __slots__ = ('work_left', 'ent', 'sched', 'loop', 'vm', 'rng', '_random')
 
     def __init__(self, ent, sched, loop, vm, rng):
         self.work_left = 0
@@ -40,6 +41,7 @@ class _Base:
         self.loop = loop
         self.vm = vm
         self.rng = rng
+        self._random = rng.random       # (bound once: a draw per request)
 
     def start(self, now):
         pass
@@ -82,7 +84,7 @@ class _Requests(_Base):
             self._schedule_arrival(now)
 
     def _schedule_arrival(self, now):
-        gap = self.rng.expovariate(self.rate) * 1e6 + 0.5
+        gap = events.expovariate(self._random, self.rate) * 1e6 + 0.5
         if gap < FOREVER_US:            # a tiny rate may never arrive
             self.loop.at(now + int(gap), self._arrive_cb)
 
@@ -90,7 +92,8 @@ class _Requests(_Base):
         j = self.jitter
         if not j:
             return self.burst
-        b = int(self.burst * (1 - j + j * self.rng.expovariate(1.0)) + 0.5)
+        e = events.expovariate(self._random, 1.0)
+        b = int(self.burst * (1 - j + j * e) + 0.5)
         return b if b > 0 else 1
 
     def _on_arrival(self, _a, _b):
@@ -183,7 +186,7 @@ class DiskClosedLoopW(_Base):
 
     def _submit(self):
         write = bool(self.write_ratio) and (
-            self.rng.random() < self.write_ratio)
+            self._random() < self.write_ratio)
         self.gdisk.submit(self.nbytes, write, self._done_cb)
 
     def _on_done(self, now):
