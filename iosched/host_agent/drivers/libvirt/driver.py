@@ -43,8 +43,10 @@ import time
 
 from oslo_log import log as logging
 
+from iosched.contract import delay_hist
 from iosched.host_agent.drivers import base
 from iosched.host_agent.drivers.libvirt import block_devices
+from iosched.host_agent.drivers.libvirt import bpf_tracer
 from iosched.host_agent.drivers.libvirt import connection
 from iosched.host_agent.drivers.libvirt import domain_xml
 from iosched.host_agent.drivers.libvirt import lsvm_probes
@@ -101,6 +103,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
+        self._windows = {}    # tid -> bpf_tracer.Window (eBPF tracer)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
         self._hists = {}      # uuid -> {target: cumulative bins}
@@ -110,20 +113,39 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._io_tids = {}    # uuid -> (pid, [emulator and I/O tids])
         self.virtio = (virtio_queues.VirtioQueues()
                        if conf.libvirt.virtio_request_counts else None)
-        self.tracer = None
-        if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
-                p.tracefs_root):
+        self.traced = (0, 0)  # wake-ups, delays read in the last tick
+        self.tracer = (self._open_tracer(conf.libvirt.trace_backend,
+                                         p.tracefs_root)
+                       if conf.libvirt.trace_wakeups else None)
+
+    @staticmethod
+    def _open_tracer(backend, root):
+        """The eBPF tracer, else (``auto``) the tracefs one; None when
+        neither can be used (I/O events then estimated from counters).
+        """
+        if backend in ('auto', 'ebpf') and bpf_tracer.BpfTracer.available(
+                root):
+            tracer = bpf_tracer.BpfTracer(root)
             try:
-                self.tracer = tracing.WakeupTracer(p.tracefs_root)
-                self.tracer.open()
+                tracer.open()
+                return tracer
             except OSError as e:
-                LOG.warning('tracefs at %s unusable (%s): I/O events are '
-                            'estimated from wake-up counters', p.tracefs_root,
-                            e)
-                self.tracer = None
-        elif conf.libvirt.trace_wakeups:
+                LOG.warning('eBPF tracer unusable (%s)%s', e,
+                            ': trying tracefs' if backend == 'auto' else '')
+        if backend == 'ebpf':
+            return None
+        if not tracing.WakeupTracer.available(root):
             LOG.warning('no tracefs with sched_wakeup at %s: I/O events are '
-                        'estimated from wake-up counters', p.tracefs_root)
+                        'estimated from wake-up counters', root)
+            return None
+        try:
+            tracer = tracing.WakeupTracer(root)
+            tracer.open()
+            return tracer
+        except OSError as e:
+            LOG.warning('tracefs at %s unusable (%s): I/O events are '
+                        'estimated from wake-up counters', root, e)
+            return None
 
     @classmethod
     def from_conf(cls, conf):
@@ -285,9 +307,33 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                            for t in v[2].values()),
                           [t for u, v in self._info.items() if u in lsvms
                            for t in v[2].values()])
-        self._events, self._runs = self.tracer.drain()
+        drained = self.tracer.drain()
+        if isinstance(drained, dict):            # eBPF: {tid: Window}
+            self._windows = drained
+            self.traced = (sum(w.count for w in drained.values()),
+                           sum(delay_hist.total(w.delays)
+                               for w in drained.values() if w.delays))
+        else:                                    # tracefs: the lines
+            self._events, self._runs = drained
+            self.traced = (sum(map(len, self._events.values())),
+                           sum(map(len, self._runs.values())))
 
     # -- counters --------------------------------------------------------
+    def _traced(self, tid):
+        """(io_events, io_event_count, run_delays_ns, run_delay_hist) of a
+        vCPU thread for this tick (all None without a tracer).
+        """
+        if self.tracer is None:
+            return None, None, None, None
+        if isinstance(self.tracer, bpf_tracer.BpfTracer):
+            w = self._windows.get(tid)
+            if w is None:
+                return (), 0, None, ()
+            return w.times, w.count, None, w.delays or ()
+        events = self._events.get(tid, ())      # ns, not copied
+        return events, None, tracing.run_delays(
+            events, self._runs.get(tid, ())), None
+
     def vcpu_samples(self, instance):
         parsed, pid, tids = self._info[instance.uuid][:3]
         ts = self.now()
@@ -302,16 +348,12 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                     self.proc_root, pid, tid)
             except threads.ThreadError as e:
                 raise base.DriverError(str(e))
-            events = delays = None
-            if self.tracer is not None:
-                events = self._events.get(tid, ())     # ns, not copied
-                if self.tracer.switches:
-                    delays = tracing.run_delays(events,
-                                                self._runs.get(tid, ()))
+            events, count, delays, hist = self._traced(tid)
             out.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
                 run_ns=run, wait_ns=wait, wakeups=wakeups,
-                io_events=events, run_delays_ns=delays,
+                io_events=events, io_event_count=count,
+                run_delays_ns=delays, run_delay_hist=hist,
                 io_requests=self._requests.get(instance.uuid)))
         return out
 
