@@ -51,6 +51,7 @@ from iosched.host_agent.drivers.libvirt import connection
 from iosched.host_agent.drivers.libvirt import domain_xml
 from iosched.host_agent.drivers.libvirt import lsvm_probes
 from iosched.host_agent.drivers.libvirt import monitor_reads
+from iosched.host_agent.drivers.libvirt import proc_files
 from iosched.host_agent.drivers.libvirt import qemu_histograms
 from iosched.host_agent.drivers.libvirt import resolve
 from iosched.host_agent.drivers.libvirt import threads
@@ -104,6 +105,9 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
         self._windows = {}    # tid -> bpf_tracer.Window (eBPF tracer)
+        self._pids = {}       # (domain id, name) -> QEMU pid
+        self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
+        self._files = proc_files.ThreadFiles(self.proc_root)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
         self._hists = {}      # uuid -> {target: cumulative bins}
@@ -196,12 +200,14 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                     parsed = domain_xml.parse(dom.XMLDesc(0))
                     self._xml[dom_id] = cached = (parsed.uuid, parsed, dom)
                 uuid, parsed, _ = cached
-                pid = threads.qemu_pid(self.run_dir, parsed.name)
-                found = threads.qemu_threads(self.proc_root, pid)
+                pid = self._pid_of(dom_id, parsed.name)
+                found = threads.qemu_threads(self.proc_root, pid,
+                                             self._names)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 if isinstance(e, libvirt.libvirtError):
                     self._raise_if_lost(e)
+                self._pids.pop((dom_id, dom.name()), None)
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
             if not self._all_vcpus_run(dom_id, parsed, found):
@@ -211,6 +217,9 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             n_io[uuid] = threads.io_path_threads(found)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
+        self._forget_threads(seen_ids, io_tids,
+                             {(v[1], t) for v in infos.values()
+                              for t in v[2].values()})
         for gone in set(self._partial) - seen_ids:
             del self._partial[gone]
         if self.histograms is not None:
@@ -233,6 +242,28 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
         self._refresh_events(insts)
         return insts
+
+    def _pid_of(self, dom_id, name):
+        """The QEMU pid of a running domain (its pidfile read once per
+        domain id: libvirt gives a domain a new id at every start).
+        """
+        key = (dom_id, name)
+        pid = self._pids.get(key)
+        if pid is None:
+            pid = self._pids[key] = threads.qemu_pid(self.run_dir, name)
+        return pid
+
+    def _forget_threads(self, dom_ids, io_tids, vcpu_keys):
+        """Drop the pids, thread names and kept /proc descriptors of
+        domains and threads no longer listed.
+        """
+        self._pids = {k: p for k, p in self._pids.items()
+                      if k[0] in dom_ids}
+        pids = set(self._pids.values())
+        self._names = {k: n for k, n in self._names.items()
+                       if k[0] in pids}
+        self._files.retain(vcpu_keys | {(pid, t) for pid, ts in
+                                        io_tids.values() for t in ts})
 
     # Ticks a domain may lack some of its vCPU threads before it is said
     # at WARNING (about 10 s at the default 1 s tick).
@@ -344,8 +375,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 raise base.DriverError('no thread for vCPU %d of %s'
                                        % (vcpu, parsed.name))
             try:
-                run, wait, wakeups, cpu = threads.thread_counters(
-                    self.proc_root, pid, tid)
+                run, wait, wakeups, cpu = self._files.counters(pid, tid)
             except threads.ThreadError as e:
                 raise base.DriverError(str(e))
             events, count, delays, hist = self._traced(tid)
@@ -366,7 +396,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         run = 0
         for tid in tids:
             try:
-                run += threads.thread_counters(self.proc_root, pid, tid)[0]
+                run += self._files.counters(pid, tid)[0]
             except threads.ThreadError:
                 continue       # an I/O thread that exited: not counted
         return [model.IoThreadSample(instance_uuid=instance.uuid, ts=ts,
@@ -437,6 +467,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                                         weight_group=weight_group)
 
     def close(self):
+        self._files.close()
         if self.tracer is not None:
             self.tracer.close()
             self.tracer = None

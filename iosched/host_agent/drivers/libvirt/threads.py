@@ -67,8 +67,14 @@ def qemu_pid(run_dir, domain_name):
     return pid
 
 
-def qemu_threads(proc_root, pid):
-    """``QemuThreads`` of a QEMU process, from thread names."""
+def qemu_threads(proc_root, pid, known=None):
+    """``QemuThreads`` of a QEMU process, from thread names.
+
+    ``known``: a dict the caller keeps, {(pid, tid): name} of the threads
+    already named as vCPU or I/O threads (QEMU names them once, at their
+    start): their ``comm`` is not read again; any other thread's is (it may
+    not be named yet).
+    """
     task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
     try:
         tids = os.listdir(task_dir)
@@ -78,10 +84,15 @@ def qemu_threads(proc_root, pid):
     for tid in tids:
         if not tid.isdigit():
             continue
-        try:
-            comm = _read(paths.safe_join(task_dir, tid, 'comm')).strip()
-        except OSError:
-            continue              # the thread just exited
+        comm = known.get((pid, tid)) if known is not None else None
+        if comm is None:
+            try:
+                comm = _read(os.path.join(task_dir, tid, 'comm')).strip()
+            except OSError:
+                continue              # the thread just exited
+            if known is not None and (_VCPU_COMM.match(comm)
+                                      or _IO_COMM.match(comm)):
+                known[(pid, tid)] = comm
         m = _VCPU_COMM.match(comm)
         if m:
             vcpus[int(m.group(1))] = int(tid)
