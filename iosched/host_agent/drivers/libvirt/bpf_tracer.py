@@ -58,6 +58,9 @@ SLOT_BYTES = WORDS * 8
 RING_OFF = HEAD * 8
 HIST_OFF = (HEAD + RING) * 8
 MAX_TIDS = 512
+# What loading and attaching the programs takes (the service unit's
+# bounding set keeps them beside the privsep daemon's CAP_SYS_NICE).
+CAPABILITIES = ('CAP_BPF', 'CAP_PERFMON')
 WAKEUP = 'events/sched/sched_wakeup'
 SWITCH = 'events/sched/sched_switch'
 _HEAD = struct.Struct('<QQQ')
