@@ -178,17 +178,20 @@ def sparse_diff(counts, before):
     (two cumulative histograms of equal length).
     """
     d = list(map(operator.sub, counts, before))
-    return tuple((k, d[k]) for k in itertools.compress(_BUCKET_IDS, d))
+    return tuple(zip(itertools.compress(_BUCKET_IDS, d),
+                     itertools.compress(d, d)))
 
 
 class Window(object):
     """One tid since the previous read: E_n, the newest times, the new
-    delays by bucket (sparse; None when the tid's delays are not asked).
+    delays by bucket (sparse; None when the tid's delays are not asked),
+    how many delays the kernel paired.
     """
-    __slots__ = ('count', 'times', 'delays')
+    __slots__ = ('count', 'times', 'delays', 'paired')
 
-    def __init__(self, count, times, delays):
+    def __init__(self, count, times, delays, paired=0):
         self.count, self.times, self.delays = count, times, delays
+        self.paired = paired     # new delays (all tids, asked or not)
 
 
 class BpfTracer(object):
@@ -292,7 +295,8 @@ class BpfTracer(object):
                     seen[2] = h
             else:
                 seen[2] = None
-            out[tid] = Window(wakes - seen[0], times, hist)
+            out[tid] = Window(wakes - seen[0], times, hist,
+                              delays - seen[1])
             seen[0], seen[1] = wakes, delays
         return out
 

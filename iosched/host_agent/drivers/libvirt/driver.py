@@ -43,7 +43,6 @@ import time
 
 from oslo_log import log as logging
 
-from iosched.contract import delay_hist
 from iosched.host_agent.drivers import base
 from iosched.host_agent.drivers.libvirt import block_devices
 from iosched.host_agent.drivers.libvirt import bpf_tracer
@@ -342,8 +341,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         if isinstance(drained, dict):            # eBPF: {tid: Window}
             self._windows = drained
             self.traced = (sum(w.count for w in drained.values()),
-                           sum(delay_hist.total(w.delays)
-                               for w in drained.values() if w.delays))
+                           sum(w.paired for w in drained.values()))
         else:                                    # tracefs: the lines
             self._events, self._runs = drained
             self.traced = (sum(map(len, self._events.values())),

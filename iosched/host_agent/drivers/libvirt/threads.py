@@ -70,10 +70,11 @@ def qemu_pid(run_dir, domain_name):
 def qemu_threads(proc_root, pid, known=None):
     """``QemuThreads`` of a QEMU process, from thread names.
 
-    ``known``: a dict the caller keeps, {(pid, tid): name} of the threads
-    already named as vCPU or I/O threads (QEMU names them once, at their
-    start): their ``comm`` is not read again; any other thread's is (it may
-    not be named yet).
+    ``known``: a dict the caller keeps, {(pid, tid): name}: a thread's
+    ``comm`` is read until it is known. A vCPU or I/O thread name is known
+    at once (QEMU names a thread once, as it starts); any other name once
+    read again a call later (the first read may have come before the
+    naming): ``(name,)`` in between.
     """
     task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
     try:
@@ -85,14 +86,15 @@ def qemu_threads(proc_root, pid, known=None):
         if not tid.isdigit():
             continue
         comm = known.get((pid, tid)) if known is not None else None
-        if comm is None:
+        if comm is None or comm.__class__ is tuple:
             try:
                 comm = _read(os.path.join(task_dir, tid, 'comm')).strip()
             except OSError:
                 continue              # the thread just exited
-            if known is not None and (_VCPU_COMM.match(comm)
-                                      or _IO_COMM.match(comm)):
-                known[(pid, tid)] = comm
+            if known is not None:
+                final = ((pid, tid) in known or _VCPU_COMM.match(comm)
+                         or _IO_COMM.match(comm))
+                known[(pid, tid)] = comm if final else (comm,)
         m = _VCPU_COMM.match(comm)
         if m:
             vcpus[int(m.group(1))] = int(tid)

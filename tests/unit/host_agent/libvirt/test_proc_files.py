@@ -93,9 +93,14 @@ def test_known_thread_names_are_not_read_again(tmp_path):
     _task(proc, 100, 102, 'qemu-system-x86')     # not named yet
     known = {}
     got = threads.qemu_threads(proc, 100, known)
-    assert (got.vcpus, known) == ({0: 101}, {(100, '101'): 'CPU 0/TCG'})
+    assert (got.vcpus, known) == ({0: 101}, {
+        (100, '100'): ('qemu-system-x86',), (100, '101'): 'CPU 0/TCG',
+        (100, '102'): ('qemu-system-x86',)})     # others: read once more
     _set(tmp_path, proc, 102, (0, 0, 0, 0), comm='CPU 1/TCG')
     _set(tmp_path, proc, 101, (0, 0, 0, 0), comm='renamed')
     got = threads.qemu_threads(proc, 100, known)
     assert got.vcpus == {0: 101, 1: 102}         # 101 from known
-    assert threads.qemu_threads(proc, 100).vcpus == {1: 102}
+    assert known[(100, '100')] == 'qemu-system-x86'   # now known
+    _set(tmp_path, proc, 100, (0, 0, 0, 0), comm='CPU 7/TCG')
+    assert threads.qemu_threads(proc, 100, known).vcpus == {0: 101, 1: 102}
+    assert threads.qemu_threads(proc, 100).vcpus == {1: 102, 7: 100}
