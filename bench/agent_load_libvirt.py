@@ -111,6 +111,9 @@ def parse_args(argv):
                    help='cProfile %d more ticks at the largest count, print '
                         'the N functions with the most own time'
                         % PROFILED_TICKS)
+    p.add_argument('--profile-dump', metavar='FILE',
+                   help='with --profile: write the pstats there too '
+                        '(python -m pstats FILE)')
     p.add_argument('--quick', action='store_true',
                    help='a smoke run: 2 and 4 guests, 6 ticks, a 30-s '
                         'baseline')
@@ -532,6 +535,8 @@ def main(argv=None):
     print_table(res)
     if prof is not None:
         res['profile_top'] = agent_load.report_profile(prof, args.profile)
+        if args.profile_dump:
+            prof.dump_stats(args.profile_dump)
     print('wrote %s' % tc.write_json(res, args.output_dir,
                                      'agent_load_libvirt'))
     return 0
