@@ -106,6 +106,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
         self._windows = {}    # tid -> bpf_tracer.Window (eBPF tracer)
+        self._insts = {}      # domain id -> (parsed, io threads, info)
         self._pids = {}       # (domain id, name) -> QEMU pid
         self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
         self._files = proc_files.ThreadFiles(self.proc_root)
@@ -233,16 +234,29 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._drop_xml_of_changed_disks()
         self._refresh_histograms()
         self._refresh_requests()
-        insts = [model.InstanceInfo(
+        insts = [self._instance(uuid, d, dom_id, n_io[uuid])
+                 for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
+        self._insts = {i.generation: self._insts[i.generation]
+                       for i in insts}
+        self._refresh_events(insts)
+        return insts
+
+    def _instance(self, uuid, d, dom_id, n_io):
+        """The ``InstanceInfo`` of a domain: the last tick's again while its
+        parsed XML (cached per domain id) and I/O thread count are.
+        """
+        cached = self._insts.get(dom_id)
+        if cached is not None and cached[0] is d and cached[1] == n_io:
+            return cached[2]
+        inst = model.InstanceInfo(
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
             extra_specs=dict(d.extra_specs),
             disks=tuple(model.DiskInfo(target=k.target, serial=k.serial,
                                        iotune=dict(k.iotune))
                         for k in d.disks),
-            generation=dom_id, io_threads=n_io[uuid])
-            for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
-        self._refresh_events(insts)
-        return insts
+            generation=dom_id, io_threads=n_io)
+        self._insts[dom_id] = (d, n_io, inst)
+        return inst
 
     def _pid_of(self, dom_id, name):
         """The QEMU pid of a running domain (its pidfile read once per
@@ -398,7 +412,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         run = 0
         for tid in tids:
             try:
-                run += self._files.counters(pid, tid)[0]
+                run += self._files.run_ns(pid, tid)
             except threads.ThreadError:
                 continue       # an I/O thread that exited: not counted
         return [model.IoThreadSample(instance_uuid=instance.uuid, ts=ts,

@@ -44,6 +44,10 @@ def parse_counters(schedstat, status, stat):
     return (int(run), int(wait), vol, threads.parse_stat_processor(stat))
 
 
+def _run_ns(schedstat):
+    return int(schedstat.split(None, 1)[0])
+
+
 def default_budget():
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return max(0, (soft if soft != resource.RLIM_INFINITY else 4096) // 2)
@@ -73,26 +77,44 @@ class ThreadFiles(object):
             raise
         return tuple(fds)
 
-    def counters(self, pid, tid):
+    def _kept(self, pid, tid):
+        """The thread's descriptors, opened now if needed; None over the
+        budget.
+        """
         key = (pid, tid)
         fds = self._fds.get(key)
         if fds is None:
             if len(self._fds) * len(NAMES) >= self.budget:
-                return threads.thread_counters(self.proc_root, pid, tid)
+                return None
             try:
                 fds = self._fds[key] = self._open(pid, tid)
             except OSError as e:
                 raise threads.ThreadError(
                     'cannot read counters of thread %s/%s: %s'
                     % (pid, tid, e))
+        return fds
+
+    def _read(self, pid, tid, fds, parse):
         try:
-            texts = [os.pread(fd, 4096, 0).decode('ascii', 'replace')
-                     for fd in fds]
-            return parse_counters(*texts)
+            return parse(*[os.pread(fd, 4096, 0).decode('ascii', 'replace')
+                           for fd in fds])
         except (OSError, ValueError, IndexError) as e:
-            self._close(key)     # an exited thread reads empty or ESRCH
+            self._close((pid, tid))  # an exited thread: empty or ESRCH
             raise threads.ThreadError(
                 'cannot read counters of thread %s/%s: %s' % (pid, tid, e))
+
+    def counters(self, pid, tid):
+        fds = self._kept(pid, tid)
+        if fds is None:
+            return threads.thread_counters(self.proc_root, pid, tid)
+        return self._read(pid, tid, fds, parse_counters)
+
+    def run_ns(self, pid, tid):
+        """The thread's run time alone (``schedstat``'s first field)."""
+        fds = self._kept(pid, tid)
+        if fds is None:
+            return threads.thread_counters(self.proc_root, pid, tid)[0]
+        return self._read(pid, tid, fds[:1], _run_ns)
 
     def _close(self, key):
         for fd in self._fds.pop(key, ()):

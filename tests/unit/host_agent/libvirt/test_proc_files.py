@@ -57,6 +57,7 @@ def test_counters_are_thread_counters(tmp_path, name, reads, budget):
         _set(tmp_path, proc, 101, counters)
         assert files.counters(100, 101) == counters == (
             threads.thread_counters(proc, 100, 101))
+        assert files.run_ns(100, 101) == counters[0]
         if budget:
             kept = kept or files._fds[(100, 101)]
             assert files._fds == {(100, 101): kept}
@@ -80,6 +81,8 @@ def test_a_thread_gone_or_unlisted_has_its_descriptors_closed(tmp_path):
     assert list(files._fds) == [(100, 102)]
     with pytest.raises(threads.ThreadError):
         files.counters(100, 999)         # never existed
+    with pytest.raises(threads.ThreadError):
+        files.run_ns(100, 999)
     files.retain({(100, 101)})
     assert files._fds == {}
     with pytest.raises(OSError):
