@@ -105,7 +105,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
-        self._windows = {}    # tid -> bpf_tracer.Window (eBPF tracer)
+        self._windows = None  # tid -> bpf_tracer.Window (eBPF tracer)
         self._insts = {}      # domain id -> (parsed, io threads, info)
         self._pids = {}       # (domain id, name) -> QEMU pid
         self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
@@ -361,6 +361,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             self.traced = (sum(w.count for w in drained.values()),
                            sum(w.paired for w in drained.values()))
         else:                                    # tracefs: the lines
+            self._windows = None
             self._events, self._runs = drained
             self.traced = (sum(map(len, self._events.values())),
                            sum(map(len, self._runs.values())))
@@ -372,7 +373,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         """
         if self.tracer is None:
             return None, None, None, None
-        if isinstance(self.tracer, bpf_tracer.BpfTracer):
+        if self._windows is not None:            # the eBPF tracer's
             w = self._windows.get(tid)
             if w is None:
                 return (), 0, None, ()
