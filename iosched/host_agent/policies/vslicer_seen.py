@@ -47,7 +47,8 @@ class State:
     w_us: float = 0.0          # the seen W in use (0: not enough seen)
     busy: frozenset = frozenset()   # vCPUs busy in the last snapshot
     last_ts: float = 0.0       # that snapshot's time
-    counts: tuple = ()         # the ticks' histograms summed (dense)
+    counts: tuple = ()         # the ticks' histograms summed (dense;
+    #                            () when there are none)
     wakes: int = 0             # delays in the window
     p99_us: float = 0.0        # the window's p99 (0: too few)
 
@@ -135,7 +136,8 @@ def update(state, snapshot, window_s):
             or abs(p99 - w) > lsvm.SEEN_HYSTERESIS * w):
         w = p99
     return State(mechanism=mech, ticks=tuple(ticks), w_us=w, busy=busy,
-                 last_ts=snapshot.ts, counts=tuple(counts), wakes=wakes,
+                 last_ts=snapshot.ts,
+                 counts=tuple(counts) if ticks else (), wakes=wakes,
                  p99_us=p99)
 
 
