@@ -36,7 +36,8 @@ Possible values:
     cfg.BoolOpt('trace_wakeups', default=True,
                 help="""
 Record exact wake-up timestamps of vCPU threads (``sched:sched_wakeup``
-tracepoint, a private tracefs instance) for the ISACS I/O strength.
+tracepoint, in the kernel with eBPF or through a private tracefs instance:
+``trace_backend``) for the ISACS I/O strength.
 
 When off or unavailable, I/O events are estimated from the threads'
 voluntary context switches (see docs/architecture.md, I/O strength).
