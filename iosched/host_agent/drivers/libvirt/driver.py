@@ -375,8 +375,8 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             return None, None, None, None
         if self._windows is not None:            # the eBPF tracer's
             w = self._windows.get(tid)
-            if w is None:
-                return (), 0, None, ()
+            if w is None:      # beyond MAX_TIDS: not traced, estimated
+                return None, None, None, None
             return w.times, w.count, None, w.delays or ()
         events = self._events.get(tid, ())      # ns, not copied
         return events, None, tracing.run_delays(

@@ -202,3 +202,25 @@ def test_field_offsets_come_from_the_format():
 def test_sparse_diff():
     assert bpf_tracer.sparse_diff((0, 3, 5, 9), (0, 1, 5, 2)) == (
         (1, 2), (3, 7))
+
+
+# name, window of the tid (None: not watched), what the driver hands over
+# (io_events, io_event_count, run_delays_ns, run_delay_hist)
+SAMPLES = [
+    ('an LSVM vCPU', bpf_tracer.Window(3, [1, 2, 3], ((5, 2),), 2),
+     ([1, 2, 3], 3, None, ((5, 2),))),
+    ('another vCPU: no delays asked', bpf_tracer.Window(2, [4, 5], None, 1),
+     ([4, 5], 2, None, ())),
+    ('quiet', bpf_tracer.Window(0, (), (), 0), ((), 0, None, ())),
+    ('beyond MAX_TIDS: estimated', None, (None, None, None, None)),
+]
+
+
+@pytest.mark.parametrize('name,window,want', SAMPLES,
+                         ids=[s[0] for s in SAMPLES])
+def test_what_the_driver_hands_over(name, window, want):
+    from iosched.host_agent.drivers.libvirt import driver as lv
+    drv = lv.LibvirtDriver.__new__(lv.LibvirtDriver)
+    drv.tracer = object()
+    drv._windows = {} if window is None else {7: window}
+    assert drv._traced(7) == want
