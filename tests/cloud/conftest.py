@@ -12,8 +12,14 @@
 """The one-machine cloud for the tests of tests/cloud: ``iosched-cloud
 up`` once per session (the first test that asks for it), ``down`` at the
 end, which must leave nothing behind.
+
+The session holds the testbed lock (``/tmp/iosched-testbed.lock``, which
+the testbed benchmarks take with flock) while its cloud is up: ``up``
+refuses to start beside libvirt domains it did not create (found when a
+benchmark's guests were up during a local run).
 """
 
+import fcntl
 import subprocess
 import time
 
@@ -21,10 +27,21 @@ import pytest
 
 from tests.cloud import client
 
+TESTBED_LOCK = '/tmp/iosched-testbed.lock'
+
 
 @pytest.fixture(scope='session')
 def cloud():
     client.require_components()
+    with open(TESTBED_LOCK, 'a') as lock:
+        waited = time.monotonic()
+        fcntl.flock(lock, fcntl.LOCK_EX)     # a benchmark's guests go first
+        print('testbed lock taken after %.0f s'
+              % (time.monotonic() - waited))
+        yield from _cloud()
+
+
+def _cloud():
     t0 = time.monotonic()
     cli = client.CLI
     res = subprocess.run(cli + ['up'], capture_output=True, text=True,
