@@ -11,9 +11,10 @@
 # under the License.
 """``etc/systemd/io-host-agent.service``: its claims, and SIGTERM restoring.
 
-* The hardening is what docs and ``iosched/host_agent/privsep.py`` reason: the
-  bounding set is the privsep daemon's capabilities (CAP_SYS_NICE) and
-  the eBPF tracer's (CAP_BPF, CAP_PERFMON) and nothing else, the file system is read-only but the cgroup tree, tracefs
+* The hardening is what docs and ``iosched/host_agent/privsep.py`` reason:
+  the bounding set is the privsep daemon's capabilities (CAP_SYS_NICE)
+  and the eBPF tracer's (CAP_BPF, CAP_PERFMON) and nothing else, the file
+  system is read-only but the cgroup tree, tracefs
   and the journal's state directory, and the settings that would break the
   agent (read-only cgroups, no SCHED_DEADLINE, hidden QEMU threads) are
   absent. The syscall filter admits the calls the agent makes.
