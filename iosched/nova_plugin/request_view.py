@@ -42,6 +42,7 @@ Description:
 No nova, no I/O; the store's clock.
 """
 
+import itertools
 import operator
 import threading
 
@@ -80,8 +81,80 @@ class Row(object):
         return found
 
 
+_PREP = operator.attrgetter('prep')
+
+
+class Columns(object):
+    """The figures of a list of hosts as columns: ``hosts``, their
+    ``counts`` (``(num_instances, vcpus_used)`` as read, None when a host
+    lacks them), ``rows``, ``preps`` and, on first use, ``pendings``.
+    """
+
+    __slots__ = ('hosts', 'counts', 'rows', 'preps', 'profile', '_pendings')
+
+    def __init__(self, hosts, counts, rows, profile, preps=None,
+                 pendings=None):
+        self.hosts = hosts
+        self.counts = counts
+        self.rows = rows
+        self.profile = profile
+        self.preps = list(map(_PREP, rows)) if preps is None else preps
+        self._pendings = pendings
+
+    def pendings(self):
+        """Each row's ``pending`` (on first use, as ``Row.pending``)."""
+        found = self._pendings
+        if found is None:
+            profile = self.profile
+            found = self._pendings = [row.pending(profile)
+                                      for row in self.rows]
+        return found
+
+    def narrow(self, oks):
+        """The columns of the hosts whose ``oks`` entry is true."""
+        pendings = self._pendings
+        return Columns(
+            list(itertools.compress(self.hosts, oks)),
+            None if self.counts is None else list(
+                itertools.compress(self.counts, oks)),
+            list(itertools.compress(self.rows, oks)), self.profile,
+            list(itertools.compress(self.preps, oks)),
+            None if pendings is None else list(
+                itertools.compress(pendings, oks)))
+
+
+def _counts_of(host_states):
+    """Each host's ``(num_instances, vcpus_used)``; None if one lacks
+    them.
+    """
+    try:
+        return list(map(_COUNTS, host_states))
+    except AttributeError:
+        return None
+
+
+def columns(views, reports, cache, spec_obj, host_states, profile):
+    """``Columns`` of ``host_states`` from ``views`` (a ``Views``, or
+    anything with its ``rows``).
+    """
+    get = getattr(views, 'columns', None)
+    if get is not None:
+        return get(reports, cache, spec_obj, host_states, profile)
+    return Columns(host_states, None, views.rows(
+        reports, cache, spec_obj, host_states, profile), profile)
+
+
+def narrow(views, cols, oks):
+    """Hand the hosts of ``cols`` that passed (``oks``) to the next
+    class of the request (a filter's survivors are the next one's hosts).
+    """
+    offer = getattr(views, 'offer', None)
+    if offer is not None:
+        offer(cols, oks)
+
+
 class _View(object):
-    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev')
+    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev', 'cols')
 
     def __init__(self, key, version, prev):
         self.key = key
@@ -89,6 +162,8 @@ class _View(object):
         self.earliest = None        # (received_at, ttl) due first
         self.rows = {}              # id(host_state) -> Row, this request
         self.prev = prev            # the previous request's rows
+        # the Columns of the hosts the last class kept (``offer``)
+        self.cols = None
 
 
 # Nova's HostState counters the in-flight estimate reads
@@ -138,6 +213,34 @@ class Views(object):
             view = self._local.view = _View(key, reports.version, prev)
         return view
 
+    def columns(self, reports, cache, spec_obj, host_states, profile):
+        """``Columns`` of ``host_states`` (a list): those the previous
+        class of this request kept (``offer``) when they are the same
+        hosts in the same order with the same counters, else from
+        ``rows``.
+        """
+        view = self._view(reports, cache, spec_obj, profile)
+        held = view.cols
+        if held is not None and held.counts is not None and (
+                held.hosts == host_states):
+            counts = _counts_of(host_states)
+            if counts == held.counts:
+                return held
+        rows = self.rows(reports, cache, spec_obj, host_states, profile)
+        cols = Columns(list(host_states), _counts_of(host_states), rows,
+                       profile)
+        view = self._local.view
+        view.cols = cols
+        return cols
+
+    def offer(self, cols, oks):
+        """The hosts of ``cols`` whose ``oks`` is true are the next
+        class's (held while ``cols`` is this thread's latest).
+        """
+        view = getattr(self._local, 'view', None)
+        if view is not None and view.cols is cols:
+            view.cols = cols.narrow(oks)
+
     def rows(self, reports, cache, spec_obj, host_states, profile):
         """The ``Row`` of each of ``host_states`` (a list), in order.
 
@@ -172,6 +275,7 @@ class Views(object):
             # the store changed since this view began: start it again
             # from this read, and read the hosts already held anew
             view.version, view.earliest = version, None
+            view.cols = None
             if view.rows:
                 view.prev = dict(view.prev)
                 view.prev.update(view.rows)
