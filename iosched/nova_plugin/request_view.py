@@ -82,6 +82,7 @@ class Row(object):
 
 
 _PREP = operator.attrgetter('prep')
+_HOST = operator.attrgetter('host')
 
 
 class Columns(object):
@@ -154,9 +155,10 @@ def narrow(views, cols, oks):
 
 
 class _View(object):
-    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev', 'cols')
+    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev', 'cols',
+                 'read', 'prev_read')
 
-    def __init__(self, key, version, prev):
+    def __init__(self, key, version, prev, prev_read=None):
         self.key = key
         self.version = version
         self.earliest = None        # (received_at, ttl) due first
@@ -164,6 +166,10 @@ class _View(object):
         self.prev = prev            # the previous request's rows
         # the Columns of the hosts the last class kept (``offer``)
         self.cols = None
+        # (hosts, reports, notes, counts, rows) of this view's last read of
+        # a whole host list, and of the previous view's
+        self.read = None
+        self.prev_read = prev_read
 
 
 # Nova's HostState counters the in-flight estimate reads
@@ -208,9 +214,11 @@ class Views(object):
                 not _same(view.key, key) or _expired(view, reports.now())):
             # a row of the previous request serves again once the store
             # says its report and notes are still the host's (_read)
-            prev = ({} if view is None or view.key[4] is not reports or
-                    view.key[5] is not cache else view.rows)
-            view = self._local.view = _View(key, reports.version, prev)
+            same = not (view is None or view.key[4] is not reports or
+                        view.key[5] is not cache)
+            view = self._local.view = _View(
+                key, reports.version, view.rows if same else {},
+                (view.read or view.prev_read) if same else None)
         return view
 
     def columns(self, reports, cache, spec_obj, host_states, profile):
@@ -270,7 +278,8 @@ class Views(object):
     def _read(self, view, reports, cache, host_states, todo, out, profile):
         cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
         found, exact, version, earliest = reports.read_many(
-            [host_states[i].host for i in todo])
+            list(map(_HOST, host_states)) if len(todo) == len(host_states)
+            else [host_states[i].host for i in todo])
         if version != view.version:
             # the store changed since this view began: start it again
             # from this read, and read the hosts already held anew
@@ -290,6 +299,18 @@ class Views(object):
                 earliest[0] + earliest[1] < sum(view.earliest)):
             view.earliest = earliest
         held, prev = view.rows, view.prev
+        whole = len(todo) == len(host_states)
+        counts = _counts_of(host_states) if whole else None
+        if counts is not None and _same_read(
+                view.prev_read, host_states, found, exact, counts, profile):
+            # every host's report, notes and counters are those of the
+            # previous request's read: its rows, as the loop below would
+            # take them one by one
+            rows = view.prev_read[4]
+            out[:] = rows
+            held.update(zip(map(id, host_states), rows))
+            view.read = view.prev_read
+            return
         prepared = cache.prepared
         for i, report, notes in zip(todo, found, exact):
             host_state = host_states[i]
@@ -305,3 +326,17 @@ class Views(object):
                           None if report is None else prepared(report),
                           notes, profile)
             out[i] = held[key] = row
+        if counts is not None:
+            view.read = (list(host_states), found, exact, counts, list(out),
+                         profile)
+
+
+def _same_read(read, host_states, found, exact, counts, profile):
+    """Whether ``read`` (``_View.read``) holds the same host objects,
+    report objects, notes objects, counters and profile.
+    """
+    is_ = operator.is_
+    return (read is not None and read[5] == profile and
+            len(read[0]) == len(host_states) and read[3] == counts and
+            all(map(is_, read[0], host_states)) and
+            all(map(is_, read[1], found)) and all(map(is_, read[2], exact)))
