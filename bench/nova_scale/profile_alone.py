@@ -51,6 +51,34 @@ def _args(argv):
     return a
 
 
+def _floor_set(handlers):
+    """Do-nothing classes, as many as iosched's: Nova's handlers' own
+    cost per host (the floor of the alone set).
+    """
+    from nova.scheduler import filters
+    from nova.scheduler import weights
+
+    class Keep(filters.BaseHostFilter):
+        def filter_all(self, filter_obj_list, spec_obj):
+            return filter_obj_list
+
+        def host_passes(self, host_state, spec_obj):
+            return True
+
+    class Same(weights.BaseHostWeigher):
+        def weigh_objects(self, weighed_obj_list, weight_properties):
+            return [0.5] * len(weighed_obj_list)
+
+        def weight_multiplier(self, host_state):
+            return 1.0
+
+        def _weigh_object(self, host_state, weight_properties):
+            return 0.5
+
+    own_filters, own_weighers = handlers.sets['iosched_alone']
+    return ([Keep() for _ in own_filters], [Same() for _ in own_weighers])
+
+
 def main(argv=None):
     args = _args(argv)
     from bench.nova_scale import handlers as h
@@ -65,6 +93,7 @@ def main(argv=None):
             args.slo_volumes, specs, print) as volumes:
         handlers = h.Handlers()
         volumes.install(handlers.sets['iosched_alone'][0])
+        handlers.sets['floor'] = _floor_set(handlers)
         h.start_listener(worker)
         largest = max(args.hosts)
         wire = h.templates(largest, args)
@@ -81,7 +110,7 @@ def main(argv=None):
         for n in args.hosts:
             subset = hosts[:n]
             rounds = max(3, args.rounds // n)
-            spent = {'default': 0.0, 'iosched_alone': 0.0}
+            spent = {'default': 0.0, 'iosched_alone': 0.0, 'floor': 0.0}
             for _ in range(rounds):
                 for spec in specs:
                     h.heartbeat(subset)
@@ -92,10 +121,13 @@ def main(argv=None):
                         spent[which] += time.perf_counter() - t0
             req = rounds * len(specs)
             print('%d hosts, %d requests: default %.2f us/host, iosched '
-                  'alone %.2f us/host: %.3fx' % (
+                  'alone %.2f us/host: %.3fx; do-nothing classes %.2f '
+                  'us/host: %.3fx' % (
                       n, req, spent['default'] / req / n * 1e6,
                       spent['iosched_alone'] / req / n * 1e6,
-                      spent['iosched_alone'] / spent['default']))
+                      spent['iosched_alone'] / spent['default'],
+                      spent['floor'] / req / n * 1e6,
+                      spent['floor'] / spent['default']))
             if args.no_profile:
                 continue
             prof = cProfile.Profile()

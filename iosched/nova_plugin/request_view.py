@@ -166,8 +166,8 @@ class _View(object):
         self.prev = prev            # the previous request's rows
         # the Columns of the hosts the last class kept (``offer``)
         self.cols = None
-        # (hosts, reports, notes, counts, rows) of this view's last read of
-        # a whole host list, and of the previous view's
+        # the _Read of this view's last read of a whole host list, and the
+        # previous view's
         self.read = None
         self.prev_read = prev_read
 
@@ -224,20 +224,25 @@ class Views(object):
     def columns(self, reports, cache, spec_obj, host_states, profile):
         """``Columns`` of ``host_states`` (a list): those the previous
         class of this request kept (``offer``) when they are the same
-        hosts in the same order with the same counters, else from
-        ``rows``.
+        hosts in the same order with the same counters, else those of
+        ``rows`` (the previous request's, whole, when ``_read`` takes its
+        rows again).
         """
         view = self._view(reports, cache, spec_obj, profile)
         held = view.cols
         if held is not None and held.counts is not None and (
                 held.hosts == host_states):
-            counts = _counts_of(host_states)
-            if counts == held.counts:
+            if _counts_of(host_states) == held.counts:
                 return held
-        rows = self.rows(reports, cache, spec_obj, host_states, profile)
-        cols = Columns(list(host_states), _counts_of(host_states), rows,
-                       profile)
-        view = self._local.view
+        out, read = self._rows(view, reports, cache, host_states, profile)
+        if read is not None:
+            cols = read.cols
+            if cols is None:
+                cols = read.cols = Columns(read.hosts, read.counts,
+                                           read.rows, profile)
+        else:
+            cols = Columns(list(host_states), _counts_of(host_states), out,
+                           profile)
         view.cols = cols
         return cols
 
@@ -257,8 +262,17 @@ class Views(object):
         inflight_vcpu_profile``.
         """
         view = self._view(reports, cache, spec_obj, profile)
-        get = view.rows.get
+        return self._rows(view, reports, cache, host_states, profile)[0]
+
+    def _rows(self, view, reports, cache, host_states, profile):
+        """``(rows, read)``: ``read`` is the ``_Read`` of ``host_states``
+        when this call read them all (None otherwise).
+        """
         out = [None] * len(host_states)
+        if not view.rows:           # a new view: every host is read
+            return out, self._read(view, reports, cache, host_states,
+                                   range(len(host_states)), out, profile)
+        get = view.rows.get
         todo = []
         for i, host_state in enumerate(host_states):
             row = get(id(host_state))
@@ -271,9 +285,11 @@ class Views(object):
                     out[i] = row
                     continue
             todo.append(i)
+        read = None
         if todo:
-            self._read(view, reports, cache, host_states, todo, out, profile)
-        return out
+            read = self._read(view, reports, cache, host_states, todo, out,
+                              profile)
+        return out, read
 
     def _read(self, view, reports, cache, host_states, todo, out, profile):
         cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
@@ -290,7 +306,7 @@ class Views(object):
                 view.prev.update(view.rows)
                 view.rows = {}
             if len(todo) < len(host_states):
-                todo = list(range(len(host_states)))
+                todo = range(len(host_states))
                 found, exact, version, earliest = reports.read_many(
                     [h.host for h in host_states])
                 view.version = version
@@ -301,16 +317,16 @@ class Views(object):
         held, prev = view.rows, view.prev
         whole = len(todo) == len(host_states)
         counts = _counts_of(host_states) if whole else None
-        if counts is not None and _same_read(
-                view.prev_read, host_states, found, exact, counts, profile):
+        last = view.prev_read
+        if counts is not None and last is not None and last.same(
+                host_states, found, exact, counts, profile):
             # every host's report, notes and counters are those of the
             # previous request's read: its rows, as the loop below would
             # take them one by one
-            rows = view.prev_read[4]
-            out[:] = rows
-            held.update(zip(map(id, host_states), rows))
-            view.read = view.prev_read
-            return
+            out[:] = last.rows
+            held.update(zip(map(id, host_states), last.rows))
+            view.read = last
+            return last
         prepared = cache.prepared
         for i, report, notes in zip(todo, found, exact):
             host_state = host_states[i]
@@ -326,17 +342,39 @@ class Views(object):
                           None if report is None else prepared(report),
                           notes, profile)
             out[i] = held[key] = row
-        if counts is not None:
-            view.read = (list(host_states), found, exact, counts, list(out),
-                         profile)
+        if counts is None:
+            return None
+        view.read = _Read(list(host_states), found, exact, counts, list(out),
+                          profile)
+        return view.read
 
 
-def _same_read(read, host_states, found, exact, counts, profile):
-    """Whether ``read`` (``_View.read``) holds the same host objects,
-    report objects, notes objects, counters and profile.
+class _Read(object):
+    """One read of a whole host list: the hosts, the reports and notes
+    the store gave, the counters, the rows and their ``Columns`` (made
+    on first use, shared by the requests that take these rows again).
     """
-    is_ = operator.is_
-    return (read is not None and read[5] == profile and
-            len(read[0]) == len(host_states) and read[3] == counts and
-            all(map(is_, read[0], host_states)) and
-            all(map(is_, read[1], found)) and all(map(is_, read[2], exact)))
+
+    __slots__ = ('hosts', 'found', 'exact', 'counts', 'rows', 'profile',
+                 'cols')
+
+    def __init__(self, hosts, found, exact, counts, rows, profile):
+        self.hosts = hosts
+        self.found = found
+        self.exact = exact
+        self.counts = counts
+        self.rows = rows
+        self.profile = profile
+        self.cols = None
+
+    def same(self, host_states, found, exact, counts, profile):
+        """Whether this read holds the same host objects, report
+        objects, notes objects, counters and profile.
+        """
+        is_ = operator.is_
+        return (self.profile == profile and
+                len(self.hosts) == len(host_states) and
+                self.counts == counts and
+                all(map(is_, self.hosts, host_states)) and
+                all(map(is_, self.found, found)) and
+                all(map(is_, self.exact, exact)))
