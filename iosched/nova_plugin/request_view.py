@@ -87,8 +87,9 @@ _HOST = operator.attrgetter('host')
 
 class Columns(object):
     """The figures of a list of hosts as columns: ``hosts``, their
-    ``counts`` (``(num_instances, vcpus_used)`` as read, None when a host
-    lacks them), ``rows``, ``preps`` and, on first use, ``pendings``.
+    ``counts`` (each host's ``_STAMP`` as read: ``(num_instances,
+    vcpus_used, host, aggregates)``, None when a host lacks one),
+    ``rows``, ``preps`` and, on first use, ``pendings``.
     """
 
     __slots__ = ('hosts', 'counts', 'rows', 'preps', 'profile', '_pendings')
@@ -124,14 +125,28 @@ class Columns(object):
                 itertools.compress(pendings, oks)))
 
 
-def _counts_of(host_states):
-    """Each host's ``(num_instances, vcpus_used)``; None if one lacks
-    them.
-    """
+# What a row's validity is checked on, read in one pass: the counters the
+# in-flight estimate reads, the host (its report's key) and the aggregates
+# (the weigher's multiplier)
+_STAMP = operator.attrgetter('num_instances', 'vcpus_used', 'host',
+                             'aggregates')
+_STAMP_HOST = operator.itemgetter(2)
+_STAMP_AGGREGATES = operator.itemgetter(3)
+
+
+def _stamps_of(host_states):
+    """Each host's ``_STAMP``; None if one lacks an attribute of it."""
     try:
-        return list(map(_COUNTS, host_states))
+        return list(map(_STAMP, host_states))
     except AttributeError:
         return None
+
+
+def in_aggregates(cols):
+    """Whether a host of ``cols`` is in an aggregate (None: not known)."""
+    if cols is None or cols.counts is None:
+        return None
+    return any(map(_STAMP_AGGREGATES, cols.counts))
 
 
 def columns(views, reports, cache, spec_obj, host_states, profile):
@@ -155,21 +170,63 @@ def narrow(views, cols, oks):
 
 
 class _View(object):
-    __slots__ = ('key', 'version', 'earliest', 'rows', 'prev', 'cols',
-                 'read', 'prev_read')
+    __slots__ = ('key', 'version', 'earliest', '_rows', '_lazy', '_prev',
+                 '_prev_lazy', 'cols', 'read', 'prev_read')
 
-    def __init__(self, key, version, prev, prev_read=None):
+    def __init__(self, key, version, prev, prev_read=None, prev_lazy=None):
         self.key = key
         self.version = version
         self.earliest = None        # (received_at, ttl) due first
-        self.rows = {}              # id(host_state) -> Row, this request
-        self.prev = prev            # the previous request's rows
+        # id(host_state) -> Row, this request; with the rows of ``_lazy``
+        # (a _Read taken whole, entered on first use)
+        self._rows = {}
+        self._lazy = None
+        # the previous request's rows, the same way
+        self._prev = prev
+        self._prev_lazy = prev_lazy
         # the Columns of the hosts the last class kept (``offer``)
         self.cols = None
         # the _Read of this view's last read of a whole host list, and the
         # previous view's
         self.read = None
         self.prev_read = prev_read
+
+    @property
+    def rows(self):
+        """id(host_state) -> Row of this request."""
+        lazy = self._lazy
+        if lazy is not None:
+            self._lazy = None
+            self._rows.update(zip(map(id, lazy.hosts), lazy.rows))
+        return self._rows
+
+    @rows.setter
+    def rows(self, value):
+        self._lazy = None
+        self._rows = value
+
+    def take(self, read):
+        """``read``'s rows are this request's (entered when used)."""
+        if self._lazy is not None:
+            self.rows               # enter the ones before
+        self._lazy = read
+
+    @property
+    def prev(self):
+        """id(host_state) -> Row of the previous request."""
+        lazy = self._prev_lazy
+        if lazy is not None:
+            self._prev_lazy = None
+            self._prev.update(zip(map(id, lazy.hosts), lazy.rows))
+        return self._prev
+
+    @prev.setter
+    def prev(self, value):
+        self._prev_lazy = None
+        self._prev = value
+
+    def has_rows(self):
+        return bool(self._rows) or self._lazy is not None
 
 
 # Nova's HostState counters the in-flight estimate reads
@@ -216,9 +273,10 @@ class Views(object):
             # says its report and notes are still the host's (_read)
             same = not (view is None or view.key[4] is not reports or
                         view.key[5] is not cache)
-            view = self._local.view = _View(
-                key, reports.version, view.rows if same else {},
-                (view.read or view.prev_read) if same else None)
+            view = self._local.view = (_View(
+                key, reports.version, view._rows,
+                view.read or view.prev_read, view._lazy) if same else
+                _View(key, reports.version, {}))
         return view
 
     def columns(self, reports, cache, spec_obj, host_states, profile):
@@ -232,7 +290,7 @@ class Views(object):
         held = view.cols
         if held is not None and held.counts is not None and (
                 held.hosts == host_states):
-            if _counts_of(host_states) == held.counts:
+            if _stamps_of(host_states) == held.counts:
                 return held
         out, read = self._rows(view, reports, cache, host_states, profile)
         if read is not None:
@@ -241,10 +299,20 @@ class Views(object):
                 cols = read.cols = Columns(read.hosts, read.counts,
                                            read.rows, profile)
         else:
-            cols = Columns(list(host_states), _counts_of(host_states), out,
+            cols = Columns(list(host_states), _stamps_of(host_states), out,
                            profile)
         view.cols = cols
         return cols
+
+    def latest(self, host_states):
+        """The ``Columns`` this thread's request last gave, if they are
+        of ``host_states`` (the same objects in the same order), else None.
+        """
+        view = getattr(self._local, 'view', None)
+        cols = None if view is None else view.cols
+        if cols is not None and cols.hosts == host_states:
+            return cols
+        return None
 
     def offer(self, cols, oks):
         """The hosts of ``cols`` whose ``oks`` is true are the next
@@ -269,7 +337,7 @@ class Views(object):
         when this call read them all (None otherwise).
         """
         out = [None] * len(host_states)
-        if not view.rows:           # a new view: every host is read
+        if not view.has_rows():     # a new view: every host is read
             return out, self._read(view, reports, cache, host_states,
                                    range(len(host_states)), out, profile)
         get = view.rows.get
@@ -293,9 +361,11 @@ class Views(object):
 
     def _read(self, view, reports, cache, host_states, todo, out, profile):
         cache.max_hosts = getattr(reports, 'max_hosts', cache.max_hosts)
+        stamps = (_stamps_of(host_states) if len(todo) == len(host_states)
+                  else None)
         found, exact, version, earliest = reports.read_many(
-            list(map(_HOST, host_states)) if len(todo) == len(host_states)
-            else [host_states[i].host for i in todo])
+            [host_states[i].host for i in todo] if stamps is None
+            else list(map(_STAMP_HOST, stamps)))
         if version != view.version:
             # the store changed since this view began: start it again
             # from this read, and read the hosts already held anew
@@ -307,6 +377,7 @@ class Views(object):
                 view.rows = {}
             if len(todo) < len(host_states):
                 todo = range(len(host_states))
+                stamps = _stamps_of(host_states)
                 found, exact, version, earliest = reports.read_many(
                     [h.host for h in host_states])
                 view.version = version
@@ -314,9 +385,8 @@ class Views(object):
                 view.earliest is None or
                 earliest[0] + earliest[1] < sum(view.earliest)):
             view.earliest = earliest
-        held, prev = view.rows, view.prev
         whole = len(todo) == len(host_states)
-        counts = _counts_of(host_states) if whole else None
+        counts = stamps if whole else None
         last = view.prev_read
         if counts is not None and last is not None and last.same(
                 host_states, found, exact, counts, profile):
@@ -324,9 +394,10 @@ class Views(object):
             # previous request's read: its rows, as the loop below would
             # take them one by one
             out[:] = last.rows
-            held.update(zip(map(id, host_states), last.rows))
+            view.take(last)
             view.read = last
             return last
+        held, prev = view.rows, view.prev
         prepared = cache.prepared
         for i, report, notes in zip(todo, found, exact):
             host_state = host_states[i]

@@ -41,6 +41,7 @@ from nova.scheduler import weights
 from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import state
 from iosched.nova_plugin import weighing
 
@@ -53,15 +54,19 @@ iosched_conf.register_opts(CONF)
 _AGGREGATES = operator.attrgetter('aggregates')
 
 
-def _multipliers(host_states, configured, multiplier_of):
+def _multipliers(host_states, configured, multiplier_of, aggregated=None):
     """Each host's multiplier: ``configured`` for all when no host is in
-    an aggregate (one pass in C), else ``multiplier_of`` each.
+    an aggregate (``aggregated``, when known: the aggregates read with
+    the request's figures; else one pass in C), else ``multiplier_of``
+    each.
     """
-    try:
-        if not any(map(_AGGREGATES, host_states)):
-            return [configured] * len(host_states)
-    except AttributeError:
-        pass
+    if aggregated is None:
+        try:
+            aggregated = any(map(_AGGREGATES, host_states))
+        except AttributeError:
+            aggregated = True
+    if not aggregated:
+        return [configured] * len(host_states)
     return [multiplier_of(h, configured) for h in host_states]
 
 
@@ -141,6 +146,9 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
                           {'host_state': host_state, 'weight': weight,
                            'request': label, 'reason': reason_of(i)})
         if host_states:
+            latest = getattr(worker.views, 'latest', None)
             self._request.turn = [host_states, _multipliers(
-                host_states, multiplier, self._multiplier), 0]
+                host_states, multiplier, self._multiplier,
+                None if latest is None else request_view.in_aggregates(
+                    latest(host_states))), 0]
         return filled
