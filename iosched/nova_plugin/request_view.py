@@ -149,13 +149,15 @@ def in_aggregates(cols):
     return any(map(_STAMP_AGGREGATES, cols.counts))
 
 
-def columns(views, reports, cache, spec_obj, host_states, profile):
+def columns(views, reports, cache, spec_obj, host_states, profile,
+            counters=True):
     """``Columns`` of ``host_states`` from ``views`` (a ``Views``, or
-    anything with its ``rows``).
+    anything with its ``rows``); ``counters``: see ``Views.columns``.
     """
     get = getattr(views, 'columns', None)
     if get is not None:
-        return get(reports, cache, spec_obj, host_states, profile)
+        return get(reports, cache, spec_obj, host_states, profile,
+                   counters)
     return Columns(host_states, None, views.rows(
         reports, cache, spec_obj, host_states, profile), profile)
 
@@ -279,18 +281,25 @@ class Views(object):
                 _View(key, reports.version, {}))
         return view
 
-    def columns(self, reports, cache, spec_obj, host_states, profile):
+    def columns(self, reports, cache, spec_obj, host_states, profile,
+                counters=True):
         """``Columns`` of ``host_states`` (a list): those the previous
         class of this request kept (``offer``) when they are the same
         hosts in the same order with the same counters, else those of
         ``rows`` (the previous request's, whole, when ``_read`` takes its
         rows again).
+
+        ``counters`` False: the caller reads neither the in-flight
+        estimates (``pendings``) nor anything else the HostStates'
+        counters change (the SLO check: the reports and the store's notes,
+        which the view's version holds), so the counters are not read
+        again to take the previous class's columns.
         """
         view = self._view(reports, cache, spec_obj, profile)
         held = view.cols
         if held is not None and held.counts is not None and (
                 held.hosts == host_states):
-            if _stamps_of(host_states) == held.counts:
+            if not counters or _stamps_of(host_states) == held.counts:
                 return held
         out, read = self._rows(view, reports, cache, host_states, profile)
         if read is not None:

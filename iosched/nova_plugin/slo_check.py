@@ -92,9 +92,11 @@ def judge(state, host_states, demand, label, settings, name,
         oks, passed, rejected, reason_of = _lookup_failed(
             host_states, demand, settings)
     else:
+        # the SLO rule reads the reports and the store's notes only, not
+        # the in-flight estimate of Nova's counters
         cols = request_view.columns(
             state.views, state.store, state.prepared, spec_obj,
-            host_states, settings.inflight_vcpu_profile)
+            host_states, settings.inflight_vcpu_profile, counters=False)
         oks, passed, rejected, reason_of = _judge_hosts(
             cols, host_states, demand.iops, settings,
             state.slo_unknowing_warned)
