@@ -96,14 +96,10 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         """
         turn = getattr(self._request, 'turn', None)
         if turn is not None:
-            hosts, multipliers, i = turn
-            if hosts[i] is host_state:
-                i += 1
-                if i == len(hosts):
-                    self._request.turn = None
-                else:
-                    turn[2] = i
-                return multipliers[i - 1]
+            # the next (host, multiplier) of the request; None once done
+            pair = next(turn, None)
+            if pair is not None and pair[0] is host_state:
+                return pair[1]
             self._request.turn = None
         return self._multiplier(
             host_state, CONF.iosched.io_strength_weight_multiplier)
@@ -147,8 +143,8 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
                            'request': label, 'reason': reason_of(i)})
         if host_states:
             latest = getattr(worker.views, 'latest', None)
-            self._request.turn = [host_states, _multipliers(
+            self._request.turn = zip(host_states, _multipliers(
                 host_states, multiplier, self._multiplier,
                 None if latest is None else request_view.in_aggregates(
-                    latest(host_states))), 0]
+                    latest(host_states))))
         return filled
