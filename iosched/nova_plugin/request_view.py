@@ -21,7 +21,13 @@ Description:
     estimate (``pending``: ``prepared.pendings``'s rule); the first
     filter of a request reads them from the store (``ReportStore.
     read_many``: one lock for the list) and the others and the weigher
-    find them in this thread's view.
+    find them in this thread's view. ``Views.columns`` gives the same as
+    ``Columns`` (hosts, validity stamps, rows, prepared figures, in-flight
+    estimates): a filter hands the hosts it keeps to the next class
+    (``offer``), which takes them after one list comparison and one pass
+    over the HostStates' counters; a request whose hosts, reports, notes
+    and counters are all those of the previous request's read takes its
+    rows whole (``_Read``).
 
     A view belongs to one request: it is reused only for the same
     RequestSpec object with the same ``instance_uuid`` and flavor (a
