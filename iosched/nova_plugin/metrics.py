@@ -123,6 +123,16 @@ class SchedulerMetrics(object):
         self.exporter = None
         self._exporter_pid = None
         self._lock = threading.Lock()
+        # (counter, labels) -> its child: prometheus_client's labels()
+        # takes a lock and checks the labels at every call
+        self._children = {}
+
+    def _child(self, counter, *labels):
+        key = (counter, labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children.setdefault(key, counter.labels(*labels))
+        return child
 
     def note_report(self, dropped=None):
         """One report received; ``dropped``: why it was not stored."""
@@ -132,9 +142,10 @@ class SchedulerMetrics(object):
 
     def note_filter(self, name, passed, cause=CAUSE_RULE):
         """A filter judged one host."""
-        self.checks.labels(name, 'passed' if passed else 'rejected').inc()
+        self._child(self.checks, name,
+                    'passed' if passed else 'rejected').inc()
         if not passed:
-            self.rejections.labels(name, cause).inc()
+            self._child(self.rejections, name, cause).inc()
 
     def note_filters(self, name, passed=0, rejected=None):
         """A filter judged many hosts: ``passed`` passed, ``rejected``
@@ -142,20 +153,20 @@ class SchedulerMetrics(object):
         ``note_filter``).
         """
         if passed:
-            self.checks.labels(name, 'passed').inc(passed)
+            self._child(self.checks, name, 'passed').inc(passed)
         if rejected:
             total = 0
             for cause, count in rejected.items():
                 if count:
-                    self.rejections.labels(name, cause).inc(count)
+                    self._child(self.rejections, name, cause).inc(count)
                     total += count
             if total:
-                self.checks.labels(name, 'rejected').inc(total)
+                self._child(self.checks, name, 'rejected').inc(total)
 
     def note_weigher(self, name, hosts_missing=0):
-        self.weighings.labels(name).inc()
+        self._child(self.weighings, name).inc()
         if hosts_missing:
-            self.weighed_missing.labels(name).inc(hosts_missing)
+            self._child(self.weighed_missing, name).inc(hosts_missing)
 
     def ensure_exporter(self, conf):
         """Serve the registry once, if ``[iosched_metrics] enabled``.

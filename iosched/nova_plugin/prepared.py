@@ -79,7 +79,7 @@ class Prepared(object):
 
     __slots__ = ('report', 'pcpus', 'io_vcpus', 'io_strength',
                  'capacity_iops', 'reserved_iops', 'slo_ok', 'bases',
-                 'slo_source', 'unknowing',
+                 'slo_source', 'unknowing', 'slo_plain',
                  '_lsvm', '_memo')
 
     def __init__(self, report):
@@ -96,6 +96,10 @@ class Prepared(object):
                           payload_sections.SLO_SOURCES_UNKNOWING)
         self.slo_ok = iops_ok(self.capacity_iops) and iops_ok(
             self.reserved_iops)
+        # slo_rule.admit decides on the numbers alone (slo_check's
+        # shortcut): valid, a capacity > 0, an agent that knows its floors
+        self.slo_plain = (self.slo_ok and not self.unknowing and
+                          self.capacity_iops > 0)
         # the in-flight baselines of this report (inflight.observe_node)
         self.bases = {}
         self._lsvm = None

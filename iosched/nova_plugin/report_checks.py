@@ -32,9 +32,11 @@ No nova import.
 """
 
 import collections
+import itertools
 
 from iosched.nova_plugin import lsvm_rule
 from iosched.nova_plugin import metrics
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import scoring
 
 Verdicts = collections.namedtuple('Verdicts', 'hosts oks passed reason_of')
@@ -51,7 +53,22 @@ def _always(prep, pending):
     return True
 
 
-class DensityCheck(object):
+class _Check(object):
+
+    def verdicts(self, preps, pendings, request, settings, missing):
+        """Each host's verdict: ``missing`` where ``preps`` has None,
+        else ``tester``'s.
+        """
+        test = self.tester(request, settings)
+        if test is _always:
+            if missing:
+                return [True] * len(preps)
+            return [p is not None for p in preps]
+        return [missing if p is None else test(p, q)
+                for p, q in zip(preps, pendings)]
+
+
+class DensityCheck(_Check):
     """I/O-intensive vCPUs per pCPU under ``max_io_vcpus_per_pcpu``."""
 
     name = 'I/O density'
@@ -78,12 +95,23 @@ class DensityCheck(object):
                     / prep.pcpus <= limit)
         return test
 
+    def verdicts(self, preps, pendings, request, settings, missing):
+        """``tester``'s verdicts, inlined (one expression per host)."""
+        wanted = scoring.request_io_vcpus(request)
+        if wanted == 0:
+            return super().verdicts(preps, pendings, request, settings,
+                                    missing)
+        limit = settings.max_io_vcpus_per_pcpu + 1e-9
+        return [missing if p is None else
+                (p.io_vcpus + q.io_vcpus + wanted) / p.pcpus <= limit
+                for p, q in zip(preps, pendings)]
+
     def reason(self, report, pending, request, settings):
         return scoring.fits(report, pending, request,
                             settings.max_io_vcpus_per_pcpu)[1]
 
 
-class LsvmCheck(object):
+class LsvmCheck(_Check):
     """An LSVM only where its host's worst-case latency bound holds."""
 
     name = 'LSVM'
@@ -127,25 +155,17 @@ def judge(state, host_states, request, label, check, settings, name,
     if not check.wants(request):
         return None
     profile = settings.inflight_vcpu_profile
-    rows = state.views.rows(state.store, state.prepared, spec_obj,
-                            host_states, profile)
-    preps = [row.prep for row in rows]
-    pendings = [row.pending(profile) for row in rows]
-    test = check.tester(request, settings)
+    cols = request_view.columns(state.views, state.store, state.prepared,
+                                spec_obj, host_states, profile)
+    preps = cols.preps
+    pendings = cols.pendings()
     policy = settings.missing_report_policy
     missing_passes = policy == 'pass' or not check.needs_report(request)
-    passed, oks = [], []
-    rejected_rule = rejected_missing = 0
-    for host_state, prep, pending in zip(host_states, preps, pendings):
-        if prep is None:
-            ok = missing_passes
-            rejected_missing += not ok
-        else:
-            ok = test(prep, pending)
-            rejected_rule += not ok
-        if ok:
-            passed.append(host_state)
-        oks.append(ok)
+    oks = check.verdicts(preps, pendings, request, settings, missing_passes)
+    passed = list(itertools.compress(host_states, oks))
+    rejected_missing = 0 if missing_passes else preps.count(None)
+    rejected_rule = len(oks) - len(passed) - rejected_missing
+    request_view.narrow(state.views, cols, oks)
 
     def reason_of(i):
         prep = preps[i]

@@ -48,28 +48,30 @@ def field(obj, name, default=None):
     return getattr(obj, name, default)
 
 
-def stored(obj, name):
-    """A set field without the versioned-object machinery.
+def stored(obj, name, default=None):
+    """``field(obj, name, default)`` without the versioned-object
+    machinery.
 
     oslo.versionedobjects keeps a set field ``name`` in the instance
-    attribute ``_obj_<name>``; anything else (a duck-typed fake, an unset
-    field) goes through ``_field``.
+    attribute ``_obj_<name>`` (``obj_attr_is_set`` tests just that);
+    anything else (a duck-typed fake, an unset field) goes through
+    ``field``.
     """
     try:
         return vars(obj)['_obj_' + name]
     except (TypeError, KeyError):
-        return field(obj, name)
+        return field(obj, name, default)
 
 
 def read(spec_obj):
     """``(scoring.Request, label)`` of ``spec_obj``, read now."""
-    flavor = field(spec_obj, 'flavor')
-    flavor_name = field(flavor, 'name')
-    specs = flavor_contract.read(field(flavor, 'extra_specs', {}))
+    flavor = stored(spec_obj, 'flavor')
+    flavor_name = stored(flavor, 'name')
+    specs = flavor_contract.read(stored(flavor, 'extra_specs', {}))
     flavor_warnings.warn_ignored(flavor_name, specs)
-    request = scoring.Request.from_flavor_specs(field(flavor, 'vcpus', 0),
+    request = scoring.Request.from_flavor_specs(stored(flavor, 'vcpus', 0),
                                                 specs)
-    uuid = field(spec_obj, 'instance_uuid')
+    uuid = stored(spec_obj, 'instance_uuid')
     if uuid:
         name = str(uuid)
     else:

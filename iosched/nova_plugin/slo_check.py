@@ -28,11 +28,14 @@ rejections.
 No nova import.
 """
 
+import itertools
+
 from oslo_log import log as logging
 
 from iosched.nova_plugin import metrics
 from iosched.nova_plugin import prepared
 from iosched.nova_plugin import report_checks
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import scoring
 from iosched.nova_plugin import slo_rule
 
@@ -89,11 +92,15 @@ def judge(state, host_states, demand, label, settings, name,
         oks, passed, rejected, reason_of = _lookup_failed(
             host_states, demand, settings)
     else:
-        rows = state.views.rows(state.store, state.prepared, spec_obj,
-                                host_states, settings.inflight_vcpu_profile)
+        # the SLO rule reads the reports and the store's notes only, not
+        # the in-flight estimate of Nova's counters
+        cols = request_view.columns(
+            state.views, state.store, state.prepared, spec_obj,
+            host_states, settings.inflight_vcpu_profile, counters=False)
         oks, passed, rejected, reason_of = _judge_hosts(
-            rows, host_states, demand.iops, settings,
+            cols, host_states, demand.iops, settings,
             state.slo_unknowing_warned)
+        request_view.narrow(state.views, cols, oks)
     state.explainer.record_batch('filter', label, host_states, reason_of,
                                  passed=oks)
     state.metrics.note_filters(name, len(passed), rejected)
@@ -111,38 +118,51 @@ def _lookup_failed(host_states, demand, settings):
             lambda i: why)
 
 
-def _judge_hosts(rows, host_states, request_iops, settings, warned):
+def _judge_hosts(cols, host_states, request_iops, settings, warned):
     """(verdicts, passing hosts, rejections by cause, reason_of)."""
-    preps = [row.prep for row in rows]
+    rows, preps = cols.rows, cols.preps
     fraction = settings.slo_capacity_fraction
     missing = settings.missing_report_policy
     missing_passes = missing == 'pass'
     blind = settings.slo_unknown_source_policy
     valid = prepared.iops_ok(request_iops) and prepared.iops_ok(fraction)
-    oks, passed, p_iops = [], [], []
-    no_report = by_rule = by_source = 0
     no_pending = scoring.NO_PENDING
-    blind_rejects = blind == 'reject'
     epsilon = slo_rule.REL_EPSILON
-    for host_state, prep, row in zip(host_states, preps, rows):
+    if valid:
+        # slo_rule.admit's verdict, its arithmetic in its order, where the
+        # report's figures are valid numbers, its agent knows the floors,
+        # its capacity is > 0 and nothing was placed since (``plain``);
+        # None elsewhere: _judge_host decides those
+        oks = [(p.reserved_iops + 0.0 + request_iops
+                <= fraction * p.capacity_iops + epsilon * max(
+                    1.0, fraction * p.capacity_iops))
+               if p is not None and p.slo_plain and r.exact is no_pending
+               else None
+               for p, r in zip(preps, rows)]
+    else:
+        oks = [None] * len(preps)
+    no_report = by_rule = by_source = 0
+    blind_rejects = blind == 'reject'
+    for i, ok in enumerate(oks):
+        if ok is not None:
+            by_rule += not ok
+            continue
+        prep = preps[i]
         if prep is None:
             ok = missing_passes
             no_report += not ok
-            p_iops.append(None)
         elif prep.unknowing and blind_rejects:
             ok = False
             by_source += 1
-            p_iops.append(None)
         else:
             if prep.unknowing:
-                _warn_unknowing(warned, host_state.host, prep, blind)
-            exact = row.exact
+                _warn_unknowing(warned, host_states[i].host, prep, blind)
+            exact = rows[i].exact
             if exact is no_pending:
                 p, p_ok = 0.0, True
             else:
                 p = pending_iops(exact)
                 p_ok = prepared.iops_ok(p)
-            p_iops.append(p)
             if valid and prep.slo_ok and p_ok:
                 # slo_rule.admit's verdict, its arithmetic in its order
                 capacity = prep.capacity_iops
@@ -158,9 +178,8 @@ def _judge_hosts(rows, host_states, request_iops, settings, warned):
                     request_iops, fraction)
             ok = missing_passes if verdict is None else verdict
             by_rule += not ok
-        oks.append(ok)
-        if ok:
-            passed.append(host_state)
+        oks[i] = ok
+    passed = list(itertools.compress(host_states, oks))
 
     def reason_of(i):
         prep = preps[i]
@@ -168,9 +187,11 @@ def _judge_hosts(rows, host_states, request_iops, settings, warned):
             return report_checks.missing_reason(missing)
         if unknowing(prep) and blind == 'reject':
             return _unknowing_reason(prep, blind)
+        exact = rows[i].exact
+        p = 0.0 if exact is no_pending else pending_iops(exact)
         verdict, why = slo_rule.admit(
-            prep.capacity_iops, prep.reserved_iops, p_iops[i],
-            request_iops, fraction)
+            prep.capacity_iops, prep.reserved_iops, p, request_iops,
+            fraction)
         if verdict is None:
             why = '%s (missing_report_policy=%s)' % (why, missing)
         if unknowing(prep):

@@ -127,22 +127,45 @@ class SchedulerState(object):
         self._listen = None         # (conf, transport_url) of the listener
         self._warned_off = False
         self._lock = threading.Lock()
+        # the [iosched] options last read (``_options``)
+        self._read_options = None
 
     def configure(self, conf):
         """Apply ``conf.iosched`` to the store and the SLO caches; cheap
         when nothing changed (once per request). Returns the state.
         """
-        g = conf.iosched
+        (ttl, max_hosts, skew, max_age, slo_ttl,
+         slo_entries) = self._options(conf).store
         st = self.store
-        ttl, max_hosts = g.report_ttl_intervals, g.store_max_hosts
-        skew, max_age = g.report_max_clock_skew, g.report_max_age
         if (ttl != st.ttl_intervals or max_hosts != st.max_hosts or
                 skew != st.max_clock_skew or max_age != st.max_age):
             st.configure(ttl_intervals=ttl, max_hosts=max_hosts,
                          max_clock_skew=skew, max_age=max_age)
-        self.resolver.configure(ttl=g.slo_cache_seconds,
-                                max_entries=g.slo_cache_max_entries)
+        self.resolver.configure(ttl=slo_ttl, max_entries=slo_entries)
         return self
+
+    def settings(self, conf):
+        """``prepared.settings(conf)``, read again only when oslo.config
+        may have changed a value (``_options``).
+        """
+        return self._options(conf).settings
+
+    def _options(self, conf):
+        # oslo.config caches every value it returns, the group's
+        # ``GroupAttr`` too, and empties that cache whenever a value may
+        # change (set_override, set_default, clear_override, reload,
+        # mutate, a new parse, register): a new ``conf.iosched`` object
+        # is then made. So the values read with the object held here
+        # stand while ``conf.iosched`` is that object.
+        g = conf.iosched
+        held = self._read_options
+        if held is not None and held.group is g:
+            return held
+        held = self._read_options = _Options(g, prepared.settings(conf), (
+            g.report_ttl_intervals, g.store_max_hosts,
+            g.report_max_clock_skew, g.report_max_age,
+            g.slo_cache_seconds, g.slo_cache_max_entries))
+        return held
 
     def start_listener(self, conf, transport_url=None):
         """Start the report listener once, if ``[iosched]
@@ -203,6 +226,17 @@ class SchedulerState(object):
         if held is not None:
             held.stop()
         self.metrics.stop_exporter()
+
+
+class _Options(object):
+    """``[iosched]`` as read from one ``conf.iosched`` object."""
+
+    __slots__ = ('group', 'settings', 'store')
+
+    def __init__(self, group, settings, store):
+        self.group = group
+        self.settings = settings
+        self.store = store
 
 
 def _stop_retired(held, exporter):

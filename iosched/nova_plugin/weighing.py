@@ -27,6 +27,7 @@ a value for a missing report. The weigher calls them and only logs.
 No nova import.
 """
 
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import scoring
 
 
@@ -61,9 +62,10 @@ def weigh(state, host_states, request, label, settings, multiplier_of,
     """
     mode = settings.missing_report_weight
     profile = settings.inflight_vcpu_profile
-    rows = _rows(state, spec_obj, host_states, settings)
-    preps = [row.prep for row in rows]
-    pendings = [row.pending(profile) for row in rows]
+    cols = request_view.columns(state.views, state.store, state.prepared,
+                                spec_obj, host_states, profile)
+    preps = cols.preps
+    pendings = cols.pendings()
     # scoring.score: 0 for a request without I/O strength, else
     # -(h.io_strength_total + p.io_strength + strength(r)) / h.pcpus
     strength = scoring.request_io_strength(request)

@@ -33,7 +33,6 @@ from nova.scheduler import utils
 from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
-from iosched.nova_plugin import prepared
 from iosched.nova_plugin import report_checks
 from iosched.nova_plugin import state
 
@@ -71,7 +70,7 @@ class ReportFilter(filters.BaseHostFilter):
         request, label = worker.requests.read(spec_obj)
         verdicts = report_checks.judge(
             worker.configure(CONF), host_states, request, label,
-            self.check, prepared.settings(CONF), type(self).__name__,
+            self.check, worker.settings(CONF), type(self).__name__,
             spec_obj=spec_obj)
         if verdicts is None:
             return host_states

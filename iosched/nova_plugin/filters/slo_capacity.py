@@ -33,7 +33,6 @@ from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
 from iosched.nova_plugin.filters import slo_request
-from iosched.nova_plugin import prepared
 from iosched.nova_plugin import slo_check
 from iosched.nova_plugin import state
 
@@ -70,7 +69,7 @@ class SloCapacityFilter(filters.BaseHostFilter):
         demand = worker.resolver.demand(spec_obj, self.volumes)
         label = worker.requests.read(spec_obj)[1]
         verdicts = slo_check.judge(worker, host_states, demand, label,
-                                   prepared.settings(CONF),
+                                   worker.settings(CONF),
                                    type(self).__name__, spec_obj=spec_obj)
         if verdicts is None:
             return host_states      # no SLO volume: nothing to check

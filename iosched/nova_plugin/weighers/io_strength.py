@@ -32,6 +32,7 @@ the worker's state and starts its report listener.
 """
 
 import logging as std_logging
+import operator
 import threading
 
 import nova.conf
@@ -40,7 +41,7 @@ from nova.scheduler import weights
 from oslo_log import log as logging
 
 from iosched.nova_plugin import conf as iosched_conf
-from iosched.nova_plugin import prepared
+from iosched.nova_plugin import request_view
 from iosched.nova_plugin import state
 from iosched.nova_plugin import weighing
 
@@ -48,6 +49,25 @@ LOG = logging.getLogger(__name__)
 
 CONF = nova.conf.CONF
 iosched_conf.register_opts(CONF)
+
+
+_AGGREGATES = operator.attrgetter('aggregates')
+
+
+def _multipliers(host_states, configured, multiplier_of, aggregated=None):
+    """Each host's multiplier: ``configured`` for all when no host is in
+    an aggregate (``aggregated``, when known: the aggregates read with
+    the request's figures; else one pass in C), else ``multiplier_of``
+    each.
+    """
+    if aggregated is None:
+        try:
+            aggregated = any(map(_AGGREGATES, host_states))
+        except AttributeError:
+            aggregated = True
+    if not aggregated:
+        return [configured] * len(host_states)
+    return [multiplier_of(h, configured) for h in host_states]
 
 
 class IoStrengthWeigher(weights.BaseHostWeigher):
@@ -69,20 +89,17 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         """Override the weight multiplier.
 
         Nova's get_weighed_objects calls weigh_objects, then this for each
-        host in the same order, in the same thread: weigh_objects reads
-        the option once and that value serves those calls; any other call
-        reads the option.
+        host in the same order, in the same thread: weigh_objects gives
+        each host's multiplier (the option read once, an aggregate's
+        metadata where the host has one) and those serve these calls; any
+        other call reads the option.
         """
         turn = getattr(self._request, 'turn', None)
         if turn is not None:
-            i = turn[2]
-            if turn[1][i] is host_state:
-                turn[2] = i + 1
-                if i + 1 == len(turn[1]):
-                    self._request.turn = None
-                if not getattr(host_state, 'aggregates', None):
-                    return turn[0]
-                return self._multiplier(host_state, turn[0])
+            # the next (host, multiplier) of the request; None once done
+            pair = next(turn, None)
+            if pair is not None and pair[0] is host_state:
+                return pair[1]
             self._request.turn = None
         return self._multiplier(
             host_state, CONF.iosched.io_strength_weight_multiplier)
@@ -102,7 +119,7 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         worker = state.current().configure(CONF)
         request = worker.requests.read(weight_properties)[0]
         return weighing.assess(worker, host_state, request,
-                               prepared.settings(CONF),
+                               worker.settings(CONF),
                                spec_obj=weight_properties)[0]
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
@@ -114,7 +131,7 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
         self._request.turn = None
         multiplier = CONF.iosched.io_strength_weight_multiplier
         filled, reason_of = weighing.weigh(
-            worker, host_states, request, label, prepared.settings(CONF),
+            worker, host_states, request, label, worker.settings(CONF),
             lambda h: self._multiplier(h, multiplier), type(self).__name__,
             spec_obj=weight_properties)
         if LOG.isEnabledFor(std_logging.DEBUG):
@@ -125,5 +142,9 @@ class IoStrengthWeigher(weights.BaseHostWeigher):
                           {'host_state': host_state, 'weight': weight,
                            'request': label, 'reason': reason_of(i)})
         if host_states:
-            self._request.turn = [multiplier, host_states, 0]
+            latest = getattr(worker.views, 'latest', None)
+            self._request.turn = zip(host_states, _multipliers(
+                host_states, multiplier, self._multiplier,
+                None if latest is None else request_view.in_aggregates(
+                    latest(host_states))))
         return filled

@@ -92,16 +92,26 @@ def _request(rng):
         latency_ms=rng.choice((None, 1, 2, 5)), dedicated=rng.random() < 0.2)
 
 
-def _schedule(worker, hosts, spec, request, iops, conf, multiplier):
-    """What each stage keeps (host, reason) and the raw weights."""
+def _schedule(worker, hosts, spec, request, iops, conf, multiplier,
+              bump=None):
+    """What each stage keeps (host, reason) and the raw weights;
+    ``bump``: (stage, host) whose counters grow after that stage, as
+    another thread's placement would, taken back at the end.
+    """
     out = []
-    for check in (report_checks.DENSITY, report_checks.LSVM):
+    bumped = None
+    for stage, check in enumerate((report_checks.DENSITY,
+                                   report_checks.LSVM)):
         v = report_checks.judge(worker, hosts, request, 'r', check, conf,
                                 check.name, spec_obj=spec)
         if v is not None:
             out.append([(h.host, ok, v.reason_of(i)) for i, (h, ok) in
                         enumerate(zip(hosts, v.oks))])
             hosts = v.passed
+        if bump is not None and bump[0] == stage:
+            bumped = bump[1]
+            bumped.num_instances += 1
+            bumped.vcpus_used += 2
     v = slo_check.judge(worker, hosts, slo_lookup.Demand(iops=iops), 'r',
                         conf, 'slo', spec_obj=spec)
     if v is not None:
@@ -116,6 +126,9 @@ def _schedule(worker, hosts, spec, request, iops, conf, multiplier):
     if hosts:           # Nova's per-host path, after the whole list
         out.append(weighing.assess(worker, hosts[0], request, conf,
                                    spec_obj=spec))
+    if bumped is not None:
+        bumped.num_instances -= 1
+        bumped.vcpus_used -= 2
     return out
 
 
@@ -132,7 +145,8 @@ def test_shared_figures_decide_as_reading_each_time(seed):
     hosts = [types.SimpleNamespace(host=fake_reports.host_name(i),
                                    nodename='n%d' % i,
                                    num_instances=rng.randint(0, 4),
-                                   vcpus_used=rng.randint(0, 16))
+                                   vcpus_used=rng.randint(0, 16),
+                                   aggregates=[])
              for i in range(n)]
     seqs = [0] * n
 
@@ -158,8 +172,9 @@ def test_shared_figures_decide_as_reading_each_time(seed):
                     flavor=object())
             request, iops = _request(rng), rng.choice((0.0, 100.0, 500.0))
             multiplier = rng.choice((1.0, -1.0))
+            bump = (rng.randrange(2), hosts[i]) if rng.random() < 0.3 else None
             got, want = (_schedule(w, list(hosts), spec, request, iops,
-                                   conf, multiplier) for w in workers)
+                                   conf, multiplier, bump) for w in workers)
             assert got == want
         elif event == 'note':
             io_vcpus, lsvm_vcpus = rng.randint(0, 2), rng.randint(0, 1)

@@ -32,6 +32,7 @@ import pytest
 import iosched.nova_plugin
 from iosched.nova_plugin import endpoint
 from iosched.nova_plugin import listener as listener_mod
+from iosched.nova_plugin import prepared
 from iosched.nova_plugin import state
 from tests.unit.nova_plugin import reports
 from tests.unit.nova_plugin import test_endpoint
@@ -264,7 +265,7 @@ def test_two_states_share_nothing():
 # Module-level calls that build values, not state.
 _VALUE_CALLS = re.compile(
     r'^(logging\.getLogger|collections\.namedtuple|re\.compile|'
-    r'cfg\.OptGroup|operator\.attrgetter)$')
+    r'cfg\.OptGroup|operator\.(attrgetter|itemgetter))$')
 # The one holder, and what needs nova to be imported here.
 _ALLOWED = {('iosched.nova_plugin.state', '_WORKER'),
             ('iosched.nova_plugin.validators', 'UNKNOWN_KEY')}
@@ -345,3 +346,25 @@ def test_the_mutable_state_check_can_fail(source, flagged):
     if 'FROZEN' in source:
         node = ast.parse('X = Frozen()').body[0].value
     assert (not _is_value(module, 'X', node)) is flagged
+
+
+def test_settings_follow_every_change_of_conf():
+    conf = _conf()
+    st = state.SchedulerState()
+    first = st.settings(conf)
+    assert first == prepared.settings(conf)
+    assert st.settings(conf) is first           # nothing changed: kept
+    for change, value in (
+            (lambda: conf.set_override('max_io_vcpus_per_pcpu', 2.0,
+                                       group='iosched'), 2.0),
+            (lambda: conf.set_default('max_io_vcpus_per_pcpu', 3.0,
+                                      group='iosched'), 2.0),
+            (lambda: conf.clear_override('max_io_vcpus_per_pcpu',
+                                         group='iosched'), 3.0),
+            (lambda: conf.clear_default('max_io_vcpus_per_pcpu',
+                                        group='iosched'), 1.0)):
+        change()
+        assert st.settings(conf).max_io_vcpus_per_pcpu == value
+        assert st.settings(conf) == prepared.settings(conf)
+    conf.set_override('report_ttl_intervals', 7.0, group='iosched')
+    assert st.configure(conf).store.ttl_intervals == 7.0

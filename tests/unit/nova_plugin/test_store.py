@@ -245,3 +245,57 @@ def test_counts_and_ages_for_a_benchmark(clock):
     assert (stats['oldest_age'], stats['newest_age']) == (3.0, 1.0)
     st.clear()
     assert st.stats()['received'] == 0
+
+
+def _reference_read(st, hosts, now):
+    """read_many by its definition: get and pending of each host, and the
+    first fresh report with the smallest received_at + ttl.
+    """
+    found = [st.get(h) for h in hosts]
+    notes = [st.pending(h) if r is not None else scoring.NO_PENDING
+             for h, r in zip(hosts, found)]
+    earliest, due = None, None
+    for h, r in zip(hosts, found):
+        if r is None:
+            continue
+        entry = st._entries[h]
+        ttl = st.ttl_intervals * r.report_interval
+        if due is None or entry.received_at + ttl < due:
+            due, earliest = entry.received_at + ttl, (entry.received_at, ttl)
+    return found, notes, st.version, earliest
+
+
+@pytest.mark.parametrize('ages, intervals, asked', [
+    # (received ago, report_interval) per host; ttl_intervals 3
+    ((0.0, 1.0, 2.0), (1.0, 1.0, 1.0), 'abc'),      # all fresh: one pass
+    ((0.0, 3.0, 2.0), (1.0, 1.0, 1.0), 'abc'),      # b exactly at its ttl
+    ((0.0, 3.5, 2.0), (1.0, 1.0, 1.0), 'abc'),      # b stale
+    ((0.0, 3.5, 2.0), (1.0, 2.0, 1.0), 'abca'),     # b fresh by its interval
+    ((0.1, 0.1, 0.1), (1.0, 1.0, 1.0), 'cab'),      # ties: the first
+    ((2.9, 0.0, 0.0), (1.0, 5.0, 0.3), 'abc'),      # c's ttl the shortest
+])
+def test_read_many_is_get_and_pending_of_each(clock, ages, intervals, asked):
+    now = clock.now
+    st = store.ReportStore(clock=clock, ttl_intervals=3.0, max_hosts=10)
+    for host, ago, interval in zip('abc', ages, intervals):
+        clock.now = now - ago
+        st.update(reports.report(host=host, ts=100.0,
+                                 report_interval=interval))
+    clock.now = now
+    st.note_placement('a', 2)
+    hosts = list(asked)
+    first = st.read_many(hosts)         # takes the hosts as known
+    again = st.read_many(hosts)         # known: the one-pass path if fresh
+    expected = _reference_read(st, hosts, now)
+    for got in (first, again):
+        assert got[0] == expected[0]
+        assert all(a is b for a, b in zip(got[0], expected[0]))
+        assert all(a is b for a, b in zip(got[1], expected[1]))
+        assert got[2:] == expected[2:]
+    # the one-pass path answers only when every host is fresh, and then
+    # at least when the oldest is fresh by the shortest interval
+    fast = st._read_fresh_locked(hosts, now)
+    fresh = all(r is not None for r in expected[0])
+    assert fast is None or fresh
+    if fresh and max(ages) <= 3.0 * min(intervals):
+        assert fast is not None
