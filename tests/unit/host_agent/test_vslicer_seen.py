@@ -200,3 +200,44 @@ def test_the_seen_w_replaces_the_self_tests(name, p99, lat, want, refused):
     assert (got.refused == ('l',)) is refused
     assert any("LSVM vCPUs' own wake-to-run delays" in n
                for n in plan.notes) is refused
+
+
+def _old_expire(ticks, cut, busy, last_ts):
+    """The window's expiry as it was: every entry looked at."""
+    gone = [t for t in ticks
+            if t[0] <= cut or (t[1] in busy and t[0] == last_ts)]
+    return gone, [t for t in ticks if t not in gone]
+
+
+def _window(*tss):
+    """Entries (ts, (uuid, vcpu), hist, total): vCPUs a and b per ts."""
+    return [(ts, (u, 0), ((3, 1),), 1) for ts in tss for u in 'ab']
+
+
+# name, window (oldest first), cut, busy vCPUs, last snapshot's ts
+EXPIRE = [
+    ('nothing old, none busy', _window(5, 6, 7), 4, frozenset(), 7),
+    ('the head expires', _window(5, 6, 7), 6, frozenset(), 7),
+    ('all expire', _window(5, 6, 7), 9, frozenset(), 7),
+    ('at the cut expires', _window(5, 6), 5, frozenset(), 6),
+    ('a busy vCPU loses its last tick only', _window(5, 6, 7), 4,
+     frozenset({('a', 0)}), 7),
+    ('both busy', _window(5, 6, 7), 4, frozenset({('a', 0), ('b', 0)}), 7),
+    ('busy and the head', _window(5, 6, 7), 5, frozenset({('b', 0)}), 7),
+    ('busy, its last tick already cut', _window(5, 6), 6,
+     frozenset({('a', 0)}), 6),
+    ('busy, no entry at the last ts', _window(5, 6), 4,
+     frozenset({('a', 0)}), 7),
+    ('empty window', [], 4, frozenset({('a', 0)}), 7),
+]
+
+
+@pytest.mark.parametrize('name,ticks,cut,busy,last_ts', EXPIRE,
+                         ids=[e[0] for e in EXPIRE])
+def test_expire_takes_what_the_full_scan_took(name, ticks, cut, busy,
+                                              last_ts):
+    want_gone, want_kept = _old_expire(ticks, cut, busy, last_ts)
+    kept = list(ticks)
+    gone = vslicer_seen._expire(kept, cut, busy, last_ts)
+    assert sorted(gone) == sorted(want_gone)
+    assert kept == want_kept
