@@ -256,9 +256,12 @@ def _lsvm_turn(inst, host, params):
             want = _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params)
     seen = mech == host.mech and host.seen.w_us > 0
     if seen:
-        turn.reason += ('; W=%dus seen on the LSVM vCPUs (p99 of %d '
+        # not the number of delays: it moves every tick, and a reason that
+        # moves is a new decision (noted, reported, its actions rebuilt);
+        # the report's lsvm.seen_wakes carries it
+        turn.reason += ('; W=%dus seen on the LSVM vCPUs (p99 of their '
                         'wake-to-run delays, last %ds)' % (
-                            w_us, host.seen.wakes, host.seen.window_s))
+                            w_us, host.seen.window_s))
     if (want < params.min_slice_us
             or not lsvm.holds(turn.bound_ms * 1000.0, lat_ms)):
         turn.notes.append(vslicer_bound.refusal(
