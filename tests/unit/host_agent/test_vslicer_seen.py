@@ -13,6 +13,8 @@
 the vSlicer window (vslicer_seen) and the bound it raises or refuses.
 """
 
+import dataclasses
+
 from oslo_config import cfg
 import pytest
 
@@ -241,3 +243,52 @@ def test_expire_takes_what_the_full_scan_took(name, ticks, cut, busy,
     gone = vslicer_seen._expire(kept, cut, busy, last_ts)
     assert sorted(gone) == sorted(want_gone)
     assert kept == want_kept
+
+
+def _with_burst(s, us):
+    """Snapshot ``s`` with the LSVM vCPU's smoothed burst at ``us``."""
+    return dataclasses.replace(s, vcpus=tuple(
+        dataclasses.replace(v, burst_us=us) if v.instance_uuid == 'l'
+        else v for v in s.vcpus))
+
+
+# name, snapshots (one a tick), whether each tick's actions are the tick
+# before's objects
+KEPT_PLANS = [
+    ('steady delays: W held, the plan kept',
+     [snap(float(t), [300] * 100) for t in range(4)],
+     [False, False, True, True]),
+    ('W moves past the hysteresis: new plan, then kept',
+     [snap(0.0, [300] * 100), snap(1.0, [300] * 100),
+      snap(2.0, [5000] * 400), snap(3.0, [5000] * 100)],
+     [False, False, False, True]),
+    ('an instance more', [snap(0.0, []), dataclasses.replace(
+        snap(1.0, []), instances=dict(snap(1.0, []).instances,
+                                      m=inst('m', True)))], [False, False]),
+    ('deadline: a burst that moves is a new plan',
+     [_with_burst(snap(float(t), [], mech=lsvm.MECH_DEADLINE), b)
+      for t, b in enumerate((400.0, 400.0, 900.0))], [False, True, False]),
+    ('weight: bursts do not matter',
+     [_with_burst(snap(float(t), []), b)
+      for t, b in enumerate((400.0, 400.0, 900.0))], [False, True, True]),
+]
+
+
+@pytest.mark.parametrize('name,snaps,kept', KEPT_PLANS,
+                         ids=[k[0] for k in KEPT_PLANS])
+def test_a_kept_plan_is_the_plan_made_afresh(name, snaps, kept):
+    conf = cfg.ConfigOpts()
+    opts.register_all(conf)
+    conf([], default_config_files=[])
+    conf.set_override('seen_window_s', 10, 'host_agent_policy.vslicer')
+    policy = vslicer.VSlicerPolicy(conf)
+    state, last, got = None, None, []
+    for s in snaps:
+        plan = policy.decide(s, state)
+        fresh = vslicer.VSlicerPolicy(conf).decide(s, state)
+        assert (plan.actions, plan.notes, plan.facts, plan.state) == (
+            fresh.actions, fresh.notes, fresh.facts, fresh.state)
+        got.append(last is not None and all(
+            a is b for a, b in zip(plan.actions, last.actions)))
+        state, last = plan.state, plan
+    assert got == kept
