@@ -110,6 +110,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._insts = {}      # domain id -> (parsed, io threads, info)
         self._pids = {}       # (domain id, name) -> QEMU pid
         self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
+        self._found = {}      # pid -> (task listing, threads.QemuThreads)
         self._files = proc_files.ThreadFiles(self.proc_root)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
@@ -205,7 +206,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 uuid, parsed, _ = cached
                 pid = self._pid_of(dom_id, parsed.name)
                 found = threads.qemu_threads(self.proc_root, pid,
-                                             self._names)
+                                             self._names, self._found)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 if isinstance(e, libvirt.libvirtError):
@@ -278,6 +279,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         pids = set(self._pids.values())
         self._names = {k: n for k, n in self._names.items()
                        if k[0] in pids}
+        self._found = {p: f for p, f in self._found.items() if p in pids}
         self._files.retain(vcpu_keys | {(pid, t) for pid, ts in
                                         io_tids.values() for t in ts})
 
