@@ -64,7 +64,6 @@ CAPABILITIES = ('CAP_BPF', 'CAP_PERFMON')
 WAKEUP = 'events/sched/sched_wakeup'
 SWITCH = 'events/sched/sched_switch'
 _HEAD = struct.Struct('<QQQ')
-_WORD = struct.Struct('<Q')
 _RING_FMT = '<%dQ' % RING
 _HIST_FMT = '<%dQ' % delay_hist.BUCKETS
 _BUCKET_IDS = range(delay_hist.BUCKETS)
@@ -212,9 +211,7 @@ class BpfTracer(object):
         self._fds, self._mm = [], None
         self._slot = {}          # tid -> slot
         self._free = list(range(max_tids - 1, -1, -1))
-        # slot -> [wake-ups, delays, cumulative histogram (a list; None:
-        # not read), its buckets with counts at the last full read]
-        self._seen = {}
+        self._seen = {}          # slot -> (wake-ups, delays, hist) read
         self._tids = frozenset()
         self._run_tids = frozenset()
 
@@ -273,35 +270,10 @@ class BpfTracer(object):
 
     def _snapshot(self, slot):
         wakes, _, delays = _HEAD.unpack_from(self._mm, slot * SLOT_BYTES)
-        return [wakes, delays, None, ()]  # the histogram read when asked
+        return [wakes, delays, None]      # the histogram read when asked
 
-    def _hist(self, base, seen):
-        """Read the whole histogram into ``seen``; return it."""
-        h = struct.unpack_from(_HIST_FMT, self._mm, base + HIST_OFF)
-        seen[2] = list(h)
-        seen[3] = tuple(itertools.compress(_BUCKET_IDS, h))
-        return h
-
-    def _new_delays(self, base, seen, n):
-        """The ``n`` delays paired since ``seen``'s histogram, by bucket
-        (sparse), ``seen`` brought up to date. A tid's delays fall in a few
-        buckets: those that had counts are read alone (8 bytes each, not
-        the histogram's 512 words); when they hold the n delays, no other
-        bucket moved (a delay paired after the count was read, in a new
-        bucket, then counts in the next read), else the whole histogram
-        is read and compared.
-        """
-        mm, before, hist_at = self._mm, seen[2], base + HIST_OFF
-        moved = []
-        for k in seen[3]:
-            c = _WORD.unpack_from(mm, hist_at + 8 * k)[0] - before[k]
-            if c:
-                moved.append((k, c))
-        if sum(c for _, c in moved) == n:
-            for k, c in moved:
-                before[k] += c
-            return tuple(moved)
-        return sparse_diff(self._hist(base, seen), before)
+    def _hist(self, base):
+        return struct.unpack_from(_HIST_FMT, self._mm, base + HIST_OFF)
 
     def drain(self):
         """{tid: ``Window``} since the previous drain, for every watched
@@ -322,9 +294,11 @@ class BpfTracer(object):
             if tid in run_tids:
                 hist = ()
                 if seen[2] is None:
-                    self._hist(base, seen)
+                    seen[2] = self._hist(base)
                 elif delays != seen[1]:
-                    hist = self._new_delays(base, seen, delays - seen[1])
+                    h = self._hist(base)
+                    hist = sparse_diff(h, seen[2])
+                    seen[2] = h
             else:
                 seen[2] = None
             out[tid] = Window(wakes - seen[0], times, hist,

@@ -16,8 +16,6 @@ reads from the slots.
 
 import random
 
-import struct
-
 import pytest
 
 from iosched.contract import delay_hist
@@ -92,16 +90,6 @@ PAIRS = [
     ('each run pairs once', 'w100 r150 w200 r260', [(50, 60)]),
     ('a pair across a drain is kept', 'w100 | r170', [(), (70,)]),
     ('no runs', 'w100 w200', [()]),
-    ('the same bucket again: read alone', 'w100 r130 | w200 r230 w300 r330',
-     [(30,), (30, 30)]),
-    ('a known bucket and its neighbour', 'w100 r130 | w200 r230 w300 r331',
-     [(30,), (30, 31)]),
-    ('a new bucket beside a known one',
-     'w100 r130 | w200 r230 w300 r900000', [(30,), (30, 899700)]),
-    ('only new buckets', 'w100 r130 | w200 r90000 | w300 r5000300',
-     [(30,), (89800,), (5000000,)]),
-    ('a known bucket, nothing new, then a new one',
-     'w100 r130 | w200 | r9200', [(30,), (), (9000,)]),
 ]
 
 
@@ -240,35 +228,3 @@ def test_what_the_driver_hands_over(name, window, want):
     drv.tracer = object()
     drv._windows = {} if window is None else {7: window}
     assert drv._traced(7) == want
-
-
-def test_a_delay_in_a_new_bucket_during_the_read_counts_next_drain(
-        emulated, monkeypatch):
-    """The count is read before the buckets: a delay paired in between
-    lands in the next drain when its bucket is new (the known buckets
-    alone hold the counted delays), in this one otherwise (whole read).
-    """
-    kernel, tracer = emulated
-    tracer.watch([42], [42])
-    tracer.drain()
-    _drive(kernel, tracer, 42, 'w100 r130')
-    kernel.wake(42, 200)
-    kernel.switch_in(42, 230)               # counted: a known bucket
-    unpack = bpf_tracer._HEAD.unpack_from
-
-    def head_then_pair(mm, off):
-        got = unpack(mm, off)
-        if not racing:
-            racing.append(1)
-            kernel.wake(42, 300)
-            kernel.switch_in(42, 900300)    # paired after the count
-        return got
-    racing = []
-    monkeypatch.setattr(bpf_tracer, '_HEAD', type(
-        'Head', (), {'unpack_from': staticmethod(head_then_pair)}))
-    first = tracer.drain()[42]
-    monkeypatch.setattr(bpf_tracer, '_HEAD', struct.Struct('<QQQ'))
-    second = tracer.drain()[42]
-    assert (first.delays, first.paired) == (delay_hist.of_delays([30]), 1)
-    assert (second.delays, second.paired) == (
-        delay_hist.of_delays([900000]), 1)
