@@ -103,12 +103,14 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._partial = {}    # domain id -> ticks seen without all vCPUs
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
+        self._rows = {}       # uuid -> its monitor_reads.disk_rows
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
         self._windows = None  # tid -> bpf_tracer.Window (eBPF tracer)
         self._insts = {}      # domain id -> (parsed, io threads, info)
         self._pids = {}       # (domain id, name) -> QEMU pid
         self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
+        self._found = {}      # pid -> (task listing, threads.QemuThreads)
         self._files = proc_files.ThreadFiles(self.proc_root)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
@@ -204,7 +206,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 uuid, parsed, _ = cached
                 pid = self._pid_of(dom_id, parsed.name)
                 found = threads.qemu_threads(self.proc_root, pid,
-                                             self._names)
+                                             self._names, self._found)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 if isinstance(e, libvirt.libvirtError):
@@ -277,6 +279,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         pids = set(self._pids.values())
         self._names = {k: n for k, n in self._names.items()
                        if k[0] in pids}
+        self._found = {p: f for p, f in self._found.items() if p in pids}
         self._files.retain(vcpu_keys | {(pid, t) for pid, ts in
                                         io_tids.values() for t in ts})
 
@@ -307,7 +310,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
 
     def _refresh_stats(self):
         doms = [v[3] for v in self._info.values()]
-        self._stats = {}
+        self._stats, self._rows = {}, {}
         if not doms:
             return
         # block and NIC counters only: no collector reads the vcpu.N.*
@@ -317,7 +320,9 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                  libvirt.VIR_DOMAIN_STATS_INTERFACE)
         try:
             for dom, stats in self.conn.domainListGetStats(doms, flags):
-                self._stats[dom.UUIDString()] = stats
+                uuid = dom.UUIDString()
+                self._stats[uuid] = stats
+                self._rows[uuid] = monitor_reads.disk_rows(stats)
         except libvirt.libvirtError as e:
             self._raise_if_lost(e)
             LOG.warning('getAllDomainStats failed: %s', e)
@@ -332,11 +337,10 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         """
         blocks = {}
         for uuid, (_, _, _, _, dom_id) in self._info.items():
-            stats = self._stats.get(uuid)
-            if stats is None:
+            rows = self._rows.get(uuid)
+            if rows is None:
                 continue
-            names = frozenset(stats.get('block.%d.name' % i)
-                              for i in range(stats.get('block.count', 0)))
+            names = frozenset(r[0] for r in rows)
             known = self._blocks.get(dom_id)
             if known is not None and known != names:
                 self._xml.pop(dom_id, None)
@@ -420,20 +424,17 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                                      run_ns=run)]
 
     def disk_samples(self, instance):
-        stats = self._stats.get(instance.uuid, {})
+        rows = self._rows.get(instance.uuid, ())
+        hists = self._hists.get(instance.uuid, {})
         ts = self.now()
         out = []
-        for i in range(int(stats.get('block.count', 0))):
-            name = stats.get('block.%d.name' % i)
+        for name, rd, wr, _, rd_b, wr_b, rd_t, wr_t in rows:
             if not name:
                 continue
-            g = lambda k: int(stats.get('block.%d.%s' % (i, k), 0))  # noqa
             out.append(model.DiskSample(
                 instance_uuid=instance.uuid, target=name, ts=ts,
-                rd_reqs=g('rd.reqs'), wr_reqs=g('wr.reqs'),
-                rd_bytes=g('rd.bytes'), wr_bytes=g('wr.bytes'),
-                total_time_ns=g('rd.times') + g('wr.times'),
-                latency_hist=self._hists.get(instance.uuid, {}).get(name)))
+                rd_reqs=rd, wr_reqs=wr, rd_bytes=rd_b, wr_bytes=wr_b,
+                total_time_ns=rd_t + wr_t, latency_hist=hists.get(name)))
         return out
 
     def block_devices(self):
