@@ -351,9 +351,8 @@ def _release_all(vols, state, why, notes=(), pool=None, calm=0,
     it was (it does not age while free).
     """
     actions = tuple(_restore(v, why) for v in vols if v.key in state.caps)
-    out = tuple(v if v.role == role else dataclasses.replace(v, role=role)
-                for v, role in ((v, 'protected' if v.slo is not None
-                                 else '') for v in vols))
+    out = tuple(dataclasses.replace(
+        v, role='protected' if v.slo is not None else '') for v in vols)
     facts = slo_window.SloFacts(out, None,
                                 pool.capacity if pool else 0.0,
                                 pool.need if pool else 0.0)

@@ -256,12 +256,9 @@ def _lsvm_turn(inst, host, params):
             want = _pinned_turn(turn, inst, lat_ms, w_us, mech, host, params)
     seen = mech == host.mech and host.seen.w_us > 0
     if seen:
-        # not the number of delays: it moves every tick, and a reason that
-        # moves is a new decision (noted, reported, its actions rebuilt);
-        # the report's lsvm.seen_wakes carries it
-        turn.reason += ('; W=%dus seen on the LSVM vCPUs (p99 of their '
+        turn.reason += ('; W=%dus seen on the LSVM vCPUs (p99 of %d '
                         'wake-to-run delays, last %ds)' % (
-                            w_us, host.seen.window_s))
+                            w_us, host.seen.wakes, host.seen.window_s))
     if (want < params.min_slice_us
             or not lsvm.holds(turn.bound_ms * 1000.0, lat_ms)):
         turn.notes.append(vslicer_bound.refusal(
@@ -360,29 +357,13 @@ def _lsvm_state(instances, host, params, bound, refused, reserved):
         seen_wakes=host.seen.wakes)
 
 
-def plan_key(instances, pcpus, params, sched, bursts, seen):
-    """What ``plan_slices``' actions, notes and LsvmState depend on, the
-    seen p99 and delay count aside (the LsvmState carries them; the plan
-    reads the seen W only): the bursts only under the deadline mechanism
-    (runtimes). Equal keys, equal plans.
-    """
-    return (tuple(instances), tuple(pcpus), params, sched,
-            dict(bursts) if sched.mechanism == lsvm.MECH_DEADLINE else None,
-            seen.w_us, seen.window_s)
-
-
 class VSlicerPolicy(base.Policy):
     """Its State: the LSVM vCPUs' seen wake-to-run delays (vslicer_seen);
-    its LsvmState goes to the facts ('lsvm', the report). The last plan is
-    kept with its ``plan_key`` and given again while the key is equal (the
-    same Action objects: the actuator skips them at once), its LsvmState
-    with this tick's seen p99 and count.
+    its LsvmState goes to the facts ('lsvm', the report).
     """
     name = 'vslicer'
     Params = Params
     State = vslicer_seen.State
-
-    _last = None          # (plan_key, (actions, notes, LsvmState))
 
     def decide(self, snapshot, state=None):
         params = self.params()
@@ -391,21 +372,9 @@ class VSlicerPolicy(base.Policy):
             bursts[v.instance_uuid] = max(bursts.get(v.instance_uuid, 0.0),
                                           v.burst_us)
         state = vslicer_seen.update(state, snapshot, params.seen_window_s)
-        seen = vslicer_seen.seen(state, params.seen_window_s)
-        instances = tuple(snapshot.instances.values())
-        key = plan_key(instances, snapshot.pcpus, params, snapshot.sched,
-                       bursts, seen)
-        last = self._last
-        if last is not None and last[0] == key:
-            actions, notes, lsvm_state = last[1]
-            if (lsvm_state.seen_us, lsvm_state.seen_wakes) != (
-                    seen.p99_us, seen.wakes):
-                lsvm_state = dataclasses.replace(
-                    lsvm_state, seen_us=seen.p99_us, seen_wakes=seen.wakes)
-        else:
-            actions, notes, lsvm_state = plan_slices(
-                instances, snapshot.pcpus, params, snapshot.sched, bursts,
-                seen)
-        self._last = (key, (actions, notes, lsvm_state))
+        actions, notes, lsvm = plan_slices(
+            tuple(snapshot.instances.values()), snapshot.pcpus,
+            params, snapshot.sched, bursts,
+            vslicer_seen.seen(state, params.seen_window_s))
         return model.Plan(policy=self.name, actions=actions, notes=notes,
-                          facts={'lsvm': lsvm_state}, state=state)
+                          facts={'lsvm': lsvm}, state=state)

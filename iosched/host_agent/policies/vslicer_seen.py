@@ -70,28 +70,6 @@ def _hist(v):
     return ()
 
 
-def _expire(ticks, cut, busy, last_ts):
-    """Take out of ``ticks`` (oldest first, in place) the entries at or
-    before ``cut`` and the ``busy`` vCPUs' entries of the snapshot at
-    ``last_ts``; return them. The old ones are a head, the last
-    snapshot's a tail: the entries between are not looked at (a 60-s
-    window at 200 LSVM vCPUs holds 12,000).
-    """
-    n = 0
-    while n < len(ticks) and ticks[n][0] <= cut:
-        n += 1
-    gone = ticks[:n]
-    del ticks[:n]
-    if busy:
-        j = len(ticks)
-        while j and ticks[j - 1][0] == last_ts:
-            j -= 1
-        tail = ticks[j:]
-        gone += [t for t in tail if t[1] in busy]
-        ticks[j:] = [t for t in tail if t[1] not in busy]
-    return gone
-
-
 # Control law (the window W_t of the LSVM vCPUs' wake-to-run delays):
 #   busy_t = {LSVM vCPUs whose run share in this snapshot is at least
 #            SEEN_BUSY_RUN_SHARE}
@@ -124,8 +102,14 @@ def update(state, snapshot, window_s):
     busy = frozenset((v.instance_uuid, v.vcpu) for v in mine
                      if v.run_share >= lsvm.SEEN_BUSY_RUN_SHARE)
     gone, cut = [], snapshot.ts - window_s
-    if ticks:
-        gone = _expire(ticks, cut, busy, state.last_ts)
+    if ticks and (busy or ticks[0][0] <= cut):
+        keep = []
+        for t in ticks:
+            if t[0] <= cut or (t[1] in busy and t[0] == state.last_ts):
+                gone.append(t)
+            else:
+                keep.append(t)
+        ticks = keep
     for v in mine:
         key = (v.instance_uuid, v.vcpu)
         if key in busy or key in state.busy:

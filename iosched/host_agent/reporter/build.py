@@ -38,28 +38,8 @@ def _value(value):
     return value if payload_check.is_json_value(value) else repr(value)
 
 
-# The entries of the decisions the last reports carried, by the
-# Decision's identity: a decision book keeps its Decision objects until
-# the knob's decision changes, so most of a report's entries are last
-# report's (two payload checks per entry were 5 % of a tick's CPU).
-_ENTRIES = {}            # id(Decision) -> (Decision, DecisionEntry)
-MAX_ENTRIES = 4096       # cleared when it grows past this
-
-
 def decision_entry(d):
-    """A payload_sections.DecisionEntry from a model.Decision (the same
-    object again for the same Decision object).
-    """
-    held = _ENTRIES.get(id(d))
-    if held is not None and held[0] is d:
-        return held[1]
-    if len(_ENTRIES) >= MAX_ENTRIES:
-        _ENTRIES.clear()
-    entry = _ENTRIES[id(d)] = (d, _decision_entry(d))
-    return entry[1]
-
-
-def _decision_entry(d):
+    """A payload_sections.DecisionEntry from a model.Decision."""
     reason = d.reason
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[:MAX_REASON_CHARS - 3] + '...'

@@ -147,25 +147,3 @@ def test_report_entries_are_bounded_and_valid():
 
 def test_max_decisions_option_default():
     assert fixtures.CONF.reporter.max_decisions == 50
-
-
-# name, the decision of the report before, this report's, same entry?
-ENTRY_REUSE = [
-    ('the same decision object', _decision(1, 1.0), None, True),
-    ('an equal decision, another object', _decision(1, 1.0),
-     _decision(1, 1.0), False),
-    ('a new reason', _decision(1, 1.0), _decision(1, 2.0, reason='now'),
-     False),
-]
-
-
-@pytest.mark.parametrize('name,before,now,same', ENTRY_REUSE,
-                         ids=[e[0] for e in ENTRY_REUSE])
-def test_a_kept_decision_keeps_its_entry(name, before, now, same):
-    now = before if now is None else now
-    first = build.build_report(_snapshot(), 0, 1.0, decisions=[before])
-    second = build.build_report(_snapshot(), 1, 1.0, decisions=[now])
-    a, b = first.decisions[0], second.decisions[0]
-    assert (a is b) == same
-    assert b == build._decision_entry(now)      # what it would build now
-    assert (b.ts, b.reason) == (now.ts, now.reason)

@@ -18,7 +18,6 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 
 import pytest
 
@@ -199,46 +198,6 @@ def test_a_partition_is_governed_by_its_disk(tmp_path):
     assert block_devices.queue_of(str(tmp_path), (8, 1)) == (
         'sda', 'mq-deadline', ('mq-deadline', 'bfq', 'none'))
     assert block_devices.queue_of(str(tmp_path), (9, 9)) == ('9:9', '', ())
-
-
-def _disk(root, name, scheduler):
-    q = root / 'devices' / name
-    (q / 'queue').mkdir(parents=True, exist_ok=True)
-    (q / 'queue' / 'scheduler').write_text(scheduler)
-    return q
-
-
-def _link(root, key, target):
-    link = root / 'dev' / 'block' / key
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.is_symlink():
-        link.unlink()
-    link.symlink_to(target)
-
-
-# name, what happens between two calls, (name, scheduler) the second gives
-QUEUE_CHANGES = [
-    ('nothing', lambda root: None, ('sdb', 'bfq')),
-    ('the operator switches the scheduler',
-     lambda root: (root / 'devices' / 'sdb' / 'queue' / 'scheduler')
-     .write_text('[none] bfq\n'), ('sdb', 'none')),
-    ('the device goes, the number comes back on another',
-     lambda root: (shutil.rmtree(root / 'devices' / 'sdb'),
-                   _link(root, '8:16', _disk(root, 'sdc', 'none [kyber]'))),
-     ('sdc', 'kyber')),
-    ('the device goes', lambda root: shutil.rmtree(root / 'devices' / 'sdb'),
-     ('8:16', '')),
-]
-
-
-@pytest.mark.parametrize('name,change,want', QUEUE_CHANGES,
-                         ids=[c[0] for c in QUEUE_CHANGES])
-def test_queue_of_follows_the_device_it_keeps(tmp_path, name, change, want):
-    _link(tmp_path, '8:16', _disk(tmp_path, 'sdb', 'none [bfq]\n'))
-    assert block_devices.queue_of(str(tmp_path), (8, 16))[:2] == (
-        'sdb', 'bfq')
-    change(tmp_path)
-    assert block_devices.queue_of(str(tmp_path), (8, 16))[:2] == want
 
 
 # -- knobs (fake libvirt domain, fake sysfs) -------------------------------

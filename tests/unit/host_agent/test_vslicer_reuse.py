@@ -19,7 +19,6 @@ import pytest
 
 from iosched.host_agent.policies import vslicer
 from iosched.host_agent.policies import vslicer_bound
-from iosched.host_agent.policies import vslicer_seen
 from tests.unit.host_agent import test_vslicer as tv
 
 HOST = [tv.inst('l', 2, lsvm=True, latency_ms=2), tv.inst('c', 3),
@@ -71,24 +70,3 @@ def test_round_robin_is_fewest_first(lsvm_vcpus, pcpus):
     want = fewest_first(lsvms, tuple(sorted(pcpus)))
     assert {pp.pcpu: pp.lsvm_vcpus for pp in plan} == {
         p: tuple((u, v) for _, u, v in here) for p, here in want.items()}
-
-
-# name, the seen W of the tick before, this tick's, same actions?
-SEEN_TICKS = [
-    ('more delays, same W', vslicer_seen.Seen(80.0, 82.0, 500, 60),
-     vslicer_seen.Seen(80.0, 79.0, 731, 60), True),
-    ('a new W', vslicer_seen.Seen(80.0, 82.0, 500, 60),
-     vslicer_seen.Seen(120.0, 120.0, 731, 60), False),
-]
-
-
-@pytest.mark.parametrize('name,before,now,same', SEEN_TICKS,
-                         ids=[s[0] for s in SEEN_TICKS])
-def test_the_count_of_seen_delays_is_no_new_decision(name, before, now,
-                                                     same):
-    a, _, _ = vslicer.plan_slices(HOST, (0, 1), tv.P, bursts={}, seen=before)
-    b, _, _ = vslicer.plan_slices(HOST, (0, 1), tv.P, bursts={}, seen=now)
-    lsvm = [(x, y) for x, y in zip(a, b)
-            if x.instance_uuid == 'l' and x.kind == 'vcpu_slice']
-    assert lsvm and 'seen on the LSVM vCPUs' in lsvm[0][1].reason
-    assert all(x is y for x, y in lsvm) == same

@@ -13,8 +13,6 @@
 the vSlicer window (vslicer_seen) and the bound it raises or refuses.
 """
 
-import dataclasses
-
 from oslo_config import cfg
 import pytest
 
@@ -202,93 +200,3 @@ def test_the_seen_w_replaces_the_self_tests(name, p99, lat, want, refused):
     assert (got.refused == ('l',)) is refused
     assert any("LSVM vCPUs' own wake-to-run delays" in n
                for n in plan.notes) is refused
-
-
-def _old_expire(ticks, cut, busy, last_ts):
-    """The window's expiry as it was: every entry looked at."""
-    gone = [t for t in ticks
-            if t[0] <= cut or (t[1] in busy and t[0] == last_ts)]
-    return gone, [t for t in ticks if t not in gone]
-
-
-def _window(*tss):
-    """Entries (ts, (uuid, vcpu), hist, total): vCPUs a and b per ts."""
-    return [(ts, (u, 0), ((3, 1),), 1) for ts in tss for u in 'ab']
-
-
-# name, window (oldest first), cut, busy vCPUs, last snapshot's ts
-EXPIRE = [
-    ('nothing old, none busy', _window(5, 6, 7), 4, frozenset(), 7),
-    ('the head expires', _window(5, 6, 7), 6, frozenset(), 7),
-    ('all expire', _window(5, 6, 7), 9, frozenset(), 7),
-    ('at the cut expires', _window(5, 6), 5, frozenset(), 6),
-    ('a busy vCPU loses its last tick only', _window(5, 6, 7), 4,
-     frozenset({('a', 0)}), 7),
-    ('both busy', _window(5, 6, 7), 4, frozenset({('a', 0), ('b', 0)}), 7),
-    ('busy and the head', _window(5, 6, 7), 5, frozenset({('b', 0)}), 7),
-    ('busy, its last tick already cut', _window(5, 6), 6,
-     frozenset({('a', 0)}), 6),
-    ('busy, no entry at the last ts', _window(5, 6), 4,
-     frozenset({('a', 0)}), 7),
-    ('empty window', [], 4, frozenset({('a', 0)}), 7),
-]
-
-
-@pytest.mark.parametrize('name,ticks,cut,busy,last_ts', EXPIRE,
-                         ids=[e[0] for e in EXPIRE])
-def test_expire_takes_what_the_full_scan_took(name, ticks, cut, busy,
-                                              last_ts):
-    want_gone, want_kept = _old_expire(ticks, cut, busy, last_ts)
-    kept = list(ticks)
-    gone = vslicer_seen._expire(kept, cut, busy, last_ts)
-    assert sorted(gone) == sorted(want_gone)
-    assert kept == want_kept
-
-
-def _with_burst(s, us):
-    """Snapshot ``s`` with the LSVM vCPU's smoothed burst at ``us``."""
-    return dataclasses.replace(s, vcpus=tuple(
-        dataclasses.replace(v, burst_us=us) if v.instance_uuid == 'l'
-        else v for v in s.vcpus))
-
-
-# name, snapshots (one a tick), whether each tick's actions are the tick
-# before's objects
-KEPT_PLANS = [
-    ('steady delays: W held, the plan kept',
-     [snap(float(t), [300] * 100) for t in range(4)],
-     [False, False, True, True]),
-    ('W moves past the hysteresis: new plan, then kept',
-     [snap(0.0, [300] * 100), snap(1.0, [300] * 100),
-      snap(2.0, [5000] * 400), snap(3.0, [5000] * 100)],
-     [False, False, False, True]),
-    ('an instance more', [snap(0.0, []), dataclasses.replace(
-        snap(1.0, []), instances=dict(snap(1.0, []).instances,
-                                      m=inst('m', True)))], [False, False]),
-    ('deadline: a burst that moves is a new plan',
-     [_with_burst(snap(float(t), [], mech=lsvm.MECH_DEADLINE), b)
-      for t, b in enumerate((400.0, 400.0, 900.0))], [False, True, False]),
-    ('weight: bursts do not matter',
-     [_with_burst(snap(float(t), []), b)
-      for t, b in enumerate((400.0, 400.0, 900.0))], [False, True, True]),
-]
-
-
-@pytest.mark.parametrize('name,snaps,kept', KEPT_PLANS,
-                         ids=[k[0] for k in KEPT_PLANS])
-def test_a_kept_plan_is_the_plan_made_afresh(name, snaps, kept):
-    conf = cfg.ConfigOpts()
-    opts.register_all(conf)
-    conf([], default_config_files=[])
-    conf.set_override('seen_window_s', 10, 'host_agent_policy.vslicer')
-    policy = vslicer.VSlicerPolicy(conf)
-    state, last, got = None, None, []
-    for s in snaps:
-        plan = policy.decide(s, state)
-        fresh = vslicer.VSlicerPolicy(conf).decide(s, state)
-        assert (plan.actions, plan.notes, plan.facts, plan.state) == (
-            fresh.actions, fresh.notes, fresh.facts, fresh.state)
-        got.append(last is not None and all(
-            a is b for a, b in zip(plan.actions, last.actions)))
-        state, last = plan.state, plan
-    assert got == kept

@@ -44,46 +44,19 @@ def devno_of(source):
     return None
 
 
-# (sys_root, 'M:m') -> (name, sysfs directory of the whole disk): the
-# realpath of /sys/dev/block/M:m (a readlink and an lstat per component)
-# once per device, not every tick; taken again when that directory is
-# gone (the device went; the number may come back on another one).
-_QUEUE_DIRS = {}
-
-
-def _queue_dir(sys_root, key):
-    """(name, sysfs directory) of the whole disk of 'M:m', or None when
-    the path is refused.
+def queue_of(sys_root, devno):
+    """(name, scheduler in force, schedulers offered) of the whole disk
+    holding ``devno``; ('M:m', '', ()) when sysfs does not say.
     """
-    held = _QUEUE_DIRS.get((sys_root, key))
-    if held is not None:
-        if os.path.isdir(held[1]):
-            return held
-        del _QUEUE_DIRS[(sys_root, key)]    # the device went
+    key = '%d:%d' % devno
     try:
         real = os.path.realpath(paths.safe_join(sys_root, 'dev', 'block',
                                                 key))
     except paths.UnsafePath:
-        return None
+        return key, '', ()
     if os.path.exists(os.path.join(real, 'partition')):
         real = os.path.dirname(real)
     name = os.path.basename(real) if os.path.isdir(real) else key
-    if len(_QUEUE_DIRS) > 1024:
-        _QUEUE_DIRS.clear()
-    held = _QUEUE_DIRS[(sys_root, key)] = (name, real)
-    return held
-
-
-def queue_of(sys_root, devno):
-    """(name, scheduler in force, schedulers offered) of the whole disk
-    holding ``devno``; ('M:m', '', ()) when sysfs does not say. The
-    scheduler is read every call (an operator may change it).
-    """
-    key = '%d:%d' % devno
-    held = _queue_dir(sys_root, key)
-    if held is None:
-        return key, '', ()
-    name, real = held
     try:
         with open(os.path.join(real, 'queue', 'scheduler')) as fh:
             text = fh.read()

@@ -170,13 +170,7 @@ def ring_tail(ring, first, count, count_after):
     """
     size = len(ring)
     lo = max(first, count_after - size + 1, 0)
-    if lo >= count:
-        return []
-    # at most size - 1 entries: one slice, or two across the ring's end
-    start, end = lo % size, count % size
-    if start < end:
-        return list(ring[start:end])
-    return list(ring[start:]) + list(ring[:end])
+    return [ring[j % size] for j in range(lo, count)]
 
 
 def sparse_diff(counts, before):

@@ -103,14 +103,12 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._partial = {}    # domain id -> ticks seen without all vCPUs
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
-        self._rows = {}       # uuid -> its monitor_reads.disk_rows
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
         self._windows = None  # tid -> bpf_tracer.Window (eBPF tracer)
         self._insts = {}      # domain id -> (parsed, io threads, info)
         self._pids = {}       # (domain id, name) -> QEMU pid
         self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
-        self._found = {}      # pid -> (task listing, threads.QemuThreads)
         self._files = proc_files.ThreadFiles(self.proc_root)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
@@ -206,7 +204,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 uuid, parsed, _ = cached
                 pid = self._pid_of(dom_id, parsed.name)
                 found = threads.qemu_threads(self.proc_root, pid,
-                                             self._names, self._found)
+                                             self._names)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 if isinstance(e, libvirt.libvirtError):
@@ -279,7 +277,6 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         pids = set(self._pids.values())
         self._names = {k: n for k, n in self._names.items()
                        if k[0] in pids}
-        self._found = {p: f for p, f in self._found.items() if p in pids}
         self._files.retain(vcpu_keys | {(pid, t) for pid, ts in
                                         io_tids.values() for t in ts})
 
@@ -310,7 +307,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
 
     def _refresh_stats(self):
         doms = [v[3] for v in self._info.values()]
-        self._stats, self._rows = {}, {}
+        self._stats = {}
         if not doms:
             return
         # block and NIC counters only: no collector reads the vcpu.N.*
@@ -320,9 +317,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                  libvirt.VIR_DOMAIN_STATS_INTERFACE)
         try:
             for dom, stats in self.conn.domainListGetStats(doms, flags):
-                uuid = dom.UUIDString()
-                self._stats[uuid] = stats
-                self._rows[uuid] = monitor_reads.disk_rows(stats)
+                self._stats[dom.UUIDString()] = stats
         except libvirt.libvirtError as e:
             self._raise_if_lost(e)
             LOG.warning('getAllDomainStats failed: %s', e)
@@ -337,10 +332,11 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         """
         blocks = {}
         for uuid, (_, _, _, _, dom_id) in self._info.items():
-            rows = self._rows.get(uuid)
-            if rows is None:
+            stats = self._stats.get(uuid)
+            if stats is None:
                 continue
-            names = frozenset(r[0] for r in rows)
+            names = frozenset(stats.get('block.%d.name' % i)
+                              for i in range(stats.get('block.count', 0)))
             known = self._blocks.get(dom_id)
             if known is not None and known != names:
                 self._xml.pop(dom_id, None)
@@ -424,17 +420,20 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                                      run_ns=run)]
 
     def disk_samples(self, instance):
-        rows = self._rows.get(instance.uuid, ())
-        hists = self._hists.get(instance.uuid, {})
+        stats = self._stats.get(instance.uuid, {})
         ts = self.now()
         out = []
-        for name, rd, wr, _, rd_b, wr_b, rd_t, wr_t in rows:
+        for i in range(int(stats.get('block.count', 0))):
+            name = stats.get('block.%d.name' % i)
             if not name:
                 continue
+            g = lambda k: int(stats.get('block.%d.%s' % (i, k), 0))  # noqa
             out.append(model.DiskSample(
                 instance_uuid=instance.uuid, target=name, ts=ts,
-                rd_reqs=rd, wr_reqs=wr, rd_bytes=rd_b, wr_bytes=wr_b,
-                total_time_ns=rd_t + wr_t, latency_hist=hists.get(name)))
+                rd_reqs=g('rd.reqs'), wr_reqs=g('wr.reqs'),
+                rd_bytes=g('rd.bytes'), wr_bytes=g('wr.bytes'),
+                total_time_ns=g('rd.times') + g('wr.times'),
+                latency_hist=self._hists.get(instance.uuid, {}).get(name)))
         return out
 
     def block_devices(self):

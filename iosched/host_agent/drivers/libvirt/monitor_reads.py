@@ -17,8 +17,6 @@ devices' virtqueues: ``virtio_queues``). ``MonitorReads`` is a mixin of
 ``driver.LibvirtDriver``; it only reads.
 """
 
-import functools
-
 from oslo_log import log as logging
 
 try:
@@ -29,51 +27,28 @@ except ImportError:   # the driver says why at from_conf
 LOG = logging.getLogger(__name__)
 
 
-# A disk's fields in a getAllDomainStats dict, in ``disk_rows`` order.
-DISK_FIELDS = ('name', 'rd.reqs', 'wr.reqs', 'fl.reqs', 'rd.bytes',
-               'wr.bytes', 'rd.times', 'wr.times')
-
-
-@functools.lru_cache(maxsize=256)
-def _keys(group, i, fields):
-    """('block.3.rd.reqs', ...): formatted once per index."""
-    return tuple('%s.%d.%s' % (group, i, f) for f in fields)
-
-
-def disk_rows(stats):
-    """Every disk's (name, rd reqs, wr reqs, fl reqs, rd bytes, wr bytes,
-    rd times, wr times) in a getAllDomainStats dict (0 for a missing
-    counter): read once a tick, used by the request count, the histogram
-    refresh, the disk-change check and ``disk_samples``.
-    """
-    get, out = stats.get, []
-    for i in range(int(get('block.count', 0))):
-        k = _keys('block', i, DISK_FIELDS)
-        out.append((get(k[0]), int(get(k[1], 0)), int(get(k[2], 0)),
-                    int(get(k[3], 0)), int(get(k[4], 0)), int(get(k[5], 0)),
-                    int(get(k[6], 0)), int(get(k[7], 0))))
-    return tuple(out)
-
-
-def request_count(stats, rows=None):
+def request_count(stats):
     """Completed requests in a getAllDomainStats dict: every disk's
-    read/write/flush requests and every NIC's packets in and out
-    (``rows``: its ``disk_rows``, when read already).
+    read/write/flush requests and every NIC's packets in and out.
     """
-    rows = disk_rows(stats) if rows is None else rows
-    total = sum(r[1] + r[2] + r[3] for r in rows)
+    total = 0
+    for i in range(int(stats.get('block.count', 0))):
+        for k in ('rd.reqs', 'wr.reqs', 'fl.reqs'):
+            total += int(stats.get('block.%d.%s' % (i, k), 0))
     for i in range(int(stats.get('net.count', 0))):
-        for k in _keys('net', i, ('rx.pkts', 'tx.pkts')):
-            total += int(stats.get(k, 0))
+        for k in ('rx.pkts', 'tx.pkts'):
+            total += int(stats.get('net.%d.%s' % (i, k), 0))
     return total
 
 
-def block_requests(stats, rows=None):
+def block_requests(stats):
     """Every disk's (name, read, write, flush requests) in a
     getAllDomainStats dict: what moves when a latency histogram does.
     """
-    rows = disk_rows(stats) if rows is None else rows
-    return tuple(r[:4] for r in rows)
+    return tuple((stats.get('block.%d.name' % i),)
+                 + tuple(int(stats.get('block.%d.%s' % (i, k), 0))
+                         for k in ('rd.reqs', 'wr.reqs', 'fl.reqs'))
+                 for i in range(int(stats.get('block.count', 0))))
 
 
 class MonitorReads(object):
@@ -94,8 +69,8 @@ class MonitorReads(object):
             if not aliases:
                 continue
             stats = self._stats.get(uuid)
-            reqs = ((dom_id, block_requests(stats, self._rows[uuid]))
-                    if stats is not None else None)
+            reqs = ((dom_id, block_requests(stats)) if stats is not None
+                    else None)
             if reqs is not None and uuid in last and seen.get(uuid) == reqs:
                 self._hists[uuid] = last[uuid]
                 self._hist_reqs[uuid] = reqs
@@ -123,7 +98,7 @@ class MonitorReads(object):
             stats = self._stats.get(uuid)
             if stats is None:
                 continue
-            total = request_count(stats, self._rows[uuid])
+            total = request_count(stats)
             if self.virtio is not None and libvirt_qemu is not None:
                 def monitor(cmd, dom=dom):
                     return libvirt_qemu.qemuMonitorCommand(dom, cmd, 0)

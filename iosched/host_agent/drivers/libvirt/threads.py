@@ -76,28 +76,21 @@ def _task_dir(proc_root, pid):
     return paths.safe_join(proc_root, str(pid), 'task')
 
 
-def qemu_threads(proc_root, pid, known=None, memo=None):
+def qemu_threads(proc_root, pid, known=None):
     """``QemuThreads`` of a QEMU process, from thread names.
 
     ``known``: a dict the caller keeps, {(pid, tid): name}: a thread's
     ``comm`` is read until it is known. A vCPU or I/O thread name is known
     at once (QEMU names a thread once, as it starts); any other name once
     read again a call later (the first read may have come before the
-    naming): ``(name,)`` in between. ``memo`` (with ``known``): a dict the
-    caller keeps, {pid: (the task listing, QemuThreads)}: the same object
-    again while the listing is the same and every name in it was known
-    (the same tids with the same names: the same threads).
+    naming): ``(name,)`` in between.
     """
     task_dir = _task_dir(proc_root, int(pid))
     try:
         tids = os.listdir(task_dir)
     except OSError as e:
         raise ThreadError('cannot list threads of pid %d: %s' % (pid, e))
-    if memo is not None:
-        held = memo.get(pid)
-        if held is not None and held[0] == tids:
-            return held[1]
-    vcpus, io, final = {}, {}, known is not None
+    vcpus, io = {}, {}
     for tid in tids:
         if not tid.isdigit():
             continue
@@ -106,25 +99,17 @@ def qemu_threads(proc_root, pid, known=None, memo=None):
             try:
                 comm = _read(os.path.join(task_dir, tid, 'comm')).strip()
             except OSError:
-                final = False
                 continue              # the thread just exited
             if known is not None:
-                named = ((pid, tid) in known or _VCPU_COMM.match(comm)
+                final = ((pid, tid) in known or _VCPU_COMM.match(comm)
                          or _IO_COMM.match(comm))
-                known[(pid, tid)] = comm if named else (comm,)
-                final = final and bool(named)
+                known[(pid, tid)] = comm if final else (comm,)
         m = _VCPU_COMM.match(comm)
         if m:
             vcpus[int(m.group(1))] = int(tid)
         elif _IO_COMM.match(comm) and int(tid) != int(pid):
             io[comm] = int(tid)
-    found = QemuThreads(vcpus=vcpus, emulator=int(pid), io=io)
-    if memo is not None:
-        if final:
-            memo[pid] = (tids, found)
-        else:
-            memo.pop(pid, None)
-    return found
+    return QemuThreads(vcpus=vcpus, emulator=int(pid), io=io)
 
 
 def io_path_threads(found):

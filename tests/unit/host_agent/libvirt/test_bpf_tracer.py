@@ -173,10 +173,6 @@ TAIL = [
     ('wake-ups during the read: the slots they may overwrite are not '
      'trusted', 0, 9, 11, [4, 5, 6, 7, 8]),
     ('nothing new', 4, 4, 4, []),
-    ('across the ring\'s end', 5, 10, 10, [5, 6, 7, 8, 9]),
-    ('up to the ring\'s end', 2, 8, 8, [2, 3, 4, 5, 6, 7]),
-    ('wrapped twice, one new', 16, 17, 17, [16]),
-    ('read long after: none trusted', 0, 3, 30, []),
 ]
 
 

@@ -21,7 +21,6 @@ import pytest
 
 from iosched.host_agent import conf as agent_conf
 from iosched.host_agent.drivers.libvirt import driver as lv
-from iosched.host_agent.drivers.libvirt import monitor_reads
 from tests import fixtures
 
 CONF = agent_conf.CONF
@@ -43,7 +42,6 @@ def _blocks_driver(names_by_tick):
     for names in names_by_tick:
         d._stats = {'u1': dict({'block.count': len(names)}, **{
             'block.%d.name' % i: n for i, n in enumerate(names)})}
-        d._rows = {u: monitor_reads.disk_rows(s) for u, s in d._stats.items()}
         d._xml.setdefault(7, ('u1', 'parsed', None))
         d._drop_xml_of_changed_disks()
         dropped.append(7 not in d._xml)

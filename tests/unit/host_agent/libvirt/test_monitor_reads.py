@@ -17,7 +17,6 @@ import types
 
 import pytest
 
-from iosched.host_agent.drivers.libvirt import driver
 from iosched.host_agent.drivers.libvirt import monitor_reads
 
 
@@ -44,8 +43,6 @@ class Driver(monitor_reads.MonitorReads):
             + [('block.%d.name' % i, d) for i, d in enumerate(disks)]
             + [('block.%d.%s' % (i, k), v) for i in range(len(disks))
                for k, v in zip(('rd.reqs', 'wr.reqs', 'fl.reqs'), reqs)])}
-        self._rows = {u: monitor_reads.disk_rows(s)
-                      for u, s in self._stats.items()}
         before = self.histograms.reads
         self._refresh_histograms()
         return self.histograms.reads > before, self._hists['u']['vda'][0]
@@ -81,39 +78,3 @@ def test_histograms_are_read_when_requests_completed(monkeypatch, name,
     for (asked, bins), (_, last) in zip(got[1:], got):
         if not asked:
             assert bins == last
-
-
-# name, getAllDomainStats dict, disk_rows
-DISK_ROWS = [
-    ('no disks', {}, ()),
-    ('one disk, all counters', {
-        'block.count': 1, 'block.0.name': 'vda', 'block.0.rd.reqs': 5,
-        'block.0.wr.reqs': 7, 'block.0.fl.reqs': 1, 'block.0.rd.bytes': 512,
-        'block.0.wr.bytes': 1024, 'block.0.rd.times': 30,
-        'block.0.wr.times': 40}, (('vda', 5, 7, 1, 512, 1024, 30, 40),)),
-    ('missing counters are 0, a nameless disk kept', {
-        'block.count': 2, 'block.1.name': 'vdb', 'block.1.wr.reqs': 2},
-     ((None, 0, 0, 0, 0, 0, 0, 0), ('vdb', 0, 2, 0, 0, 0, 0, 0))),
-]
-
-
-@pytest.mark.parametrize('name,stats,want', DISK_ROWS,
-                         ids=[r[0] for r in DISK_ROWS])
-def test_disk_rows(name, stats, want):
-    rows = monitor_reads.disk_rows(stats)
-    assert rows == want
-    assert monitor_reads.block_requests(stats) == tuple(r[:4] for r in want)
-    assert monitor_reads.request_count(stats, rows) == sum(
-        r[1] + r[2] + r[3] for r in want)
-
-
-def test_disk_samples_from_the_rows():
-    d = object.__new__(driver.LibvirtDriver)
-    stats = dict(DISK_ROWS[1][1], **{'block.count': 2, 'block.1.name': ''})
-    d._rows = {'u': monitor_reads.disk_rows(stats)}
-    d._hists = {'u': {'vda': (1, 2)}}
-    inst = types.SimpleNamespace(uuid='u')
-    (s,) = d.disk_samples(inst)              # the nameless disk left out
-    assert (s.target, s.rd_reqs, s.wr_reqs, s.rd_bytes, s.wr_bytes,
-            s.total_time_ns, s.latency_hist) == ('vda', 5, 7, 512, 1024,
-                                                  70, (1, 2))

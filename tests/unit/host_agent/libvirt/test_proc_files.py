@@ -15,7 +15,6 @@ threads.thread_counters reads; thread names read once they are known
 """
 
 import os
-import shutil
 
 import pytest
 
@@ -108,44 +107,3 @@ def test_known_thread_names_are_not_read_again(tmp_path):
     _set(tmp_path, proc, 100, (0, 0, 0, 0), comm='CPU 7/TCG')
     assert threads.qemu_threads(proc, 100, known).vcpus == {0: 101, 1: 102}
     assert threads.qemu_threads(proc, 100).vcpus == {1: 102, 7: 100}
-
-
-def _rm_task(proc, tid):
-    shutil.rmtree(os.path.join(proc, '100', 'task', str(tid)))
-
-
-# name, threads at the first call {tid: comm} (their names known from a
-# call before unless 'not final' is in the name), what happens then (proc,
-# tmp_path), whether the second call gives the first's object, and its
-# vCPUs
-MEMO = [
-    ('same threads, all named', {100: 'qemu', 101: 'CPU 0/TCG'},
-     lambda proc, tmp: None, True, {0: 101}),
-    ('a thread more', {100: 'qemu', 101: 'CPU 0/TCG'},
-     lambda proc, tmp: _task(proc, 100, 102, 'CPU 1/TCG'), False,
-     {0: 101, 1: 102}),
-    ('a thread gone', {100: 'qemu', 101: 'CPU 0/TCG', 102: 'CPU 1/TCG'},
-     lambda proc, tmp: _rm_task(proc, 102), False, {0: 101}),
-    ('a name not final at the first call is read again',
-     {100: 'qemu', 101: 'qemu'},
-     lambda proc, tmp: _set(tmp, proc, 101, (0, 0, 0, 0), comm='CPU 0/TCG'),
-     False, {0: 101}),
-]
-
-
-@pytest.mark.parametrize('name,comms,change,same,vcpus', MEMO,
-                         ids=[m[0] for m in MEMO])
-def test_an_unchanged_task_listing_gives_the_same_threads(
-        tmp_path, name, comms, change, same, vcpus):
-    proc = str(tmp_path / 'proc')
-    for tid, comm in comms.items():
-        _task(proc, 100, tid, comm)
-    known, memo = {}, {}
-    if 'not final' not in name:
-        threads.qemu_threads(proc, 100, known, memo)
-    first = threads.qemu_threads(proc, 100, known, memo)
-    change(proc, tmp_path)
-    second = threads.qemu_threads(proc, 100, known, memo)
-    assert (second is first) == same
-    assert second.vcpus == vcpus
-    assert second == threads.qemu_threads(proc, 100, dict(known))
