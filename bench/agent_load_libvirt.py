@@ -111,16 +111,9 @@ def parse_args(argv):
                    help='cProfile %d more ticks at the largest count, print '
                         'the N functions with the most own time'
                         % PROFILED_TICKS)
-    p.add_argument('--profile-dump', metavar='FILE',
-                   help='with --profile: write the pstats there too '
-                        '(python -m pstats FILE)')
     p.add_argument('--quick', action='store_true',
                    help='a smoke run: 2 and 4 guests, 6 ticks, a 30-s '
                         'baseline')
-    p.add_argument('--trace-backend', default='auto',
-                   choices=('auto', 'ebpf', 'tracefs'),
-                   help='[libvirt] trace_backend of the agent (default '
-                        '%(default)s: eBPF when it loads)')
     p.add_argument('-o', '--output-dir', default='out/bench')
     p.add_argument('--report', metavar='FILE',
                    help='print the table, fits and verdict of a recorded '
@@ -179,19 +172,11 @@ def mix_target(vcpus=200, pcpus=32):
 
 # -- the agent's ticks ------------------------------------------------------
 def traced_lines(driver):
-    """(wake-ups, wake-to-run delays) the libvirt driver read in its last
-    tick (``driver.traced``: trace lines with tracefs, counts with eBPF;
-    (0, 0) without a tracer).
+    """(wake-ups, switch-ins) the libvirt driver drained from tracefs in
+    its last tick (its private buffers; (0, 0) without a tracer).
     """
-    return getattr(driver, 'traced', (0, 0))
-
-
-def backend(driver):
-    """'ebpf', 'tracefs' or 'OFF': how the driver traces."""
-    tracer = getattr(driver, 'tracer', None)
-    if tracer is None:
-        return 'OFF'
-    return 'ebpf' if type(tracer).__name__ == 'BpfTracer' else 'tracefs'
+    return (sum(map(len, getattr(driver, '_events', {}).values())),
+            sum(map(len, getattr(driver, '_runs', {}).values())))
 
 
 class TickRecorder:
@@ -218,10 +203,7 @@ class TickRecorder:
         self.phase = phase
 
     def profile(self, n):
-        # the thread's CPU clock: the figure is CPU time (a wall-clock
-        # profile counts libvirt's and QEMU's replies as the agent's)
-        self.prof = cProfile.Profile(time.thread_time)
-        self._prof_left = n
+        self.prof, self._prof_left = cProfile.Profile(), n
 
     def tick(self):
         phase, gen = self.phase, self.gen
@@ -289,7 +271,7 @@ def measure_count(guests, target, args, profile):
     n = len(guests)
     with tc.AgentThread(CONF, PREFIX) as at:
         rec = TickRecorder(at.agent, at)
-        traced = backend(at.driver)
+        traced = at.driver.tracer is not None
         rec.set_phase('idle')
         idle_rows = rec.wait('idle', args.idle_ticks)
         idle = calc.mean(r['events_per_vcpu_s'] for r in idle_rows)
@@ -350,9 +332,9 @@ def measure_count(guests, target, args, profile):
            'agent_errors': at.errors,
            'profiled_ticks': sum(r['profiled'] for r in rec.rows)}
     tc.progress('%d guests: %d ticks, %.2f ms per tick, %.1f events/vCPU/s '
-                '(target %.1f), traced: %s' % (
+                '(target %.1f), tracefs %s' % (
                     n, len(rows), out['cpu_ms_mean'] or 0, events or 0,
-                    target, traced))
+                    target, 'on' if traced else 'OFF'))
     return out, prof
 
 
@@ -402,32 +384,24 @@ def summarize(counts, target, base):
             'met': met, 'verdict': line}
 
 
-def _traced_name(traced):
-    """A count's tracer (runs recorded before eBPF: True for tracefs)."""
-    if traced is True:
-        return 'tracefs'
-    return traced or 'OFF'
-
-
 def print_table(res):
     t = res['target']
-    print('agent CPU per vCPU, libvirt driver traced (%s), on TCG testbed '
+    print('agent CPU per vCPU, libvirt driver with tracefs, on TCG testbed '
           'guests (1 vCPU each, rr), policies %s'
-          % (res['args'].get('trace_backend', 'tracefs'),
-             ','.join(res['policies'])))
+          % ','.join(res['policies']))
     print('target I/O events per vCPU per second: %.1f (%s); the mix\'s '
           'upper bound %.1f (per vCPU %s)' % (
               t['events_per_vcpu_s'], t['source'], t['mix_bound'],
               ', '.join('%.0f' % r for r in t['mix_rates'])))
-    print('%7s %6s %9s %7s %7s %10s %10s %8s %7s %8s' % (
+    print('%7s %6s %9s %7s %7s %10s %10s %8s %6s %8s' % (
         'guests', 'ticks', 'idle ev/s', 'ev/req', 'req/s', 'ev/vCPU/s',
         'sw-in/v/s', 'window s', 'trace', 'ms/tick'))
     for c in res['counts']:
-        print('%7d %6d %9.1f %7.2f %7.0f %10.1f %10.1f %8.2f %7s %8.2f' % (
+        print('%7d %6d %9.1f %7.2f %7.0f %10.1f %10.1f %8.2f %6s %8.2f' % (
             c['guests'], c['ticks'], c['idle_events_per_vcpu_s'] or 0,
             c['events_per_request'], c['rate_per_s'],
             c['events_per_vcpu_s'] or 0, c['switch_ins_per_vcpu_s'] or 0,
-            c['window_s_mean'] or 0, _traced_name(c['traced']),
+            c['window_s_mean'] or 0, 'on' if c['traced'] else 'OFF',
             c['cpu_ms_mean'] or 0))
     s = res['fit']
     print('fit over %d ticks: CPU per tick = %.2f ms + %.3f ms x vCPUs'
@@ -461,7 +435,7 @@ def print_table(res):
 
 def print_profile(rows):
     """A recorded ``profile_top`` (``agent_load.report_profile``'s rows)."""
-    print('  profile of %d more ticks at the largest count, own CPU time:'
+    print('  profile of %d more ticks at the largest count, own time:'
           % PROFILED_TICKS)
     for r in rows:
         print('    %5.1f %%  %8d calls  %s' % (r['own_pct'], r['calls'],
@@ -496,8 +470,7 @@ def main(argv=None):
         target, source = mix_bound, 'the mix\'s upper bound'
     cpus = ','.join(str(c) for c in args.guest_cpus)
     tc.setup_conf(CONF, [('host_agent', 'policies', names),
-                         ('libvirt', 'guest_pcpus', cpus),
-                         ('libvirt', 'trace_backend', args.trace_backend)])
+                         ('libvirt', 'guest_pcpus', cpus)])
     from iosched.host_agent import plugins
     from iosched.host_agent import privsep
     from iosched.testbed import spec
@@ -535,8 +508,6 @@ def main(argv=None):
     print_table(res)
     if prof is not None:
         res['profile_top'] = agent_load.report_profile(prof, args.profile)
-        if args.profile_dump:
-            prof.dump_stats(args.profile_dump)
     print('wrote %s' % tc.write_json(res, args.output_dir,
                                      'agent_load_libvirt'))
     return 0

@@ -102,8 +102,7 @@ def fit(xs, ys):
     return my - slope * mx, slope
 
 
-WHAT = ('agent CPU per 100 vCPUs at 1-s ticks, libvirt driver traced '
-        '(eBPF or tracefs)')
+WHAT = 'agent CPU per 100 vCPUs at 1-s ticks, libvirt driver with tracefs'
 
 
 def verdict(pct, goal, fixed_ms=None, events_ratio=None):

@@ -183,10 +183,6 @@ class VcpuSample:
     # the window (tracing.run_delays); the libvirt driver traces LSVM
     # vCPUs' switch-ins only (others: ()); None when not traced.
     run_delays_ns: typing.Optional[tuple] = None
-    # The same delays binned in the kernel (the eBPF tracer), in place of
-    # run_delays_ns: ((bucket, count), ...) in ``contract.delay_hist``'s
-    # buckets; None when the driver has the delays themselves or none.
-    run_delay_hist: typing.Optional[tuple] = None
     # Cumulative completed I/O requests of the whole VM (disks, NICs,
     # other virtio devices: the same figure on each of its vCPUs); None
     # when the driver has none (collectors.rates.request_events).
@@ -234,8 +230,6 @@ class VcpuIoStrength:
     # This window's wake-to-run delays (ns) of the vCPU thread
     # (VcpuSample.run_delays_ns; () when not traced): vSlicer's measured W.
     run_delays_ns: tuple = ()
-    # Or binned (VcpuSample.run_delay_hist; () when not binned).
-    run_delay_hist: tuple = ()
     # Which count gave E_n: 'wakeups' (the thread's wake-ups or traced
     # wake-up times) or 'requests' (the VM's completed I/O requests per
     # vCPU, when the vCPU wakes less than MIN_WAKEUPS_PER_REQUEST times

@@ -21,8 +21,6 @@ interpolated linearly inside the bucket that holds the quantile
 (``iosched.contract.stats.hist_quantile``).
 """
 
-import operator
-
 from iosched.contract import qos_keys
 from iosched.contract import slo
 from iosched.contract import stats
@@ -32,10 +30,10 @@ from iosched.host_agent import model
 
 
 def _hist_delta(prev, cur):
-    if prev is None or cur is None or len(prev) != len(cur) or not cur:
+    if prev is None or cur is None or len(prev) != len(cur):
         return None
-    out = tuple(map(operator.sub, cur, prev))
-    return None if min(out) < 0 else out
+    out = tuple(b - a for a, b in zip(prev, cur))
+    return None if any(d < 0 for d in out) else out
 
 
 class DiskCollector(base.Collector):

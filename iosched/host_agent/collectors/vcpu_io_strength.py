@@ -125,6 +125,5 @@ class VcpuIoStrengthCollector(base.Collector):
                 exact=exact, io_strength_estimate=estimate,
                 burst_us=round(b, 1),
                 run_delays_ns=tuple(cur.run_delays_ns or ()),
-                run_delay_hist=cur.run_delay_hist or (),
                 io_source=source, io_requests=round(per_vcpu, 1)))
         return tuple(out)

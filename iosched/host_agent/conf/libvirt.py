@@ -36,25 +36,10 @@ Possible values:
     cfg.BoolOpt('trace_wakeups', default=True,
                 help="""
 Record exact wake-up timestamps of vCPU threads (``sched:sched_wakeup``
-tracepoint, in the kernel with eBPF or through a private tracefs instance:
-``trace_backend``) for the ISACS I/O strength.
+tracepoint, a private tracefs instance) for the ISACS I/O strength.
 
 When off or unavailable, I/O events are estimated from the threads'
 voluntary context switches (see docs/architecture.md, I/O strength).
-"""),
-    cfg.StrOpt('trace_backend', default='auto',
-               choices=('auto', 'ebpf', 'tracefs'),
-               help="""
-How the wake-ups (and the LSVM vCPUs' wake-to-run delays) are traced.
-
-Possible values:
-
-* ``ebpf``: two eBPF programs on the same tracepoints count them in the
-  kernel; the agent reads counts, the newest wake-up times and a delay
-  histogram per vCPU thread (root, Linux >= 5.5).
-* ``tracefs``: every event crosses into the agent as a line of a private
-  tracefs instance's ``trace_pipe`` (~45 us of the agent's CPU per event).
-* ``auto``: ``ebpf`` when the programs load, else ``tracefs``.
 """),
     cfg.BoolOpt('latency_histograms', default=True,
                 help="""

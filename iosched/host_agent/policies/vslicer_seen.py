@@ -13,23 +13,20 @@
 
 The self-test predicts W from a probe thread; the LSVMs' own vCPU threads
 show it. The libvirt driver pairs each traced wake-up of a vCPU thread
-with its next switch-in (in the kernel, binned: ``bpf_tracer``; or
-``tracing.run_delays``); this module keeps the LSVM vCPUs' delays of the
-last ``seen_window_s`` seconds under the mechanism in force (the vSlicer
-policy's ``State``), as a histogram (``contract.delay_hist``: the sum of
-the ticks' histograms, kept as ticks come and go, not rebuilt) and, once
+with its next switch-in (``tracing.run_delays``); this module keeps the
+LSVM vCPUs' delays of the last ``seen_window_s`` seconds under the
+mechanism in force (the vSlicer policy's ``State``) and, once
 ``lsvm.SEEN_MIN_WAKES`` were seen, their p99 as the W of that mechanism
-(``Seen``; held until it moves by ``lsvm.SEEN_HYSTERESIS``). The p99 is
-its bucket's largest delay: 0 to 6.25 % above the exact nearest-rank
-p99 of the same delays. A busy tick of a vCPU (run share at least
-``lsvm.SEEN_BUSY_RUN_SHARE``) and the ticks on either side of it add
-nothing: its waits are on its own CPU use. Pure.
+(``Seen``; held until it moves by ``lsvm.SEEN_HYSTERESIS``). A busy tick
+of a vCPU (run share at least ``lsvm.SEEN_BUSY_RUN_SHARE``) and the
+ticks on either side of it add nothing: its waits are on its own CPU use.
+Pure.
 """
 
 import dataclasses
 
-from iosched.contract import delay_hist
 from iosched.contract import lsvm
+from iosched.contract import stats
 from iosched.host_agent.policies import vslicer_bound
 
 # Memory bound of the window: the newest delays are kept (a 60 s window
@@ -41,16 +38,11 @@ MAX_DELAYS = 50000
 class State:
     """The vSlicer policy's state: the window of seen delays."""
     mechanism: str = ''
-    # ((ts, (instance uuid, vcpu), ((bucket, count), ...), delays), ...),
-    # oldest first
+    # ((ts, (instance uuid, vcpu), (delay us, ...)), ...), oldest first
     ticks: tuple = ()
     w_us: float = 0.0          # the seen W in use (0: not enough seen)
     busy: frozenset = frozenset()   # vCPUs busy in the last snapshot
     last_ts: float = 0.0       # that snapshot's time
-    counts: tuple = ()         # the ticks' histograms summed (dense;
-    #                            () when there are none)
-    wakes: int = 0             # delays in the window
-    p99_us: float = 0.0        # the window's p99 (0: too few)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,15 +51,6 @@ class Seen:
     p99_us: float = 0.0        # the window's p99 now (0: too few)
     wakes: int = 0             # delays in the window
     window_s: int = 0
-
-
-def _hist(v):
-    """A vCPU record's delays as a sparse histogram."""
-    if v.run_delay_hist:
-        return v.run_delay_hist
-    if v.run_delays_ns:
-        return delay_hist.of_delays(v.run_delays_ns)
-    return ()
 
 
 # Control law (the window W_t of the LSVM vCPUs' wake-to-run delays):
@@ -83,7 +66,7 @@ def _hist(v):
 #   (a busy vCPU waits on its own CPU use, and the ticks on either side
 #    of a busy one are part of the same burst: a boot's first and last
 #    second)
-#   p_t = p99(W_t) (delay_hist.quantile) if |W_t| >= SEEN_MIN_WAKES, else 0
+#   p_t = p99(W_t) (stats.percentile) if |W_t| >= SEEN_MIN_WAKES, else 0
 #   w_t = p_t          if w_{t-1} = 0 or p_t = 0
 #                      or |p_t - w_{t-1}| > SEEN_HYSTERESIS * w_{t-1}
 #         w_{t-1}      otherwise            (the seen W in use)
@@ -92,58 +75,45 @@ def update(state, snapshot, window_s):
     state = state or State()
     mech = snapshot.sched.mechanism
     same = state.mechanism == mech
-    ticks = list(state.ticks) if same else []
-    counts = (list(state.counts) if same and state.counts
-              else [0] * delay_hist.BUCKETS)
-    wakes = state.wakes if same else 0
+    ticks = state.ticks if same else ()
     lsvms = {u for u, i in snapshot.instances.items()
              if i.latency_sensitive}
     mine = [v for v in snapshot.vcpus if v.instance_uuid in lsvms]
     busy = frozenset((v.instance_uuid, v.vcpu) for v in mine
                      if v.run_share >= lsvm.SEEN_BUSY_RUN_SHARE)
-    gone, cut = [], snapshot.ts - window_s
-    if ticks and (busy or ticks[0][0] <= cut):
-        keep = []
-        for t in ticks:
-            if t[0] <= cut or (t[1] in busy and t[0] == state.last_ts):
-                gone.append(t)
-            else:
-                keep.append(t)
-        ticks = keep
+    if busy:
+        ticks = tuple(t for t in ticks
+                      if not (t[1] in busy and t[0] == state.last_ts))
     for v in mine:
         key = (v.instance_uuid, v.vcpu)
-        if key in busy or key in state.busy:
-            continue
-        hist = _hist(v)
-        if hist:
-            t = (snapshot.ts, key, hist, delay_hist.total(hist))
-            ticks.append(t)
-            wakes += t[3]
-            for k, c in hist:
-                counts[k] += c
-    while True:
-        for t in gone:
-            wakes -= t[3]
-            for k, c in t[2]:
-                counts[k] -= c
-        if wakes <= MAX_DELAYS or len(ticks) <= 1:
-            break
-        gone = [ticks.pop(0)]
-    p99 = (delay_hist.quantile(counts, 0.99, wakes) / 1000.0
-           if wakes >= lsvm.SEEN_MIN_WAKES else 0.0)
+        if v.run_delays_ns and key not in busy and key not in state.busy:
+            ticks += ((snapshot.ts, key,
+                       tuple(d / 1000.0 for d in v.run_delays_ns)),)
+    ticks = tuple(t for t in ticks if t[0] > snapshot.ts - window_s)
+    total = sum(len(t[2]) for t in ticks)
+    while total > MAX_DELAYS and len(ticks) > 1:
+        total -= len(ticks[0][2])
+        ticks = ticks[1:]
+    p99 = _window_w(ticks)
     w = state.w_us if same else 0.0
     if (w <= 0 or p99 <= 0
             or abs(p99 - w) > lsvm.SEEN_HYSTERESIS * w):
         w = p99
-    return State(mechanism=mech, ticks=tuple(ticks), w_us=w, busy=busy,
-                 last_ts=snapshot.ts,
-                 counts=tuple(counts) if ticks else (), wakes=wakes,
-                 p99_us=p99)
+    return State(mechanism=mech, ticks=ticks, w_us=w, busy=busy,
+                 last_ts=snapshot.ts)
+
+
+def _window_w(ticks):
+    delays = [d for t in ticks for d in t[2]]
+    if len(delays) < lsvm.SEEN_MIN_WAKES:
+        return 0.0
+    return stats.percentile(delays, 0.99)
 
 
 def seen(state, window_s):
     """``Seen`` of a ``State``."""
-    return Seen(w_us=state.w_us, p99_us=state.p99_us, wakes=state.wakes,
+    return Seen(w_us=state.w_us, p99_us=_window_w(state.ticks),
+                wakes=sum(len(t[2]) for t in state.ticks),
                 window_s=window_s)
 
 

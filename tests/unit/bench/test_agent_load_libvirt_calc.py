@@ -233,37 +233,10 @@ def test_events_per_tick(count, want):
 
 
 @pytest.mark.parametrize('driver,want', [
-    (types.SimpleNamespace(traced=(3, 1)), (3, 1)),
-    (types.SimpleNamespace(traced=(0, 0)), (0, 0)),
+    (types.SimpleNamespace(_events={1: [1, 2], 2: [3]}, _runs={1: [4]}),
+     (3, 1)),
+    (types.SimpleNamespace(_events={}, _runs={}), (0, 0)),
     (types.SimpleNamespace(), (0, 0)),          # not the libvirt driver
 ])
 def test_traced_lines(driver, want):
     assert alv.traced_lines(driver) == want
-
-
-class BpfTracer(object):
-    pass
-
-
-@pytest.mark.parametrize('tracer,want', [
-    (BpfTracer(), 'ebpf'), (object(), 'tracefs'), (None, 'OFF')])
-def test_backend(tracer, want):
-    assert alv.backend(types.SimpleNamespace(tracer=tracer)) == want
-    assert alv._traced_name({'ebpf': 'ebpf', 'tracefs': True,
-                             'OFF': False}[want]) == want
-
-
-def test_the_driver_counts_what_it_read_from_either_tracer():
-    from iosched.host_agent.drivers.libvirt import bpf_tracer
-    from iosched.host_agent.drivers.libvirt import driver as lv
-    drv = lv.LibvirtDriver.__new__(lv.LibvirtDriver)
-    drv._info, drv.tracer = {}, types.SimpleNamespace(
-        watch=lambda *a: None,
-        drain=lambda: ({1: [1, 2], 2: [3]}, {1: [4]}))
-    drv._refresh_events([])
-    assert alv.traced_lines(drv) == (3, 1)
-    drv.tracer = types.SimpleNamespace(watch=lambda *a: None, drain=lambda: {
-        1: bpf_tracer.Window(5, [], None, 2),
-        2: bpf_tracer.Window(1, [], ((3, 1),), 1)})
-    drv._refresh_events([])
-    assert alv.traced_lines(drv) == (6, 3)

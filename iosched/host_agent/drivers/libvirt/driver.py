@@ -14,11 +14,9 @@
 Per tick: the active domains (``listAllDomains``), their XML (cached per
 domain id: Nova metadata, extra specs, disks with their ``<serial>`` and
 the ``<iotune>`` Nova wrote at attach, NICs), ``getAllDomainStats``
-(block and net counters; the vCPU group on demand: ``domain_stats``), the
-vCPU and I/O-path threads from procfs, per vCPU thread its counters
-(schedstat run/wait, voluntary context switches, last CPU) and, traced
-(``bpf_tracer``, else ``tracing``), exact wake-ups and the LSVMs'
-wake-to-run delays;
+(vCPU time/wait/delay, block and net counters), the vCPU and I/O-path
+threads from procfs, per vCPU thread its counters (schedstat run/wait,
+voluntary context switches, last CPU) and, with tracefs, exact wake-ups;
 per domain its completed I/O requests (block and net stats, and opt-in
 the other virtio devices' virtqueues: ``virtio_queues``).
 
@@ -47,12 +45,10 @@ from oslo_log import log as logging
 
 from iosched.host_agent.drivers import base
 from iosched.host_agent.drivers.libvirt import block_devices
-from iosched.host_agent.drivers.libvirt import bpf_tracer
 from iosched.host_agent.drivers.libvirt import connection
 from iosched.host_agent.drivers.libvirt import domain_xml
 from iosched.host_agent.drivers.libvirt import lsvm_probes
 from iosched.host_agent.drivers.libvirt import monitor_reads
-from iosched.host_agent.drivers.libvirt import proc_files
 from iosched.host_agent.drivers.libvirt import qemu_histograms
 from iosched.host_agent.drivers.libvirt import resolve
 from iosched.host_agent.drivers.libvirt import threads
@@ -105,11 +101,6 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [wake-up ts_ns]
         self._runs = {}       # tid -> [switch-in ts_ns]
-        self._windows = None  # tid -> bpf_tracer.Window (eBPF tracer)
-        self._insts = {}      # domain id -> (parsed, io threads, info)
-        self._pids = {}       # (domain id, name) -> QEMU pid
-        self._names = {}      # (pid, tid str) -> vCPU / I/O thread name
-        self._files = proc_files.ThreadFiles(self.proc_root)
         self._hierarchy = None   # the cpu cgroup hierarchy (resolve)
         self._dl_warned = set()
         self._hists = {}      # uuid -> {target: cumulative bins}
@@ -119,39 +110,20 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._io_tids = {}    # uuid -> (pid, [emulator and I/O tids])
         self.virtio = (virtio_queues.VirtioQueues()
                        if conf.libvirt.virtio_request_counts else None)
-        self.traced = (0, 0)  # wake-ups, delays read in the last tick
-        self.tracer = (self._open_tracer(conf.libvirt.trace_backend,
-                                         p.tracefs_root)
-                       if conf.libvirt.trace_wakeups else None)
-
-    @staticmethod
-    def _open_tracer(backend, root):
-        """The eBPF tracer, else (``auto``) the tracefs one; None when
-        neither can be used (I/O events then estimated from counters).
-        """
-        if backend in ('auto', 'ebpf') and bpf_tracer.BpfTracer.available(
-                root):
-            tracer = bpf_tracer.BpfTracer(root)
+        self.tracer = None
+        if conf.libvirt.trace_wakeups and tracing.WakeupTracer.available(
+                p.tracefs_root):
             try:
-                tracer.open()
-                return tracer
+                self.tracer = tracing.WakeupTracer(p.tracefs_root)
+                self.tracer.open()
             except OSError as e:
-                LOG.warning('eBPF tracer unusable (%s)%s', e,
-                            ': trying tracefs' if backend == 'auto' else '')
-        if backend == 'ebpf':
-            return None
-        if not tracing.WakeupTracer.available(root):
+                LOG.warning('tracefs at %s unusable (%s): I/O events are '
+                            'estimated from wake-up counters', p.tracefs_root,
+                            e)
+                self.tracer = None
+        elif conf.libvirt.trace_wakeups:
             LOG.warning('no tracefs with sched_wakeup at %s: I/O events are '
-                        'estimated from wake-up counters', root)
-            return None
-        try:
-            tracer = tracing.WakeupTracer(root)
-            tracer.open()
-            return tracer
-        except OSError as e:
-            LOG.warning('tracefs at %s unusable (%s): I/O events are '
-                        'estimated from wake-up counters', root, e)
-            return None
+                        'estimated from wake-up counters', p.tracefs_root)
 
     @classmethod
     def from_conf(cls, conf):
@@ -202,14 +174,12 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                     parsed = domain_xml.parse(dom.XMLDesc(0))
                     self._xml[dom_id] = cached = (parsed.uuid, parsed, dom)
                 uuid, parsed, _ = cached
-                pid = self._pid_of(dom_id, parsed.name)
-                found = threads.qemu_threads(self.proc_root, pid,
-                                             self._names)
+                pid = threads.qemu_pid(self.run_dir, parsed.name)
+                found = threads.qemu_threads(self.proc_root, pid)
             except (domain_xml.DomainXMLError, threads.ThreadError,
                     paths.UnsafePath, libvirt.libvirtError) as e:
                 if isinstance(e, libvirt.libvirtError):
                     self._raise_if_lost(e)
-                self._pids.pop((dom_id, dom.name()), None)
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
             if not self._all_vcpus_run(dom_id, parsed, found):
@@ -219,9 +189,6 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             n_io[uuid] = threads.io_path_threads(found)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
-        self._forget_threads(seen_ids, io_tids,
-                             {(v[1], t) for v in infos.values()
-                              for t in v[2].values()})
         for gone in set(self._partial) - seen_ids:
             del self._partial[gone]
         if self.histograms is not None:
@@ -234,51 +201,16 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._drop_xml_of_changed_disks()
         self._refresh_histograms()
         self._refresh_requests()
-        insts = [self._instance(uuid, d, dom_id, n_io[uuid])
-                 for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
-        self._insts = {i.generation: self._insts[i.generation]
-                       for i in insts}
-        self._refresh_events(insts)
-        return insts
-
-    def _instance(self, uuid, d, dom_id, n_io):
-        """The ``InstanceInfo`` of a domain: the last tick's again while its
-        parsed XML (cached per domain id) and I/O thread count are.
-        """
-        cached = self._insts.get(dom_id)
-        if cached is not None and cached[0] is d and cached[1] == n_io:
-            return cached[2]
-        inst = model.InstanceInfo(
+        insts = [model.InstanceInfo(
             uuid=uuid, name=d.name, flavor=d.flavor, vcpus=d.vcpus,
             extra_specs=dict(d.extra_specs),
             disks=tuple(model.DiskInfo(target=k.target, serial=k.serial,
                                        iotune=dict(k.iotune))
                         for k in d.disks),
-            generation=dom_id, io_threads=n_io)
-        self._insts[dom_id] = (d, n_io, inst)
-        return inst
-
-    def _pid_of(self, dom_id, name):
-        """The QEMU pid of a running domain (its pidfile read once per
-        domain id: libvirt gives a domain a new id at every start).
-        """
-        key = (dom_id, name)
-        pid = self._pids.get(key)
-        if pid is None:
-            pid = self._pids[key] = threads.qemu_pid(self.run_dir, name)
-        return pid
-
-    def _forget_threads(self, dom_ids, io_tids, vcpu_keys):
-        """Drop the pids, thread names and kept /proc descriptors of
-        domains and threads no longer listed.
-        """
-        self._pids = {k: p for k, p in self._pids.items()
-                      if k[0] in dom_ids}
-        pids = set(self._pids.values())
-        self._names = {k: n for k, n in self._names.items()
-                       if k[0] in pids}
-        self._files.retain(vcpu_keys | {(pid, t) for pid, ts in
-                                        io_tids.values() for t in ts})
+            generation=dom_id, io_threads=n_io[uuid])
+            for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
+        self._refresh_events(insts)
+        return insts
 
     # Ticks a domain may lack some of its vCPU threads before it is said
     # at WARNING (about 10 s at the default 1 s tick).
@@ -310,10 +242,8 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self._stats = {}
         if not doms:
             return
-        # block and NIC counters only: no collector reads the vcpu.N.*
-        # group every tick (its typed parameters cost the client per vCPU;
-        # ``domain_stats`` asks for it)
-        flags = (libvirt.VIR_DOMAIN_STATS_BLOCK |
+        flags = (libvirt.VIR_DOMAIN_STATS_VCPU |
+                 libvirt.VIR_DOMAIN_STATS_BLOCK |
                  libvirt.VIR_DOMAIN_STATS_INTERFACE)
         try:
             for dom, stats in self.conn.domainListGetStats(doms, flags):
@@ -355,33 +285,9 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                            for t in v[2].values()),
                           [t for u, v in self._info.items() if u in lsvms
                            for t in v[2].values()])
-        drained = self.tracer.drain()
-        if isinstance(drained, dict):            # eBPF: {tid: Window}
-            self._windows = drained
-            self.traced = (sum(w.count for w in drained.values()),
-                           sum(w.paired for w in drained.values()))
-        else:                                    # tracefs: the lines
-            self._windows = None
-            self._events, self._runs = drained
-            self.traced = (sum(map(len, self._events.values())),
-                           sum(map(len, self._runs.values())))
+        self._events, self._runs = self.tracer.drain()
 
     # -- counters --------------------------------------------------------
-    def _traced(self, tid):
-        """(io_events, io_event_count, run_delays_ns, run_delay_hist) of a
-        vCPU thread for this tick (all None without a tracer).
-        """
-        if self.tracer is None:
-            return None, None, None, None
-        if self._windows is not None:            # the eBPF tracer's
-            w = self._windows.get(tid)
-            if w is None:      # beyond MAX_TIDS: not traced, estimated
-                return None, None, None, None
-            return w.times, w.count, None, w.delays or ()
-        events = self._events.get(tid, ())      # ns, not copied
-        return events, None, tracing.run_delays(
-            events, self._runs.get(tid, ())), None
-
     def vcpu_samples(self, instance):
         parsed, pid, tids = self._info[instance.uuid][:3]
         ts = self.now()
@@ -392,15 +298,20 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                 raise base.DriverError('no thread for vCPU %d of %s'
                                        % (vcpu, parsed.name))
             try:
-                run, wait, wakeups, cpu = self._files.counters(pid, tid)
+                run, wait, wakeups, cpu = threads.thread_counters(
+                    self.proc_root, pid, tid)
             except threads.ThreadError as e:
                 raise base.DriverError(str(e))
-            events, count, delays, hist = self._traced(tid)
+            events = delays = None
+            if self.tracer is not None:
+                events = self._events.get(tid, ())     # ns, not copied
+                if self.tracer.switches:
+                    delays = tracing.run_delays(events,
+                                                self._runs.get(tid, ()))
             out.append(model.VcpuSample(
                 instance_uuid=instance.uuid, vcpu=vcpu, ts=ts, pcpu=cpu,
                 run_ns=run, wait_ns=wait, wakeups=wakeups,
-                io_events=events, io_event_count=count,
-                run_delays_ns=delays, run_delay_hist=hist,
+                io_events=events, run_delays_ns=delays,
                 io_requests=self._requests.get(instance.uuid)))
         return out
 
@@ -413,7 +324,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         run = 0
         for tid in tids:
             try:
-                run += self._files.run_ns(pid, tid)
+                run += threads.thread_counters(self.proc_root, pid, tid)[0]
             except threads.ThreadError:
                 continue       # an I/O thread that exited: not counted
         return [model.IoThreadSample(instance_uuid=instance.uuid, ts=ts,
@@ -446,22 +357,8 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
              for d in parsed.disks], self.conf.host_paths.sys_root)
 
     def domain_stats(self, uuid):
-        """A domain's raw getAllDomainStats now, vCPU group included
-        (vcpu.N.time/wait/delay...); {} when unknown or unreadable.
-        """
-        info = self._info.get(uuid)
-        if info is None:
-            return {}
-        flags = (libvirt.VIR_DOMAIN_STATS_VCPU |
-                 libvirt.VIR_DOMAIN_STATS_BLOCK |
-                 libvirt.VIR_DOMAIN_STATS_INTERFACE)
-        try:
-            for _, stats in self.conn.domainListGetStats([info[3]], flags):
-                return dict(stats)
-        except libvirt.libvirtError as e:
-            self._raise_if_lost(e)
-            LOG.warning('getAllDomainStats failed: %s', e)
-        return {}
+        """The raw getAllDomainStats of the last tick (vcpu.N.delay...)."""
+        return dict(self._stats.get(uuid, {}))
 
     # -- the LSVM mechanisms' probes (lsvm_probes) -------------------------
     def deadline_state(self):
@@ -498,7 +395,6 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                                         weight_group=weight_group)
 
     def close(self):
-        self._files.close()
         if self.tracer is not None:
             self.tracer.close()
             self.tracer = None

@@ -41,39 +41,16 @@ def request_count(stats):
     return total
 
 
-def block_requests(stats):
-    """Every disk's (name, read, write, flush requests) in a
-    getAllDomainStats dict: what moves when a latency histogram does.
-    """
-    return tuple((stats.get('block.%d.name' % i),)
-                 + tuple(int(stats.get('block.%d.%s' % (i, k), 0))
-                         for k in ('rd.reqs', 'wr.reqs', 'fl.reqs'))
-                 for i in range(int(stats.get('block.count', 0))))
-
-
 class MonitorReads(object):
     """The driver's histogram and request-count refreshes."""
 
     def _refresh_histograms(self):
-        """Each domain's disk histograms (one QMP query a domain), or the
-        last ones again when no disk of the domain completed a request
-        since they were read (``block_requests`` of the stats unchanged,
-        same domain id): QEMU's bins move only with completed requests.
-        """
-        last, self._hists = self._hists, {}
-        seen, self._hist_reqs = getattr(self, '_hist_reqs', {}), {}
+        self._hists = {}
         if self.histograms is None or libvirt_qemu is None:
             return
-        for uuid, (parsed, _, _, dom, dom_id) in self._info.items():
+        for uuid, (parsed, _, _, dom, _) in self._info.items():
             aliases = {d.target: d.alias for d in parsed.disks if d.alias}
             if not aliases:
-                continue
-            stats = self._stats.get(uuid)
-            reqs = ((dom_id, block_requests(stats)) if stats is not None
-                    else None)
-            if reqs is not None and uuid in last and seen.get(uuid) == reqs:
-                self._hists[uuid] = last[uuid]
-                self._hist_reqs[uuid] = reqs
                 continue
 
             def monitor(cmd, dom=dom):
@@ -81,8 +58,6 @@ class MonitorReads(object):
             try:
                 self._hists[uuid] = self.histograms.read(uuid, monitor,
                                                          aliases)
-                if reqs is not None and self._hists[uuid]:
-                    self._hist_reqs[uuid] = reqs
             except Exception as e:  # a monitor problem must not stop listing
                 self._raise_if_lost(e)
                 LOG.warning('no latency histogram for %s (percentile SLOs '

@@ -21,7 +21,6 @@ it becomes part of a path.
 """
 
 import collections
-import functools
 import os
 import re
 
@@ -68,24 +67,9 @@ def qemu_pid(run_dir, domain_name):
     return pid
 
 
-@functools.lru_cache(maxsize=4096)
-def _task_dir(proc_root, pid):
-    """``<proc_root>/<pid>/task`` (checked once per pid: ``safe_join``
-    cost ~10 us a call, every domain every tick).
-    """
-    return paths.safe_join(proc_root, str(pid), 'task')
-
-
-def qemu_threads(proc_root, pid, known=None):
-    """``QemuThreads`` of a QEMU process, from thread names.
-
-    ``known``: a dict the caller keeps, {(pid, tid): name}: a thread's
-    ``comm`` is read until it is known. A vCPU or I/O thread name is known
-    at once (QEMU names a thread once, as it starts); any other name once
-    read again a call later (the first read may have come before the
-    naming): ``(name,)`` in between.
-    """
-    task_dir = _task_dir(proc_root, int(pid))
+def qemu_threads(proc_root, pid):
+    """``QemuThreads`` of a QEMU process, from thread names."""
+    task_dir = paths.safe_join(proc_root, str(int(pid)), 'task')
     try:
         tids = os.listdir(task_dir)
     except OSError as e:
@@ -94,16 +78,10 @@ def qemu_threads(proc_root, pid, known=None):
     for tid in tids:
         if not tid.isdigit():
             continue
-        comm = known.get((pid, tid)) if known is not None else None
-        if comm is None or comm.__class__ is tuple:
-            try:
-                comm = _read(os.path.join(task_dir, tid, 'comm')).strip()
-            except OSError:
-                continue              # the thread just exited
-            if known is not None:
-                final = ((pid, tid) in known or _VCPU_COMM.match(comm)
-                         or _IO_COMM.match(comm))
-                known[(pid, tid)] = comm if final else (comm,)
+        try:
+            comm = _read(paths.safe_join(task_dir, tid, 'comm')).strip()
+        except OSError:
+            continue              # the thread just exited
         m = _VCPU_COMM.match(comm)
         if m:
             vcpus[int(m.group(1))] = int(tid)

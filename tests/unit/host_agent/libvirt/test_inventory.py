@@ -14,7 +14,6 @@ contract's epoch seconds), when it reads a domain's XML again, and the
 QEMU threads it finds for each domain (a fake /proc).
 """
 
-import dataclasses
 import time
 
 import pytest
@@ -177,19 +176,3 @@ def test_a_starting_domain_is_listed_once_its_vcpus_run(tmp_path, conf):
     [info] = drv.list_instances()
     assert info.uuid == 'u1' and drv.vcpu_tid('u1', 1) == 102
     assert drv._partial == {}
-
-
-def test_an_unchanged_domain_keeps_its_instance_info(tmp_path, conf):
-    (tmp_path / 'run').mkdir()
-    (tmp_path / 'run' / 'instance-1.pid').write_text('100\n')
-    _qemu(tmp_path / 'proc', 100, ['CPU 0/TCG', 'CPU 1/TCG'])
-    drv = lv.LibvirtDriver(conf, Conn([Dom(3, 'u1', 'instance-1')]))
-    [first] = drv.list_instances()
-    [again] = drv.list_instances()
-    assert again is first
-    d = tmp_path / 'proc' / '100' / 'task' / '103'
-    d.mkdir()
-    (d / 'comm').write_text('IO iothread1\n')
-    [after] = drv.list_instances()          # an I/O thread appeared
-    assert after is not first and after.io_threads == 2
-    assert after == dataclasses.replace(first, io_threads=2)
