@@ -96,6 +96,7 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
         self.run_dir = p.libvirt_run_dir
         self._xml = {}        # domain id -> (uuid, Domain)
         self._blocks = {}     # domain id -> block device names last tick
+        self._partial = {}    # domain id -> ticks seen without all vCPUs
         self._info = {}       # uuid -> (Domain, pid, {vcpu: tid})
         self._stats = {}      # uuid -> getAllDomainStats dict
         self._events = {}     # tid -> [wake-up ts_ns]
@@ -181,11 +182,15 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
                     self._raise_if_lost(e)
                 LOG.warning('skipping domain %s: %s', dom.name(), e)
                 continue
+            if not self._all_vcpus_run(dom_id, parsed, found):
+                continue
             infos[uuid] = (parsed, pid, found.vcpus, dom, dom_id)
             io_tids[uuid] = (pid, sorted({pid} | set(found.io.values())))
             n_io[uuid] = threads.io_path_threads(found)
         for gone in set(self._xml) - seen_ids:
             del self._xml[gone]
+        for gone in set(self._partial) - seen_ids:
+            del self._partial[gone]
         if self.histograms is not None:
             self.histograms.forget(set(self._info) - set(infos))
         if self.virtio is not None:
@@ -206,6 +211,31 @@ class LibvirtDriver(connection.Connection, resolve.Resolution,
             for uuid, (d, _, _, _, dom_id) in sorted(infos.items())]
         self._refresh_events(insts)
         return insts
+
+    # Ticks a domain may lack some of its vCPU threads before it is said
+    # at WARNING (about 10 s at the default 1 s tick).
+    PARTIAL_WARN_TICKS = 10
+
+    def _all_vcpus_run(self, dom_id, parsed, found):
+        """Whether every vCPU of the domain has its thread. A domain
+        that QEMU is still starting (its vCPU threads not yet named) or
+        already tearing down (its vCPU threads gone before the process) is
+        left out of this tick: the agent would plan knobs it cannot write.
+        Found on the one-machine cloud: a second LSVM's first tick logged
+        ``cannot set vcpu_slice ... no thread for vCPU 0``. Said at DEBUG
+        while it is short, at WARNING once if it lasts.
+        """
+        missing = [v for v in range(parsed.vcpus) if v not in found.vcpus]
+        if not missing:
+            self._partial.pop(dom_id, None)
+            return True
+        ticks = self._partial[dom_id] = self._partial.get(dom_id, 0) + 1
+        log = LOG.warning if ticks == self.PARTIAL_WARN_TICKS else LOG.debug
+        log('skipping domain %(name)s for now: no thread for vCPU %(miss)s '
+            'of %(n)d (%(ticks)d ticks; QEMU starting or stopping it)',
+            {'name': parsed.name, 'miss': ', '.join(map(str, missing)),
+             'n': parsed.vcpus, 'ticks': ticks})
+        return False
 
     def _refresh_stats(self):
         doms = [v[3] for v in self._info.values()]

@@ -138,3 +138,41 @@ def test_list_instances_counts_the_io_path_threads(tmp_path, conf, name,
     [info] = drv.list_instances()
     assert (info.uuid, info.vcpus, info.io_threads) == ('u1', 2, n_io)
     assert [drv.vcpu_tid('u1', v) for v in (0, 1)] == [vcpus[0], vcpus[1]]
+
+
+# thread names besides the main loop, listed?
+PARTIAL = [
+    ('starting: no vCPU thread named yet', ['qemu-system-x86'], False),
+    ('starting: vCPU 1 not named yet', ['CPU 0/TCG', 'qemu-system-x86'],
+     False),
+    ('stopping: vCPU threads gone', ['IO iothread1'], False),
+    ('running', ['CPU 0/TCG', 'CPU 1/TCG'], True),
+]
+
+
+@pytest.mark.parametrize('name,comms,listed', PARTIAL,
+                         ids=[r[0] for r in PARTIAL])
+def test_a_domain_without_all_its_vcpu_threads_waits(tmp_path, conf, name,
+                                                     comms, listed):
+    # found on the cloud: a booting LSVM's first tick planned vcpu_slice
+    # for a vCPU whose thread was not named yet ("cannot set vcpu_slice
+    # ... no thread for vCPU 0")
+    (tmp_path / 'run').mkdir()
+    (tmp_path / 'run' / 'instance-1.pid').write_text('100\n')
+    _qemu(tmp_path / 'proc', 100, comms)
+    drv = lv.LibvirtDriver(conf, Conn([Dom(3, 'u1', 'instance-1')]))
+    assert [i.uuid for i in drv.list_instances()] == (['u1'] if listed
+                                                      else [])
+
+
+def test_a_starting_domain_is_listed_once_its_vcpus_run(tmp_path, conf):
+    (tmp_path / 'run').mkdir()
+    (tmp_path / 'run' / 'instance-1.pid').write_text('100\n')
+    _qemu(tmp_path / 'proc', 100, ['CPU 0/TCG', 'qemu-system-x86'])
+    drv = lv.LibvirtDriver(conf, Conn([Dom(3, 'u1', 'instance-1')]))
+    assert drv.list_instances() == []
+    (tmp_path / 'proc' / '100' / 'task' / '102' / 'comm').write_text(
+        'CPU 1/TCG\n')
+    [info] = drv.list_instances()
+    assert info.uuid == 'u1' and drv.vcpu_tid('u1', 1) == 102
+    assert drv._partial == {}
